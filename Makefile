@@ -1,0 +1,25 @@
+# Two commands do all the set-up on a fresh machine (see README):
+#   make demo   install, then record a small training run and replay it
+#   make test   install, then run the test suite, docs build, ruff and mypy
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+
+.PHONY: install demo test bench docs
+
+# torch first, pinned to the CPU build on this machine's disk, so the range in the
+# torch extra installs nothing more (a bare torch requirement pulls a multi-GB CUDA build).
+install:
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[all]'
+
+demo: install
+	bash examples/demo.sh
+
+test: install
+	bash scripts/test.sh
+
+bench: install
+	$(PYTHON) -m bench
+
+docs: install
+	mkdocs build --strict

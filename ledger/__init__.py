@@ -1,0 +1,36 @@
+"""ledger: auditable, replayable ML training runs."""
+
+from __future__ import annotations
+
+from .errors import (
+    AmbiguousIdError,
+    CorruptObjectError,
+    FormatVersionError,
+    IntegrityError,
+    LedgerAccessError,
+    LedgerError,
+    LedgerNotFoundError,
+    MissingObjectError,
+    ReplayError,
+    UnknownIdError,
+    UsageError,
+)
+from .store import Store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AmbiguousIdError",
+    "CorruptObjectError",
+    "FormatVersionError",
+    "IntegrityError",
+    "LedgerAccessError",
+    "LedgerError",
+    "LedgerNotFoundError",
+    "MissingObjectError",
+    "ReplayError",
+    "Store",
+    "UnknownIdError",
+    "UsageError",
+    "__version__",
+]

@@ -1,0 +1,56 @@
+"""Canonical JSON: the one byte encoding of a record, so equal records get equal ids.
+
+Rules (docs/format.md, "Encoding"): UTF-8, keys sorted by code point, no insignificant
+whitespace, floats in Python's shortest round-trip form (``1.0``, ``-0.0``, ``1e-07``),
+integers exact, no NaN or infinity (models encode those as the strings ``"nan"``, ``"inf"``,
+``"-inf"``), datetimes as RFC 3339 UTC with microseconds and ``Z``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["canonical_json", "format_datetime", "parse_json"]
+
+
+def _check(value: Any, path: str) -> None:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite float at {path or '$'}: encode it as a string")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"non-string key {k!r} at {path or '$'}")
+            _check(v, f"{path}.{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check(v, f"{path}[{i}]")
+    elif value is not None and not isinstance(value, str | int | bool):
+        raise TypeError(f"{type(value).__name__} at {path or '$'} is not JSON")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Encode ``value`` (JSON types only) canonically."""
+    _check(value, "")
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def parse_json(data: bytes) -> Any:
+    """Parse JSON strictly: NaN/Infinity literals are rejected, as canonical JSON never has them."""
+
+    def _reject(token: str) -> Any:
+        raise ValueError(f"non-standard JSON constant {token}")
+
+    return json.loads(data.decode("utf-8"), parse_constant=_reject)
+
+
+def format_datetime(value: datetime) -> str:
+    """RFC 3339, UTC, microseconds, ``Z``: ``2026-11-30T06:40:00.000000Z``."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: ledger stores only timezone-aware times")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,120 @@
+"""init, verify, gc, cat, reindex: commands about the ledger itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+
+__all__ = ["register"]
+
+
+def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
+    """Create a ledger (.ledger at the git root or here, or --ledger/LEDGER_DIR)."""
+    from ..store import Store, find_ledger_dir
+
+    root = find_ledger_dir(ledger, for_init=True)
+    existed = (root / "config.json").is_file()
+    store = Store.init(root)
+    store.check_writable()
+    if json_out:
+        print_json({"path": str(store.root), "id": store.id, "created": not existed})
+    else:
+        verb = "Using existing" if existed else "Initialised"
+        out_console().print(f"{verb} ledger at [bold]{store.root}[/] (id {store.id})")
+
+
+def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
+    """Re-hash every object, resolve every ref and link, check the log chain. Exit 1 on problems."""
+    from ..store.verify import verify_store
+
+    store = open_store(ledger)
+    report = verify_store(store)
+    if json_out:
+        print_json(
+            {
+                "ok": report.ok,
+                "objects": report.objects,
+                "refs": report.refs,
+                "log_entries": report.log_entries,
+                "problems": [p.__dict__ for p in report.problems],
+            }
+        )
+    else:
+        con = out_console()
+        for p in report.problems:
+            con.print(f"[red]✗[/] {p.kind}: {p.message}")
+        summary = f"{report.objects} objects, {report.refs} refs, {report.log_entries} log entries"
+        if report.ok:
+            con.print(f"[green]✓[/] ledger verified: {summary}")
+        else:
+            con.print(f"[red]{len(report.problems)} problem(s)[/] in {summary}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def gc(
+    yes: bool = typer.Option(False, "--yes", help="Delete for real (default: dry run)."),
+    grace: float = typer.Option(
+        24.0, "--grace-hours", min=0.0, help="Keep unreachable objects younger than this."
+    ),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Delete objects no ref reaches. Dry run unless --yes."""
+    from ..store.gc import collect_garbage
+
+    store = open_store(ledger)
+    store.check_writable() if yes else None
+    report = collect_garbage(store, delete=yes, grace_seconds=grace * 3600)
+    if json_out:
+        print_json(report.__dict__)
+        return
+    con = out_console()
+    action = "deleted" if yes else "would delete"
+    con.print(
+        f"{report.reachable} reachable; {action} {len(report.unreachable)} unreachable "
+        f"object(s) ({report.freed_bytes} bytes freed); kept {len(report.too_young)} younger "
+        f"than {grace:g} h"
+    )
+    if not yes and report.unreachable:
+        con.print("Dry run: nothing was deleted. Run `ledger gc --yes` to delete.")
+
+
+def cat(
+    ident: str = typer.Argument(..., help="Object id, unique id prefix, or ref name."),
+    ledger: Path | None = LedgerOpt,
+) -> None:
+    """Write an object's content to stdout (verified)."""
+    store = open_store(ledger)
+    oid = store.refs.get(ident) if "/" in ident else None
+    if oid is None:
+        oid = store.objects.resolve(ident)
+    store.objects.verify(oid)
+    store.objects.copy_to(oid, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
+    """Rebuild the SQLite index from the objects and the log."""
+    from ..index import Index
+
+    store = open_store(ledger)
+    with Index(store) as index:
+        n = index.rebuild()
+    if json_out:
+        print_json({"log_entries_applied": n})
+    else:
+        out_console().print(f"Index rebuilt from {n} log entries.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(verify)
+    app.command()(gc)
+    app.command()(cat)
+    app.command()(reindex)
+    _ = err_console

@@ -1,0 +1,194 @@
+"""The SQLite index: the only module that talks SQLite. A cache derived from the store.
+
+The index is a fold over the hash-chained log: each ref change is applied in order, and the
+``meta`` table remembers the last log entry applied. ``sync`` catches up with entries written
+by other processes; ``rebuild`` empties the tables and folds the whole log again, which must
+give exactly the same rows (tests/test_index.py proves it).
+
+Record kinds add their own tables with ``register_indexer``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from .errors import LedgerError
+from .store.log import LogEntry
+from .store.repo import Store
+
+__all__ = ["Index", "Indexer", "register_indexer"]
+
+INDEX_VERSION = 1
+_BUSY_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Indexer:
+    """How a record kind shows up in the index."""
+
+    kind: str
+    tables: Callable[[sqlite_utils.Database], None]  # create tables if missing
+    add: Callable[[sqlite_utils.Database, str, str, dict[str, Any]], None]  # db, ref, oid, record
+    remove: Callable[[sqlite_utils.Database, str], None]  # db, ref
+
+
+_INDEXERS: dict[str, Indexer] = {}
+
+
+def register_indexer(indexer: Indexer) -> None:
+    _INDEXERS[indexer.kind] = indexer
+
+
+class Index:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.path = store.root / "index.sqlite"
+        conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
+        self.db = sqlite_utils.Database(conn)
+        self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
+        self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+        self._retry(self._create_tables)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------------------
+    @staticmethod
+    def _retry(fn: Callable[[], Any], attempts: int = 50) -> Any:
+        """busy_timeout covers most contention; WAL checkpoints can still report 'locked'."""
+        delay = 0.01
+        for i in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as e:
+                if ("locked" not in str(e) and "busy" not in str(e)) or i == attempts - 1:
+                    raise LedgerError(
+                        f"the SQLite index could not be updated: {e}",
+                        hint="run `ledger reindex`; the objects are unaffected",
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        raise AssertionError("unreachable")
+
+    def _create_tables(self) -> None:
+        db = self.db
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, oid TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS records (oid TEXT PRIMARY KEY, kind TEXT, schema INTEGER)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, hash TEXT, op TEXT, "
+            "ref TEXT, old TEXT, new TEXT, time TEXT)"
+        )
+        for ix in _INDEXERS.values():
+            ix.tables(db)
+
+    # -- folding the log -------------------------------------------------------------------------
+    def last_seq(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
+        return -1 if row is None else int(row[0])
+
+    def _apply(self, entry: LogEntry) -> None:
+        d = entry.data
+        ref, new = d.get("ref"), d.get("new")
+        self.db.execute(
+            "INSERT OR REPLACE INTO log VALUES (?,?,?,?,?,?,?)",
+            (entry.seq, entry.hash, d.get("op"), ref, d.get("old"), new, d.get("time")),
+        )
+        if isinstance(ref, str):
+            for ix in _INDEXERS.values():
+                ix.remove(self.db, ref)
+            if new is None:
+                self.db.execute("DELETE FROM refs WHERE name=?", (ref,))
+            else:
+                self.db.execute("INSERT OR REPLACE INTO refs VALUES (?,?)", (ref, new))
+                self._index_record(ref, new)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(entry.seq),))
+
+    def _index_record(self, ref: str, oid: str) -> None:
+        if not self.store.objects.has(oid):
+            return  # a ref to a collected/missing object: verify reports it
+        try:
+            value = self.store.get_json(oid)
+        except LedgerError:
+            return
+        if not isinstance(value, dict) or "kind" not in value:
+            return
+        kind = str(value["kind"])
+        self.db.execute(
+            "INSERT OR REPLACE INTO records VALUES (?,?,?)", (oid, kind, value.get("schema", 1))
+        )
+        ix = _INDEXERS.get(kind)
+        if ix is not None:
+            ix.add(self.db, ref, oid, value)
+
+    def _pending(self, after: int) -> Iterator[LogEntry]:
+        for entry in self.store.log.entries():
+            if entry.seq > after:
+                yield entry
+
+    def sync(self) -> int:
+        """Apply log entries this index has not seen. Returns how many were applied."""
+
+        def run() -> int:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                n = 0
+                for entry in self._pending(self.last_seq()):
+                    self._apply(entry)
+                    n += 1
+                self.db.execute("COMMIT")
+                return n
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+        return int(self._retry(run))
+
+    def rebuild(self) -> int:
+        """Empty every table and fold the whole log again."""
+
+        def run() -> int:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for (name,) in self.db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table'"
+                ).fetchall():
+                    self.db.execute(f'DELETE FROM "{name}"')
+                n = 0
+                for entry in self._pending(-1):
+                    self._apply(entry)
+                    n += 1
+                self.db.execute("COMMIT")
+                return n
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+        return int(self._retry(run))
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every table's rows, sorted: for comparing two indexes."""
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for name in sorted(self.db.table_names()):
+            rows = self.db.execute(f'SELECT * FROM "{name}"').fetchall()
+            out[name] = sorted(rows, key=repr)
+        return out
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        cur = self.db.execute(sql, params)
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]

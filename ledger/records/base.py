@@ -1,0 +1,115 @@
+"""The base of every stored record: a kind, a schema version, canonical JSON, an id."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+
+from .._canonical import canonical_json, format_datetime
+from .._hashing import OID_RE, hash_bytes
+
+__all__ = [
+    "RECORD_TYPES",
+    "JsonFloat",
+    "Oid",
+    "Record",
+    "Timestamp",
+    "record_from_json",
+]
+
+
+def _aware(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("timestamps must carry a timezone")
+    return value
+
+
+Timestamp = Annotated[
+    datetime, AfterValidator(_aware), PlainSerializer(format_datetime, return_type=str)
+]
+
+
+def _check_oid(value: str) -> str:
+    if not OID_RE.match(value):
+        raise ValueError(f"{value!r} is not an object id (b3:<64 hex>)")
+    return value
+
+
+Oid = Annotated[str, AfterValidator(_check_oid)]
+
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _float_in(value: Any) -> Any:
+    if isinstance(value, str) and value in _SPECIAL:
+        return _SPECIAL[value]
+    return value
+
+
+def _float_out(value: float) -> float | str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+# A float that may be NaN or infinite: stored as "nan", "inf", "-inf" (canonical JSON has none).
+JsonFloat = Annotated[float, BeforeValidator(_float_in), PlainSerializer(_float_out)]
+
+RECORD_TYPES: dict[str, type[Record]] = {}
+
+R = TypeVar("R", bound="Record")
+
+
+class Record(BaseModel):
+    """Subclasses set ``KIND`` and ``SCHEMA`` and a ``kind: Literal[KIND]`` field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    KIND: ClassVar[str] = ""
+    SCHEMA: ClassVar[int] = 1
+
+    kind: str
+    schema_version: int = Field(default=1, alias="schema", ge=1)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.KIND:
+            RECORD_TYPES[cls.KIND] = cls
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def canonical(self) -> bytes:
+        return canonical_json(self.to_json())
+
+    def digest(self) -> str:
+        """The id this record gets when stored."""
+        return hash_bytes(self.canonical())
+
+
+def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
+    """Parse a stored record into its model, refusing schema versions newer than this code."""
+    from ..errors import FormatVersionError, UsageError
+
+    if not isinstance(value, dict) or "kind" not in value:
+        raise UsageError("not a ledger record: a JSON object with a 'kind' field was expected")
+    kind = value["kind"]
+    cls = RECORD_TYPES.get(kind)
+    if cls is None:
+        raise FormatVersionError(
+            f"unknown record kind {kind!r}", hint="upgrade ledger to read records of this kind"
+        )
+    if expect is not None and not issubclass(cls, expect):
+        raise UsageError(f"expected a {expect.KIND} record, found a {kind} record")
+    version = value.get("schema", 1)
+    if isinstance(version, int) and version > cls.SCHEMA:
+        raise FormatVersionError(
+            f"{kind} record has schema version {version}; this ledger reads up to {cls.SCHEMA}",
+            hint="upgrade ledger to read it",
+        )
+    return cls.model_validate(value)

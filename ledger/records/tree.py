@@ -1,0 +1,52 @@
+"""A snapshot of files: relative paths, modes, sizes and object ids. Used for code snapshots,
+untracked files, inputs and outputs."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from .base import Oid, Record
+
+__all__ = ["Tree", "TreeEntry", "safe_relpath"]
+
+
+def safe_relpath(value: str) -> str:
+    """Refuse anything that could land outside the directory it is unpacked into."""
+    p = PurePosixPath(value)
+    if (
+        not value
+        or value.startswith("/")
+        or "\\" in value
+        or "\x00" in value
+        or any(part in {"..", ""} for part in value.split("/"))
+        or p.is_absolute()
+    ):
+        raise ValueError(f"unsafe path {value!r}: paths must be relative and stay inside")
+    return value
+
+
+SafePath = Annotated[str, AfterValidator(safe_relpath)]
+
+
+class TreeEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: SafePath
+    type: Literal["file", "symlink"] = "file"
+    executable: bool = False
+    size: int = Field(ge=0)
+    oid: Oid  # content (for a symlink: its target, as UTF-8 bytes)
+
+
+class Tree(Record):
+    KIND = "tree"
+    SCHEMA = 1
+
+    kind: Literal["tree"] = "tree"
+    entries: list[TreeEntry]
+    total_size: int = Field(ge=0)
+    truncated: bool = False
+    note: str = ""

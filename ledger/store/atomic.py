@@ -1,0 +1,49 @@
+"""Crash-safe file writes: temp file in the same directory tree, fsync, rename, fsync the dir."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["atomic_write_bytes", "fsync_dir", "temp_file"]
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or create inside ``path`` durable (POSIX needs the directory fsynced)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def temp_file(tmp_dir: Path, prefix: str = "w-") -> Iterator[tuple[BinaryIO, Path]]:
+    """A temp file that is removed unless the caller renamed it away."""
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=prefix)
+    path = Path(name)
+    f = os.fdopen(fd, "wb")
+    try:
+        yield f, path
+    finally:
+        if not f.closed:
+            f.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """Replace ``path`` with ``data``: readers see the old or the new content, never a mix."""
+    tmp_dir = tmp_dir or path.parent
+    with temp_file(tmp_dir, prefix=".w-") as (f, tmp):
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    fsync_dir(path.parent)

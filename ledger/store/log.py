@@ -1,0 +1,151 @@
+"""The append-only, hash-chained log of every ref change.
+
+Each line is the canonical JSON of one entry; ``prev`` is the BLAKE3 id of the previous line's
+bytes (``null`` for the first). Editing, reordering or deleting any line breaks the chain at
+that point, which ``ledger verify`` reports; publishing the head id elsewhere (a paper, a CI
+log) makes even a rewrite of the whole chain detectable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._canonical import canonical_json, parse_json
+from .._hashing import hash_bytes
+
+__all__ = ["ChainProblem", "HashLog", "LogEntry"]
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    seq: int
+    hash: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    line: int
+    message: str
+
+
+class HashLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _last_line(self) -> bytes | None:
+        """The last complete line, read from the end so appends stay O(1)."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return None
+        with f:
+            end = f.seek(0, os.SEEK_END)
+            if end == 0:
+                return None
+            block = 4096
+            pos = end
+            buf = b""
+            while pos > 0:
+                step = min(block, pos)
+                pos -= step
+                f.seek(pos)
+                buf = f.read(step) + buf
+                lines = buf.split(b"\n")
+                # lines[-1] is b"" after a complete final line, or a torn fragment.
+                complete = lines[:-1]
+                if len(complete) >= 2 or (pos == 0 and complete):
+                    return complete[-1]
+            return None
+
+    def _drop_torn_tail(self) -> None:
+        """A crash mid-append leaves a line without '\\n': it was never committed; cut it."""
+        if not self._has_torn_tail():
+            return
+        with open(self.path, "r+b") as f:
+            content = f.read()
+            cut = content.rfind(b"\n") + 1
+            f.truncate(cut)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _has_torn_tail(self) -> bool:
+        try:
+            with open(self.path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                if size == 0:
+                    return False
+                f.seek(size - 1)
+                return f.read(1) != b"\n"
+        except FileNotFoundError:
+            return False
+
+    def head(self) -> LogEntry | None:
+        line = self._last_line()
+        if line is None:
+            return None
+        data = parse_json(line)
+        return LogEntry(seq=int(data["seq"]), hash=hash_bytes(line), data=data)
+
+    def append(self, **fields: Any) -> LogEntry:
+        """Append one entry. The caller holds the store's write lock."""
+        self._drop_torn_tail()
+        head = self.head()
+        entry = dict(fields)
+        entry["seq"] = 0 if head is None else head.seq + 1
+        entry["prev"] = None if head is None else head.hash
+        line = canonical_json(entry)
+        with open(self.path, "ab") as f:
+            f.write(line + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        return LogEntry(seq=entry["seq"], hash=hash_bytes(line), data=entry)
+
+    def entries(self) -> Iterator[LogEntry]:
+        """Every committed entry, unchecked; see ``check`` for the chain."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return
+        with f:
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    return
+                line = raw[:-1]
+                try:
+                    data = parse_json(line)
+                except ValueError:
+                    data = {"seq": -1, "unparseable": True}
+                yield LogEntry(seq=int(data.get("seq", -1)), hash=hash_bytes(line), data=data)
+
+    def check(self) -> tuple[list[ChainProblem], LogEntry | None]:
+        problems: list[ChainProblem] = []
+        prev: LogEntry | None = None
+        for lineno, entry in enumerate(self.entries(), start=1):
+            if entry.data.get("unparseable"):
+                problems.append(ChainProblem(lineno, "log line is not valid JSON"))
+            elif entry.data.get("seq") != lineno - 1:
+                problems.append(
+                    ChainProblem(
+                        lineno, f"log seq is {entry.data.get('seq')}, expected {lineno - 1}"
+                    )
+                )
+            expected_prev = None if prev is None else prev.hash
+            if entry.data.get("prev") != expected_prev:
+                problems.append(
+                    ChainProblem(
+                        lineno,
+                        "log chain broken: entry does not point at the hash of the line before it "
+                        "(history was edited, reordered or deleted)",
+                    )
+                )
+            prev = entry
+        if self._has_torn_tail():
+            problems.append(
+                ChainProblem(-1, "log ends with an incomplete entry (crash during append)")
+            )
+        return problems, prev

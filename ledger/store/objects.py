@@ -1,0 +1,233 @@
+"""The object database: an id maps to a file; add, get, has, delete. Nothing more.
+
+An object file holds one codec byte then the payload: ``0x00`` raw, ``0x01`` one zstd frame.
+The id is the BLAKE3-256 of the *uncompressed* content, so the codec never changes an id.
+Verification (re-hashing) lives here too because it needs the codec; indexing does not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import zstandard
+
+from .._hashing import ALGO_PREFIX, CHUNK, OID_RE, hash_bytes, new_hasher
+from ..errors import (
+    AmbiguousIdError,
+    CorruptObjectError,
+    MissingObjectError,
+    UnknownIdError,
+    UsageError,
+)
+from .atomic import fsync_dir, temp_file
+
+__all__ = ["CODEC_RAW", "CODEC_ZSTD", "ObjectStore"]
+
+CODEC_RAW = 0
+CODEC_ZSTD = 1
+ZSTD_LEVEL = 3
+# zstd is kept only when it saves at least this fraction; float weights save ~8% at best.
+MIN_SAVING = 0.10
+# Content smaller than this is stored raw: the header and frame overhead outweigh any gain.
+MIN_COMPRESS = 64
+# Streams decide the codec from a sample of their first bytes.
+SAMPLE = 1 << 20
+
+
+def _pays(sample: bytes) -> bool:
+    if len(sample) < MIN_COMPRESS:
+        return False
+    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(sample)
+    return len(packed) <= len(sample) * (1 - MIN_SAVING)
+
+
+class ObjectStore:
+    """Content-addressed, write-once objects under ``root`` (``.ledger/objects``)."""
+
+    def __init__(self, root: Path, tmp_dir: Path) -> None:
+        self.root = root
+        self.tmp_dir = tmp_dir
+
+    # -- addressing ---------------------------------------------------------------------------
+    def path_of(self, oid: str) -> Path:
+        if not OID_RE.match(oid):
+            raise UsageError(
+                f"{oid!r} is not an object id", hint="ids look like b3:<64 hex digits>"
+            )
+        digest = oid[len(ALGO_PREFIX) :]
+        return self.root / "b3" / digest[:2] / digest[2:]
+
+    def has(self, oid: str) -> bool:
+        return self.path_of(oid).is_file()
+
+    def resolve(self, text: str) -> str:
+        """A full id from an id or a unique prefix of at least 4 hex digits (``b3:`` optional)."""
+        digest = text[len(ALGO_PREFIX) :] if text.startswith(ALGO_PREFIX) else text
+        if not re.fullmatch(r"[0-9a-f]{4,64}", digest):
+            raise UsageError(
+                f"{text!r} is not an object id or id prefix",
+                hint="give at least 4 lowercase hex digits, e.g. b3:1a2b",
+            )
+        if len(digest) == 64:
+            oid = ALGO_PREFIX + digest
+            if not self.has(oid):
+                raise UnknownIdError(f"no object {oid} in this ledger")
+            return oid
+        fan = self.root / "b3" / digest[:2]
+        rest = digest[2:]
+        matches = sorted(
+            ALGO_PREFIX + digest[:2] + p.name
+            for p in (fan.iterdir() if fan.is_dir() else [])
+            if p.name.startswith(rest)
+        )
+        if not matches:
+            raise UnknownIdError(f"no object id starts with {text!r}")
+        if len(matches) > 1:
+            raise AmbiguousIdError(
+                f"{text!r} matches {len(matches)} objects",
+                candidates=matches,
+                hint="give more digits: " + ", ".join(m[:16] for m in matches[:5]),
+            )
+        return matches[0]
+
+    def size_on_disk(self, oid: str) -> int:
+        return self.path_of(oid).stat().st_size
+
+    def __iter__(self) -> Iterator[str]:
+        base = self.root / "b3"
+        if not base.is_dir():
+            return
+        for fan in sorted(base.iterdir()):
+            if len(fan.name) != 2 or not fan.is_dir():
+                continue
+            for entry in sorted(fan.iterdir()):
+                oid = f"{ALGO_PREFIX}{fan.name}{entry.name}"
+                if OID_RE.match(oid):
+                    yield oid
+
+    # -- writing -------------------------------------------------------------------------------
+    def _publish(self, tmp: Path, oid: str) -> bool:
+        """Move a complete, fsynced temp file to its final name. False if it was already there."""
+        final = self.path_of(oid)
+        if final.exists():
+            return False
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(tmp, 0o444)
+        # Concurrent writers of the same id race here harmlessly: both files hold equal content.
+        os.replace(tmp, final)
+        fsync_dir(final.parent)
+        return True
+
+    def put_bytes(self, data: bytes, *, compress: bool | None = None) -> str:
+        oid = hash_bytes(data)
+        if self.has(oid):
+            return oid
+        use_zstd = _pays(data[:SAMPLE]) if compress is None else compress
+        payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data) if use_zstd else data
+        if use_zstd and len(payload) > len(data) * (1 - MIN_SAVING) and compress is None:
+            use_zstd, payload = False, data
+        with temp_file(self.tmp_dir, prefix="obj-") as (f, tmp):
+            f.write(bytes([CODEC_ZSTD if use_zstd else CODEC_RAW]))
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+            self._publish(tmp, oid)
+        return oid
+
+    def put_stream(self, stream: BinaryIO, *, compress: bool | None = None) -> str:
+        """Store a stream of any length in constant memory; returns its id."""
+        first = stream.read(SAMPLE)
+        use_zstd = _pays(first) if compress is None else compress
+        hasher = new_hasher()
+        with temp_file(self.tmp_dir, prefix="obj-") as (f, tmp):
+            f.write(bytes([CODEC_ZSTD if use_zstd else CODEC_RAW]))
+            sink: BinaryIO = f
+            writer = None
+            if use_zstd:
+                writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(f, closefd=False)
+                sink = writer  # type: ignore[assignment]
+            chunk = first
+            while chunk:
+                hasher.update(chunk)
+                sink.write(chunk)
+                chunk = stream.read(CHUNK)
+            if writer is not None:
+                writer.flush(zstandard.FLUSH_FRAME)
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+            oid = ALGO_PREFIX + hasher.hexdigest()
+            self._publish(tmp, oid)
+        return oid
+
+    def put_file(self, path: str | Path, *, compress: bool | None = None) -> str:
+        with open(path, "rb") as f:
+            return self.put_stream(f, compress=compress)
+
+    # -- reading -------------------------------------------------------------------------------
+    def open(self, oid: str) -> BinaryIO:
+        """A stream of the object's content (decompressed). Not verified: see ``verify``."""
+        path = self.path_of(oid)
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - returned to the caller
+        except FileNotFoundError:
+            raise MissingObjectError(oid) from None
+        codec = f.read(1)
+        if codec == bytes([CODEC_RAW]):
+            return f
+        if codec == bytes([CODEC_ZSTD]):
+            return zstandard.ZstdDecompressor().stream_reader(f, closefd=True)  # type: ignore[no-any-return]
+        f.close()
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} has an unknown codec byte {codec!r}",
+            hint="run `ledger verify`; restore the object from a remote or another copy",
+        )
+
+    def get_bytes(self, oid: str, *, verify: bool = True) -> bytes:
+        try:
+            with self.open(oid) as f:
+                data = f.read()
+        except zstandard.ZstdError as e:
+            raise CorruptObjectError(oid, f"object {oid} does not decompress: {e}") from None
+        if verify and hash_bytes(data) != oid:
+            raise CorruptObjectError(
+                oid,
+                f"object {oid} is corrupt: its content does not hash to its id",
+                hint="run `ledger verify` to list every damaged object",
+            )
+        return data
+
+    def verify(self, oid: str) -> None:
+        """Re-hash one object in constant memory; raise CorruptObjectError or MissingObjectError."""
+        hasher = new_hasher()
+        try:
+            with self.open(oid) as f:
+                while chunk := f.read(CHUNK):
+                    hasher.update(chunk)
+        except zstandard.ZstdError as e:
+            raise CorruptObjectError(oid, f"object {oid} does not decompress: {e}") from None
+        if ALGO_PREFIX + hasher.hexdigest() != oid:
+            raise CorruptObjectError(oid, f"object {oid} does not hash to its id")
+
+    def copy_to(self, oid: str, dest: BinaryIO) -> int:
+        n = 0
+        with self.open(oid) as f:
+            while chunk := f.read(CHUNK):
+                dest.write(chunk)
+                n += len(chunk)
+        return n
+
+    # -- deleting (gc only) ----------------------------------------------------------------------
+    def delete(self, oid: str) -> None:
+        path = self.path_of(oid)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+        fsync_dir(path.parent)

@@ -1,0 +1,59 @@
+"""Named refs (``runs/<id>``, ``checkpoints/<run>/latest``...): small files holding one object id.
+
+Refs are updated only through ``Store.set_ref``/``Store.delete_ref``, which append to the
+hash-chained log first (the commit point) and then replace the ref file atomically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from .._hashing import OID_RE
+from ..errors import CorruptObjectError, UsageError
+
+__all__ = ["RefStore", "check_ref_name"]
+
+_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._=+-]{0,199}$")
+
+
+def check_ref_name(name: str) -> str:
+    """Refuse names that could escape the refs folder or clash with temp files."""
+    parts = name.split("/")
+    if not name or any(not _COMPONENT.match(p) or p in {".", ".."} for p in parts):
+        raise UsageError(
+            f"invalid ref name {name!r}",
+            hint="use '/'-separated parts of letters, digits, '_', '-', '.', not starting with '.'",
+        )
+    return name
+
+
+class RefStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_of(self, name: str) -> Path:
+        return self.root.joinpath(*check_ref_name(name).split("/"))
+
+    def get(self, name: str) -> str | None:
+        try:
+            text = self.path_of(name).read_text("ascii").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not OID_RE.match(text):
+            raise CorruptObjectError(text, f"ref {name} holds {text!r}, which is not an object id")
+        return text
+
+    def iter(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        base = self.root
+        if not base.is_dir():
+            return
+        for path in sorted(base.rglob("*")):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            name = path.relative_to(base).as_posix()
+            if not name.startswith(prefix):
+                continue
+            text = path.read_text("ascii").strip()
+            yield name, text

@@ -1,0 +1,223 @@
+"""A ledger on disk: config, objects, refs, log and the write lock. Imports nothing above it.
+
+Layout (docs/format.md)::
+
+    .ledger/
+      config.json        format name, version, ledger id, creation time
+      objects/b3/ab/…    content-addressed objects (fan-out on the first two hex digits)
+      refs/…             named refs, one object id per file
+      log/chain.jsonl    hash-chained history of every ref change
+      index.sqlite       derived cache (ledger.index); rebuildable, never the truth
+      tmp/               temp files of writes in progress; safe to delete when idle
+      locks/             advisory lock files
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._canonical import canonical_json, format_datetime, parse_json
+from ..errors import (
+    FormatVersionError,
+    LedgerAccessError,
+    LedgerNotFoundError,
+    UsageError,
+)
+from .atomic import atomic_write_bytes, fsync_dir
+from .log import HashLog, LogEntry
+from .objects import ObjectStore
+from .refs import RefStore, check_ref_name
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Store", "find_ledger_dir"]
+
+FORMAT_NAME = "ledger"
+FORMAT_VERSION = 1
+DIRNAME = ".ledger"
+ENV_VAR = "LEDGER_DIR"
+
+
+def _git_toplevel(start: Path) -> Path | None:
+    for d in [start, *start.parents]:
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def find_ledger_dir(explicit: str | Path | None = None, *, for_init: bool = False) -> Path:
+    """Where the ledger is: ``explicit``, else ``$LEDGER_DIR``, else the nearest ``.ledger``
+    above the current directory, else (for init) ``.ledger`` at the git root or here."""
+    if explicit is None:
+        explicit = os.environ.get(ENV_VAR) or None
+    if explicit is not None:
+        return Path(explicit).expanduser().absolute()
+    cwd = Path.cwd()
+    for d in [cwd, *cwd.parents]:
+        if (d / DIRNAME / "config.json").is_file():
+            return d / DIRNAME
+    if for_init:
+        return (_git_toplevel(cwd) or cwd) / DIRNAME
+    raise LedgerNotFoundError(
+        f"no {DIRNAME} ledger in {cwd} or any parent directory",
+        hint=f"run `ledger init` here, or point {ENV_VAR} / --ledger at an existing ledger",
+    )
+
+
+class Store:
+    """Objects, refs and log of one ledger. Use ``Store.init`` or ``Store.open``."""
+
+    def __init__(self, root: Path, config: dict[str, Any]) -> None:
+        self.root = root
+        self.config = config
+        self.tmp_dir = root / "tmp"
+        self.objects = ObjectStore(root / "objects", self.tmp_dir)
+        self.refs = RefStore(root / "refs")
+        self.log = HashLog(root / "log" / "chain.jsonl")
+
+    @property
+    def id(self) -> str:
+        return str(self.config["id"])
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @classmethod
+    def init(cls, root: str | Path) -> Store:
+        root = Path(root).absolute()
+        if (root / "config.json").is_file():
+            return cls.open(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            for sub in ("objects", "refs", "log", "tmp", "locks"):
+                (root / sub).mkdir(exist_ok=True)
+            config = {
+                "format": FORMAT_NAME,
+                "version": FORMAT_VERSION,
+                "id": str(uuid.uuid4()),
+                "created": format_datetime(datetime.now(UTC)),
+                "hash": "blake3-256",
+            }
+            # config.json is written last: a ledger without it is an unfinished init.
+            atomic_write_bytes(root / "config.json", canonical_json(config) + b"\n", root / "tmp")
+            fsync_dir(root)
+        except PermissionError as e:
+            raise LedgerAccessError(
+                f"cannot create a ledger at {root}: {e.strerror}",
+                hint="choose a writable directory with --ledger or LEDGER_DIR",
+            ) from None
+        return cls(root, config)
+
+    @classmethod
+    def open(cls, root: str | Path | None = None) -> Store:
+        root = find_ledger_dir(root)
+        cfg_path = root / "config.json"
+        if not cfg_path.is_file():
+            raise LedgerNotFoundError(
+                f"{root} is not a ledger (no config.json)",
+                hint="run `ledger init`, or point --ledger / LEDGER_DIR at an existing ledger",
+            )
+        try:
+            config = parse_json(cfg_path.read_bytes())
+        except PermissionError:
+            raise LedgerAccessError(
+                f"cannot read {cfg_path}", hint="check the file permissions"
+            ) from None
+        except ValueError as e:
+            raise LedgerAccessError(
+                f"{cfg_path} is not valid JSON: {e}", hint="restore it from a backup or remote"
+            ) from None
+        if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
+            raise LedgerAccessError(f"{cfg_path} does not describe a ledger")
+        version = config.get("version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise FormatVersionError(
+                f"{root} uses ledger format version {version}; this ledger reads up to "
+                f"{FORMAT_VERSION}",
+                hint="upgrade ledger (pip install -U ledger-repro) to read it",
+            )
+        return cls(root, config)
+
+    def check_writable(self) -> None:
+        for sub in ("objects", "tmp", "refs", "log"):
+            if not os.access(self.root / sub, os.W_OK):
+                raise LedgerAccessError(
+                    f"the ledger at {self.root} is not writable ({sub}/)",
+                    hint="fix its permissions, or record into another ledger with --ledger",
+                )
+
+    # -- locking -----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self, name: str = "refs") -> Iterator[None]:
+        """An exclusive advisory lock shared by every process using this ledger."""
+        path = self.root / "locks" / f"{name}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    # -- records (JSON objects) --------------------------------------------------------------------
+    def put_json(self, value: Any) -> str:
+        return self.objects.put_bytes(canonical_json(value))
+
+    def get_json(self, oid: str) -> Any:
+        data = self.objects.get_bytes(oid)
+        try:
+            return parse_json(data)
+        except (ValueError, UnicodeDecodeError) as e:
+            from ..errors import CorruptObjectError
+
+            raise CorruptObjectError(oid, f"object {oid} is not a JSON record: {e}") from None
+
+    # -- refs + log --------------------------------------------------------------------------------
+    def set_ref(self, name: str, oid: str, *, op: str = "set", **note: Any) -> LogEntry:
+        """Point ``name`` at ``oid``: log entry first (the commit point), then the ref file."""
+        check_ref_name(name)
+        if not self.objects.has(oid):
+            raise UsageError(f"cannot point ref {name} at {oid}: no such object")
+        with self.lock():
+            old = self.refs.get(name)
+            entry = self.log.append(
+                op=op, ref=name, old=old, new=oid, time=format_datetime(datetime.now(UTC)), **note
+            )
+            path = self.refs.path_of(name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, oid.encode() + b"\n", self.tmp_dir)
+        return entry
+
+    def delete_ref(self, name: str, **note: Any) -> LogEntry | None:
+        with self.lock():
+            old = self.refs.get(name)
+            if old is None:
+                return None
+            entry = self.log.append(
+                op="delete",
+                ref=name,
+                old=old,
+                new=None,
+                time=format_datetime(datetime.now(UTC)),
+                **note,
+            )
+            path = self.refs.path_of(name)
+            path.unlink()
+            fsync_dir(path.parent)
+        return entry
+
+    def ref_state_from_log(self) -> dict[str, str]:
+        """What every ref should hold according to the log."""
+        state: dict[str, str] = {}
+        for entry in self.log.entries():
+            ref, new = entry.data.get("ref"), entry.data.get("new")
+            if not isinstance(ref, str):
+                continue
+            if new is None:
+                state.pop(ref, None)
+            else:
+                state[ref] = new
+        return state

@@ -1,0 +1,87 @@
+"""``ledger verify``: re-hash every object, resolve every ref and link, check the log chain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import IntegrityError, LedgerError
+from .repo import Store
+from .walk import reachable
+
+__all__ = ["Problem", "VerifyReport", "verify_store"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | stray
+    subject: str
+    message: str
+
+
+@dataclass
+class VerifyReport:
+    objects: int = 0
+    refs: int = 0
+    log_entries: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_store(store: Store, progress: Callable[[int], None] | None = None) -> VerifyReport:
+    report = VerifyReport()
+    for oid in store.objects:
+        report.objects += 1
+        try:
+            store.objects.verify(oid)
+        except IntegrityError as e:
+            report.problems.append(Problem("corrupt-object", oid, e.message))
+        if progress is not None:
+            progress(report.objects)
+
+    refs: dict[str, str] = {}
+    for name, _text in store.refs.iter():
+        report.refs += 1
+        try:
+            got = store.refs.get(name)
+        except LedgerError as e:
+            report.problems.append(Problem("bad-ref", name, e.message))
+            continue
+        if got is None:
+            continue
+        oid = refs[name] = got
+        if not store.objects.has(oid):
+            report.problems.append(
+                Problem("missing-object", oid, f"ref {name} points at {oid}, which is missing")
+            )
+
+    def missing(oid: str, parent: str | None) -> None:
+        if parent is not None:
+            report.problems.append(
+                Problem("missing-object", oid, f"record {parent} links to {oid}, which is missing")
+            )
+
+    reachable(store.objects, refs.values(), on_missing=missing)
+
+    chain_problems, _ = store.log.check()
+    for p in chain_problems:
+        where = "end of log" if p.line < 0 else f"log line {p.line}"
+        report.problems.append(Problem("log-chain", where, p.message))
+    report.log_entries = sum(1 for _ in store.log.entries())
+
+    expected = store.ref_state_from_log()
+    for name in sorted(set(expected) | set(refs)):
+        want, have = expected.get(name), refs.get(name)
+        if want != have:
+            report.problems.append(
+                Problem(
+                    "ref-mismatch",
+                    name,
+                    f"ref {name} holds {have or 'nothing'} but the log says {want or 'deleted'} "
+                    "(changed behind the log's back, or a crash mid-update)",
+                )
+            )
+    return report
