@@ -1,0 +1,1 @@
+"""What training code imports: metrics, seeds and RNG states, determinism, monitors."""
