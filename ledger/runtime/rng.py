@@ -81,7 +81,7 @@ def capture_rng(*, cuda: bool = True) -> RngState:
         import torch
 
         torch_cpu = _b64(torch.get_rng_state())
-        if cuda and torch.cuda.is_available() and torch.cuda.is_initialized():
+        if cuda and torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
             torch_cuda = [_b64(s.cpu()) for s in torch.cuda.get_rng_state_all()]
         with _lock:
             for name, tgen in _torch_generators.items():
@@ -149,12 +149,12 @@ def restore_rng(state: RngState, *, strict: bool = True) -> list[str]:
                     "are visible"
                 )
         with _lock:
-            for name, st in state.torch_generators.items():
+            for name, blob in state.torch_generators.items():
                 tgen = _torch_generators.get(name)
                 if tgen is None:
                     if strict:
                         raise KeyError(f"torch generator {name!r} is not registered")
                     continue
-                tgen.set_state(_unb64(st))
+                tgen.set_state(_unb64(blob))
                 restored.append(f"torch:{name}")
     return restored
