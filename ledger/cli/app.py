@@ -25,25 +25,23 @@ def main() -> None:
     from ..errors import LedgerError
 
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
     except LedgerError as e:
         _report(e.message, e.hint)
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         _report("interrupted", None)
         sys.exit(130)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except Exception as e:  # click's own usage errors and aborts
-        import click
-
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
+    except Exception as e:
+        # typer's own usage errors (bad option, missing argument) know how to show themselves.
+        show = getattr(e, "show", None)
+        if callable(show) and isinstance(getattr(e, "exit_code", None), int):
+            show()
+            sys.exit(e.exit_code)  # type: ignore[attr-defined]
         raise
-    sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 def _report(message: str, hint: str | None) -> None:

@@ -104,7 +104,7 @@ class Store:
             # config.json is written last: a ledger without it is an unfinished init.
             atomic_write_bytes(root / "config.json", canonical_json(config) + b"\n", root / "tmp")
             fsync_dir(root)
-        except PermissionError as e:
+        except OSError as e:
             raise LedgerAccessError(
                 f"cannot create a ledger at {root}: {e.strerror}",
                 hint="choose a writable directory with --ledger or LEDGER_DIR",

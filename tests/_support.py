@@ -1,0 +1,29 @@
+"""Helpers shared by tests (tests/ is on sys.path through conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for child processes that must import this checkout's ``ledger``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    env.update(extra)
+    return env
+
+
+def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ledger", *args],
+        cwd=cwd,
+        env=subprocess_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

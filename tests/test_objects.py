@@ -1,0 +1,176 @@
+"""The object store: round trips, codec choice, streaming, corruption, concurrency, crashes."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from multiprocessing import get_context
+from pathlib import Path
+
+import pytest
+from _support import subprocess_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger._hashing import hash_bytes
+from ledger.errors import CorruptObjectError, MissingObjectError
+from ledger.store import Store
+from ledger.store.objects import CODEC_RAW, CODEC_ZSTD
+from ledger.store.verify import verify_store
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=5000))
+def test_put_get_round_trip(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    store = Store.init(tmp_path_factory.mktemp("s") / ".ledger")
+    oid = store.objects.put_bytes(data)
+    assert oid == hash_bytes(data)
+    assert store.objects.get_bytes(oid) == data
+    # The streaming path yields the same id and content.
+    assert store.objects.put_stream(io.BytesIO(data)) == oid
+    store.objects.verify(oid)
+
+
+def _codec(store: Store, oid: str) -> int:
+    return store.objects.path_of(oid).read_bytes()[0]
+
+
+def test_compression_only_when_it_pays(store: Store) -> None:
+    text = b"epoch 1 loss 0.25\n" * 10_000
+    noise = os.urandom(200_000)
+    t, n = store.objects.put_bytes(text), store.objects.put_bytes(noise)
+    assert _codec(store, t) == CODEC_ZSTD
+    assert store.objects.size_on_disk(t) < len(text) // 10
+    assert _codec(store, n) == CODEC_RAW
+    ts = store.objects.put_stream(io.BytesIO(text * 20))
+    ns = store.objects.put_stream(io.BytesIO(os.urandom(3 << 20)))
+    assert _codec(store, ts) == CODEC_ZSTD and _codec(store, ns) == CODEC_RAW
+    assert store.objects.get_bytes(ts) == text * 20
+
+
+def test_float_weights_are_stored_raw(store: Store) -> None:
+    import numpy as np
+
+    weights = np.random.default_rng(0).standard_normal(250_000).astype(np.float32).tobytes()
+    oid = store.objects.put_bytes(weights)
+    assert _codec(store, oid) == CODEC_RAW
+
+
+def test_streaming_put_of_a_large_file(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "big.bin"
+    with open(path, "wb") as f:
+        for i in range(24):
+            f.write(os.urandom(1 << 20) if i % 2 else bytes([i]) * (1 << 20))
+    oid = store.objects.put_file(path)
+    out = io.BytesIO()
+    assert store.objects.copy_to(oid, out) == path.stat().st_size
+    assert hash_bytes(out.getvalue()) == oid
+
+
+def test_put_is_idempotent_and_write_once(store: Store) -> None:
+    oid = store.objects.put_bytes(b"same")
+    path = store.objects.path_of(oid)
+    mtime = path.stat().st_mtime_ns
+    assert store.objects.put_bytes(b"same") == oid
+    assert path.stat().st_mtime_ns == mtime
+    assert not os.access(path, os.W_OK) or os.geteuid() == 0
+    assert oct(path.stat().st_mode & 0o777) == oct(0o444)
+
+
+def test_missing_and_corrupt_objects_raise(store: Store) -> None:
+    oid = store.objects.put_bytes(b"payload" * 100)
+    path = store.objects.path_of(oid)
+    path.chmod(0o644)
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptObjectError):
+        store.objects.get_bytes(oid)
+    path.unlink()
+    with pytest.raises(MissingObjectError):
+        store.objects.get_bytes(oid)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "delete", "codec"])
+def test_verify_reports_every_damaged_object(store: Store, damage: str) -> None:
+    oids = [store.objects.put_bytes(os.urandom(100) + bytes([i]) * 500) for i in range(20)]
+    tree = store.put_json({"kind": "tree", "schema": 1, "links": oids})
+    store.set_ref("runs/r1", tree)
+    assert verify_store(store).ok
+    for victim in oids[3], oids[11]:
+        path = store.objects.path_of(victim)
+        path.chmod(0o644)
+        raw = bytearray(path.read_bytes())
+        if damage == "flip":
+            raw[len(raw) // 2] ^= 0x01
+            path.write_bytes(bytes(raw))
+        elif damage == "truncate":
+            path.write_bytes(bytes(raw[:-7]))
+        elif damage == "codec":
+            path.write_bytes(b"\x07" + bytes(raw[1:]))
+        else:
+            path.unlink()
+    report = verify_store(store)
+    assert not report.ok
+    named = {p.subject for p in report.problems}
+    assert {oids[3], oids[11]} <= named
+    kinds = {p.kind for p in report.problems}
+    assert kinds == ({"missing-object"} if damage == "delete" else {"corrupt-object"})
+
+
+def _writer(root: str, seed: int) -> list[str]:
+    store = Store.open(root)
+    out = []
+    for i in range(40):
+        # Half the objects are shared by every writer, half are this writer's own.
+        data = f"shared {i}".encode() * 300 if i % 2 else f"own {seed} {i}".encode() * 300
+        out.append(store.objects.put_bytes(data))
+        out.append(store.objects.put_stream(io.BytesIO(data + b"s")))
+    return out
+
+
+def test_concurrent_writers(store: Store) -> None:
+    with get_context("spawn").Pool(4) as pool:
+        results = pool.starmap(_writer, [(str(store.root), s) for s in range(4)])
+    every = {oid for r in results for oid in r}
+    assert len(every) == 4 * 40 + 40  # own (20 per writer, x2 paths) + shared (20, x2 paths)
+    assert verify_store(store).ok
+    assert list(store.tmp_dir.iterdir()) == []
+
+
+SLOW_PUT = """
+import sys, time
+from ledger.store import Store
+class Slow:
+    def __init__(self): self.n = 0
+    def read(self, k=-1):
+        self.n += 1
+        if self.n == 3:
+            print("writing", flush=True)
+        if self.n > 2000: return b""
+        time.sleep(0.002)
+        return bytes([self.n % 251]) * 65536
+Store.open(sys.argv[1]).objects.put_stream(Slow())
+"""
+
+
+def test_sigkill_during_put_leaves_no_partial_object(store: Store) -> None:
+    for delay in (0.05, 0.2, 0.5):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SLOW_PUT, str(store.root)],
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"writing"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        assert list(store.objects) == []
+        report = verify_store(store)
+        assert report.ok and report.objects == 0
