@@ -29,7 +29,7 @@ def as_sample(values: Sequence[float] | npt.ArrayLike, name: str, *, min_n: int 
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"{name} has a non-finite value {arr[i]!r} at index {i}")
+        raise ValueError(f"{name} has a non-finite value {float(arr[i])!r} at index {i}")
     return arr
 
 
