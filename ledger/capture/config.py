@@ -1,0 +1,348 @@
+"""Config capture: config files named on the command line, and what the child process parsed.
+
+Files are stored verbatim as objects (replay writes them back byte for byte) and parsed into a
+redacted JSON value. argparse namespaces and Hydra configs are written by the startup hook
+(``ledger/_hook/sitecustomize.py``) into ``$LEDGER_RUN_DIR/config/`` and collected here after
+the child exits.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ..errors import UsageError
+from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+from ..store import Store
+from .redact import redact_argv, redact_json
+
+__all__ = [
+    "build_config_capture",
+    "collect_capture_notes",
+    "collect_config_captures",
+    "collect_hydra_captures",
+    "detect_config_paths",
+    "json_safe",
+    "load_config_file",
+    "merge_configs",
+]
+
+Format = Literal["yaml", "json", "toml"]
+_EXTENSIONS: dict[str, Format] = {
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".toml": "toml",
+}
+MAX_CONFIG_BYTES = 32 * 2**20
+_DETECT_MAX_BYTES = 2**20  # argv entries larger than this are data, not config
+# argparse parsers of launchers, not of the training script: kept, but not merged.
+_LAUNCHERS = frozenset({"torchrun", "accelerate", "deepspeed", "torch.distributed.run"})
+
+
+def json_safe(value: Any, _depth: int = 0) -> Any:
+    """Turn parsed YAML/TOML or argparse values into JSON values: dates and paths, enums and
+    other objects become strings, NaN/infinity become "nan"/"inf"/"-inf", keys become strings."""
+    if _depth > 100:
+        return "<too deep>"
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, _depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((json_safe(v, _depth + 1) for v in value), key=repr)
+    if isinstance(value, _dt.date | _dt.time):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return str(value.name)
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return str(value)
+
+
+def _redacted_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [
+            p
+            for k in before
+            for p in _redacted_paths(before[k], after.get(k), f"{prefix}.{k}" if prefix else k)
+        ]
+    if isinstance(before, list) and isinstance(after, list):
+        return [
+            p
+            for i, (b, a) in enumerate(zip(before, after, strict=False))
+            for p in _redacted_paths(b, a, f"{prefix}[{i}]")
+        ]
+    return [] if before == after else [prefix or "$"]
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+class _ParseError(Exception):
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line, self.column = line, column
+
+
+def _parse(text: str, fmt: Format) -> Any:
+    if fmt == "json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _ParseError(exc.msg, exc.lineno, exc.colno) from exc
+    if fmt == "toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+            msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
+            raise _ParseError(msg, *(map(int, m.groups()) if m else ())) from exc
+    import yaml  # only when a YAML file is seen
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        msg = " ".join(s for s in (exc.context, exc.problem) if s) or "malformed YAML"
+        if mark is None:
+            raise _ParseError(msg) from exc
+        raise _ParseError(msg, mark.line + 1, mark.column + 1) from exc
+    except yaml.YAMLError as exc:
+        raise _ParseError(str(exc)) from exc
+
+
+def _sniff(text: str) -> tuple[Format, Any]:
+    """Parse a file whose extension says nothing: JSON, then TOML, then YAML (a mapping or a
+    list only: YAML reads almost any text as one string)."""
+    order: tuple[Format, ...] = ("json", "toml", "yaml")
+    for fmt in order:
+        try:
+            value = _parse(text, fmt)
+        except _ParseError:
+            continue
+        if fmt != "yaml" or isinstance(value, dict | list):
+            return fmt, value
+    raise _ParseError("not JSON, TOML or YAML")
+
+
+def load_config_file(path: str | Path, store: Store) -> ConfigFile:
+    """Store a config file's bytes and parse it (format by extension, else by content)."""
+    given = str(path)
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise UsageError(
+                f"config file {given} is {size} bytes; config files are limited to "
+                f"{MAX_CONFIG_BYTES} bytes",
+                hint="declare large files as inputs (data), not as config",
+            )
+        data = p.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read config file {given}: {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"config file {given} is not UTF-8 text (byte {exc.start})",
+            hint="config files must be YAML, JSON or TOML in UTF-8",
+        ) from exc
+    fmt = _EXTENSIONS.get(p.suffix.lower())
+    try:
+        if fmt is None:
+            fmt, value = _sniff(text)
+        else:
+            value = _parse(text, fmt)
+    except _ParseError as exc:
+        where = f":{exc.line}:{exc.column}" if exc.line is not None else ""
+        what = f"malformed {fmt.upper()}" if fmt else "unrecognised config format"
+        raise UsageError(
+            f"{given}{where}: {what}: {exc}",
+            hint="fix the file"
+            if fmt
+            else "give the file a .yaml, .json or .toml extension, or fix its content",
+        ) from exc
+    safe = json_safe(value)
+    redacted = redact_json(safe)
+    return ConfigFile(
+        path=given,
+        oid=store.objects.put_bytes(data),
+        size=len(data),
+        format=fmt,
+        value=redacted,
+        redacted=_redacted_paths(safe, redacted),
+    )
+
+
+def detect_config_paths(argv: Sequence[str], cwd: str | Path = ".") -> list[str]:
+    """Arguments of a command line that name small existing .yaml/.yml/.json/.toml files
+    (also in ``--opt=path`` form): the config files to capture without being told."""
+    found: list[str] = []
+    for arg in argv[1:]:
+        candidate = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if Path(candidate).suffix.lower() not in _EXTENSIONS or candidate in found:
+            continue
+        p = Path(cwd, candidate)
+        try:
+            if p.is_file() and p.stat().st_size <= _DETECT_MAX_BYTES:
+                found.append(candidate)
+        except OSError:
+            continue
+    return found
+
+
+# --- what the child wrote ----------------------------------------------------------------------
+
+
+def _read_captures(run_dir: Path, prefix: str) -> tuple[list[dict[str, Any]], list[str]]:
+    items: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for f in sorted((Path(run_dir) / "config").glob(f"{prefix}-*.json")):
+        try:
+            value = json.loads(f.read_text(encoding="utf-8"))
+            if not isinstance(value, dict):
+                raise ValueError("not a JSON object")
+            items.append(value)
+        except (OSError, ValueError) as exc:
+            notes.append(f"{f.name}: unreadable capture ({type(exc).__name__})")
+    items.sort(key=lambda v: (v.get("time", 0), v.get("pid", 0), v.get("seq", 0)))
+    return items, notes
+
+
+def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
+    """The argparse namespaces the child processes parsed, in the order they were parsed."""
+    out = []
+    for raw in _read_captures(Path(run_dir), "argparse")[0]:
+        try:
+            out.append(
+                ArgparseCapture.model_validate(
+                    {
+                        **raw,
+                        "argv": redact_argv([str(a) for a in raw.get("argv", [])]),
+                        "unknown": redact_argv([str(a) for a in raw.get("unknown", [])]),
+                        "namespace": redact_json(json_safe(raw.get("namespace", {}))),
+                    }
+                )
+            )
+        except ValidationError:
+            continue  # reported by collect_capture_notes
+    return out
+
+
+def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
+    """The configs Hydra task functions received in the child processes."""
+    out = []
+    for raw in _read_captures(Path(run_dir), "hydra")[0]:
+        try:
+            out.append(
+                HydraCapture.model_validate(
+                    {
+                        **raw,
+                        "config": redact_json(json_safe(raw.get("config"))),
+                        "overrides": redact_argv([str(a) for a in raw.get("overrides", [])]),
+                    }
+                )
+            )
+        except ValidationError:
+            continue
+    return out
+
+
+def collect_capture_notes(run_dir: str | Path) -> list[str]:
+    """One line per capture the hook could not make or that cannot be read back."""
+    run_dir = Path(run_dir)
+    notes: list[str] = []
+    for prefix, model in (("argparse", ArgparseCapture), ("hydra", HydraCapture)):
+        items, bad = _read_captures(run_dir, prefix)
+        notes += bad
+        for raw in items:
+            try:
+                model.model_validate(raw)
+            except ValidationError as exc:
+                pid = raw.get("pid")
+                notes.append(f"{prefix} capture of pid {pid}: invalid ({exc.error_count()} errors)")
+    for f in sorted((run_dir / "config").glob("*.error")):
+        try:
+            notes.append(f"{f.stem}: {f.read_text(encoding='utf-8').strip()[:300]}")
+        except OSError:
+            notes.append(f"{f.stem}: capture failed")
+    return notes
+
+
+# --- the merged view ---------------------------------------------------------------------------
+
+
+def merge_configs(
+    base: dict[str, Any], override: Mapping[str, Any], *, keep_none: bool
+) -> dict[str, Any]:
+    """Deep merge: mappings merge key by key, anything else is replaced. With ``keep_none``
+    false, a None in ``override`` does not replace an existing value (argparse's "not given")."""
+    out = dict(base)
+    for k, v in override.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = merge_configs(out[k], v, keep_none=keep_none)
+        elif v is not None or keep_none or k not in out:
+            out[k] = v
+    return out
+
+
+def _is_launcher(capture: ArgparseCapture) -> bool:
+    script = capture.script.replace("\\", "/")
+    return capture.prog in _LAUNCHERS or script.endswith(
+        ("torch/distributed/run.py", "torch/distributed/launch.py")
+    )
+
+
+def build_config_capture(
+    argv: Sequence[str],
+    *,
+    files: Sequence[ConfigFile] = (),
+    argparse: Sequence[ArgparseCapture] = (),
+    hydra: Sequence[HydraCapture] = (),
+    notes: Sequence[str] = (),
+) -> ConfigCapture:
+    """Assemble the config record. ``resolved`` merges, later winning: config files (in
+    command-line order), then Hydra configs, then argparse namespaces (launchers skipped,
+    None values never replacing a value from a file)."""
+    resolved: dict[str, Any] = {}
+    for f in files:
+        if isinstance(f.value, dict):
+            resolved = merge_configs(resolved, f.value, keep_none=True)
+    for h in hydra:
+        if isinstance(h.config, dict):
+            resolved = merge_configs(resolved, h.config, keep_none=True)
+    for a in argparse:
+        if not _is_launcher(a):
+            resolved = merge_configs(resolved, a.namespace, keep_none=False)
+    return ConfigCapture(
+        argv=redact_argv(list(argv)),
+        files=list(files),
+        argparse=list(argparse),
+        hydra=list(hydra),
+        resolved=resolved,
+        notes=list(notes),
+    )

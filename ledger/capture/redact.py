@@ -1,0 +1,216 @@
+"""Secret redaction: one small set of rules for names, env, argv, free text and JSON.
+
+Everything ``ledger`` stores about a run's environment, command line and config goes through
+these functions first. The rules err towards redacting: a lost value costs a re-run with the
+secret supplied again; a leaked credential in a shared ledger cannot be taken back.
+
+This module imports only the standard library: the child-process startup hook
+(``ledger/_hook/sitecustomize.py``) loads it by file path, without importing ``ledger``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "REDACTED",
+    "is_secret_name",
+    "redact_argv",
+    "redact_env",
+    "redact_json",
+    "redact_text",
+]
+
+REDACTED = "***redacted***"
+
+# Words that make a name secret wherever they appear in it (``DB_PASSWORD_FILE`` too).
+_ANY_WORDS = frozenset(
+    {
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "credential",
+        "credentials",
+        "creds",
+        "auth",
+        "authorization",
+        "private",
+        "session",
+        "cookie",
+        "cookies",
+        "signature",
+        "dsn",
+    }
+)
+# Words that make a name secret only as its LAST word: ``api_key``, ``HF_TOKEN``, ``db_pass`` are
+# secrets, while ``key_dim``, ``pad_token_id`` and ``pass_through`` are hyperparameters.
+_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid"})
+# Run-together spellings (``APIKEY``, ``accessToken`` lower-cased, ``DBPASSWORD``).
+_SUFFIXES = (
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authkey",
+    "accesstoken",
+    "authtoken",
+    "apitoken",
+    "password",
+    "passwd",
+    "secret",
+    "oauth",
+)
+# ``PWD``/``OLDPWD`` are the shell's working directories, not passwords.
+_NOT_SECRET = frozenset({"pwd", "oldpwd"})
+# Tokenizer special tokens (``pad_token: "<pad>"``) are vocabulary, not credentials.
+_VOCAB_TOKENS = frozenset({"bos", "eos", "pad", "unk", "mask", "sep", "cls", "start", "end"})
+
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, option or config key name looks like it holds a secret."""
+    bare = name.strip().lstrip("-")
+    if bare.lower() in _NOT_SECRET:
+        return False
+    words = [w.lower() for w in _WORD_SPLIT.split(bare) if w]
+    if not words:
+        return False
+    if words[-1] in _LAST_WORDS:
+        return not (words[-1] == "token" and len(words) > 1 and words[-2] in _VOCAB_TOKENS)
+    return any(w in _ANY_WORDS or w.endswith(_SUFFIXES) for w in words)
+
+
+# --- values ------------------------------------------------------------------------------------
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S
+)
+# scheme://user:password@host -> scheme://user:***@host (a port is never followed by '@').
+_URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@")
+_BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}")
+# name=value and name: value where the name looks secret (quotes around either are allowed).
+_ASSIGN_HEAD = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*")
+_ASSIGN_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s&;,\"']+")
+# --name value (command lines written as text)
+_FLAG_VALUE = re.compile(r"(?<![\w-])(?P<flag>--?[A-Za-z][\w.-]*)(?P<sp>\s+)(?P<value>[^\s-]\S*)")
+# Well-known token formats, recognisable without a name.
+_TOKENS = re.compile(
+    r"\b(?:"
+    r"hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub
+    r"|github_pat_[A-Za-z0-9_]{22,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|sk-[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic (sk-ant-...)
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"  # AWS access key id
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google API key
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
+    r")"
+)
+
+
+def _redact_assignments(text: str) -> str:
+    # Only the name and separator are matched first, so a non-secret assignment such as
+    # ``https://...`` does not swallow a secret one later in the same value (``?api_key=``).
+    out: list[str] = []
+    pos = 0
+    for m in _ASSIGN_HEAD.finditer(text):
+        if m.start() < pos or not is_secret_name(m["name"]):
+            continue
+        value = _ASSIGN_VALUE.match(text, m.end())
+        if value is None:
+            continue
+        quote = value[0][0] if value[0][0] in {'"', "'"} else ""
+        out += [text[pos : m.end()], quote, REDACTED, quote]
+        pos = value.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _flag_value(m: re.Match[str]) -> str:
+    if not is_secret_name(m["flag"]):
+        return m[0]
+    return f"{m['flag']}{m['sp']}{REDACTED}"
+
+
+def redact_text(text: str) -> str:
+    """Redact secrets inside free text: command lines, log lines, config string values."""
+    if not text:
+        return text
+    text = _PRIVATE_KEY.sub(REDACTED, text)
+    text = _URL_USERINFO.sub(r"\g<head>:***@", text)
+    text = _BEARER.sub(lambda m: m["head"] + REDACTED, text)
+    text = _redact_assignments(text)
+    text = _FLAG_VALUE.sub(_flag_value, text)
+    return _TOKENS.sub(REDACTED, text)
+
+
+def redact_env(mapping: Mapping[str, str]) -> dict[str, str]:
+    """Names are kept; a secret-looking name's value is replaced, any other value is scanned."""
+    return {
+        name: REDACTED if is_secret_name(name) else redact_text(value)
+        for name, value in mapping.items()
+    }
+
+
+_OPTION = re.compile(r"^--?[A-Za-z]")
+
+
+def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
+    """Redact a command line given as a list of arguments.
+
+    ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` loses X; every argument is
+    also scanned as text (URLs with passwords, bearer tokens, known token formats). Single-letter
+    options such as ``-p`` are never taken as secrets: too many tools use them for ports/paths.
+    """
+    out: list[str] = []
+    redact_next = False
+    for arg in argv:
+        if redact_next and not _OPTION.match(arg):
+            out.append(REDACTED)
+            redact_next = False
+            continue
+        redact_next = False
+        if _OPTION.match(arg) and len(arg.split("=", 1)[0].lstrip("-")) > 1:
+            name, eq, value = arg.partition("=")
+            if is_secret_name(name):
+                out.append(f"{name}={REDACTED}" if eq else arg)
+                redact_next = not eq
+                continue
+            if eq:
+                out.append(f"{name}={redact_text(value)}")
+                continue
+        out.append(redact_text(arg))
+    return out
+
+
+def _redact_all(value: Any) -> Any:
+    # Everything below a secret key: keep the shape, drop every string and number.
+    if isinstance(value, Mapping):
+        return {k: _redact_all(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_all(v) for v in value]
+    if value is None or isinstance(value, bool):
+        return value
+    return REDACTED
+
+
+def redact_json(value: Any) -> Any:
+    """Walk JSON-like data: values under secret-looking keys are replaced (booleans and null
+    are kept: a flag is not a secret), and every string is scanned with :func:`redact_text`."""
+    if isinstance(value, Mapping):
+        return {
+            k: _redact_all(v) if isinstance(k, str) and is_secret_name(k) else redact_json(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_json(v) for v in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
