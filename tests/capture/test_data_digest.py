@@ -1,0 +1,247 @@
+"""digest_input and store_inputs on real files: kinds, names, errors, the documented rule."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import blake3
+import pytest
+
+from ledger._canonical import canonical_json
+from ledger.capture.data import digest_input, store_inputs
+from ledger.capture.statcache import StatCache
+from ledger.errors import UsageError
+from ledger.records.data import DataManifest, InputDigest, ManifestEntry, listing_bytes
+from ledger.store import Store
+
+
+def b3(data: bytes) -> str:
+    return "b3:" + blake3.blake3(data).hexdigest()
+
+
+def manifest(d: InputDigest) -> DataManifest:
+    assert d._manifest is not None
+    return DataManifest.model_validate(d._manifest)
+
+
+def test_file(tmp_path: Path) -> None:
+    f = tmp_path / "x.bin"
+    f.write_bytes(b"hello")
+    f.chmod(0o640)
+    d = digest_input(f, StatCache())
+    assert (d.kind, d.digest, d.n_files, d.n_bytes, d.mode) == ("file", b3(b"hello"), 1, 5, 0o640)
+    assert d.files is None and d.dvc is None and d.abspath == str(f)
+
+
+def test_relative_path_is_kept_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a").write_bytes(b"a")
+    monkeypatch.chdir(tmp_path)
+    d = digest_input(Path("data"), StatCache())
+    assert d.path == "data" and d.abspath == str(tmp_path / "data")
+
+
+def test_nested_directory_follows_the_documented_rule(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    (root / "b" / "c").mkdir(parents=True)
+    (root / "a.txt").write_bytes(b"one")
+    (root / "b" / "c" / "z.txt").write_bytes(b"three!")
+    (root / "b" / "y.txt").write_bytes(b"")
+    d = digest_input(root, StatCache())
+    # Recomputed by hand from docs/reference/data-digests.md, independent of listing_bytes.
+    lines = [
+        f"file\0a.txt\0{3}\0{b3(b'one')}\n",
+        f"file\0b/c/z.txt\0{6}\0{b3(b'three!')}\n",
+        f"file\0b/y.txt\0{0}\0{b3(b'')}\n",
+    ]
+    assert d.digest == b3("".join(lines).encode())
+    assert (d.kind, d.n_files, d.n_bytes) == ("dir", 3, 9)
+    m = manifest(d)
+    assert [e.path for e in m.entries] == ["a.txt", "b/c/z.txt", "b/y.txt"]
+    assert m.dir_digest == d.digest and b3(listing_bytes(m.entries)) == d.digest
+    # The manifest id in the digest record is the id the stored record gets.
+    assert m.digest() == d.files == b3(canonical_json(m.to_json()))
+
+
+def test_empty_directory_and_empty_subdirectory(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    d = digest_input(tmp_path / "empty", StatCache())
+    assert (d.digest, d.n_files, d.n_bytes) == (b3(b""), 0, 0)
+    (tmp_path / "empty" / "sub").mkdir()
+    d2 = digest_input(tmp_path / "empty", StatCache())
+    assert d2.digest == b3(b"dir\0sub\x000\0\n") != d.digest
+    assert manifest(d2).entries[0].type == "dir" and d2.n_files == 0
+
+
+def test_symlinks_are_recorded_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"secret outside")
+    root = tmp_path / "ds"
+    root.mkdir()
+    (root / "real.txt").write_bytes(b"data")
+    (root / "out").symlink_to(outside)
+    (root / "in").symlink_to("real.txt")
+    (root / "dangling").symlink_to("nowhere")
+    d = digest_input(root, StatCache())
+    by = {e.path: e for e in manifest(d).entries}
+    assert by["out"].type == "symlink" and by["out"].digest == b3(os.fsencode(outside))
+    assert by["in"].digest == b3(b"real.txt") and by["dangling"].digest == b3(b"nowhere")
+    assert d.n_bytes == 4 and d.n_files == 4  # link targets are not counted as data bytes
+    outside.write_bytes(b"changed outside")  # not followed: the digest does not move
+    assert digest_input(root, StatCache()).digest == d.digest
+
+
+def test_top_level_symlink_is_followed(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "f").write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert digest_input(tmp_path / "link", StatCache()).digest == (
+        digest_input(tmp_path / "real", StatCache()).digest
+    )
+
+
+def test_unicode_names_sort_by_code_point(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    names = ["zebra", "Ärger", "日本語.txt", "émoji-😀", "a b"]
+    for n in names:
+        (root / n).write_bytes(n.encode())
+    m = manifest(digest_input(root, StatCache()))
+    assert [e.path for e in m.entries] == sorted(names)
+    assert sorted(names, key=lambda s: s.encode()) == sorted(names)
+
+
+def test_non_utf8_name_is_refused_not_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    (Path(os.fsdecode(bytes(root) + b"/bad\xff"))).write_bytes(b"x")
+    with pytest.raises(UsageError, match="not valid UTF-8"):
+        digest_input(root, StatCache())
+
+
+def test_missing_input_names_it(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="'nope/data' does not exist") as e:
+        digest_input(Path("nope/data"), StatCache())
+    assert e.value.hint
+
+
+def test_fifo_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    os.mkfifo(root / "pipe")
+    with pytest.raises(UsageError, match="pipe is not a regular file"):
+        digest_input(root, StatCache())
+
+
+def _root_bypasses_permissions(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    probe.write_bytes(b"x")
+    probe.chmod(0)
+    try:
+        probe.read_bytes()
+    except PermissionError:
+        return False
+    finally:
+        probe.chmod(0o644)
+    return True
+
+
+def test_unreadable_file_names_it(tmp_path: Path) -> None:
+    if _root_bypasses_permissions(tmp_path):
+        pytest.skip("running with CAP_DAC_OVERRIDE (root): chmod 000 does not stop reads")
+    root = tmp_path / "ds"
+    root.mkdir()
+    (root / "locked.bin").write_bytes(b"x")
+    (root / "locked.bin").chmod(0)
+    with pytest.raises(UsageError, match=r"locked\.bin: permission denied"):
+        digest_input(root, StatCache())
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+SETPRIV = shutil.which("setpriv")
+DROP = "-dac_override,-dac_read_search"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_unreadable_file_names_it_without_root_privileges(tmp_path: Path) -> None:
+    # Root reads through chmod 000; the child drops the capabilities that let it.
+    root = tmp_path / "ds"
+    root.mkdir()
+    (root / "ok.bin").write_bytes(b"x")
+    (root / "locked.bin").write_bytes(b"x")
+    (root / "locked.bin").chmod(0)
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from ledger.capture.data import digest_input\n"
+        "from ledger.capture.statcache import StatCache\n"
+        "from ledger.errors import UsageError\n"
+        "try:\n"
+        f"    digest_input(Path({str(root)!r}), StatCache())\n"
+        "except UsageError as e:\n"
+        "    print(e.message); sys.exit(2)\n"
+    )
+    proc = subprocess.run(
+        [SETPRIV or "", f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot read input file {root / 'locked.bin'}: permission denied" in proc.stdout
+
+
+def test_store_inputs_restores_every_file_by_digest(tmp_path: Path, store: Store) -> None:
+    root = tmp_path / "ds"
+    (root / "sub").mkdir(parents=True)
+    (root / "a").write_bytes(b"alpha" * 1000)
+    (root / "sub" / "b").write_bytes(b"beta")
+    (root / "sub" / "dup").write_bytes(b"beta")
+    (root / "ln").symlink_to("a")
+    single = tmp_path / "single.txt"
+    single.write_bytes(b"single")
+    digests = [digest_input(root, StatCache()), digest_input(single, StatCache())]
+    report = store_inputs(digests, store)
+    # a, b, ln target, single; dup has b's id and is skipped without reading it twice
+    assert (report.stored, report.skipped, report.changed) == (4, 1, [])
+    m = DataManifest.model_validate(store.get_json(digests[0].files or ""))
+    for e in m.entries:
+        assert e.digest is not None and store.objects.has(e.digest)
+        if e.type == "file":
+            assert store.objects.get_bytes(e.digest) == (root / e.path).read_bytes()
+            assert store.objects.put_file(root / e.path) == e.digest
+    assert store.objects.get_bytes(digests[1].digest) == b"single"
+    again = store_inputs(digests, store)
+    assert (again.stored, again.skipped) == (0, 5)
+
+
+def test_store_inputs_flags_files_changed_since_the_digest(tmp_path: Path, store: Store) -> None:
+    root = tmp_path / "ds"
+    root.mkdir()
+    (root / "a").write_bytes(b"before")
+    d = digest_input(root, StatCache())
+    (root / "a").write_bytes(b"after!")
+    report = store_inputs([d], store)
+    assert report.changed == [str(root / "a")]
+
+
+def test_store_inputs_needs_a_manifest(tmp_path: Path, store: Store) -> None:
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "a").write_bytes(b"a")
+    d = digest_input(tmp_path / "ds", StatCache())
+    loaded = InputDigest.model_validate(d.model_dump())  # as read back from a record
+    with pytest.raises(UsageError, match="no file listing"):
+        store_inputs([loaded], store)
+
+
+def test_manifest_rejects_escaping_paths() -> None:
+    for bad in ["../x", "/etc/passwd", "a/../../b", "a//b", "./a", ""]:
+        with pytest.raises(ValueError, match="unsafe path"):
+            ManifestEntry(path=bad, size=0, mode=0, digest=None)
+    assert ManifestEntry(path="back\\slash", size=0, mode=0, digest=None).path == "back\\slash"

@@ -1,0 +1,160 @@
+"""The stat cache: hits skip reads, racy entries are refused, bad files are ignored, and two
+processes writing it at once leave a valid file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ledger.capture import statcache
+from ledger.capture.data import digest_input
+from ledger.capture.statcache import CACHE_NAME, StatCache
+from ledger.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def dataset(root: Path, n: int = 20) -> None:
+    root.mkdir(parents=True)
+    for i in range(n):
+        (root / f"{i:03d}.bin").write_bytes(os.urandom(100 + i))
+
+
+def test_hit_avoids_rereading_across_processes(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    dataset(root)
+    path = tmp_path / "cache" / CACHE_NAME
+    first = StatCache.load(path, racy_window_ns=0)
+    d1 = digest_input(root, first)
+    assert (first.stats.hashed, first.stats.hits) == (20, 0)
+    first.save()
+    second = StatCache.load(path, racy_window_ns=0)  # as a new process would
+    assert len(second) == 20
+    d2 = digest_input(root, second)
+    assert (second.stats.hashed, second.stats.bytes_hashed, second.stats.hits) == (0, 0, 20)
+    assert d2.digest == d1.digest and d2.files == d1.files
+    # A touched file is read again, and only that one.
+    (root / "005.bin").write_bytes(b"new content")
+    d3 = digest_input(root, second)
+    assert second.stats.hashed == 1 and d3.digest != d1.digest
+
+
+def test_in_process_re_digest_skips_per_file_work(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    dataset(root)
+    cache = StatCache(racy_window_ns=0)
+    d1 = digest_input(root, cache)
+    assert root.as_posix() in cache.trees
+    d2 = digest_input(root, cache)
+    assert cache.stats.hashed == 20 and d2.digest == d1.digest and d2._manifest is not None
+
+
+def test_fresh_files_are_not_trusted(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    dataset(root, 3)
+    cache = StatCache(tmp_path / "sc")  # default 2 s window: these files are seconds old
+    digest_input(root, cache)
+    assert (cache.stats.racy, len(cache), cache.trees) == (3, 0, {})
+    digest_input(root, cache)
+    assert cache.stats.hashed == 6
+    cache.save()
+    assert not (tmp_path / "sc").exists()  # nothing worth writing
+
+
+def test_racy_rule_uses_the_start_of_the_read(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    st = f.stat()
+    cache = StatCache()
+    newest = max(st.st_mtime_ns, st.st_ctime_ns)
+    assert not cache.remember(str(f), st, "b3:" + "0" * 64, newest + 1_999_999_999)
+    assert cache.remember(str(f), st, "b3:" + "0" * 64, newest + 2_000_000_000)
+    assert cache.lookup(str(f), st) == "b3:" + "0" * 64
+
+
+def test_corrupt_or_foreign_cache_files_are_ignored(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    dataset(root, 5)
+    path = tmp_path / CACHE_NAME
+    good = StatCache(path, racy_window_ns=0)
+    digest_input(root, good)
+    good.save()
+    data = path.read_bytes()
+    assert len(StatCache.load(path)) == 5
+    flipped = bytearray(data)
+    flipped[40] ^= 1
+    variants = {
+        "bit flip": bytes(flipped),
+        "truncated": data[:-7],
+        "empty": b"",
+        "foreign": b"SQLite format 3\x00" + data[16:],
+        "newer version": data[:8] + (99).to_bytes(4, "little") + data[12:],
+    }
+    for name, content in variants.items():
+        path.write_bytes(content)
+        cache = StatCache.load(path, racy_window_ns=0)
+        assert len(cache) == 0, name
+        digest_input(root, cache)  # rebuilt from the files
+        assert cache.stats.hashed == 5, name
+        cache.save()
+        assert len(StatCache.load(path)) == 5, name
+
+
+def test_for_store_lives_in_ledger_cache(tmp_path: Path, store: Store) -> None:
+    cache = StatCache.for_store(store, racy_window_ns=0)
+    dataset(tmp_path / "ds", 2)
+    digest_input(tmp_path / "ds", cache)
+    cache.save()
+    assert (store.root / "cache" / CACHE_NAME).is_file()
+
+
+def test_save_merges_what_another_process_saved(tmp_path: Path) -> None:
+    path = tmp_path / CACHE_NAME
+    dataset(tmp_path / "a", 3)
+    dataset(tmp_path / "b", 4)
+    one = StatCache.load(path, racy_window_ns=0)
+    two = StatCache.load(path, racy_window_ns=0)
+    digest_input(tmp_path / "a", one)
+    digest_input(tmp_path / "b", two)
+    one.save()
+    two.save()
+    assert len(StatCache.load(path)) == 7
+
+
+WRITER = """
+import os, sys
+from pathlib import Path
+from ledger.capture.statcache import StatCache
+path, tag, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+st = os.stat(sys.argv[1] + ".probe")
+for r in range(rounds):
+    cache = StatCache.load(path, racy_window_ns=0)
+    for i in range(300):
+        cache.remember(f"/{tag}/{r}/{i}", st, "b3:" + f"{r:064x}", 2**62)
+    cache.save()
+"""
+
+
+def test_two_processes_writing_at_once_never_corrupt_it(tmp_path: Path) -> None:
+    path = tmp_path / CACHE_NAME
+    Path(str(path) + ".probe").write_bytes(b"")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, "25"], env=env)
+        for tag in ("p1", "p2")
+    ]
+    seen = 0
+    while any(p.poll() is None for p in procs):
+        if path.exists():
+            assert statcache._read(path) is not None, "a reader saw a partial cache file"
+            seen += 1
+        time.sleep(0.002)
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    final = StatCache.load(path)
+    keys = set(final._entries)
+    # Last writer wins: that writer's final round is complete; nothing is half-written.
+    assert any({f"/{t}/24/{i}" for i in range(300)} <= keys for t in ("p1", "p2"))
+    assert len(keys) % 300 == 0 and seen > 0
