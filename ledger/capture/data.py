@@ -193,8 +193,8 @@ def digest_input(
 ) -> InputDigest:
     """Digest one ``--input``: a file or a directory. Raises UsageError, naming the path, if it
     does not exist or cannot be read. ``dvc`` adds DVC's md5 where DVC tracks the path.
-    ``workers`` hash cache misses in threads (default: up to 4); on 2 cores reading through a
-    cold page cache, 2 threads cut a 5,000-file digest by ~40% (docs/benchmarks.md)."""
+    ``workers`` hash cache misses in threads (default: up to 4); on 2 cores, reading through a
+    cold page cache, threads cut a 5,000-file digest by 15-40% (docs/benchmarks.md)."""
     if workers is None:
         workers = min(4, os.cpu_count() or 1)
     given = os.fspath(path)

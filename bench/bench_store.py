@@ -1,0 +1,122 @@
+"""Store put/get of one large file vs a plain copy (+ BLAKE3 of the same file), with peak RSS
+growth at two sizes to show memory stays flat."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import Row, rss_note
+
+NAME = "store: put/get of a large file"
+MB = 10**6
+REPO = Path(__file__).resolve().parent.parent
+REPEAT = 3
+# op -> (source, destination) templates; "get" reads back the object "put" stored.
+OPS = {
+    "copy": ("{src}", "{tmp}/copy.bin"),
+    "hash": ("{src}", ""),
+    "put": ("{src}", "{tmp}/ledger"),
+    "get": ("{tmp}/ledger:{oid}", "{tmp}/out.bin"),
+}
+
+
+def _make(path: Path, size: int) -> None:
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(left, 16 * MB)
+            f.write(os.urandom(n))
+            left -= n
+        os.fsync(f.fileno())
+
+
+def _measure(op: str, src: str, dst: str) -> tuple[float, int]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-m", "bench._child", op, src, dst],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    ).stdout
+    res = json.loads(out)
+    return float(res["seconds"]), int(res["rss_growth"])
+
+
+def run(quick: bool) -> list[Row]:
+    sizes = [20 * MB, 100 * MB] if quick else [100 * MB, 1000 * MB]
+    rows: list[Row] = []
+    tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-store-", dir="/tmp"))
+    try:
+        for size in sizes:
+            label = f"{size // MB} MB"
+            src = tmp / "src.bin"
+            _make(src, size)
+            from ledger._hashing import hash_file
+
+            oid = hash_file(src)
+            runs: dict[str, list[tuple[float, int]]] = {op: [] for op in OPS}
+            for _ in range(REPEAT):  # interleaved, so drifts in disk speed hit every op alike
+                for op, (a, b) in OPS.items():
+                    args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
+                    runs[op].append(_measure(op, *args))
+                shutil.rmtree(tmp / "ledger")
+            copy_s, hash_s, put_s, get_s = (statistics.median(t for t, _ in runs[op]) for op in OPS)
+            copy_rss, hash_rss, put_rss, get_rss = (max(m for _, m in runs[op]) for op in OPS)
+            from ledger._hashing import hash_file as _h
+
+            assert _h(tmp / "out.bin") == oid, "get returned other bytes"
+            gbs = size / 1e9
+            ref = copy_s + hash_s
+            rows += [
+                Row(NAME, f"copyfile + fsync, {label}", gbs / copy_s, "GB/s", note=rss_note()),
+                Row(NAME, f"BLAKE3 of the file, {label}", gbs / hash_s, "GB/s"),
+                Row(
+                    NAME,
+                    f"store put_file, {label}",
+                    gbs / put_s,
+                    "GB/s",
+                    "copy + hash time",
+                    put_s / ref,
+                    note="throughput: median of 3 interleaved runs; ratio = time / reference time",
+                ),
+                Row(
+                    NAME,
+                    f"store get (copy_to + fsync), {label}",
+                    gbs / get_s,
+                    "GB/s",
+                    "copy time",
+                    get_s / copy_s,
+                ),
+            ]
+            for op, rss in [
+                ("copy", copy_rss),
+                ("hash", hash_rss),
+                ("put", put_rss),
+                ("get", get_rss),
+            ]:
+                rows.append(
+                    Row(
+                        NAME,
+                        f"peak RSS growth, {op}, {label}",
+                        rss / 2**20,
+                        "MiB",
+                        "file size",
+                        rss / size,
+                        "< 64 MiB at any size",
+                        rss < 64 * 2**20,
+                    )
+                )
+            for p in ("copy.bin", "out.bin", "src.bin"):
+                (tmp / p).unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
