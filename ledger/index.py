@@ -39,6 +39,8 @@ class Indexer:
 
 
 _INDEXERS: dict[str, Indexer] = {}
+# Modules that register indexers for their record kinds; imported when an Index opens.
+INDEXER_MODULES = ["ledger.run_index"]
 
 
 def register_indexer(indexer: Indexer) -> None:
@@ -47,6 +49,10 @@ def register_indexer(indexer: Indexer) -> None:
 
 class Index:
     def __init__(self, store: Store) -> None:
+        import importlib
+
+        for name in INDEXER_MODULES:
+            importlib.import_module(name)
         self.store = store
         self.path = store.root / "index.sqlite"
         conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from . import store_cmds
+from . import replay_cmds, run_cmds, store_cmds
 
 __all__ = ["app", "main"]
 
@@ -18,6 +18,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 store_cmds.register(app)
+run_cmds.register(app)
+replay_cmds.register(app)
 
 
 def main() -> None:

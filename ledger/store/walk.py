@@ -1,5 +1,7 @@
 """Links between objects: a record is a JSON object with ``kind`` and ``schema``; every string
-inside it that is an object id is a link. Blobs (file contents, tensor bytes) have no links."""
+inside it that is an object id is a link, except values under a key named ``digest`` or ending
+in ``_digest``: those name content that need not be stored (an input hashed but not copied, the
+digest of a contract). Blobs (file contents, tensor bytes) have no links."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ def iter_links(value: Any) -> Iterator[str]:
         if OID_RE.match(value):
             yield value
     elif isinstance(value, dict):
-        for v in value.values():
+        for k, v in value.items():
+            if k == "digest" or k.endswith("_digest"):
+                continue
             yield from iter_links(v)
     elif isinstance(value, list):
         for v in value:

@@ -1,0 +1,132 @@
+"""replay and diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+
+__all__ = ["register"]
+
+
+def _per_metric(values: list[str]) -> dict[str, tuple[float, float]]:
+    from ..errors import UsageError
+
+    out = {}
+    for v in values:
+        name, sep, rest = v.partition("=")
+        rtol, sep2, atol = rest.partition(",")
+        try:
+            if not sep or not sep2:
+                raise ValueError
+            r, a = float(rtol), float(atol)
+            if r < 0 or a < 0:
+                raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"--tol {v!r} is not METRIC=RTOL,ATOL with non-negative numbers",
+                hint="e.g. --tol loss=1e-5,1e-8",
+            ) from None
+        out[name] = (r, a)
+    return out
+
+
+def replay(
+    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    mode: str = typer.Option("bitwise", "--mode", help="bitwise | tolerance | seeds"),
+    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance for all metrics."),
+    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance for all metrics."),
+    tol: list[str] = typer.Option([], "--tol", help="Per-metric METRIC=RTOL,ATOL (repeatable)."),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds to run in seeds mode."),
+    margin: float | None = typer.Option(
+        None, "--margin", help="Equivalence margin δ in metric units."
+    ),
+    metric: str | None = typer.Option(None, "--metric", help="Main metric for seeds mode."),
+    seed_arg: str | None = typer.Option(
+        None, "--seed-arg", help="Argv flag carrying the seed, e.g. --seed."
+    ),
+    against: list[str] = typer.Option(
+        [], "--against", help="More runs of the original seed group."
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Seeds to run in parallel."),
+    keep_workspace: bool = typer.Option(False, "--keep-workspace"),
+    strict_env: bool = typer.Option(
+        False, "--strict-env", help="Refuse to run if the environment differs."
+    ),
+    include_logs: bool = typer.Option(False, "--include-logs", help="Compare captured logs too."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Rebuild a run in an isolated workspace, run it again and give a verdict.
+
+    Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay."""
+    from ..errors import UsageError
+    from ..replay.engine import ReplayOptions
+    from ..replay.engine import replay as do_replay
+
+    if mode not in ("bitwise", "tolerance", "seeds"):
+        raise UsageError(f"--mode {mode!r} is not one of bitwise, tolerance, seeds")
+    opts = ReplayOptions(
+        mode=mode,  # type: ignore[arg-type]
+        rtol=rtol,
+        atol=atol,
+        per_metric=_per_metric(tol),
+        seeds=seeds,
+        margin=margin,
+        metric=metric,
+        seed_arg=seed_arg,
+        jobs=jobs,
+        keep_workspace=keep_workspace,
+        strict_env=strict_env,
+        include_logs=include_logs,
+        original_group=list(against),
+    )
+    outcome = do_replay(open_store(ledger), run, opts)
+    v = outcome.verdict
+    if json_out:
+        print_json({"verdict": outcome.verdict_oid, **v.to_json()})
+    else:
+        con = out_console()
+        colour = {"reproduced": "green", "inconclusive": "yellow"}.get(v.outcome, "red")
+        con.print(
+            f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}) "
+            f"{v.original} → {', '.join(v.replays)}"
+        )
+        con.print(v.summary)
+        for label in v.labels:
+            con.print(f"[yellow]label[/] {label}")
+        numeric = [d for d in v.environment_drift if d.get("affects_numerics")]
+        if numeric:
+            con.print(
+                f"[yellow]environment differs[/] in {len(numeric)} numerics field(s): "
+                + ", ".join(d["field"] for d in numeric[:6])
+            )
+        for note in v.notes:
+            con.print(f"[dim]note[/] {note}")
+        if outcome.workspaces and keep_workspace:
+            con.print("workspace kept at " + ", ".join(str(w) for w in outcome.workspaces))
+        con.print(f"verdict record {outcome.verdict_oid}")
+    raise typer.Exit(outcome.exit_code)
+
+
+def diff(
+    a: str = typer.Argument(..., help="First run."),
+    b: str = typer.Argument(..., help="Second run."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """What differs between two runs: code, config, data, environment, seeds, first divergence."""
+    from ..diff import diff_runs, render_diff
+
+    result = diff_runs(open_store(ledger), a, b)
+    if json_out:
+        print_json(result)
+    else:
+        render_diff(result, out_console())
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(replay)
+    app.command()(diff)

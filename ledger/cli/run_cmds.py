@@ -1,0 +1,186 @@
+"""record, ls, show, log: commands about runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+
+__all__ = ["register"]
+
+
+def _parse_tags(tags: list[str]) -> dict[str, str]:
+    from ..errors import UsageError
+
+    out = {}
+    for t in tags:
+        key, sep, value = t.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--tag {t!r} is not KEY=VALUE", hint="e.g. --tag dataset=cifar10")
+        out[key] = value
+    return out
+
+
+def record(
+    ctx: typer.Context,
+    name: str | None = typer.Option(None, "--name", "-n", help="A name for the run."),
+    inputs: list[Path] = typer.Option(
+        [], "--input", "-i", help="Input file or directory (repeatable)."
+    ),
+    outputs: list[Path] = typer.Option(
+        [], "--output", "-o", help="Output file or directory to capture (repeatable)."
+    ),
+    configs: list[Path] = typer.Option(
+        [], "--config", "-c", help="Config file: YAML, JSON or TOML (repeatable)."
+    ),
+    metrics: list[str] = typer.Option(
+        [], "--metric", "-m", help="Regex with named groups over the output (repeatable)."
+    ),
+    env_names: list[str] = typer.Option(
+        [], "--env", "-e", help="Also record this environment variable (repeatable)."
+    ),
+    require_clean: bool = typer.Option(
+        False, "--require-clean", help="Refuse to run with uncommitted changes."
+    ),
+    tags: list[str] = typer.Option([], "--tag", "-t", help="KEY=VALUE label (repeatable)."),
+    no_store_inputs: bool = typer.Option(
+        False, "--no-store-inputs", help="Digest inputs but do not copy them into the store."
+    ),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the sealed run summary as JSON on stderr."
+    ),
+) -> None:
+    """Run CMD (after --) and seal an immutable run record. Exits with CMD's exit code."""
+    from ..record import RecordOptions
+    from ..record import record as do_record
+
+    command = list(ctx.args)
+    store = open_store(ledger)
+    opts = RecordOptions(
+        command=command,
+        name=name,
+        inputs=list(inputs),
+        outputs=list(outputs),
+        configs=list(configs),
+        metrics=list(metrics),
+        env_names=list(env_names),
+        require_clean=require_clean,
+        tags=_parse_tags(tags),
+        store_inputs=not no_store_inputs,
+    )
+    result = do_record(opts, store)
+    run = result.run
+    if json_out:
+        sys.stderr.write(
+            json.dumps(
+                {
+                    "run_id": run.run_id,
+                    "record": result.record_oid,
+                    "status": run.status,
+                    "exit_code": run.exit_code,
+                }
+            )
+            + "\n"
+        )
+    else:
+        colour = "green" if run.status == "succeeded" else "red"
+        err_console().print(
+            f"ledger: run [bold]{run.run_id}[/] [{colour}]{run.status}[/]"
+            f" (exit {run.exit_code if run.exit_code is not None else 'signal ' + str(run.signal)},"
+            f" {run.wall_seconds:.1f} s, {len(run.metrics)} metric series)"
+        )
+    raise typer.Exit(result.exit_code)
+
+
+def ls(
+    name: str | None = typer.Option(None, "--name", help="Only runs with this name."),
+    status: str | None = typer.Option(None, "--status", help="Only runs with this status."),
+    tag: list[str] = typer.Option([], "--tag", help="Only runs with KEY=VALUE (repeatable)."),
+    contract: str | None = typer.Option(
+        None, "--contract", help="Only runs whose contract digest starts with this."
+    ),
+    limit: int = typer.Option(50, "--limit", min=1),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """List runs, newest first."""
+    from ..runs import list_runs
+
+    rows = list_runs(
+        open_store(ledger),
+        name=name,
+        status=status,
+        tags=_parse_tags(tag),
+        contract=contract,
+        limit=limit,
+    )
+    if json_out:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table(box=None)
+    for col in ("run", "name", "status", "exit", "started", "wall s", "contract", "tags"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["run_id"],
+            r["name"] or "",
+            r["status"],
+            "" if r["exit_code"] is None else str(r["exit_code"]),
+            (r["started"] or "")[:19],
+            "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
+            (r["contract_digest"] or "")[3:15],
+            " ".join(f"{k}={v}" for k, v in r["tags"].items()),
+        )
+    out_console().print(table)
+
+
+def show(
+    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Everything bound to a run: contract, environment, metrics, outputs, replays."""
+    from ..show import describe_run, render_run
+
+    store = open_store(ledger)
+    info = describe_run(store, run)
+    if json_out:
+        print_json(info)
+    else:
+        render_run(info, out_console())
+
+
+def log(
+    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    stderr: bool = typer.Option(
+        False, "--stderr", help="Show the captured standard error instead."
+    ),
+    ledger: Path | None = LedgerOpt,
+) -> None:
+    """Print the captured output of a run."""
+    from ..errors import UsageError
+    from ..runs import load_run
+
+    store = open_store(ledger)
+    _, rec = load_run(store, run)
+    oid = rec.stderr if stderr else rec.stdout
+    if oid is None:
+        raise UsageError(f"run {rec.run_id} has no captured {'stderr' if stderr else 'stdout'}")
+    store.objects.copy_to(oid, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        context_settings={"allow_extra_args": True},
+    )(record)
+    app.command()(ls)
+    app.command()(show)
+    app.command()(log)

@@ -1,0 +1,194 @@
+"""Freezing a run's contract before launch, and the post-run checks that complete it.
+
+Before launch: code snapshot, config files, input digests, environment fingerprint. After exit:
+inputs re-digested (a change is flagged), the config the process actually resolved (argparse
+defaults included), and what the in-process runtime wrote into the staging directory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .records.contract import Contract
+from .records.data import InputDigest
+from .records.metrics import MetricSummary
+from .records.run import CheckpointEvent, InputCheck
+from .store import Store
+
+if TYPE_CHECKING:
+    from .capture.statcache import StatCache
+    from .record import RecordOptions
+
+__all__ = ["Frozen", "freeze"]
+
+# Variables replay sets again exactly as recorded (besides those named with --env).
+REPLAY_ENV_PREFIXES = (
+    "PYTHONHASHSEED",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING",
+    "NVIDIA_TF32_OVERRIDE",
+    "NCCL_",
+    "TORCH_",
+    "PYTORCH_",
+)
+
+
+@dataclass
+class Frozen:
+    contract: Contract
+    inputs: list[InputDigest]
+    cache: StatCache
+    notes: list[str] = field(default_factory=list)
+    config_files: list[Any] = field(default_factory=list)
+
+
+def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
+    import os
+
+    from .capture.redact import redact_env
+
+    chosen = {
+        k: v
+        for k, v in os.environ.items()
+        if any(k == p or (p.endswith("_") and k.startswith(p)) for p in REPLAY_ENV_PREFIXES)
+        or k in names
+    }
+    chosen.update(extra)
+    return redact_env(chosen)
+
+
+def freeze(opts: RecordOptions, store: Store) -> Frozen:
+    from .capture.code import code_digest, require_clean, snapshot_code
+    from .capture.config import load_config_file
+    from .capture.data import digest_input
+    from .capture.env import env_digest, fingerprint
+    from .capture.redact import redact_argv
+    from .capture.statcache import StatCache
+
+    if opts.require_clean:
+        require_clean(opts.cwd)
+    notes: list[str] = []
+    config_files = [load_config_file(opts.cwd / p, store) for p in opts.configs]
+    cache = StatCache.for_store(store)
+    inputs = [digest_input((opts.cwd / p).absolute(), cache) for p in opts.inputs]
+    cache.save()
+    code = snapshot_code(opts.cwd, store)
+    notes += list(code.notes)
+    code_oid = store.put_json(code.to_json())
+    env = fingerprint(opts.env_names)
+    env_oid = store.put_json(env.to_json())
+    contract = Contract(
+        argv=redact_argv(list(opts.command)),
+        cwd=str(opts.cwd.absolute()),
+        code=code_oid,
+        code_digest=code_digest(code),
+        config_files=[c.model_dump(mode="json") for c in config_files],
+        inputs=[d.model_dump(mode="json") for d in inputs],
+        environment=env_oid,
+        env_digest=env_digest(env),
+        env_vars=_env_vars(opts.env_names, opts.extra_env),
+        seed_root=opts.seed_root,
+        metric_patterns=list(opts.metrics),
+        outputs=[str(p) for p in opts.outputs],
+        env_names=list(opts.env_names),
+    )
+    return Frozen(contract, inputs, cache, notes, config_files)
+
+
+def recheck_inputs(frozen: Frozen, opts: RecordOptions) -> tuple[list[InputCheck], bool, list[str]]:
+    from .capture.data import recheck
+
+    checks: list[InputCheck] = []
+    changed_any = False
+    for before in frozen.inputs:
+        change = recheck(before, frozen.cache)
+        if change is None:
+            checks.append(
+                InputCheck(
+                    path=before.path,
+                    before_digest=before.digest,
+                    after_digest=before.digest,
+                    changed=False,
+                )
+            )
+            continue
+        changed_any = True
+        detail = [f"added {p}" for p in change.added] + [f"removed {p}" for p in change.removed]
+        detail += [f"modified {p}" for p in change.modified]
+        if change.error:
+            detail.append(change.error)
+        checks.append(
+            InputCheck(
+                path=before.path,
+                before_digest=before.digest,
+                after_digest=change.after,
+                changed=True,
+                detail=detail[:50],
+            )
+        )
+    frozen.cache.save()
+    return checks, changed_any, []
+
+
+def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | None, str | None]:
+    """The config record: files, plus the argparse/Hydra values the process resolved."""
+    from .capture.config import (
+        build_config_capture,
+        collect_capture_notes,
+        collect_config_captures,
+        collect_hydra_captures,
+    )
+
+    capture = build_config_capture(
+        frozen.contract.argv,
+        files=frozen.config_files,
+        argparse=collect_config_captures(staging),
+        hydra=collect_hydra_captures(staging),
+        notes=collect_capture_notes(staging),
+    )
+    oid = store.put_json(capture.to_json())
+    return oid, capture.config_digest()
+
+
+def collect_runtime_safe(
+    store: Store, staging: Path
+) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
+    """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
+    try:
+        from .runtime.ingest import collect_runtime  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None, [], []
+    try:
+        capture = collect_runtime(staging, store)
+    except Exception as e:
+        return None, [], [f"in-process data could not be ingested: {e}"]
+    if capture is None:
+        return None, [], []
+    data = capture.model_dump(mode="json")
+    summaries = list(capture.metrics)
+    data.pop("metrics", None)
+    return data, summaries, list(getattr(capture, "notes", []))
+
+
+def checkpoint_events(staging: Path) -> list[CheckpointEvent]:
+    path = staging / "checkpoints.jsonl"
+    if not path.is_file():
+        return []
+    events = []
+    for line in path.read_bytes().split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            events.append(CheckpointEvent.model_validate(data))
+        except ValueError:
+            continue  # a torn last line from a killed process
+    return events

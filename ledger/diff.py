@@ -1,0 +1,137 @@
+"""``ledger diff``: what differs between two runs' contracts, and where their metrics part."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .records.base import record_from_json
+from .records.contract import Contract
+from .records.run import Run
+from .runs import load_run
+from .store import Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["diff_runs", "render_diff"]
+
+MAX_PATCH = 200_000
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    else:
+        out[prefix] = value
+    return out
+
+
+def _code_patch(store: Store, a: Contract, b: Contract) -> str:
+    """The patch between the two runs' exact code trees (both rebuilt in temp dirs)."""
+    if a.code_digest == b.code_digest:
+        return ""
+    from .capture.code import materialize_code
+    from .records.code import CodeSnapshot
+
+    with tempfile.TemporaryDirectory(prefix="ledger-diff-") as tmp:
+        dirs = []
+        for name, c in (("a", a), ("b", b)):
+            snap = record_from_json(store.get_json(c.code), CodeSnapshot)
+            assert isinstance(snap, CodeSnapshot)
+            try:
+                materialize_code(snap, store, Path(tmp) / name)
+            except Exception as e:
+                return f"(code of run {name} cannot be rebuilt: {e})"
+            dirs.append(name)
+        proc = subprocess.run(
+            ["git", "diff", "--no-index", "--no-color", "--binary", "--", "a", "b"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            errors="replace",
+        )
+        text = proc.stdout
+        return text if len(text) <= MAX_PATCH else text[:MAX_PATCH] + "\n… (truncated)\n"
+
+
+def _seed_roots(run: Run) -> list[Any]:
+    seeds = (run.runtime or {}).get("seeds") or []
+    return [s.get("root") for s in seeds if isinstance(s, dict)]
+
+
+def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
+    from .capture.env import compare_environments
+    from .records.env import Environment
+    from .replay.series import run_series
+    from .stats import compare_series
+
+    _, ra = load_run(store, a_text)
+    _, rb = load_run(store, b_text)
+    ca = record_from_json(store.get_json(ra.contract), Contract)
+    cb = record_from_json(store.get_json(rb.contract), Contract)
+    assert isinstance(ca, Contract) and isinstance(cb, Contract)
+    result: dict[str, Any] = {"a": ra.run_id, "b": rb.run_id}
+    result["argv"] = None if ca.argv == cb.argv else {"a": ca.argv, "b": cb.argv}
+    result["code"] = {"same": ca.code_digest == cb.code_digest, "patch": _code_patch(store, ca, cb)}
+
+    def resolved(run: Run) -> dict[str, Any]:
+        if run.resolved_config is None:
+            return {}
+        value = store.get_json(run.resolved_config)
+        return _flatten(value.get("resolved", {})) if isinstance(value, dict) else {}
+
+    fa, fb = resolved(ra), resolved(rb)
+    result["config"] = [
+        {"key": k, "a": fa.get(k), "b": fb.get(k)}
+        for k in sorted(fa.keys() | fb.keys())
+        if fa.get(k) != fb.get(k)
+    ]
+    ia = {i["path"]: i["digest"] for i in ca.inputs}
+    ib = {i["path"]: i["digest"] for i in cb.inputs}
+    result["data"] = [
+        {"input": p, "a": ia.get(p), "b": ib.get(p)}
+        for p in sorted(ia.keys() | ib.keys())
+        if ia.get(p) != ib.get(p)
+    ]
+    ea = record_from_json(store.get_json(ca.environment), Environment)
+    eb = record_from_json(store.get_json(cb.environment), Environment)
+    assert isinstance(ea, Environment) and isinstance(eb, Environment)
+    result["environment"] = [d.model_dump(mode="json") for d in compare_environments(ea, eb)]
+    sa, sb = _seed_roots(ra), _seed_roots(rb)
+    result["seeds"] = None if sa == sb else {"a": sa, "b": sb}
+    cmp = compare_series(run_series(store, ra), run_series(store, rb))
+    result["metrics"] = cmp.to_json()
+    result["identical_contract"] = ra.contract_digest == rb.contract_digest
+    return result
+
+
+def render_diff(d: dict[str, Any], con: Console) -> None:
+    con.print(f"[bold]diff {d['a']} → {d['b']}[/]")
+    if d["identical_contract"]:
+        con.print("contracts are identical (same code, config, data, environment, seeds)")
+    if d["argv"]:
+        con.print(f"command: {' '.join(d['argv']['a'])}  →  {' '.join(d['argv']['b'])}")
+    if not d["code"]["same"]:
+        con.print("[bold]code[/] differs:")
+        con.print(d["code"]["patch"], markup=False, highlight=False)
+    for c in d["config"]:
+        con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}")
+    for c in d["data"]:
+        con.print(f"data    {c['input']}: {c['a']} → {c['b']}")
+    for e in d["environment"]:
+        con.print(f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}")
+    if d["seeds"]:
+        con.print(f"seeds   {d['seeds']['a']} → {d['seeds']['b']}")
+    fd = (d["metrics"] or {}).get("first_divergence")
+    if fd:
+        con.print(
+            f"metrics first diverge at {fd['metric']} step {fd['step']}: "
+            f"{fd['original']!r} → {fd['replay']!r}"
+        )
+    elif (d["metrics"] or {}).get("ok"):
+        con.print("metrics: no divergence")

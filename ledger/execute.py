@@ -1,0 +1,155 @@
+"""Run a child command the way the user would, while teeing its output and timing it.
+
+The child's behaviour must not change: its stdin is ours, its output reaches the terminal as it
+is written (we read the pipes in small chunks and write them straight through), its exit code
+becomes ours. Signals: with a terminal on stdin the child stays in our process group, so Ctrl-C
+reaches it directly and we forward only SIGTERM/SIGHUP/SIGQUIT; without a terminal the child
+gets its own process group and every one of SIGINT/SIGTERM/SIGHUP/SIGQUIT is forwarded to the
+whole group (torchrun's workers included).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["ExecResult", "execute"]
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+@dataclass
+class ExecResult:
+    returncode: int
+    signal: int | None
+    interrupted_by: int | None  # a signal we received and forwarded
+    wall_seconds: float
+    cpu_user_seconds: float
+    cpu_system_seconds: float
+    peak_rss_bytes: int
+    started_monotonic: float
+    notes: list[str] = field(default_factory=list)
+
+
+def _pump(
+    src: BinaryIO,
+    dest: BinaryIO,
+    log: BinaryIO,
+    on_line: Callable[[bytes], None] | None,
+) -> None:
+    pending = b""
+    fd = src.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        try:
+            dest.write(chunk)
+            dest.flush()
+        except (OSError, ValueError):
+            pass  # our terminal went away; keep recording
+        log.write(chunk)
+        if on_line is not None:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                on_line(line)
+    if on_line is not None and pending:
+        on_line(pending)
+    log.flush()
+
+
+def execute(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    stdout_log: Path,
+    stderr_log: Path,
+    on_stdout_line: Callable[[bytes], None] | None = None,
+    on_stderr_line: Callable[[bytes], None] | None = None,
+) -> ExecResult:
+    interactive = sys.stdin is not None and sys.stdin.isatty()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=None,  # inherited: the child reads our stdin
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=not interactive,
+    )
+    received: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        try:
+            if interactive:
+                if signum != signal.SIGINT:  # the terminal already sent SIGINT to the child
+                    proc.send_signal(signum)
+            else:
+                os.killpg(proc.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    old_handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in FORWARDED:
+            old_handlers[sig] = signal.signal(sig, forward)
+    assert proc.stdout is not None and proc.stderr is not None
+    with open(stdout_log, "wb") as out_log, open(stderr_log, "wb") as err_log:
+        pumps = [
+            threading.Thread(
+                target=_pump,
+                args=(proc.stdout, sys.stdout.buffer, out_log, on_stdout_line),
+                daemon=True,
+            ),
+            threading.Thread(
+                target=_pump,
+                args=(proc.stderr, sys.stderr.buffer, err_log, on_stderr_line),
+                daemon=True,
+            ),
+        ]
+        for p in pumps:
+            p.start()
+        try:
+            while True:
+                try:
+                    returncode = proc.wait()
+                    break
+                except KeyboardInterrupt:  # pragma: no cover - handler replaced above
+                    continue
+            for p in pumps:
+                p.join()
+        finally:
+            for sig, handler in old_handlers.items():
+                signal.signal(sig, handler)
+            proc.stdout.close()
+            proc.stderr.close()
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ExecResult(
+        returncode=returncode,
+        signal=-returncode if returncode < 0 else None,
+        interrupted_by=received[0] if received else None,
+        wall_seconds=wall,
+        cpu_user_seconds=max(0.0, after.ru_utime - before.ru_utime),
+        cpu_system_seconds=max(0.0, after.ru_stime - before.ru_stime),
+        # ru_maxrss is KiB on Linux: the largest single descendant, not a sum.
+        peak_rss_bytes=int(after.ru_maxrss) * 1024,
+        started_monotonic=t0,
+    )

@@ -1,0 +1,314 @@
+"""``ledger record``: freeze the contract, run the command, seal the run record.
+
+Order (docs/format.md, "Write ordering"): every check that can fail on bad input runs before
+the command starts; the contract's objects and a ``running`` record are written before launch;
+after exit, metric series, logs and outputs are stored, then the sealed run record, then the
+ref and log entry, then the index. A run whose recorder died shows as ``running`` with a dead
+pid, which ``ledger ls`` reports as abandoned.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from ._canonical import canonical_json
+from ._hashing import hash_bytes
+from .capture.stdout_metrics import StdoutMetrics, compile_patterns
+from .errors import UsageError
+from .execute import ExecResult, execute
+from .records.contract import Contract
+from .records.metrics import MetricSeries, MetricSummary, build_series, summarize
+from .records.run import Run, RunStatus
+from .runs import new_run_id, run_ref
+from .store import Store
+
+__all__ = ["RecordOptions", "RecordResult", "record"]
+
+HOOK_DIR = Path(__file__).parent / "_hook"
+
+
+@dataclass
+class RecordOptions:
+    command: list[str]
+    name: str | None = None
+    inputs: list[Path] = field(default_factory=list)
+    outputs: list[Path] = field(default_factory=list)
+    configs: list[Path] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    env_names: list[str] = field(default_factory=list)
+    require_clean: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+    cwd: Path = field(default_factory=Path.cwd)
+    store_inputs: bool = True
+    # Set by replay: the run this one replays, variables to set, a forced seed root.
+    replay_of: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    seed_root: int | None = None
+
+
+@dataclass
+class RecordResult:
+    run_id: str
+    record_oid: str
+    run: Run
+    exit_code: int  # what `ledger record` exits with: the child's, or 128+signal
+
+
+def _check_command(argv: Sequence[str], cwd: Path) -> None:
+    if not argv:
+        raise UsageError(
+            "no command to record", hint="usage: ledger record [OPTIONS] -- CMD ARGS..."
+        )
+    exe = argv[0]
+    if os.sep in exe:
+        path = (cwd / exe) if not os.path.isabs(exe) else Path(exe)
+        if not path.is_file():
+            raise UsageError(f"command {exe!r} does not exist", hint="check the path")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"command {exe!r} is not executable", hint=f"chmod +x {exe}")
+    elif shutil.which(exe) is None:
+        raise UsageError(
+            f"command {exe!r} was not found on PATH",
+            hint="check the spelling, or activate the environment that provides it",
+        )
+
+
+def _validate(opts: RecordOptions) -> None:
+    """Everything bad input can trip on, before anything is written or run."""
+    _check_command(opts.command, opts.cwd)
+    for p in opts.inputs:
+        if not (opts.cwd / p).exists():
+            raise UsageError(
+                f"--input {p} does not exist", hint="give an existing file or directory"
+            )
+    for p in opts.configs:
+        full = opts.cwd / p
+        if not full.is_file():
+            raise UsageError(f"--config {p} does not exist or is not a file")
+        if not os.access(full, os.R_OK):
+            raise UsageError(f"--config {p} is not readable", hint="check its permissions")
+    compile_patterns(opts.metrics)
+    for name in opts.env_names:
+        if not name or "=" in name:
+            raise UsageError(f"--env {name!r} is not a variable name", hint="e.g. --env MY_FLAG")
+
+
+def contract_digest(contract: Contract, resolved_config_digest: str | None) -> str:
+    """Identical code, config, data, environment and seeds give identical digests."""
+    body = {
+        "argv": contract.argv,
+        "code": contract.code_digest,
+        "config_files": [c.get("digest") or c.get("oid") for c in contract.config_files],
+        "resolved_config": resolved_config_digest,
+        "inputs": [i.get("digest") for i in contract.inputs],
+        "environment": contract.env_digest,
+        "seed_root": contract.seed_root,
+    }
+    return hash_bytes(canonical_json(body))
+
+
+def _child_env(opts: RecordOptions, store: Store, run_id: str, staging: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(opts.extra_env)
+    env["LEDGER_DIR"] = str(store.root)
+    env["LEDGER_RUN_ID"] = run_id
+    env["LEDGER_RUN_DIR"] = str(staging)
+    # Live output through pipes: Python would otherwise block-buffer the child's stdout.
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if opts.seed_root is not None:
+        env["LEDGER_SEED_ROOT"] = str(opts.seed_root)
+    if HOOK_DIR.is_dir():
+        env["LEDGER_HOOK_DIR"] = str(HOOK_DIR)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOK_DIR), env.get("PYTHONPATH")]))
+    return env
+
+
+def known_secrets(argv: Sequence[str], extra_env: dict[str, str]) -> list[bytes]:
+    """The literal secret values this run was given (secret-named variables, secret argv
+    parts), so that a program echoing them does not carry them into the stored logs."""
+    from .capture.redact import is_secret_name, redact_argv
+
+    found: set[str] = set()
+    for name, value in {**os.environ, **extra_env}.items():
+        if is_secret_name(name) and len(value) >= 6:
+            found.add(value)
+    for raw, red in zip(argv, redact_argv(list(argv)), strict=True):
+        if raw == red:
+            continue
+        # The secret is what differs once the common prefix and suffix are removed.
+        i = 0
+        while i < min(len(raw), len(red)) and raw[i] == red[i]:
+            i += 1
+        j = 0
+        while j < min(len(raw), len(red)) - i and raw[-1 - j] == red[-1 - j]:
+            j += 1
+        part = raw[i : len(raw) - j]
+        if len(part) >= 6:
+            found.add(part)
+    return sorted((s.encode() for s in found), key=len, reverse=True)
+
+
+def scrub_file(path: Path, secrets: list[bytes]) -> None:
+    data = path.read_bytes()
+    scrubbed = data
+    for secret in secrets:
+        scrubbed = scrubbed.replace(secret, b"***redacted***")
+    if scrubbed != data:
+        path.write_bytes(scrubbed)
+
+
+def _store_series(store: Store, series: MetricSeries) -> MetricSummary:
+    oid = store.put_json(series.to_json())
+    return summarize(series, oid)
+
+
+def _status(result: ExecResult) -> RunStatus:
+    if result.returncode == 0:
+        return "succeeded"
+    if result.interrupted_by is not None:
+        return "interrupted"
+    if result.signal is not None:
+        return "killed"
+    return "failed"
+
+
+def record(opts: RecordOptions, store: Store) -> RecordResult:
+    from . import contract as contract_mod
+    from .index import Index
+
+    _validate(opts)
+    store.check_writable()
+    # Freezing reads configs, inputs and code: any failure here leaves no run behind.
+    frozen = contract_mod.freeze(opts, store)
+    run_id = new_run_id()
+    staging = store.root / "staging" / run_id
+    staging.mkdir(parents=True)
+    started = datetime.now(UTC)
+    contract_oid = store.put_json(frozen.contract.to_json())
+    base: dict[str, Any] = dict(
+        run_id=run_id,
+        name=opts.name,
+        tags=opts.tags,
+        started=started,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        contract=contract_oid,
+        contract_digest=contract_digest(frozen.contract, None),
+        replay_of=opts.replay_of,
+        ledger_version=__version__,
+    )
+    running = Run(status="running", notes=frozen.notes, **base)
+    store.set_ref(run_ref(run_id), store.put_json(running.to_json()), op="start")
+
+    # Copy inputs into the store while the command runs: it must not delay the launch.
+    copier = None
+    if opts.store_inputs and frozen.inputs:
+        import threading
+
+        from .capture.data import store_inputs
+
+        copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
+        copier.start()
+    patterns = compile_patterns(opts.metrics)
+    parser = StdoutMetrics(patterns)
+    result = execute(
+        opts.command,
+        cwd=opts.cwd,
+        env=_child_env(opts, store, run_id, staging),
+        stdout_log=staging / "stdout.log",
+        stderr_log=staging / "stderr.log",
+        on_stdout_line=parser.feed,
+        on_stderr_line=parser.feed,
+    )
+    if copier is not None:
+        copier.join()
+    sealed = seal(store, opts, base, frozen, parser, result, staging, started)
+    try:
+        with Index(store) as index:
+            index.sync()
+    except Exception as e:  # the index is a cache: the run is safe in the objects and log
+        sealed.run.notes.append(f"index not updated ({e}); run `ledger reindex`")
+    shutil.rmtree(staging, ignore_errors=True)
+    return sealed
+
+
+def seal(
+    store: Store,
+    opts: RecordOptions,
+    base: dict[str, Any],
+    frozen: Any,
+    parser: StdoutMetrics,
+    result: ExecResult,
+    staging: Path,
+    started: datetime,
+) -> RecordResult:
+    from . import contract as contract_mod
+    from .capture import outputs as outputs_mod
+
+    notes = list(frozen.notes)
+    summaries: list[MetricSummary] = []
+    for name, points in sorted(parser.points.items()):
+        summaries.append(_store_series(store, build_series(name, "stdout", points)))
+    notes += parser.notes()
+
+    outputs, tb_series, out_notes = outputs_mod.capture_outputs(
+        store, opts.outputs, opts.cwd, started.timestamp()
+    )
+    notes += out_notes
+    summaries += [_store_series(store, s) for s in tb_series]
+
+    runtime, runtime_summaries, runtime_notes = contract_mod.collect_runtime_safe(store, staging)
+    summaries += runtime_summaries
+    notes += runtime_notes
+    checkpoints = contract_mod.checkpoint_events(staging)
+
+    inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts)
+    notes += in_notes
+    resolved_oid, resolved_digest = contract_mod.resolve_config(store, frozen, staging)
+
+    logs = {}
+    secrets = known_secrets(opts.command, opts.extra_env)
+    for stream in ("stdout", "stderr"):
+        path = staging / f"{stream}.log"
+        if path.exists() and secrets:
+            scrub_file(path, secrets)
+        logs[stream] = store.objects.put_file(path) if path.exists() else None
+    if inputs_changed:
+        notes.append("an --input changed while the run was running: see inputs_after")
+
+    base = dict(base)
+    base["contract_digest"] = contract_digest(frozen.contract, resolved_digest)
+    run = Run(
+        status=_status(result),
+        exit_code=result.returncode if result.returncode >= 0 else None,
+        signal=result.signal,
+        interrupted_by=result.interrupted_by,
+        ended=started + timedelta(seconds=result.wall_seconds),
+        wall_seconds=round(result.wall_seconds, 6),
+        cpu_user_seconds=round(result.cpu_user_seconds, 6),
+        cpu_system_seconds=round(result.cpu_system_seconds, 6),
+        peak_rss_bytes=result.peak_rss_bytes,
+        resolved_config=resolved_oid,
+        stdout=logs["stdout"],
+        stderr=logs["stderr"],
+        metrics=summaries,
+        outputs=outputs,
+        inputs_after=inputs_after,
+        inputs_changed=inputs_changed,
+        runtime=runtime,
+        checkpoints=checkpoints,
+        notes=notes + result.notes,
+        **base,
+    )
+    oid = store.put_json(run.to_json())
+    store.set_ref(run_ref(run.run_id), oid, op="seal", status=run.status)
+    code = result.returncode if result.returncode >= 0 else 128 + (result.signal or 0)
+    return RecordResult(run_id=run.run_id, record_oid=oid, run=run, exit_code=code)

@@ -1,0 +1,84 @@
+"""The run record: what was run (the contract) and what happened (status, metrics, outputs)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import Oid, Record, Timestamp
+from .metrics import MetricSummary
+
+__all__ = ["CheckpointEvent", "InputCheck", "OutputCapture", "Run", "RunStatus"]
+
+RunStatus = Literal["running", "succeeded", "failed", "killed", "interrupted"]
+
+
+class OutputCapture(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str  # as given on the command line
+    tree: Oid | None = None  # Tree record of the captured files
+    files: int = 0
+    bytes: int = 0
+    missing: bool = False
+
+
+class InputCheck(BaseModel):
+    """The re-digest of one --input after the run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    before_digest: str
+    after_digest: str | None  # None: the input vanished
+    changed: bool
+    detail: list[str] = Field(default_factory=list)
+
+
+class CheckpointEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event: Literal["save", "load"]
+    checkpoint: Oid
+    step: int | None = None
+    mode: Literal["resume", "warm-start"] | None = None
+    rank: int | None = None
+
+
+class Run(Record):
+    KIND = "run"
+    SCHEMA = 1
+
+    kind: Literal["run"] = "run"
+    run_id: str
+    name: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    status: RunStatus
+    exit_code: int | None = None
+    signal: int | None = None
+    interrupted_by: int | None = None  # a signal ledger received and forwarded
+    started: Timestamp
+    ended: Timestamp | None = None
+    wall_seconds: float | None = None
+    cpu_user_seconds: float | None = None
+    cpu_system_seconds: float | None = None
+    peak_rss_bytes: int | None = None
+    host: str
+    pid: int  # of the recorder, to tell abandoned runs from live ones
+
+    contract: Oid  # the frozen Contract record
+    contract_digest: str  # groups runs with identical code, config, data, environment, seeds
+    resolved_config: Oid | None = None  # config captured during the run (argparse, files)
+
+    stdout: Oid | None = None
+    stderr: Oid | None = None
+    metrics: list[MetricSummary] = Field(default_factory=list)
+    outputs: list[OutputCapture] = Field(default_factory=list)
+    inputs_after: list[InputCheck] = Field(default_factory=list)
+    inputs_changed: bool = False
+    runtime: dict[str, Any] | None = None  # what `import ledger` captured in the process
+    checkpoints: list[CheckpointEvent] = Field(default_factory=list)
+    replay_of: str | None = None  # run id this run replays
+    ledger_version: str
+    notes: list[str] = Field(default_factory=list)

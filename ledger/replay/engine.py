@@ -1,0 +1,396 @@
+"""``ledger replay``: rebuild a run, run it again through the recorder, and judge the result."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ReplayError, UsageError
+from ..records.base import record_from_json
+from ..records.contract import Contract
+from ..records.run import Run
+from ..records.verdict import Verdict
+from ..runs import load_run
+from ..store import Store
+from .series import final_value, run_series
+
+__all__ = ["ReplayOptions", "ReplayOutcome", "replay"]
+
+Mode = Literal["bitwise", "tolerance", "seeds"]
+REDACTED = "***"
+
+
+@dataclass
+class ReplayOptions:
+    mode: Mode = "bitwise"
+    rtol: float | None = None
+    atol: float | None = None
+    per_metric: dict[str, tuple[float, float]] = field(default_factory=dict)
+    seeds: int = 5
+    margin: float | None = None
+    metric: str | None = None  # main metric for seeds mode
+    seed_arg: str | None = None  # argv flag that carries the seed, e.g. --seed
+    jobs: int = 1
+    keep_workspace: bool = False
+    strict_env: bool = False
+    include_logs: bool = False
+    workspace_parent: Path | None = None
+    bootstrap_seed: int | None = None
+    original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
+
+
+@dataclass
+class ReplayOutcome:
+    verdict: Verdict
+    verdict_oid: str
+    workspaces: list[Path]
+
+    @property
+    def exit_code(self) -> int:
+        return {"reproduced": 0, "not-reproduced": 1, "inconclusive": 1, "could-not-replay": 7}[
+            self.verdict.outcome
+        ]
+
+
+def _validate(opts: ReplayOptions) -> None:
+    for name, value in (("--rtol", opts.rtol), ("--atol", opts.atol), ("--margin", opts.margin)):
+        if value is not None and (value < 0 or value != value):
+            raise UsageError(f"{name} must be a non-negative number, got {value}")
+    if (opts.rtol is None) != (opts.atol is None) and opts.mode == "tolerance":
+        # Only one given: take the other from 0 so the user's intent is kept explicit.
+        opts.rtol = opts.rtol or 0.0
+        opts.atol = opts.atol or 0.0
+    if opts.mode == "seeds" and opts.seeds < 2:
+        raise UsageError("--seeds must be at least 2 in seeds mode", hint="5 or more is advised")
+    if opts.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+
+
+def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:
+    from ..capture.env import compare_environments, fingerprint
+    from ..records.env import Environment
+
+    recorded = record_from_json(store.get_json(contract.environment), Environment)
+    assert isinstance(recorded, Environment)
+    current = fingerprint(contract.env_names)
+    return [d.model_dump(mode="json") for d in compare_environments(recorded, current)]
+
+
+def _one_replay(
+    store: Store,
+    run: Run,
+    contract: Contract,
+    opts: ReplayOptions,
+    seed_root: int | None,
+    seed_value: int | None,
+) -> tuple[Run, Path]:
+    from ..record import RecordOptions, record
+    from .workspace import build_workspace
+
+    if any(REDACTED in a for a in contract.argv):
+        raise ReplayError(
+            "the recorded command line holds redacted secrets and cannot be rerun as is",
+            hint="pass secrets through environment variables named with --env, not argv",
+        )
+    ws = build_workspace(store, contract, keep=opts.keep_workspace, parent=opts.workspace_parent)
+    argv = list(contract.argv)
+    if seed_value is not None and opts.seed_arg:
+        argv = _set_arg(argv, opts.seed_arg, str(seed_value))
+    env = {k: v for k, v in contract.env_vars.items() if REDACTED not in v}
+    result = record(
+        RecordOptions(
+            command=argv,
+            name=run.name,
+            inputs=[Path(i["path"]) for i in contract.inputs],
+            outputs=[Path(o) for o in contract.outputs],
+            metrics=list(contract.metric_patterns),
+            env_names=list(contract.env_names),
+            tags=dict(run.tags),
+            cwd=ws.run_dir,
+            store_inputs=False,
+            replay_of=run.run_id,
+            extra_env=env,
+            seed_root=seed_root,
+        ),
+        store,
+    )
+    return result.run, ws.root
+
+
+def _set_arg(argv: list[str], flag: str, value: str) -> list[str]:
+    out = list(argv)
+    for i, a in enumerate(out):
+        if a == flag and i + 1 < len(out):
+            out[i + 1] = value
+            return out
+        if a.startswith(flag + "="):
+            out[i] = f"{flag}={value}"
+            return out
+    raise UsageError(
+        f"--seed-arg {flag} does not appear in the recorded command {' '.join(argv)}",
+        hint="name the flag exactly as the command line has it, e.g. --seed-arg --seed",
+    )
+
+
+def _recorded_root(run: Run) -> int | None:
+    seeds = (run.runtime or {}).get("seeds") or []
+    for s in seeds if isinstance(seeds, list) else []:
+        if isinstance(s, dict) and isinstance(s.get("root"), int):
+            return int(s["root"])
+    return None
+
+
+def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
+    from ..stats import Tolerance, compare_series
+    from .compare_outputs import compare_run_outputs
+
+    _validate(opts)
+    _, run = load_run(store, run_text)
+    if run.status == "running":
+        raise ReplayError(f"run {run.run_id} is still running (or was abandoned); not replayable")
+    contract = record_from_json(store.get_json(run.contract), Contract)
+    assert isinstance(contract, Contract)
+    drift = _drift(store, contract)
+    numeric_drift = [d for d in drift if d.get("affects_numerics")]
+    if opts.strict_env and numeric_drift:
+        raise ReplayError(
+            f"the environment differs from the recorded one in {len(numeric_drift)} field(s) "
+            "that can change numerics: " + ", ".join(d["field"] for d in numeric_drift[:8]),
+            hint="replay without --strict-env to run anyway (the verdict is labelled)",
+        )
+    labels = ["different-environment"] if numeric_drift else []
+    notes: list[str] = []
+    settings: dict[str, Any] = {
+        "mode": opts.mode,
+        "rtol": opts.rtol,
+        "atol": opts.atol,
+        "per_metric": {k: list(v) for k, v in opts.per_metric.items()},
+    }
+    root = contract.seed_root if contract.seed_root is not None else _recorded_root(run)
+
+    if opts.mode != "seeds":
+        replay_run, ws = _one_replay(store, run, contract, opts, root, None)
+        workspaces = [ws]
+        overrides = {k: Tolerance(r, a) for k, (r, a) in opts.per_metric.items()}
+        if opts.mode == "bitwise":
+            series = compare_series(
+                run_series(store, run), run_series(store, replay_run), rtol=0.0, atol=0.0
+            )
+            bitwise_values = _bitwise_identical(store, run, replay_run)
+        else:
+            series = compare_series(
+                run_series(store, run),
+                run_series(store, replay_run),
+                rtol=opts.rtol,
+                atol=opts.atol,
+                overrides=overrides,
+            )
+            bitwise_values = True
+        files = compare_run_outputs(store, run, replay_run, opts, ws)
+        files_ok = all(f["status"] in ("identical", "close") for f in files)
+        if opts.mode == "bitwise":
+            files_ok = all(f["status"] == "identical" for f in files)
+        same_exit = (run.status, run.exit_code, run.signal) == (
+            replay_run.status,
+            replay_run.exit_code,
+            replay_run.signal,
+        )
+        ok = series.ok and bitwise_values and files_ok and same_exit
+        summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit)
+        verdict = Verdict(
+            original=run.run_id,
+            replays=[replay_run.run_id],
+            mode=opts.mode,
+            outcome="reproduced" if ok else "not-reproduced",
+            summary=summary,
+            created=datetime.now(UTC),
+            exit_status={
+                "original": [run.status, run.exit_code, run.signal],
+                "replay": [replay_run.status, replay_run.exit_code, replay_run.signal],
+            },
+            metrics=series.to_json(),
+            files=files,
+            environment_drift=drift,
+            labels=labels,
+            settings=settings,
+            notes=notes,
+        )
+    else:
+        verdict, workspaces = _seeds(store, run, contract, opts, drift, labels, settings)
+    oid = store.put_json(verdict.to_json())
+    store.set_ref(
+        f"verdicts/{run.run_id}/{verdict.replays[0]}", oid, op="verdict", outcome=verdict.outcome
+    )
+    from ..index import Index
+
+    with Index(store) as index:
+        index.sync()
+    if not opts.keep_workspace:
+        for ws in workspaces:
+            shutil.rmtree(ws, ignore_errors=True)
+    return ReplayOutcome(verdict, oid, workspaces)
+
+
+def _bitwise_identical(store: Store, a: Run, b: Run) -> bool:
+    """compare_series with zero tolerance still equates -0.0 and 0.0: check the bytes too."""
+    from ..stats import bitwise_equal
+
+    sa, sb = run_series(store, a), run_series(store, b)
+    return all(bitwise_equal(v, sb[k]) for k, v in sa.items() if k in sb)
+
+
+def _summary(
+    mode: str,
+    ok: bool,
+    series: Any,
+    files: list[dict[str, Any]],
+    run: Run,
+    replay_run: Run,
+    same_exit: bool,
+) -> str:
+    if ok:
+        return (
+            f"reproduced ({mode}): {series.compared} metric values and {len(files)} output "
+            f"file(s) match; exit status {run.status} ({run.exit_code}) reproduced"
+        )
+    parts = []
+    if not same_exit:
+        parts.append(
+            f"exit status differs: original {run.status} ({run.exit_code}), replay "
+            f"{replay_run.status} ({replay_run.exit_code})"
+        )
+    fd = series.first_divergence
+    if fd is not None:
+        parts.append(
+            f"first divergence at {fd.metric} step {fd.step}: original {fd.original!r}, "
+            f"replay {fd.replay!r} (abs {fd.abs_diff:.3g}, rel {fd.rel_diff:.3g}); "
+            f"{series.mismatches} of {series.compared} values differ"
+        )
+    if series.first_structural is not None:
+        s = series.first_structural
+        parts.append(f"metric {s.metric} step {s.step} only in the {s.present_in}")
+    bad = [f for f in files if f["status"] not in ("identical", "close")]
+    if bad:
+        parts.append(
+            f"{len(bad)} output file(s) differ, first {bad[0]['path']}: "
+            f"{bad[0].get('detail') or bad[0]['status']}"
+        )
+    if not parts:
+        parts.append("values equal but not bitwise identical (e.g. -0.0 vs 0.0)")
+    return "not reproduced: " + "; ".join(parts)
+
+
+def _seeds(
+    store: Store,
+    run: Run,
+    contract: Contract,
+    opts: ReplayOptions,
+    drift: list[dict[str, Any]],
+    labels: list[str],
+    settings: dict[str, Any],
+) -> tuple[Verdict, list[Path]]:
+    import secrets
+
+    from ..stats import compare_seeds
+
+    metric = opts.metric or _main_metric(run)
+    original_value = final_value(run, metric)
+    if original_value is None:
+        raise UsageError(
+            f"run {run.run_id} has no finite value of metric {metric!r}",
+            hint="choose the main metric with --metric",
+        )
+    boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
+    roots = [secrets.randbits(63) for _ in range(opts.seeds)]
+
+    def go(i: int) -> tuple[Run, Path]:
+        value = roots[i] if opts.seed_arg else None
+        return _one_replay(
+            store,
+            run,
+            contract,
+            opts,
+            None if opts.seed_arg else roots[i],
+            value if value is None else roots[i] % (2**31),
+        )
+
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        results = list(pool.map(go, range(opts.seeds)))
+    replays = [r for r, _ in results]
+    values = [final_value(r, metric) for r in replays]
+    finite = [v for v in values if v is not None]
+    if len(finite) < 2:
+        raise ReplayError(f"fewer than 2 replays produced metric {metric!r}")
+    group = [original_value]
+    group_ids = [run.run_id]
+    for other in opts.original_group:
+        _, other_run = load_run(store, other)
+        v = final_value(other_run, metric)
+        if v is None:
+            raise UsageError(f"run {other_run.run_id} has no finite value of {metric!r}")
+        if other_run.run_id not in group_ids:
+            group.append(v)
+            group_ids.append(other_run.run_id)
+    cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
+    notes: list[str] = []
+    if cmp.single_run is not None:
+        p = cmp.single_run
+        outcome = "reproduced" if p.inside else "not-reproduced"
+        lo, hi = p.prediction_interval
+        summary = (
+            f"seeds: the original {metric} = {original_value:g} falls "
+            f"{'inside' if p.inside else 'outside'} the {p.level:.0%} prediction interval "
+            f"[{lo:.6g}, {hi:.6g}] of {len(finite)} replayed seeds (percentile {p.percentile:.1f})"
+        )
+        notes.append(
+            "the original group is a single run: a prediction interval is reported instead of "
+            "a two-group test; pass --against RUN for more original seeds"
+        )
+    else:
+        assert cmp.tost is not None
+        t = cmp.tost
+        outcome = {"equivalent": "reproduced", "different": "not-reproduced"}.get(
+            str(t.verdict), "inconclusive"
+        )
+        summary = (
+            f"seeds: Welch TOST on {metric}, {len(group)} original vs {len(finite)} replayed "
+            f"seeds, margin {t.margin:g} ({t.margin_source}): {t.verdict}"
+            + (f"; about {t.seeds_needed} seeds per group needed" if t.seeds_needed else "")
+        )
+    settings = dict(
+        settings,
+        metric=metric,
+        seeds=opts.seeds,
+        roots=roots,
+        bootstrap_seed=boot_seed,
+        margin=opts.margin,
+        original_group=group_ids,
+    )
+    verdict = Verdict(
+        original=run.run_id,
+        replays=[r.run_id for r in replays],
+        mode="seeds",
+        outcome=outcome,  # type: ignore[arg-type]
+        summary=summary,
+        created=datetime.now(UTC),
+        seeds=cmp.to_json(),
+        environment_drift=drift,
+        labels=labels,
+        settings=settings,
+        notes=notes,
+    )
+    return verdict, [w for _, w in results]
+
+
+def _main_metric(run: Run) -> str:
+    names = [m.name for m in run.metrics if m.rank is None or m.source == "combined"]
+    if not names:
+        raise UsageError(f"run {run.run_id} recorded no metrics", hint="give --metric NAME")
+    for preferred in ("accuracy", "acc", "val_acc", "loss", "val_loss"):
+        if preferred in names:
+            return preferred
+    return names[0]

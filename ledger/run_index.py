@@ -1,0 +1,54 @@
+"""How run records appear in the SQLite index (``runs`` table), for ``ledger ls``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlite_utils
+
+from .index import Indexer, register_indexer
+
+__all__ = ["RUNS_INDEXER"]
+
+
+def _tables(db: sqlite_utils.Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS runs (ref TEXT PRIMARY KEY, run_id TEXT, oid TEXT, "
+        "name TEXT, status TEXT, exit_code INTEGER, started TEXT, ended TEXT, "
+        "wall_seconds REAL, contract_digest TEXT, tags TEXT, replay_of TEXT, host TEXT, "
+        "pid INTEGER)"
+    )
+
+
+def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if not ref.startswith("runs/"):
+        return
+    db.execute(
+        "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            ref,
+            rec.get("run_id"),
+            oid,
+            rec.get("name"),
+            rec.get("status"),
+            rec.get("exit_code"),
+            rec.get("started"),
+            rec.get("ended"),
+            rec.get("wall_seconds"),
+            rec.get("contract_digest"),
+            json.dumps(rec.get("tags") or {}, sort_keys=True),
+            rec.get("replay_of"),
+            rec.get("host"),
+            rec.get("pid"),
+        ),
+    )
+
+
+def _remove(db: sqlite_utils.Database, ref: str) -> None:
+    if ref.startswith("runs/") and "runs" in db.table_names():
+        db.execute("DELETE FROM runs WHERE ref=?", (ref,))
+
+
+RUNS_INDEXER = Indexer(kind="run", tables=_tables, add=_add, remove=_remove)
+register_indexer(RUNS_INDEXER)

@@ -1,0 +1,121 @@
+"""``ledger show``: gather everything bound to a run into one JSON-able description."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import LedgerError
+from .runs import load_run
+from .store import Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["describe_run", "render_run"]
+
+
+def _get(store: Store, oid: str | None) -> Any:
+    if oid is None:
+        return None
+    try:
+        return store.get_json(oid)
+    except LedgerError as e:
+        return {"error": e.message}
+
+
+def describe_run(store: Store, text: str) -> dict[str, Any]:
+    from .index import Index
+
+    oid, run = load_run(store, text)
+    info: dict[str, Any] = {"record": oid, "run": run.to_json()}
+    contract = _get(store, run.contract)
+    info["contract"] = contract
+    if isinstance(contract, dict):
+        info["code"] = _get(store, contract.get("code"))
+        env = _get(store, contract.get("environment"))
+        if isinstance(env, dict):
+            env = {k: v for k, v in env.items() if k != "packages"} | {
+                "packages_count": len(env.get("packages") or {})
+            }
+        info["environment"] = env
+    info["resolved_config"] = _get(store, run.resolved_config)
+    with Index(store) as index:
+        index.sync()
+        info["replays"] = index.query(
+            "SELECT run_id, status, exit_code FROM runs WHERE replay_of = ? ORDER BY run_id",
+            (run.run_id,),
+        )
+        tables = index.db.table_names()
+        info["verdicts"] = (
+            index.query(
+                "SELECT * FROM verdicts WHERE original = ? OR replay = ? ORDER BY created",
+                (run.run_id, run.run_id),
+            )
+            if "verdicts" in tables
+            else []
+        )
+    return info
+
+
+def render_run(info: dict[str, Any], con: Console) -> None:
+    from rich.table import Table
+
+    run = info["run"]
+    colour = "green" if run["status"] == "succeeded" else "red"
+    con.print(
+        f"[bold]run {run['run_id']}[/]  [{colour}]{run['status']}[/]  record {info['record']}"
+    )
+    if run.get("name"):
+        con.print(f"  name      {run['name']}")
+    if run.get("tags"):
+        con.print("  tags      " + " ".join(f"{k}={v}" for k, v in run["tags"].items()))
+    con.print(
+        f"  exit      {run.get('exit_code')}  signal {run.get('signal')}  "
+        f"wall {run.get('wall_seconds')} s  peak RSS {run.get('peak_rss_bytes')} B"
+    )
+    con.print(f"  started   {run['started']}  on {run['host']}")
+    contract = info.get("contract") or {}
+    con.print(f"  command   {' '.join(contract.get('argv', []))}")
+    con.print(f"  contract  {run['contract_digest']}")
+    code = info.get("code") or {}
+    if code:
+        dirty = " + uncommitted changes" if code.get("dirty") else ""
+        con.print(f"  code      {code.get('commit') or '(no commit)'}{dirty}")
+    for item in contract.get("inputs", []):
+        con.print(f"  input     {item.get('path')}  {item.get('digest')}")
+    for chk in run.get("inputs_after", []):
+        if chk.get("changed"):
+            con.print(f"  [red]input changed during the run[/]: {chk['path']}")
+    env = info.get("environment") or {}
+    if env:
+        py = env.get("python", {})
+        con.print(f"  python    {py.get('version') if isinstance(py, dict) else py}")
+    if run.get("replay_of"):
+        con.print(f"  replays   {run['replay_of']}")
+    for cp in run.get("checkpoints", []):
+        what = cp.get("mode") or cp["event"]
+        con.print(f"  checkpoint {cp['event']} step {cp.get('step')} ({what}) {cp['checkpoint']}")
+    if run.get("metrics"):
+        t = Table(title="metrics", box=None)
+        for c in ("name", "source", "rank", "points", "last", "last finite", "first non-finite"):
+            t.add_column(c)
+        for m in run["metrics"]:
+            t.add_row(
+                m["name"],
+                m["source"],
+                "" if m.get("rank") is None else str(m["rank"]),
+                str(m["count"]),
+                str(m.get("last")),
+                str(m.get("last_finite")),
+                "" if m.get("first_nonfinite_step") is None else str(m["first_nonfinite_step"]),
+            )
+        con.print(t)
+    for out in run.get("outputs", []):
+        state = "missing" if out.get("missing") else f"{out['files']} files, {out['bytes']} B"
+        con.print(f"  output    {out['path']}  {state}")
+    for r in info.get("replays", []):
+        con.print(f"  replayed by {r['run_id']} ({r['status']})")
+    for v in info.get("verdicts", []):
+        con.print(f"  verdict   {v.get('mode')}: {v.get('verdict')} ({v.get('replay')})")
+    for note in run.get("notes", []):
+        con.print(f"  [yellow]note[/] {note}")
