@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The main job, end to end, in a throwaway folder: create a ledger, store a file, verify it.
+# The main job, end to end: record the bundled tiny training run (examples/tiny) with
+# `ledger record`, then replay it with `ledger replay` and print the verdict.
+# It works in a throwaway git repository so your own tree is never touched.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export LEDGER_DIR="$work/.ledger"
+cp "$here/tiny/train.py" "$here/tiny/data.csv" "$work/"
+cd "$work"
+export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.invalid
+export GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.invalid
+git init -q && git add -A && git commit -qm "tiny example"
 ledger init
-echo "hello ledger" > "$work/hello.txt"
-python3 - "$work/hello.txt" <<'PY'
-import sys
-from ledger import Store
-store = Store.open()
-oid = store.objects.put_file(sys.argv[1])
-store.set_ref("demo/hello", oid)
-print("stored", oid)
-PY
+ledger record --name tiny --input data.csv --output out \
+  --metric 'epoch (?P<step>\d+) loss (?P<loss>\S+) acc (?P<acc>\S+)' \
+  -- python3 train.py --epochs 10
+ledger ls
+ledger replay tiny --mode bitwise
 ledger verify

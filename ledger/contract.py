@@ -78,7 +78,14 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     notes: list[str] = []
     config_files = [load_config_file(opts.cwd / p, store) for p in opts.configs]
     cache = StatCache.for_store(store)
-    inputs = [digest_input((opts.cwd / p).absolute(), cache) for p in opts.inputs]
+    inputs = []
+    for p in opts.inputs:
+        d = digest_input((opts.cwd / p).absolute(), cache)
+        # Keep the path as the command line gave it: replay restores relative inputs into its
+        # workspace, where the same relative argument finds them.
+        given = d.model_copy(update={"path": str(p)})
+        given._manifest = d._manifest
+        inputs.append(given)
     cache.save()
     code = snapshot_code(opts.cwd, store)
     notes += list(code.notes)

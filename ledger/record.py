@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,7 @@ from .store import Store
 __all__ = ["RecordOptions", "RecordResult", "record"]
 
 HOOK_DIR = Path(__file__).parent / "_hook"
+_FREEZE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -187,7 +189,8 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     _validate(opts)
     store.check_writable()
     # Freezing reads configs, inputs and code: any failure here leaves no run behind.
-    frozen = contract_mod.freeze(opts, store)
+    with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
+        frozen = contract_mod.freeze(opts, store)
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     staging.mkdir(parents=True)
@@ -211,8 +214,6 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     # Copy inputs into the store while the command runs: it must not delay the launch.
     copier = None
     if opts.store_inputs and frozen.inputs:
-        import threading
-
         from .capture.data import store_inputs
 
         copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
