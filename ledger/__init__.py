@@ -15,6 +15,7 @@ from .errors import (
     UnknownIdError,
     UsageError,
 )
+from .runtime import Run, current_run, log, save_rng_state, seed
 from .store import Store
 
 __version__ = "0.1.0"
@@ -29,8 +30,13 @@ __all__ = [
     "LedgerNotFoundError",
     "MissingObjectError",
     "ReplayError",
+    "Run",
     "Store",
     "UnknownIdError",
     "UsageError",
     "__version__",
+    "current_run",
+    "log",
+    "save_rng_state",
+    "seed",
 ]

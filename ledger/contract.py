@@ -170,7 +170,7 @@ def collect_runtime_safe(
 ) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
-        from .runtime.ingest import collect_runtime  # type: ignore[import-not-found,unused-ignore]
+        from .runtime.ingest import collect_runtime
     except ImportError:
         return None, [], []
     try:
