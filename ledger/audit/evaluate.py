@@ -170,7 +170,10 @@ def _judge(
     needed: list[int] = []
     chosen = claim.margin if claim.margin is not None else audit_margin
     for name, sigma in readings.items():
-        margin, source = (chosen, "given") if chosen is not None else _default_margin(sigma, r)
+        label = "recorded sd" if name == "recorded" else "claimed sd"
+        margin, source = (
+            (chosen, "given") if chosen is not None else _default_margin(sigma, r, label)
+        )
         entry: dict[str, Any] = {"sigma": sigma, "margin": margin, "margin_source": source}
         if claim.aggregate != "max":
             cv = claim_verdict(values, value=claim.value, decimals=claim.decimals, margin=margin)
@@ -232,9 +235,9 @@ def _judge(
     )
 
 
-def _default_margin(sigma: float, r: float) -> tuple[float, str]:
+def _default_margin(sigma: float, r: float, label: str = "claimed sd") -> tuple[float, str]:
     if sigma > r:
-        return sigma, "claimed sd" if sigma else "recorded sd"
+        return sigma, label
     return 2 * r, "twice the rounding half-width"
 
 

@@ -77,6 +77,8 @@ def test_claim_that_lacks_n_spread_or_split_is_not_reproducible(lab: Lab) -> Non
         claim("no-split", split=None),
         claim("no-sources", varied_sources=None),
     )
+    assert got["no-spread"].margin_source == "recorded sd"
+    assert got["no-n"].margin_source == "claimed sd"
     for cid, missing in [("no-n", "n_seeds"), ("no-spread", "spread"), ("no-split", "split")]:
         assert got[cid].verdict == "not_reproducible", cid
         assert any(f"missing: {missing}" in r for r in got[cid].reasons), got[cid].reasons
