@@ -1,0 +1,72 @@
+"""Short texts shared by the terminal, Markdown and HTML reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records.audit import ClaimAudit
+
+VERDICT_LABELS = {
+    "supported": "supported",
+    "not_supported": "not supported",
+    "inconclusive": "inconclusive",
+    "not_reproducible": "not reproducible",
+    "error": "error",
+}
+
+
+def verdict_label(c: ClaimAudit) -> str:
+    label = VERDICT_LABELS[c.verdict]
+    if c.exceeds:
+        label += " (exceeds)"
+    if c.verdict == "inconclusive" and c.seeds_needed is not None:
+        label += f" (~{c.seeds_needed} seeds)"
+    return label
+
+
+def claimed_text(c: ClaimAudit) -> str:
+    claim = c.claim
+    if claim is None:
+        return "—"
+    d = int(claim["decimals"])
+    text = f"{float(claim['value']):.{d}f}"
+    if claim.get("spread") is not None:
+        sd = claim.get("spread_decimals")
+        sd = d if sd is None else int(sd)
+        kind = claim.get("spread_type")
+        if kind == "ci":
+            kind = f"{round(float(claim['level']) * 100):g}% CI"
+        text += f" ± {float(claim['spread']):.{sd}f} ({kind})"
+    n = claim.get("n_seeds")
+    text += f", n={n}" if n is not None else ", n=?"
+    return text
+
+
+def recorded_text(c: ClaimAudit) -> str:
+    summary: dict[str, Any] | None = c.statistics.get("summary")
+    if not summary:
+        return "—"
+    d = int(c.claim["decimals"]) + 2 if c.claim else 4
+    std = summary.get("std")
+    spread = f" ± {float(std):.{d}f} (std)" if isinstance(std, float) else ""
+    return f"{float(summary['mean']):.{d}f}{spread}, n={summary['n']}"
+
+
+def source_text(c: ClaimAudit) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.source.items()) or "—"
+
+
+def metric_text(c: ClaimAudit) -> str:
+    claim = c.claim
+    if claim is None:
+        return "—"
+    parts = [str(claim["metric"])]
+    if claim.get("split"):
+        parts.append(str(claim["split"]))
+    if claim.get("checkpoint") != "final":
+        parts.append(str(claim["checkpoint"]))
+    return " · ".join(parts)
+
+
+def check_mark(passed: bool | None) -> str:
+    return {True: "pass", False: "FAIL", None: "n/a"}[passed]

@@ -1,0 +1,147 @@
+"""The claims file: what a paper says, in a form ``ledger audit`` can check.
+
+Validation is per claim so that one mistake does not hide the verdicts of the others.
+Fields a paper may simply not state (``n_seeds``, ``spread``, ``split``) are optional here on
+purpose: a claim that lacks them is judged *not reproducible*, which is a finding, not a typo.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Claim",
+    "ClaimSource",
+    "ClaimsFile",
+    "RunSelector",
+    "claims_json_schema",
+    "write_claims_schema",
+]
+
+SpreadType = Literal["std", "sem", "ci", "range", "unspecified"]
+Aggregate = Literal["mean", "median", "iqm", "max"]
+Split = Literal["val", "test"]
+Checkpoint = Literal["final", "best-val", "best-test"]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunSelector(BaseModel):
+    """Which recorded runs stand behind a claim. Criteria combine with AND; list entries with OR."""
+
+    model_config = _STRICT
+
+    ids: list[str] = Field(default_factory=list, description="Run ids or unique id prefixes.")
+    names: list[str] = Field(
+        default_factory=list, description="Run names; shell wildcards (*, ?) allowed."
+    )
+    tags: dict[str, str] = Field(default_factory=dict, description="Every tag must match.")
+    contract: str | None = Field(None, description="Prefix of the runs' contract digest.")
+    include_replays: bool = Field(
+        False, description="Also use runs that replay another run (off: replays are not seeds)."
+    )
+
+    @model_validator(mode="after")
+    def _not_everything(self) -> RunSelector:
+        if not (self.ids or self.names or self.tags or self.contract):
+            raise ValueError("give at least one of ids, names, tags, contract")
+        return self
+
+    def describe(self) -> str:
+        parts = []
+        if self.ids:
+            parts.append("ids " + ", ".join(self.ids))
+        if self.names:
+            parts.append("names " + ", ".join(self.names))
+        if self.tags:
+            parts.append("tags " + ", ".join(f"{k}={v}" for k, v in self.tags.items()))
+        if self.contract:
+            parts.append(f"contract {self.contract}")
+        return "; ".join(parts)
+
+
+class ClaimSource(BaseModel):
+    model_config = _STRICT
+
+    paper: str | None = None
+    table: str | None = None
+    row: str | None = None
+
+    def describe(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in self.model_dump().items() if v is not None)
+
+
+class Claim(BaseModel):
+    """One reported number, e.g. "93.1 ± 0.2 top-1 (std over 5 seeds)"."""
+
+    model_config = _STRICT
+
+    id: str = Field(description="Short unique name; defaults to claim-<position>.")
+    metric: str = Field(description="Name of the recorded metric series holding the number.")
+    higher_is_better: bool = True
+    value: float = Field(description="The number as printed in the paper.")
+    decimals: int = Field(
+        ge=0,
+        le=12,
+        description="Digits after the point as printed; inferred from `value` when omitted.",
+    )
+    spread: float | None = Field(None, ge=0, description="The number after ±, if any.")
+    spread_type: SpreadType | None = Field(
+        None, description="What ± means; `unspecified` if the paper does not say."
+    )
+    level: float = Field(0.95, gt=0, lt=1, description="Coverage of a `ci` spread.")
+    spread_decimals: int | None = Field(None, ge=0, le=12)
+    n_seeds: int | None = Field(None, ge=1, description="Number of runs the paper averaged.")
+    aggregate: Aggregate = "mean"
+    split: Split | None = Field(None, description="Split the number is measured on.")
+    checkpoint: Checkpoint = Field("final", description="Which checkpoint the number is from.")
+    selection_metric: str | None = Field(
+        None, description="Series that picks the best checkpoint (default: metric on that split)."
+    )
+    varied_sources: list[str] = Field(
+        default_factory=list, description="What varied between runs: seed, data order, init..."
+    )
+    runs: RunSelector
+    source: ClaimSource = Field(default_factory=ClaimSource)
+    margin: float | None = Field(
+        None, gt=0, description="Equivalence margin in metric units (default: the claimed sd)."
+    )
+
+    @model_validator(mode="after")
+    def _spread_needs_type(self) -> Claim:
+        if self.spread is not None and self.spread_type is None:
+            raise ValueError(
+                "spread is given without spread_type; say std, sem, ci, range, or "
+                "unspecified if the paper does not say"
+            )
+        return self
+
+
+class ClaimsFile(BaseModel):
+    """The whole file: an optional default paper and the list of claims."""
+
+    model_config = _STRICT
+
+    version: Literal[1] = 1
+    paper: str | None = Field(None, description="Default for every claim's source.paper.")
+    claims: list[Claim] = Field(min_length=1)
+
+
+def claims_json_schema() -> dict[str, Any]:
+    """JSON Schema of the claims file (editors use it to complete and check claims.yaml)."""
+    schema = ClaimsFile.model_json_schema()
+    schema["$id"] = "https://ledger.invalid/schemas/claims.schema.json"
+    schema["title"] = "ledger claims file"
+    # `id` and `decimals` have defaults filled in by the loader, so authors may omit them.
+    claim = schema["$defs"]["Claim"]
+    claim["required"] = [r for r in claim.get("required", []) if r not in {"id", "decimals"}]
+    return schema
+
+
+def write_claims_schema(path: Path) -> Path:
+    path.write_text(json.dumps(claims_json_schema(), indent=2, sort_keys=True) + "\n", "utf-8")
+    return path

@@ -1,0 +1,377 @@
+"""One claim against its runs: the values, ledger.stats' numbers, the checks and the verdict.
+
+Verdict precedence: a claim that cannot be judged is ``error``; runs that contradict the number
+make it ``not_supported`` whatever else is wrong; otherwise any failed consistency check makes
+it ``not_reproducible``; otherwise the statistical verdict (supported / inconclusive) stands.
+The margin is the claim's ``margin``, else the audit's, else the claimed sd (read from the
+spread) but at least twice the rounding half-width r, so a supporting interval exists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..records.audit import AuditCheck, ClaimAudit, ClaimProblem, ClaimVerdictName, RunEvidence
+from ..stats import (
+    check_consistency,
+    claim_tost,
+    claim_verdict,
+    combine_verdicts,
+    rounding_halfwidth,
+    seeds_needed,
+    sigma_readings,
+    summarize,
+)
+from ..store import Store
+from .claims import Claim
+from .load import LoadedClaim
+from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
+from .select import RecordedRun, run_value, select_runs, test_selection_marks
+
+__all__ = ["AuditContext", "evaluate_claim"]
+
+_HEADLINES = {
+    "n_matches": "the number of runs differs from the claim's n_seeds",
+    "value_rounds": "the recorded value does not round to the claimed value",
+    "spread_rounds": "the recorded spread does not round to the claimed ±",
+    "not_best_seed": "the claimed value is the best seed, not the aggregate over seeds",
+    "no_test_selection": "the test split was used to select the checkpoint or stop early",
+    "variance_sources_stated": "the claim does not say what varied between runs",
+    "claim_complete": "the claim does not state everything a reproduction needs",
+    "runs_reproducible": "runs behind the claim did not reproduce",
+}
+
+
+@dataclass
+class AuditContext:
+    store: Store
+    runs: list[RecordedRun]
+    recorded: dict[str, ReplayCheck]
+    margin: float | None = None
+    replayer: Replayer | None = None
+    _replayed: dict[str, ReplayCheck] = field(default_factory=dict)
+
+    def replay_of(self, run_id: str) -> ReplayCheck | None:
+        """The replay now (once per run) when replaying, else the latest recorded verdict."""
+        if self.replayer is None:
+            return self.recorded.get(run_id)
+        if run_id not in self._replayed:
+            self._replayed[run_id] = self.replayer(self.store, run_id)
+        return self._replayed[run_id]
+
+
+def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
+    if loaded.claim is None:
+        return ClaimAudit(
+            index=loaded.index,
+            id=loaded.id,
+            line=loaded.line,
+            source=_raw_source(loaded.raw),
+            verdict="error",
+            reasons=[_problem_text(p) for p in loaded.problems],
+            problems=list(loaded.problems),
+        )
+    claim = loaded.claim
+    head: dict[str, Any] = {
+        "index": loaded.index,
+        "id": claim.id,
+        "line": loaded.line,
+        "source": {k: v for k, v in claim.source.model_dump().items() if v is not None},
+        "claim": claim.model_dump(mode="json"),
+        "varied_sources": claim.varied_sources,
+    }
+    selected = select_runs(ctx.runs, claim.runs)
+    if not selected:
+        return _error(
+            head,
+            f"no recorded run matches runs: {claim.runs.describe()} "
+            f"({len(ctx.runs)} run(s) in the ledger)",
+        )
+    evidence, values, marks = _collect(ctx, claim, selected)
+    head["runs"] = evidence
+    if not any(any(m.name == claim.metric for m in r.run.metrics) for r in selected):
+        have = sorted({m.name for r in selected for m in r.run.metrics})
+        return _error(
+            head,
+            f"unknown metric {claim.metric!r}: the {len(selected)} selected run(s) record "
+            + (", ".join(have) or "no metrics"),
+        )
+    head["values"] = values
+    if len(values) < 2:
+        return _error(head, _too_few(claim, len(values)))
+    try:
+        return _judge(head, claim, values, evidence, marks, ctx.margin)
+    except ValueError as e:
+        return _error(head, f"cannot evaluate: {e}")
+
+
+def _collect(
+    ctx: AuditContext, claim: Claim, selected: list[RecordedRun]
+) -> tuple[list[RunEvidence], list[float], dict[str, list[str]]]:
+    evidence: list[RunEvidence] = []
+    values: list[float] = []
+    marks: dict[str, list[str]] = {}
+    for r in selected:
+        run = r.run
+        note: str | None = None
+        value = step = None
+        if run.replay_of and not claim.runs.include_replays:
+            note = f"a replay of {run.replay_of}, not a seed (set runs.include_replays)"
+        elif run.status != "succeeded":
+            note = f"run {run.status}; only succeeded runs are used"
+        else:
+            got = run_value(ctx.store, claim, run)
+            value, step, note = got.value, got.step, got.note
+        used = value is not None and math.isfinite(value)
+        if used and value is not None:
+            values.append(value)
+            for m in test_selection_marks(ctx.store, run):
+                marks.setdefault(m, []).append(r.run_id)
+        check = ctx.replay_of(r.run_id) if used else None
+        evidence.append(
+            RunEvidence(
+                run_id=r.run_id,
+                record=r.oid,
+                name=run.name,
+                status=run.status,
+                value=value,
+                step=step,
+                used=used,
+                note=note,
+                replay=check.outcome if check else NO_REPLAY,
+                replay_detail=check.describe() if check else None,
+            )
+        )
+    return evidence, values, marks
+
+
+def _judge(
+    head: dict[str, Any],
+    claim: Claim,
+    values: list[float],
+    evidence: list[RunEvidence],
+    marks: dict[str, list[str]],
+    audit_margin: float | None,
+) -> ClaimAudit:
+    r = rounding_halfwidth(claim.decimals)
+    n_claim = claim.n_seeds or len(values)
+    readings: dict[str, float] = {}
+    if claim.spread is not None and claim.spread_type is not None and n_claim >= 2:
+        readings = sigma_readings(claim.spread, claim.spread_type, n_claim, level=claim.level)
+    summary = summarize(values)
+    if not readings:  # no claimed spread: only the recorded one can set a default margin
+        readings = {"recorded": summary.std or 0.0}
+    stats: dict[str, Any] = {"summary": summary.to_json(), "rounding": r, "n_claimed": n_claim}
+    notes: list[str] = []
+    per: dict[str, Any] = {}
+    verdicts: list[str] = []
+    needed: list[int] = []
+    chosen = claim.margin if claim.margin is not None else audit_margin
+    for name, sigma in readings.items():
+        label = "recorded sd" if name == "recorded" else "claimed sd"
+        margin, source = (
+            (chosen, "given") if chosen is not None else _default_margin(sigma, r, label)
+        )
+        entry: dict[str, Any] = {"sigma": sigma, "margin": margin, "margin_source": source}
+        if claim.aggregate != "max":
+            cv = claim_verdict(values, value=claim.value, decimals=claim.decimals, margin=margin)
+            entry["verdict"] = cv.to_json()
+            verdicts.append(cv.verdict)
+            if cv.seeds_needed is not None:
+                needed.append(cv.seeds_needed)
+        if name != "recorded" and n_claim >= 2:
+            entry["tost"] = claim_tost(
+                values, value=claim.value, sigma=sigma, n=n_claim, margin=margin
+            ).to_json()
+        per[name] = entry
+    stats["readings"] = per
+    first = next(iter(per.values()))
+    if claim.aggregate == "max":
+        stat_verdict = "inconclusive"
+        notes.append(
+            "a best-of-n value has no confidence interval: the claim can be checked for "
+            "consistency only, never supported"
+        )
+    else:
+        stat_verdict = combine_verdicts(verdicts)
+        if len(set(verdicts)) > 1:
+            shown = ", ".join(f"{k}: {v['verdict']['verdict']}" for k, v in per.items())
+            notes.append(f"the readings of ± disagree ({shown}), so the verdict is inconclusive")
+        if claim.aggregate != "mean":
+            notes.append(
+                f"the verdict tests the mean of the runs; the claim reports the {claim.aggregate}"
+            )
+    stats["verdict"] = stat_verdict
+    checks = _checks(claim, values, evidence, marks, stats)
+    failed = [c for c in checks if c.passed is False]
+    exceeds = False
+    verdict: ClaimVerdictName
+    if stat_verdict == "not_supported":
+        verdict = "not_supported"
+        exceeds = any(v.get("verdict", {}).get("exceeds") for v in per.values())
+    elif failed:
+        verdict = "not_reproducible"
+    else:
+        verdict = "supported" if stat_verdict == "supported" else "inconclusive"
+    reasons = [f"{_HEADLINES.get(c.name, c.name)} ({c.detail})" for c in failed]
+    statistical = _statistical_reasons(first, stat_verdict, exceeds)
+    reasons = statistical + reasons if verdict == "not_supported" else reasons + statistical
+    reasons.extend(notes)
+    seeds = max(needed) if verdict == "inconclusive" and needed else None
+    if seeds is not None:
+        reasons.append(f"about {seeds} seeds would settle it (80% power)")
+    return ClaimAudit(
+        **head,
+        verdict=verdict,
+        exceeds=exceeds,
+        reasons=reasons,
+        checks=checks,
+        statistics=stats,
+        seeds_needed=seeds,
+        margin=first["margin"],
+        margin_source=first["margin_source"],
+    )
+
+
+def _default_margin(sigma: float, r: float, label: str = "claimed sd") -> tuple[float, str]:
+    if sigma > r:
+        return sigma, label
+    return 2 * r, "twice the rounding half-width"
+
+
+def _statistical_reasons(first: dict[str, Any], verdict: str, exceeds: bool) -> list[str]:
+    cv = first.get("verdict")
+    if cv is None:
+        return []
+    lines = [str(line) for line in cv["evidence"][-1:]]
+    if exceeds:
+        lines.append("exceeds: the runs lie above the claimed value")
+    return lines
+
+
+def _checks(
+    claim: Claim,
+    values: list[float],
+    evidence: list[RunEvidence],
+    marks: dict[str, list[str]],
+    stats: dict[str, Any],
+) -> list[AuditCheck]:
+    checks: list[AuditCheck] = []
+    if claim.spread is not None and claim.spread_type is not None and claim.n_seeds is not None:
+        report = check_consistency(
+            values,
+            value=claim.value,
+            decimals=claim.decimals,
+            spread=claim.spread,
+            spread_type=claim.spread_type,
+            n_seeds=claim.n_seeds,
+            aggregate=claim.aggregate,
+            higher_is_better=claim.higher_is_better,
+            spread_decimals=claim.spread_decimals,
+            level=claim.level,
+        )
+        stats["consistency"] = report.to_json()
+        checks.extend(
+            AuditCheck(name=c.name, passed=c.passed, detail=c.detail) for c in report.checks
+        )
+    missing = [
+        label
+        for label, v in (
+            ("n_seeds", claim.n_seeds),
+            ("spread", claim.spread),
+            ("split", claim.split),
+        )
+        if v is None
+    ]
+    checks.append(
+        AuditCheck(
+            name="claim_complete",
+            passed=not missing,
+            detail="missing: " + ", ".join(missing)
+            if missing
+            else "n_seeds, spread and split stated",
+        )
+    )
+    on_test = claim.checkpoint == "best-test"
+    detail = (
+        "; ".join((["checkpoint: best-test"] if on_test else []) + _marks_text(marks))
+        or f"checkpoint {claim.checkpoint}; no run marks test-split selection"
+    )
+    checks.append(
+        AuditCheck(name="no_test_selection", passed=not (on_test or marks), detail=detail)
+    )
+    checks.append(
+        AuditCheck(
+            name="variance_sources_stated",
+            passed=bool(claim.varied_sources),
+            detail=", ".join(claim.varied_sources) or "varied_sources is empty",
+        )
+    )
+    checks.append(_replay_check(evidence))
+    return checks
+
+
+def _marks_text(marks: dict[str, list[str]]) -> list[str]:
+    out = []
+    for mark, ids in marks.items():
+        shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+        out.append(
+            f"{mark} on run {ids[0]}" if len(ids) == 1 else f"{mark} on {len(ids)} runs ({shown})"
+        )
+    return out
+
+
+def _replay_check(evidence: list[RunEvidence]) -> AuditCheck:
+    used = [e for e in evidence if e.used]
+    bad = [e for e in used if e.replay not in (REPRODUCED, NO_REPLAY)]
+    none = [e for e in used if e.replay == NO_REPLAY]
+    if bad:
+        shown = ", ".join(f"{e.run_id} {e.replay}" for e in bad)
+        return AuditCheck(name="runs_reproducible", passed=False, detail=shown)
+    if none:
+        return AuditCheck(
+            name="runs_reproducible",
+            passed=None,
+            detail=f"no replay recorded for {len(none)} of {len(used)} runs",
+        )
+    return AuditCheck(name="runs_reproducible", passed=True, detail=f"all {len(used)} reproduced")
+
+
+def _too_few(claim: Claim, k: int) -> str:
+    kind = claim.spread_type or "spread"
+    msg = (
+        f"{k} run(s) give a value for {claim.metric!r}; a {kind} (and any confidence interval) "
+        "needs at least 2"
+    )
+    if (
+        claim.spread is not None
+        and claim.spread_type not in (None, "unspecified")
+        and (claim.n_seeds or 0) >= 2
+    ):
+        assert claim.spread_type is not None and claim.n_seeds is not None
+        sigma = sigma_readings(claim.spread, claim.spread_type, claim.n_seeds, level=claim.level)
+        s = next(iter(sigma.values()))
+        r = rounding_halfwidth(claim.decimals)
+        margin = claim.margin if claim.margin is not None else _default_margin(s, r)[0]
+        if s > 0 and margin > r:
+            need = seeds_needed(margin - r, s, design="one-sample")
+            msg += f"; with the claimed spread about {need} runs would be needed"
+    return msg
+
+
+def _error(head: dict[str, Any], reason: str) -> ClaimAudit:
+    return ClaimAudit(**head, verdict="error", reasons=[reason])
+
+
+def _problem_text(p: ClaimProblem) -> str:
+    where = f"line {p.line}" if p.line is not None else "claim"
+    return f"{where}: {p.field or 'claim'}: {p.message}"
+
+
+def _raw_source(raw: Any) -> dict[str, str]:
+    source = raw.get("source") if isinstance(raw, dict) else None
+    if not isinstance(source, dict):
+        return {}
+    return {str(k): str(v) for k, v in source.items() if k in {"paper", "table", "row"}}

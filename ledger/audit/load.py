@@ -1,0 +1,272 @@
+"""Reading a claims file with line numbers, so every mistake points at FILE:LINE and a field.
+
+A broken file as a whole (YAML syntax, no ``claims`` list, unknown top-level keys) raises
+``UsageError``. A broken claim does not: it comes back with its problems, so the other claims
+are still judged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import UsageError
+from ..records.audit import ClaimProblem
+from .claims import Claim
+
+__all__ = ["LoadedClaim", "LoadedClaims", "load_claims", "parse_claims"]
+
+Loc = tuple[str | int, ...]
+_TOP_KEYS = {"version", "paper", "claims"}
+_PLAIN_DECIMAL = re.compile(r"^[+-]?(\d+)(?:\.(\d*))?$")
+
+
+@dataclass(frozen=True)
+class LoadedClaim:
+    index: int
+    id: str
+    line: int | None
+    claim: Claim | None  # None when the claim did not validate
+    problems: tuple[ClaimProblem, ...]
+    raw: Any
+
+
+@dataclass(frozen=True)
+class LoadedClaims:
+    path: str
+    raw: bytes
+    paper: str | None
+    claims: tuple[LoadedClaim, ...]
+
+    @property
+    def problems(self) -> list[ClaimProblem]:
+        return [p for c in self.claims for p in c.problems]
+
+
+def load_claims(path: str | Path) -> LoadedClaims:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise UsageError(
+            f"cannot read claims file {p}: {e.strerror or e}",
+            hint="give the path of a YAML claims file (see docs/how-to/audit-claims.md)",
+        ) from None
+    return parse_claims(raw, str(p))
+
+
+def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{name}: not UTF-8 text (byte {e.start})") from None
+    node, data = _compose(text, name)
+    lines: dict[Loc, tuple[int, int]] = {}
+    dupes: dict[Loc, tuple[int, str]] = {}
+    if node is not None:
+        _walk(node, (), lines, dupes)
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"{name}:1: the claims file must be a mapping with a `claims:` list",
+            hint="start the file with `claims:` followed by `- metric: ...` items",
+        )
+    top_dupes = [d for loc, d in dupes.items() if len(loc) == 1]
+    unknown = sorted(str(k) for k in data if k not in _TOP_KEYS)
+    if top_dupes or unknown:
+        line, first = (
+            top_dupes[0]
+            if top_dupes
+            else (
+                _line(lines, (unknown[0],)),
+                f"unknown top-level key {unknown[0]!r}",
+            )
+        )
+        raise UsageError(
+            f"{name}:{line}: {first}",
+            hint="the top level holds only version, paper and claims",
+        )
+    claims = data.get("claims")
+    if not isinstance(claims, list) or not claims:
+        raise UsageError(
+            f"{name}:{_line(lines, ('claims',))}: `claims` must be a non-empty list of claims"
+        )
+    paper = data.get("paper")
+    if paper is not None and not isinstance(paper, str):
+        raise UsageError(f"{name}:{_line(lines, ('paper',))}: `paper` must be a string")
+    if data.get("version", 1) != 1:
+        raise UsageError(
+            f"{name}:{_line(lines, ('version',))}: unsupported claims file version "
+            f"{data.get('version')!r}",
+            hint="this ledger reads version 1",
+        )
+    loaded: list[LoadedClaim] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(claims):
+        one = _load_one(i, item, paper, node, lines, dupes)
+        if one.id in seen:
+            problem = ClaimProblem(
+                line=_line_or_none(lines, ("claims", i, "id")) or one.line,
+                field="id",
+                message=f"duplicate claim id {one.id!r} (first used by claim {seen[one.id] + 1})",
+            )
+            one = LoadedClaim(one.index, one.id, one.line, None, (*one.problems, problem), item)
+        seen.setdefault(one.id, i)
+        loaded.append(one)
+    return LoadedClaims(path=name, raw=raw, paper=paper, claims=tuple(loaded))
+
+
+def _compose(text: str, name: str) -> tuple[yaml.Node | None, Any]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1"
+        raise UsageError(
+            f"{name}:{where}: malformed YAML: {e.problem or e.context}",
+            hint="fix the YAML syntax; every claim is a `- key: value` item under `claims:`",
+        ) from None
+    except yaml.YAMLError as e:
+        raise UsageError(f"{name}: malformed YAML: {e}") from None
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def _walk(
+    node: yaml.Node,
+    loc: Loc,
+    lines: dict[Loc, tuple[int, int]],
+    dupes: dict[Loc, tuple[int, str]],
+) -> None:
+    """Record where every mapping key and sequence item starts; note duplicate keys."""
+    lines.setdefault(loc, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            sub = (*loc, key)
+            if sub in lines:
+                message = f"duplicate key {key!r} (first at line {lines[sub][0]})"
+                dupes.setdefault(sub, (key_node.start_mark.line + 1, message))
+                continue
+            lines[sub] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            _walk(value_node, sub, lines, dupes)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*loc, i), lines, dupes)
+
+
+def _line_or_none(lines: dict[Loc, tuple[int, int]], loc: Loc) -> int | None:
+    """Line of ``loc`` or of its nearest enclosing node that exists in the file."""
+    for k in range(len(loc), -1, -1):
+        hit = lines.get(loc[:k])
+        if hit is not None:
+            return hit[0]
+    return None
+
+
+def _line(lines: dict[Loc, tuple[int, int]], loc: Loc) -> int:
+    return _line_or_none(lines, loc) or 1
+
+
+def _value_text(root: yaml.Node | None, loc: Loc) -> str | None:
+    """The literal text of a scalar, e.g. "93.10" — YAML's float would drop the trailing 0."""
+    node = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            node = node.value[part] if part < len(node.value) else None
+        else:
+            return None
+    return str(node.value) if isinstance(node, yaml.ScalarNode) else None
+
+
+def _load_one(
+    i: int,
+    item: Any,
+    paper: str | None,
+    root: yaml.Node | None,
+    lines: dict[Loc, tuple[int, int]],
+    dupes: dict[Loc, tuple[int, str]],
+) -> LoadedClaim:
+    base: Loc = ("claims", i)
+    line = _line_or_none(lines, base)
+    if not isinstance(item, dict):
+        problem = ClaimProblem(line=line, field="", message="a claim must be a mapping of fields")
+        return LoadedClaim(i, f"claim-{i + 1}", line, None, (problem,), item)
+    claim_id = str(item.get("id") or f"claim-{i + 1}")
+    problems = [
+        ClaimProblem(line=line_no, field=".".join(map(str, loc[2:])), message=msg)
+        for loc, (line_no, msg) in dupes.items()
+        if loc[:2] == base and len(loc) > 2
+    ]
+    data = dict(item)
+    data.setdefault("id", claim_id)
+    if "decimals" not in data and "value" in data:
+        digits = _decimals_of(_value_text(root, (*base, "value")))
+        if digits is not None:
+            data["decimals"] = digits
+    if paper is not None:
+        source = data.get("source")
+        if source is None:
+            data["source"] = {"paper": paper}
+        elif isinstance(source, dict):
+            data["source"] = {"paper": paper, **source}
+    claim: Claim | None = None
+    try:
+        claim = Claim.model_validate(data)
+    except ValidationError as e:
+        found = _problems(e, base, lines)
+        if any(p.field == "value" for p in found):  # decimals could not be read off a bad value
+            found = [p for p in found if p.field != "decimals"]
+        problems.extend(found)
+    if problems:
+        claim = None
+    return LoadedClaim(i, claim_id, line, claim, tuple(problems), item)
+
+
+def _decimals_of(text: str | None) -> int | None:
+    if text is None:
+        return None
+    m = _PLAIN_DECIMAL.match(text.strip())
+    if m is None:
+        return None
+    return len(m.group(2) or "")
+
+
+def _problems(
+    error: ValidationError, base: Loc, lines: dict[Loc, tuple[int, int]]
+) -> list[ClaimProblem]:
+    out = []
+    for err in error.errors(include_url=False):
+        loc: Loc = tuple(err["loc"])
+        field = ".".join(str(p) for p in loc)
+        message = _message(err, loc)
+        out.append(
+            ClaimProblem(line=_line_or_none(lines, (*base, *loc)), field=field, message=message)
+        )
+    return out
+
+
+def _message(err: Any, loc: Sequence[str | int]) -> str:
+    kind = err.get("type", "")
+    field = str(loc[-1]) if loc else "claim"
+    if kind == "missing":
+        if field == "decimals":
+            return "decimals is missing and cannot be read off `value`; add `decimals:`"
+        return f"required field {field!r} is missing"
+    if kind == "extra_forbidden":
+        return f"unknown field {field!r}"
+    msg = str(err.get("msg", "invalid value"))
+    msg = msg.removeprefix("Value error, ")
+    if "input" in err and kind not in {"model_type", "dict_type"}:
+        return f"{msg} (got {err['input']!r})"
+    return msg

@@ -1,0 +1,86 @@
+"""Each run's own replay verdict, as recorded by ``ledger replay``, and the --replay seam.
+
+Recorded verdicts are read from the index's ``verdicts`` table when it exists, else from the
+``verdicts/<run>/<replay>`` refs (the truth the index is built from). ``audit(replay=True)``
+calls a :data:`Replayer` for every run behind a claim; the audit never replays by itself, so
+the caller (the CLI) decides how a run is replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import LedgerError
+from ..store import Store
+
+__all__ = ["NO_REPLAY", "REPRODUCED", "ReplayCheck", "Replayer", "recorded_replays"]
+
+NO_REPLAY = "no replay recorded"
+REPRODUCED = "reproduced"
+
+
+@dataclass(frozen=True)
+class ReplayCheck:
+    """One replay's outcome for a run: "reproduced", "not-reproduced" or "could-not-replay"."""
+
+    outcome: str
+    mode: str | None = None
+    summary: str | None = None
+    verdict: str | None = None  # oid of the stored verdict record, when there is one
+
+    def describe(self) -> str:
+        head = f"{self.outcome} ({self.mode})" if self.mode else self.outcome
+        return f"{head}: {self.summary}" if self.summary else head
+
+
+# (store, run id) -> outcome. The CLI passes one that calls ledger's replay engine.
+Replayer = Callable[[Store, str], ReplayCheck]
+
+
+def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
+    """The latest recorded replay verdict of every original run id."""
+    rows = _from_index(store)
+    if rows is None:
+        rows = _from_refs(store)
+    out: dict[str, ReplayCheck] = {}
+    for row in sorted(rows, key=lambda r: str(r.get("created") or "")):
+        original, outcome = row.get("original"), row.get("outcome")
+        if isinstance(original, str) and isinstance(outcome, str):
+            out[original] = ReplayCheck(
+                outcome=outcome,
+                mode=_str(row.get("mode")),
+                summary=_str(row.get("summary")),
+                verdict=_str(row.get("oid")),
+            )
+    return out
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _from_index(store: Store) -> list[dict[str, Any]] | None:
+    from ..index import Index
+
+    try:
+        with Index(store) as index:
+            index.sync()
+            if "verdicts" not in index.db.table_names():
+                return None
+            return index.query("SELECT * FROM verdicts")
+    except LedgerError:
+        return None
+
+
+def _from_refs(store: Store) -> list[dict[str, Any]]:
+    rows = []
+    for _name, oid in store.refs.iter("verdicts/"):
+        try:
+            value = store.get_json(oid)
+        except LedgerError:
+            continue
+        if isinstance(value, dict) and value.get("kind") == "verdict":
+            rows.append({**value, "oid": oid})
+    return rows

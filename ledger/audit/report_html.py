@@ -1,0 +1,111 @@
+"""A self-contained HTML report: inline CSS and SVG, no scripts, no external resources."""
+
+from __future__ import annotations
+
+from html import escape
+
+from ._format import (
+    check_mark,
+    claimed_text,
+    metric_text,
+    recorded_text,
+    source_text,
+    verdict_label,
+)
+from .check import AuditResult
+from .plot import claim_svg
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:60rem;
+color:#1a202c;line-height:1.45;padding:0 1rem}
+table{border-collapse:collapse;margin:.75rem 0;width:100%}
+th,td{border:1px solid #cbd5e0;padding:.3rem .5rem;text-align:left;vertical-align:top;
+font-size:.9rem}
+th{background:#edf2f7}
+code{font-size:.85em}
+.v{font-weight:600;padding:.1rem .4rem;border-radius:.25rem;white-space:nowrap}
+.supported{background:#c6f6d5}.not_supported{background:#fed7d7}
+.inconclusive{background:#fefcbf}.not_reproducible{background:#e9d8fd}.error{background:#fed7d7}
+.FAIL{color:#c53030;font-weight:600}.pass{color:#2f855a}
+section.claim{border-top:2px solid #e2e8f0;margin-top:1.5rem}
+.legend{font-size:.8rem;color:#4a5568}
+"""
+
+
+def render_html(result: AuditResult) -> str:
+    rec = result.record
+    h = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Claim audit {escape(result.id)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>Claim audit <code>{escape(result.id)}</code></h1>",
+        f"<p>Claims file <code>{escape(rec.claims_path)}</code> "
+        f"(<code>{escape(rec.claims_file)}</code>), audited {escape(rec.created.isoformat())} "
+        f"with ledger {escape(rec.ledger_version)}.</p>",
+        "<table><tr><th>#</th><th>claim</th><th>source</th><th>metric</th><th>claimed</th>"
+        "<th>recorded</th><th>verdict</th></tr>",
+    ]
+    for c in rec.claims:
+        cells = [
+            str(c.index + 1),
+            c.id,
+            source_text(c),
+            metric_text(c),
+            claimed_text(c),
+            recorded_text(c),
+        ]
+        h.append(
+            "<tr>"
+            + "".join(f"<td>{escape(x)}</td>" for x in cells)
+            + f'<td><span class="v {c.verdict}">{escape(verdict_label(c))}</span></td></tr>'
+        )
+    h.append("</table>")
+    for c in rec.claims:
+        h.append(f'<section class="claim" id="claim-{c.index + 1}">')
+        h.append(
+            f"<h2>{c.index + 1}. {escape(c.id)} "
+            f'<span class="v {c.verdict}">{escape(verdict_label(c))}</span></h2>'
+        )
+        if c.line is not None:
+            h.append(f"<p>Claims file line {c.line}.</p>")
+        h.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in c.reasons) + "</ul>")
+        svg = claim_svg(c)
+        if svg:
+            h.append(svg)
+            h.append(
+                '<p class="legend">dots: run values · dark band: the claim as printed '
+                "(c ± rounding) · green: region where the 90% CI must lie to support it · "
+                "bars: 95% (thin) and 90% (thick) CI of the runs' mean</p>"
+            )
+        if c.margin is not None:
+            h.append(f"<p>Margin δ = {c.margin:.6g} ({escape(c.margin_source or '')}).</p>")
+        if c.checks:
+            h.append("<table><tr><th>check</th><th>result</th><th>detail</th></tr>")
+            for k in c.checks:
+                mark = check_mark(k.passed)
+                h.append(
+                    f'<tr><td>{escape(k.name)}</td><td class="{mark}">{mark}</td>'
+                    f"<td>{escape(k.detail)}</td></tr>"
+                )
+            h.append("</table>")
+        if c.runs:
+            h.append(
+                "<table><tr><th>run</th><th>value</th><th>step</th><th>replay</th>"
+                "<th>note</th></tr>"
+            )
+            for e in c.runs:
+                value = "—" if e.value is None else f"{e.value:.6g}"
+                used = "" if e.used else " (not used)"
+                h.append(
+                    f"<tr><td><code>{escape(e.run_id)}</code>{used}</td><td>{value}</td>"
+                    f"<td>{'' if e.step is None else e.step}</td>"
+                    f"<td>{escape(e.replay_detail or e.replay)}</td>"
+                    f"<td>{escape(e.note or '')}</td></tr>"
+                )
+            h.append("</table>")
+        h.append("</section>")
+    h.append("</body></html>\n")
+    return "\n".join(h)

@@ -1,0 +1,73 @@
+"""The terminal report: one table row per claim, then each claim's reasons and checks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._format import (
+    check_mark,
+    claimed_text,
+    metric_text,
+    recorded_text,
+    source_text,
+    verdict_label,
+)
+from .check import AuditResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["render_text"]
+
+_COLOURS = {
+    "supported": "green",
+    "not_supported": "red",
+    "inconclusive": "yellow",
+    "not_reproducible": "magenta",
+    "error": "red",
+}
+
+
+def render_text(result: AuditResult, console: Console, *, details: bool = True) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    rec = result.record
+    table = Table(title=f"audit {result.id} of {escape(rec.claims_path)}", title_justify="left")
+    for col in ("#", "claim", "source", "metric", "claimed", "recorded", "verdict"):
+        table.add_column(col, overflow="fold")
+    for c in rec.claims:
+        colour = _COLOURS[c.verdict]
+        table.add_row(
+            str(c.index + 1),
+            escape(c.id),
+            escape(source_text(c)),
+            escape(metric_text(c)),
+            escape(claimed_text(c)),
+            escape(recorded_text(c)),
+            f"[{colour}]{escape(verdict_label(c))}[/]",
+        )
+    console.print(table)
+    if details:
+        for c in rec.claims:
+            colour = _COLOURS[c.verdict]
+            where = f" (line {c.line})" if c.line else ""
+            console.print(
+                f"\n[bold]{c.index + 1}. {escape(c.id)}[/]{where}: "
+                f"[{colour}]{escape(verdict_label(c))}[/]"
+            )
+            for reason in c.reasons:
+                console.print(f"  - {escape(reason)}")
+            for check in c.checks:
+                console.print(
+                    f"    {check_mark(check.passed):4} {check.name}: {escape(check.detail)}"
+                )
+            used = [e for e in c.runs if e.used]
+            if used:
+                shown = ", ".join(f"{e.run_id}={e.value:.6g}" for e in used if e.value is not None)
+                console.print(f"    runs: {escape(shown)}")
+            for e in c.runs:
+                if not e.used and e.note:
+                    console.print(f"    skipped {escape(e.run_id)}: {escape(e.note)}")
+    counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in rec.counts.items())
+    console.print(f"\n{len(rec.claims)} claim(s): {counts}. Stored as audits/{result.id}.")

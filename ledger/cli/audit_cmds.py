@@ -1,0 +1,52 @@
+"""audit: check a paper's claims against recorded runs. Exit 0 only if every claim is supported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+
+__all__ = ["register"]
+
+
+def audit(
+    claims: Path = typer.Argument(..., help="YAML claims file (see docs/how-to/audit-claims.md)."),
+    replay: bool = typer.Option(
+        False, "--replay", help="Replay every run behind a claim instead of reading its verdict."
+    ),
+    margin: float | None = typer.Option(
+        None, "--margin", min=0.0, help="Equivalence margin in metric units for claims without one."
+    ),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML report."
+    ),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write a Markdown report."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Check claims like "93.1 ± 0.2 over 5 seeds" against the recorded runs.
+
+    Exit 0 if every claim is supported, 1 if any is not, 2 if the claims file has mistakes.
+    """
+    from ..audit import audit as run_audit
+    from ..audit import render_html, render_markdown, render_text
+
+    store = open_store(ledger)
+    store.check_writable()
+    result = run_audit(store, claims, replay=replay, margin=margin, replayer=None)
+    if html is not None:
+        html.write_text(render_html(result), encoding="utf-8")
+    if markdown is not None:
+        markdown.write_text(render_markdown(result), encoding="utf-8")
+    if json_out:
+        print_json(result.to_json())
+    else:
+        render_text(result, out_console())
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(audit)
