@@ -84,3 +84,16 @@ def _from_refs(store: Store) -> list[dict[str, Any]]:
         if isinstance(value, dict) and value.get("kind") == "verdict":
             rows.append({**value, "oid": oid})
     return rows
+
+
+def bitwise_replayer(store: Store, run_id: str) -> ReplayCheck:
+    """The ``--replay`` seam wired to ``ledger replay`` in bitwise mode."""
+    from ..errors import LedgerError
+    from ..replay.engine import ReplayOptions, replay
+
+    try:
+        outcome = replay(store, run_id, ReplayOptions(mode="bitwise"))
+    except LedgerError as e:
+        return ReplayCheck("could-not-replay", "bitwise", e.message, None)
+    v = outcome.verdict
+    return ReplayCheck(v.outcome, v.mode, v.summary, outcome.verdict_oid)

@@ -35,7 +35,11 @@ def audit(
 
     store = open_store(ledger)
     store.check_writable()
-    result = run_audit(store, claims, replay=replay, margin=margin, replayer=None)
+    from ..audit.replays import bitwise_replayer
+
+    result = run_audit(
+        store, claims, replay=replay, margin=margin, replayer=bitwise_replayer if replay else None
+    )
     if html is not None:
         html.write_text(render_html(result), encoding="utf-8")
     if markdown is not None:

@@ -39,8 +39,12 @@ print(f"epoch 0 loss {1 + r.gauss(0, 0.1)!r} acc {0.9 + r.gauss(0, 0.01)!r}")
 
 
 def _env() -> dict[str, str]:
-    return {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@e"}
+    return {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
 
 
 @pytest.fixture
@@ -76,8 +80,18 @@ def _replay(repo: Path, run_id: str, *args: str, **env: str) -> tuple[int, dict[
 @pytest.mark.slow
 @pytest.mark.torch
 def test_deterministic_torch_script_replays_bitwise(repo: Path) -> None:
-    run_id = _record(repo, "--input", "data.csv", "--output", "out", "--",
-                     sys.executable, "train.py", "--epochs", "3")
+    run_id = _record(
+        repo,
+        "--input",
+        "data.csv",
+        "--output",
+        "out",
+        "--",
+        sys.executable,
+        "train.py",
+        "--epochs",
+        "3",
+    )
     code, verdict = _replay(repo, run_id)
     assert code == 0, verdict
     assert verdict["outcome"] == "reproduced" and verdict["mode"] == "bitwise"
@@ -102,15 +116,29 @@ def test_failed_run_replays_its_failure(repo: Path) -> None:
     run_id = _record(repo, "--", sys.executable, "noisy.py", EXIT_CODE="4")
     code, verdict = _replay(repo, run_id, EXIT_CODE="4")
     assert code == 0 and verdict["outcome"] == "reproduced"
-    assert verdict["exit_status"] == {"original": ["failed", 4, None], "replay": ["failed", 4, None]}
+    assert verdict["exit_status"] == {
+        "original": ["failed", 4, None],
+        "replay": ["failed", 4, None],
+    }
 
 
 def test_seeds_mode_matches_a_hand_computation(repo: Path) -> None:
     from scipy import stats as st
 
     run_id = _record(repo, "--", sys.executable, "seeded.py", "--seed", "1")
-    code, verdict = _replay(repo, run_id, "--mode", "seeds", "--seeds", "4", "--metric", "acc",
-                            "--seed-arg=--seed", "--jobs", "2")
+    code, verdict = _replay(
+        repo,
+        run_id,
+        "--mode",
+        "seeds",
+        "--seeds",
+        "4",
+        "--metric",
+        "acc",
+        "--seed-arg=--seed",
+        "--jobs",
+        "2",
+    )
     seeds = verdict["seeds"]
     assert isinstance(seeds, dict) and seeds["single_run"] is not None
     store = Store.open(repo / ".ledger")
