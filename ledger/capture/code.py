@@ -1,0 +1,298 @@
+"""Freeze the code of a run: commit + binary-safe patch + untracked files, or a plain snapshot.
+
+``snapshot_code`` runs before launch; ``materialize_code`` (in ``materialize.py``) rebuilds the
+same files for ``ledger replay``. Everything left out is said in ``CodeSnapshot.notes``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .._canonical import canonical_json
+from .._hashing import hash_bytes
+from ..errors import UsageError
+from ..records.code import CodeSnapshot, PatchStats, Submodule
+from ..store import Store
+from . import gitsnap
+from .materialize import materialize_code
+from .trees import build_tree, describe, put_tree
+
+__all__ = ["code_digest", "materialize_code", "require_clean", "snapshot_code"]
+
+MAX_FILES = 2000
+MAX_BYTES = 200 << 20
+LEDGER_DIR = ".ledger"
+# Never part of a plain snapshot: VCS metadata, caches, the ledger itself.
+SKIP_DIRS = frozenset(
+    {
+        LEDGER_DIR,
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+
+
+def snapshot_code(
+    cwd: Path, store: Store, *, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES
+) -> CodeSnapshot:
+    """Record the code ``cwd`` runs: inside git, HEAD plus everything that differs from it;
+    outside, the files under ``cwd`` within ``max_files`` / ``max_bytes``."""
+    cwd = Path(cwd).resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"cannot capture code: {cwd} is not a directory")
+    repo = gitsnap.open_repo(cwd)
+    if repo is None:
+        return _snapshot_plain(cwd, store, max_files, max_bytes)
+    try:
+        root = Path(str(repo.working_tree_dir)).resolve()
+        info = gitsnap.head_info(repo, root)
+    finally:
+        repo.close()
+    notes: list[str] = []
+
+    base = info.commit or gitsnap.empty_tree(root)
+    patch_oid, stats = None, None
+    store.tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix="code-", suffix=".patch", dir=store.tmp_dir)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        pf = gitsnap.write_patch(root, base, tmp)
+        if pf.size:
+            patch_oid = store.objects.put_file(tmp)
+            stats = PatchStats(files=pf.files, bytes=pf.size)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+    paths = _exclude_ledger(root, gitsnap.untracked_paths(root), store, notes)
+    nested = [p for p in paths if p.endswith("/")]
+    if nested:
+        notes.append(describe("nested git repositories, not captured", nested))
+    paths = [p for p in paths if not p.endswith("/")]
+    untracked_oid, truncated = _store_files(root, paths, store, max_files, max_bytes, notes)
+
+    submodules = _submodules(root, notes)
+    dirty = bool(patch_oid or paths or nested or any(s.dirty for s in submodules))
+    return CodeSnapshot(
+        in_repo=True,
+        root=str(root),
+        cwd_relpath=cwd.relative_to(root).as_posix(),
+        object_format="sha256" if info.object_format == "sha256" else "sha1",
+        commit=info.commit,
+        branch=info.branch,
+        remotes=info.remotes,
+        dirty=dirty,
+        patch=patch_oid,
+        patch_stats=stats,
+        untracked=untracked_oid,
+        submodules=submodules,
+        truncated=truncated,
+        notes=notes,
+    )
+
+
+def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]) -> list[str]:
+    """Drop the ledger's own files, wherever it lives inside the tree."""
+    store_root = store.root.resolve()
+    kept = []
+    dropped = False
+    for p in paths:
+        parts = p.rstrip("/").split("/")
+        full = (root / p.rstrip("/")).resolve()
+        if LEDGER_DIR in parts or full == store_root or store_root in full.parents:
+            dropped = True
+            continue
+        kept.append(p)
+    if dropped:
+        notes.append("the ledger's own directory is never captured (add .ledger/ to .gitignore)")
+    return kept
+
+
+def _store_files(
+    base: Path, paths: list[str], store: Store, max_files: int, max_bytes: int, notes: list[str]
+) -> tuple[str | None, bool]:
+    """Store ``paths`` as a Tree within the limits; returns (tree id or None, truncated)."""
+    kept: list[str] = []
+    too_big: list[str] = []
+    too_many: list[str] = []
+    total = 0
+    for rel in sorted(paths):
+        try:
+            size = os.lstat(base / rel).st_size
+        except OSError:
+            size = 0  # build_tree notes it if it is really gone
+        if len(kept) >= max_files:
+            too_many.append(rel)
+        elif total + size > max_bytes:
+            too_big.append(f"{rel} ({size:,} bytes)")
+        else:
+            kept.append(rel)
+            total += size
+    limits: list[str] = []
+    if too_big:
+        limits.append(describe(f"skipped, over the {max_bytes:,}-byte limit", too_big))
+    if too_many:
+        limits.append(describe(f"skipped, over the {max_files:,}-file limit", too_many))
+    notes.extend(limits)
+    truncated = bool(limits)
+    if not kept:
+        return None, truncated
+    tree = build_tree(base, kept, store)
+    if tree.note:
+        notes.append(tree.note)
+    if truncated:
+        note = "; ".join([*limits, tree.note] if tree.note else limits)
+        tree = tree.model_copy(update={"truncated": True, "note": note})
+    return (put_tree(store, tree) if tree.entries else None), truncated
+
+
+def _submodules(root: Path, notes: list[str]) -> list[Submodule]:
+    links = gitsnap.gitlinks(root)
+    if not links:
+        return []
+    urls: dict[str, str] = {}
+    if (root / ".gitmodules").is_file():
+        out = gitsnap.run_git(
+            root,
+            "config",
+            "-f",
+            ".gitmodules",
+            "--get-regexp",
+            r"^submodule\..*\.(path|url)$",
+            check=False,
+        ).stdout.decode("utf-8", "replace")
+        by_name: dict[str, dict[str, str]] = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            name, _, field = key[len("submodule.") :].rpartition(".")
+            by_name.setdefault(name, {})[field] = value
+        urls = {d["path"]: d["url"] for d in by_name.values() if "path" in d and "url" in d}
+    subs: list[Submodule] = []
+    for path, recorded in sorted(links.items()):
+        url = gitsnap.redact_url(urls[path]) if path in urls else None
+        sub_root = root / path
+        if not (sub_root / ".git").exists():
+            subs.append(Submodule(path=path, commit=None, url=url))
+            notes.append(f"submodule {path} is not initialised; replay leaves it empty")
+            continue
+        head = gitsnap.run_git(sub_root, "rev-parse", "HEAD").stdout.decode().strip()
+        changed = gitsnap.dirty_paths(sub_root)
+        if changed:
+            notes.append(
+                f"submodule {path} has uncommitted changes that are not captured "
+                f"({len(changed)} files); commit them inside the submodule to record them"
+            )
+        if head != recorded:
+            notes.append(f"submodule {path} is checked out at {head}, not at {recorded}")
+        dirty = bool(changed) or head != recorded
+        subs.append(Submodule(path=path, commit=head, dirty=dirty, url=url))
+    return subs
+
+
+def _is_virtualenv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+
+
+def _snapshot_plain(cwd: Path, store: Store, max_files: int, max_bytes: int) -> CodeSnapshot:
+    """Outside git: a Tree of the files under ``cwd``; the walk stops once the limit is hit."""
+    notes: list[str] = ["not inside a git repository: the files under the directory were copied"]
+    store_root = store.root.resolve()
+    paths: list[str] = []
+    venvs: list[str] = []
+    unreadable: list[str] = []
+    stopped = False
+
+    def onerror(err: OSError) -> None:
+        unreadable.append(str(err.filename))
+
+    for dirpath, dirnames, filenames in os.walk(cwd, onerror=onerror):
+        here = Path(dirpath)
+        rel_here = here.relative_to(cwd)
+        keep = []
+        for d in sorted(dirnames):
+            full = here / d
+            if full.is_symlink():
+                filenames.append(d)
+            elif d in SKIP_DIRS or full == store_root:
+                continue
+            elif _is_virtualenv(full):
+                venvs.append((rel_here / d).as_posix())
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            paths.append((rel_here / name).as_posix())
+        if len(paths) > max_files:
+            stopped = True
+            break
+    if venvs:
+        notes.append(describe("virtual environments, not captured", venvs))
+    if unreadable:
+        notes.append(describe("unreadable directories, not captured", unreadable))
+    if stopped:
+        notes.append(
+            f"stopped walking {cwd} after {max_files:,} files; the rest was not captured "
+            "(run inside a git repository, or from a smaller directory)"
+        )
+    tree_oid, truncated = _store_files(cwd, paths, store, max_files, max_bytes, notes)
+    return CodeSnapshot(
+        in_repo=False,
+        root=str(cwd),
+        cwd_relpath=".",
+        snapshot=tree_oid,
+        truncated=truncated or stopped,
+        notes=notes,
+    )
+
+
+def code_digest(snapshot: CodeSnapshot) -> str:
+    """An id of the exact code: equal digests mean byte-identical trees to run."""
+    ident = {
+        "commit": snapshot.commit,
+        "patch": snapshot.patch,
+        "untracked": snapshot.untracked,
+        "snapshot": snapshot.snapshot,
+        "submodules": [[s.path, s.commit] for s in snapshot.submodules],
+    }
+    return hash_bytes(canonical_json(ident))
+
+
+def require_clean(cwd: Path) -> None:
+    """For ``--require-clean``: refuse to start unless the tree matches HEAD exactly."""
+    cwd = Path(cwd).resolve()
+    repo = gitsnap.open_repo(cwd)
+    if repo is None:
+        raise UsageError(
+            f"--require-clean needs a git repository, and {cwd} is not inside one",
+            hint="run from a git checkout, or drop --require-clean",
+        )
+    try:
+        root = Path(str(repo.working_tree_dir)).resolve()
+    finally:
+        repo.close()
+    has_commit = gitsnap.run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+    if has_commit.returncode != 0:
+        raise UsageError(
+            f"--require-clean: the repository at {root} has no commits yet",
+            hint="commit your code first, or drop --require-clean",
+        )
+    changed = [
+        line
+        for line in gitsnap.dirty_paths(root)
+        if LEDGER_DIR not in line.split(" ", 1)[1].split("/")
+    ]
+    if changed:
+        raise UsageError(
+            describe(f"--require-clean: the working tree at {root} is not clean", changed),
+            hint="commit or stash these changes (or add untracked files to .gitignore), "
+            "or drop --require-clean",
+        )

@@ -1,0 +1,210 @@
+"""What git knows about a working tree: HEAD, branch, remotes, the patch, untracked files.
+
+gitpython finds the repository and reads refs and config; ``git`` itself writes the patch and
+lists files, because only it produces a binary-safe patch that ``git apply`` takes back exactly.
+Every command runs with ``GIT_OPTIONAL_LOCKS=0`` so capture never rewrites the user's index.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import git
+
+from ..errors import LedgerError, UsageError
+
+__all__ = [
+    "DIFF_OPTIONS",
+    "HeadInfo",
+    "PatchFile",
+    "dirty_paths",
+    "gitlinks",
+    "head_info",
+    "open_repo",
+    "redact_url",
+    "run_git",
+    "untracked_paths",
+    "write_patch",
+]
+
+# Pinned so that user config (diff.noprefix, diff.external, color.diff, diff.relative,
+# textconv drivers) cannot change the patch. Submodules are recorded separately.
+DIFF_OPTIONS = (
+    "diff",
+    "--binary",
+    "--full-index",
+    "-M",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--ignore-submodules=all",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def run_git(
+    where: Path,
+    *args: str,
+    error: type[LedgerError] = UsageError,
+    check: bool = True,
+    stdout: int | object = subprocess.PIPE,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``git -C where args…``; a failure becomes ``error`` carrying git's own message."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(where), *args],
+            stdout=stdout,  # type: ignore[arg-type]
+            stderr=subprocess.PIPE,
+            input=input,
+            env=_env(),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise error("git is not installed or not on PATH", hint="install git") from None
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise error(f"`git {' '.join(args[:2])}` failed in {where}: {msg[-1] if msg else ''}")
+    return proc
+
+
+def open_repo(cwd: Path) -> git.Repo | None:
+    """The repository with a working tree that holds ``cwd``, or None."""
+    try:
+        repo = git.Repo(cwd, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare or repo.working_tree_dir is None:
+        return None
+    return repo
+
+
+def redact_url(url: str) -> str:
+    """Hide credentials in a remote URL: ``https://user:tok@host`` -> ``https://user:***@host``.
+
+    A user name alone over http(s) that looks like a token (long, no dots) is hidden too.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.netloc or "@" not in parts.netloc:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, has_password, _ = userinfo.partition(":")
+    if has_password:
+        userinfo = f"{user}:***"
+    elif parts.scheme in ("http", "https") and len(user) >= 20 and "." not in user:
+        userinfo = "***"
+    else:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{hostport}"))
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    commit: str | None
+    branch: str | None
+    object_format: str
+    remotes: dict[str, str]
+
+
+def head_info(repo: git.Repo, root: Path) -> HeadInfo:
+    # git itself resolves HEAD: gitpython does not read sha256 repositories.
+    proc = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    commit = proc.stdout.decode().strip() if proc.returncode == 0 else None
+    branch: str | None = None
+    if not repo.head.is_detached:
+        branch = repo.head.reference.name
+    reader = repo.config_reader()
+    remotes: dict[str, str] = {}
+    for remote in repo.remotes:
+        section = f'remote "{remote.name}"'
+        if reader.has_option(section, "url"):
+            remotes[remote.name] = redact_url(str(reader.get_value(section, "url")))
+    fmt = "sha1"
+    if reader.has_option("extensions", "objectformat"):
+        fmt = str(reader.get_value("extensions", "objectformat")).lower()
+    return HeadInfo(commit=commit, branch=branch, object_format=fmt, remotes=remotes)
+
+
+def empty_tree(root: Path) -> str:
+    """The id of the empty tree in this repository's hash (sha1 or sha256)."""
+    out = run_git(root, "hash-object", "-t", "tree", "--stdin", input=b"").stdout
+    return out.decode().strip()
+
+
+@dataclass(frozen=True)
+class PatchFile:
+    path: Path
+    files: int
+    size: int
+
+
+def write_patch(root: Path, base: str, out: Path) -> PatchFile:
+    """Write the diff from ``base`` (a commit or the empty tree) to the working tree into ``out``.
+
+    It covers the index and the working tree of tracked files alike: staged and unstaged edits,
+    additions, deletions, renames, mode changes and binary files.
+    """
+    with open(out, "wb") as f:
+        run_git(root, *DIFF_OPTIONS, base, "--", stdout=f)
+    files = 0
+    with open(out, "rb") as f:
+        for line in f:
+            # Text hunk lines start with ' ', '+', '-' or '\'; base85 lines hold no spaces.
+            if line.startswith(b"diff --git "):
+                files += 1
+    return PatchFile(path=out, files=files, size=out.stat().st_size)
+
+
+def _split_z(data: bytes) -> list[str]:
+    return [os.fsdecode(p) for p in data.split(b"\0") if p]
+
+
+def untracked_paths(root: Path) -> list[str]:
+    """Files git does not track and does not ignore; nested repositories end with ``/``."""
+    out = run_git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout
+    return _split_z(out)
+
+
+def gitlinks(root: Path) -> dict[str, str]:
+    """Submodule path -> commit recorded in the index."""
+    out = run_git(root, "ls-files", "-z", "--stage").stdout
+    links: dict[str, str] = {}
+    for rec in out.split(b"\0"):
+        if rec.startswith(b"160000 "):
+            meta, _, path = rec.partition(b"\t")
+            links[os.fsdecode(path)] = meta.split()[1].decode()
+    return links
+
+
+def dirty_paths(root: Path) -> list[str]:
+    """``git status`` short lines ('XY path') for everything that differs, untracked included."""
+    out = run_git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    lines: list[str] = []
+    recs = out.split(b"\0")
+    i = 0
+    while i < len(recs):
+        rec = recs[i]
+        i += 1
+        if not rec:
+            continue
+        status, path = rec[:2].decode(), os.fsdecode(rec[3:])
+        if status[0] in "RC":
+            i += 1  # the rename source follows as its own record
+        lines.append(f"{status.strip()} {path}")
+    return lines

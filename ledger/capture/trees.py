@@ -1,0 +1,262 @@
+"""File trees in and out of the store: ``build_tree`` stores files, ``write_tree`` writes them back.
+
+Shared by code, data and output capture. Writing checks every entry before the first byte is
+written, so a damaged or hostile Tree cannot place anything outside its destination: no absolute
+paths, no ``..``, no writing through symlinks, no symlink that resolves outside.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO, cast
+
+import zstandard
+from pydantic import ValidationError
+
+from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
+from ..errors import CorruptObjectError, UsageError
+from ..records.base import record_from_json
+from ..records.tree import Tree, TreeEntry, safe_relpath
+from ..store import Store
+
+__all__ = [
+    "build_tree",
+    "check_tree",
+    "copy_verified",
+    "describe",
+    "load_tree",
+    "put_tree",
+    "write_tree",
+]
+
+# As the kernel does: more hops than this is a loop.
+MAX_LINK_HOPS = 40
+
+
+class _Counted:
+    """A reader that counts what passes through, so the size stored is the size hashed."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+        self.n = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.f.read(size)
+        self.n += len(data)
+        return data
+
+
+def describe(what: str, items: list[str], limit: int = 10) -> str:
+    """One plain sentence naming up to ``limit`` items: 'skipped 12 files: a, b, … and 2 more'."""
+    shown = ", ".join(items[:limit])
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return f"{what} ({len(items)}): {shown}{more}"
+
+
+def _inside(base: str, path: str) -> bool:
+    return os.path.commonpath([base, path]) == base
+
+
+def build_tree(base: Path, paths: Iterable[str], store: Store) -> Tree:
+    """Store the files and symlinks at ``paths`` (relative to ``base``) and return their Tree.
+
+    Regular files keep their content and executable bit; symlinks keep their target as content.
+    Anything else (sockets, fifos, vanished files, symlinks resolving outside ``base``, names that
+    are not UTF-8) is left out and named in ``tree.note``. The Tree itself is not stored: see
+    ``put_tree``.
+    """
+    real_base = os.path.realpath(base)
+    entries: list[TreeEntry] = []
+    skipped: list[str] = []
+    total = 0
+    for rel in sorted(set(paths)):
+        try:
+            safe_relpath(rel)
+            rel.encode("utf-8")
+        except (ValueError, UnicodeEncodeError):
+            skipped.append(f"{rel!r} (not a portable relative path)")
+            continue
+        full = base / rel
+        try:
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(full)
+                if os.path.isabs(target) or not _inside(real_base, os.path.realpath(full)):
+                    skipped.append(f"{rel} (symlink to {target} points outside {base})")
+                    continue
+                data = os.fsencode(target)
+                oid = store.objects.put_bytes(data)
+                entries.append(TreeEntry(path=rel, type="symlink", size=len(data), oid=oid))
+                total += len(data)
+            elif stat.S_ISREG(st.st_mode):
+                with open(full, "rb") as f:
+                    counted = _Counted(f)
+                    oid = store.objects.put_stream(cast(BinaryIO, counted))
+                executable = bool(st.st_mode & stat.S_IXUSR)
+                entries.append(TreeEntry(path=rel, executable=executable, size=counted.n, oid=oid))
+                total += counted.n
+            else:
+                skipped.append(f"{rel} (not a regular file or symlink)")
+        except FileNotFoundError:
+            skipped.append(f"{rel} (vanished while it was read)")
+        except PermissionError:
+            skipped.append(f"{rel} (permission denied)")
+    note = describe("left out", skipped) if skipped else ""
+    return Tree(entries=entries, total_size=total, note=note)
+
+
+def put_tree(store: Store, tree: Tree) -> str:
+    """Store a Tree record; its id is ``tree.digest()``."""
+    return store.put_json(tree.to_json())
+
+
+def load_tree(store: Store, oid: str) -> Tree:
+    """Read and validate a stored Tree; a malformed one (e.g. a ``../`` path) is a UsageError."""
+    value = store.get_json(oid)
+    try:
+        return cast(Tree, record_from_json(value, Tree))
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(
+            f"tree {oid} is not a valid file tree: {where}: {first['msg']}",
+            hint="the record was damaged or crafted; nothing was written",
+        ) from None
+
+
+def copy_verified(store: Store, oid: str, dest: BinaryIO) -> int:
+    """Copy an object's content into ``dest``, checking it hashes to ``oid`` on the way."""
+    hasher = new_hasher()
+    n = 0
+    try:
+        with store.objects.open(oid) as f:
+            while chunk := f.read(CHUNK):
+                hasher.update(chunk)
+                dest.write(chunk)
+                n += len(chunk)
+    except zstandard.ZstdError as e:
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} is corrupt: it does not decompress ({e})",
+            hint="run `ledger verify`; restore the object from a remote or another copy",
+        ) from None
+    if ALGO_PREFIX + hasher.hexdigest() != oid:
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} is corrupt: its content does not hash to its id",
+            hint="run `ledger verify`; restore the object from a remote or another copy",
+        )
+    return n
+
+
+def _refuse(path: str, why: str) -> UsageError:
+    return UsageError(
+        f"refusing to write {path!r}: {why}",
+        hint="the tree record was damaged or crafted; nothing from it was written",
+    )
+
+
+def _resolves_inside(dest: Path, link: str, target: str, links: dict[str, str]) -> bool:
+    """Follow ``target`` from the directory holding ``link`` the way the kernel would, using the
+    tree's own symlinks and those already in ``dest``; False if it ever climbs out."""
+    if target.startswith("/"):
+        return False
+    stack = link.split("/")[:-1]
+    pending = target.split("/")
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return False
+            stack.pop()
+            continue
+        stack.append(part)
+        key = "/".join(stack)
+        nxt = links.get(key)
+        if nxt is None and (dest / key).is_symlink():
+            nxt = os.readlink(dest / key)
+        if nxt is not None:
+            hops += 1
+            if hops > MAX_LINK_HOPS or nxt.startswith("/"):
+                return False
+            stack.pop()
+            pending = nxt.split("/") + pending
+    return True
+
+
+def check_tree(tree: Tree, store: Store, dest: Path) -> dict[str, str]:
+    """Every reason not to write ``tree`` into ``dest``, raised as a UsageError naming the path.
+
+    Returns the symlink targets (path -> target) it had to read to decide.
+    """
+    seen: set[str] = set()
+    links: dict[str, str] = {}
+    for e in tree.entries:
+        try:
+            safe_relpath(e.path)
+        except ValueError:
+            raise _refuse(
+                e.path, "paths must be relative and stay inside the destination"
+            ) from None
+        if e.path in seen:
+            raise _refuse(e.path, "the tree lists it twice")
+        seen.add(e.path)
+        if e.type == "symlink":
+            links[e.path] = os.fsdecode(store.objects.get_bytes(e.oid))
+    parents = {p for path in seen for p in _parents(path)}
+    clash = sorted(seen & parents)
+    if clash:
+        raise _refuse(clash[0], "it is both a file and a directory in the tree")
+    for path, target in sorted(links.items()):
+        if not _resolves_inside(dest, path, target, links):
+            raise _refuse(path, f"symlink to {target!r} points outside {dest}")
+    for path in sorted(seen):
+        _check_on_disk(dest, path)
+    return links
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _check_on_disk(dest: Path, path: str) -> None:
+    for parent in _parents(path):
+        p = dest / parent
+        if p.is_symlink():
+            raise _refuse(
+                path, f"{parent} is a symlink in {dest}; files are never written through one"
+            )
+        if p.exists() and not p.is_dir():
+            raise _refuse(path, f"{parent} is a file in {dest}")
+    if os.path.lexists(dest / path):
+        raise _refuse(path, f"it already exists in {dest}")
+
+
+def write_tree(tree: Tree, store: Store, dest: Path) -> None:
+    """Write every entry of ``tree`` under ``dest``, after checking all of them (``check_tree``).
+
+    Files get mode 0755 or 0644 by their executable bit; contents are verified against their ids.
+    """
+    links = check_tree(tree, store, dest)
+    for e in tree.entries:
+        target = dest / e.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if e.type == "symlink":
+            os.symlink(links[e.path], target)
+            continue
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(target, flags, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                copy_verified(store, e.oid, f)
+                os.fchmod(f.fileno(), 0o755 if e.executable else 0o644)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
