@@ -7,6 +7,7 @@ same files for ``ledger replay``. Everything left out is said in ``CodeSnapshot.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from .._canonical import canonical_json
@@ -53,7 +54,7 @@ def snapshot_code(
         return _snapshot_plain(cwd, store, max_files, max_bytes)
     try:
         root = Path(str(repo.working_tree_dir)).resolve()
-        info = gitsnap.head_info(repo)
+        info = gitsnap.head_info(repo, root)
     finally:
         repo.close()
     notes: list[str] = []
@@ -61,7 +62,9 @@ def snapshot_code(
     base = info.commit or gitsnap.empty_tree(root)
     patch_oid, stats = None, None
     store.tmp_dir.mkdir(parents=True, exist_ok=True)
-    tmp = store.tmp_dir / f"code-{os.getpid()}-{id(store)}.patch"
+    fd, name = tempfile.mkstemp(prefix="code-", suffix=".patch", dir=store.tmp_dir)
+    os.close(fd)
+    tmp = Path(name)
     try:
         pf = gitsnap.write_patch(root, base, tmp)
         if pf.size:
@@ -110,7 +113,7 @@ def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]
             continue
         kept.append(p)
     if dropped:
-        notes.append("the ledger's own directory is never captured")
+        notes.append("the ledger's own directory is never captured (add .ledger/ to .gitignore)")
     return kept
 
 
@@ -274,10 +277,10 @@ def require_clean(cwd: Path) -> None:
         )
     try:
         root = Path(str(repo.working_tree_dir)).resolve()
-        has_commit = repo.head.is_valid()
     finally:
         repo.close()
-    if not has_commit:
+    has_commit = gitsnap.run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+    if has_commit.returncode != 0:
         raise UsageError(
             f"--require-clean: the repository at {root} has no commits yet",
             hint="commit your code first, or drop --require-clean",

@@ -122,8 +122,10 @@ class HeadInfo:
     remotes: dict[str, str]
 
 
-def head_info(repo: git.Repo) -> HeadInfo:
-    commit = repo.head.commit.hexsha if repo.head.is_valid() else None
+def head_info(repo: git.Repo, root: Path) -> HeadInfo:
+    # git itself resolves HEAD: gitpython does not read sha256 repositories.
+    proc = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    commit = proc.stdout.decode().strip() if proc.returncode == 0 else None
     branch: str | None = None
     if not repo.head.is_detached:
         branch = repo.head.reference.name

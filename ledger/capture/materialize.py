@@ -57,10 +57,18 @@ def _has_commit(repo: Path, commit: str) -> bool:
 
 
 def _is_repo(path: Path) -> bool:
+    """True if ``path`` itself is a repository (its top, a bare one, or a git dir); a plain
+    directory inside some other repository does not count."""
     if not path.is_dir():
         return False
-    proc = run_git(path, "rev-parse", "--git-dir", check=False, error=ReplayError)
-    return proc.returncode == 0
+    proc = run_git(path, "rev-parse", "--absolute-git-dir", check=False, error=ReplayError)
+    if proc.returncode != 0:
+        return False
+    here = path.resolve()
+    if Path(proc.stdout.decode().strip()).resolve() == here:
+        return True
+    top = run_git(path, "rev-parse", "--show-toplevel", check=False, error=ReplayError)
+    return top.returncode == 0 and Path(top.stdout.decode().strip()).resolve() == here
 
 
 def _checkout(src: Path, dest: Path, commit: str, what: str) -> None:
@@ -106,7 +114,17 @@ def _submodules(snapshot: CodeSnapshot, src: Path, dest: Path) -> None:
         if target.is_symlink() or (target.exists() and any(target.iterdir())):
             raise ReplayError(f"cannot rebuild submodule {sub.path}: {target} is not empty")
         target.mkdir(parents=True, exist_ok=True)
-        _checkout(src / sub.path, target, sub.commit, f"submodule {sub.path}")
+        # Its checkout, else what `git submodule deinit` leaves behind in .git/modules.
+        candidates = [src / sub.path, src / ".git" / "modules" / sub.path]
+        found = next((c for c in candidates if _is_repo(c) and _has_commit(c, sub.commit)), None)
+        if found is None:
+            raise ReplayError(
+                f"cannot rebuild submodule {sub.path}: commit {sub.commit} is in neither "
+                f"{candidates[0]} nor {candidates[1]}",
+                hint=f"run `git submodule update --init {sub.path}` in {src}, or pass the "
+                "path of a repository with the submodule checked out (source_repo)",
+            )
+        _checkout(found, target, sub.commit, f"submodule {sub.path}")
 
 
 def materialize_code(

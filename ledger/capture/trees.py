@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, cast
 
+import zstandard
 from pydantic import ValidationError
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
@@ -130,11 +131,18 @@ def copy_verified(store: Store, oid: str, dest: BinaryIO) -> int:
     """Copy an object's content into ``dest``, checking it hashes to ``oid`` on the way."""
     hasher = new_hasher()
     n = 0
-    with store.objects.open(oid) as f:
-        while chunk := f.read(CHUNK):
-            hasher.update(chunk)
-            dest.write(chunk)
-            n += len(chunk)
+    try:
+        with store.objects.open(oid) as f:
+            while chunk := f.read(CHUNK):
+                hasher.update(chunk)
+                dest.write(chunk)
+                n += len(chunk)
+    except zstandard.ZstdError as e:
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} is corrupt: it does not decompress ({e})",
+            hint="run `ledger verify`; restore the object from a remote or another copy",
+        ) from None
     if ALGO_PREFIX + hasher.hexdigest() != oid:
         raise CorruptObjectError(
             oid,
