@@ -39,7 +39,6 @@ def _code_patch(store: Store, a: Contract, b: Contract) -> str:
     from .records.code import CodeSnapshot
 
     with tempfile.TemporaryDirectory(prefix="ledger-diff-") as tmp:
-        dirs = []
         for name, c in (("a", a), ("b", b)):
             snap = record_from_json(store.get_json(c.code), CodeSnapshot)
             assert isinstance(snap, CodeSnapshot)
@@ -47,7 +46,6 @@ def _code_patch(store: Store, a: Contract, b: Contract) -> str:
                 materialize_code(snap, store, Path(tmp) / name)
             except Exception as e:
                 return f"(code of run {name} cannot be rebuilt: {e})"
-            dirs.append(name)
         proc = subprocess.run(
             ["git", "diff", "--no-index", "--no-color", "--binary", "--", "a", "b"],
             cwd=tmp,

@@ -10,6 +10,7 @@ pid, which ``ledger ls`` reports as abandoned.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -83,7 +84,7 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
         )
 
 
-def _validate(opts: RecordOptions) -> None:
+def _validate(opts: RecordOptions) -> list[re.Pattern[str]]:
     """Everything bad input can trip on, before anything is written or run."""
     _check_command(opts.command, opts.cwd)
     for p in opts.inputs:
@@ -97,10 +98,11 @@ def _validate(opts: RecordOptions) -> None:
             raise UsageError(f"--config {p} does not exist or is not a file")
         if not os.access(full, os.R_OK):
             raise UsageError(f"--config {p} is not readable", hint="check its permissions")
-    compile_patterns(opts.metrics)
+    patterns = compile_patterns(opts.metrics)
     for name in opts.env_names:
         if not name or "=" in name:
             raise UsageError(f"--env {name!r} is not a variable name", hint="e.g. --env MY_FLAG")
+    return patterns
 
 
 def contract_digest(contract: Contract, resolved_config_digest: str | None) -> str:
@@ -186,7 +188,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     from . import contract as contract_mod
     from .index import Index
 
-    _validate(opts)
+    patterns = _validate(opts)
     store.check_writable()
     # Freezing reads configs, inputs and code: any failure here leaves no run behind.
     with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
@@ -218,7 +220,6 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
 
         copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    patterns = compile_patterns(opts.metrics)
     parser = StdoutMetrics(patterns)
     result = execute(
         opts.command,

@@ -70,3 +70,18 @@ def metric_text(c: ClaimAudit) -> str:
 
 def check_mark(passed: bool | None) -> str:
     return {True: "pass", False: "FAIL", None: "n/a"}[passed]
+
+
+SUMMARY_COLUMNS = ("#", "claim", "source", "metric", "claimed", "recorded")
+
+
+def summary_cells(c: ClaimAudit) -> list[str]:
+    """The plain-text cells of a claim's summary row (the verdict cell is styled per report)."""
+    return [
+        str(c.index + 1),
+        c.id,
+        source_text(c),
+        metric_text(c),
+        claimed_text(c),
+        recorded_text(c),
+    ]

@@ -6,10 +6,7 @@ from html import escape
 
 from ._format import (
     check_mark,
-    claimed_text,
-    metric_text,
-    recorded_text,
-    source_text,
+    summary_cells,
     verdict_label,
 )
 from .check import AuditResult
@@ -49,17 +46,9 @@ def render_html(result: AuditResult) -> str:
         "<th>recorded</th><th>verdict</th></tr>",
     ]
     for c in rec.claims:
-        cells = [
-            str(c.index + 1),
-            c.id,
-            source_text(c),
-            metric_text(c),
-            claimed_text(c),
-            recorded_text(c),
-        ]
         h.append(
             "<tr>"
-            + "".join(f"<td>{escape(x)}</td>" for x in cells)
+            + "".join(f"<td>{escape(x)}</td>" for x in summary_cells(c))
             + f'<td><span class="v {c.verdict}">{escape(verdict_label(c))}</span></td></tr>'
         )
     h.append("</table>")

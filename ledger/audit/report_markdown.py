@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from ._format import (
     check_mark,
-    claimed_text,
-    metric_text,
-    recorded_text,
-    source_text,
+    summary_cells,
     verdict_label,
 )
 from .check import AuditResult
@@ -31,15 +28,7 @@ def render_markdown(result: AuditResult) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for c in rec.claims:
-        cells = [
-            str(c.index + 1),
-            c.id,
-            source_text(c),
-            metric_text(c),
-            claimed_text(c),
-            recorded_text(c),
-            f"**{verdict_label(c)}**",
-        ]
+        cells = [*summary_cells(c), f"**{verdict_label(c)}**"]
         out.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     for c in rec.claims:
         out += ["", f"## {c.index + 1}. {c.id}: {verdict_label(c)}", ""]

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._format import (
+    SUMMARY_COLUMNS,
     check_mark,
-    claimed_text,
-    metric_text,
-    recorded_text,
-    source_text,
+    summary_cells,
     verdict_label,
 )
 from .check import AuditResult
@@ -34,17 +32,12 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
 
     rec = result.record
     table = Table(title=f"audit {result.id} of {escape(rec.claims_path)}", title_justify="left")
-    for col in ("#", "claim", "source", "metric", "claimed", "recorded", "verdict"):
+    for col in (*SUMMARY_COLUMNS, "verdict"):
         table.add_column(col, overflow="fold")
     for c in rec.claims:
         colour = _COLOURS[c.verdict]
         table.add_row(
-            str(c.index + 1),
-            escape(c.id),
-            escape(source_text(c)),
-            escape(metric_text(c)),
-            escape(claimed_text(c)),
-            escape(recorded_text(c)),
+            *(escape(x) for x in summary_cells(c)),
             f"[{colour}]{escape(verdict_label(c))}[/]",
         )
     console.print(table)

@@ -17,6 +17,7 @@ from ..records.verdict import Verdict
 from ..runs import load_run
 from ..store import Store
 from .series import final_value, run_series
+from .workspace import Workspace
 
 __all__ = ["ReplayOptions", "ReplayOutcome", "replay"]
 
@@ -87,7 +88,7 @@ def _one_replay(
     opts: ReplayOptions,
     seed_root: int | None,
     seed_value: int | None,
-) -> tuple[Run, Path]:
+) -> tuple[Run, Workspace]:
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
@@ -96,7 +97,7 @@ def _one_replay(
             "the recorded command line holds redacted secrets and cannot be rerun as is",
             hint="pass secrets through environment variables named with --env, not argv",
         )
-    ws = build_workspace(store, contract, keep=opts.keep_workspace, parent=opts.workspace_parent)
+    ws = build_workspace(store, contract, parent=opts.workspace_parent)
     argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
@@ -118,7 +119,7 @@ def _one_replay(
         ),
         store,
     )
-    return result.run, ws.root
+    return result.run, ws
 
 
 def _set_arg(argv: list[str], flag: str, value: str) -> list[str]:
@@ -174,23 +175,19 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
 
     if opts.mode != "seeds":
         replay_run, ws = _one_replay(store, run, contract, opts, root, None)
-        workspaces = [ws]
+        workspaces = [ws.root]
+        notes += ws.notes
         overrides = {k: Tolerance(r, a) for k, (r, a) in opts.per_metric.items()}
+        orig_points, replay_points = run_series(store, run), run_series(store, replay_run)
         if opts.mode == "bitwise":
-            series = compare_series(
-                run_series(store, run), run_series(store, replay_run), rtol=0.0, atol=0.0
-            )
-            bitwise_values = _bitwise_identical(store, run, replay_run)
+            series = compare_series(orig_points, replay_points, rtol=0.0, atol=0.0)
+            bitwise_values = _bitwise_identical(orig_points, replay_points)
         else:
             series = compare_series(
-                run_series(store, run),
-                run_series(store, replay_run),
-                rtol=opts.rtol,
-                atol=opts.atol,
-                overrides=overrides,
+                orig_points, replay_points, rtol=opts.rtol, atol=opts.atol, overrides=overrides
             )
             bitwise_values = True
-        files = compare_run_outputs(store, run, replay_run, opts, ws)
+        files = compare_run_outputs(store, run, replay_run, opts, ws.root)
         files_ok = all(f["status"] in ("identical", "close") for f in files)
         if opts.mode == "bitwise":
             files_ok = all(f["status"] == "identical" for f in files)
@@ -230,17 +227,16 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
     with Index(store) as index:
         index.sync()
     if not opts.keep_workspace:
-        for ws in workspaces:
-            shutil.rmtree(ws, ignore_errors=True)
+        for path in workspaces:
+            shutil.rmtree(path, ignore_errors=True)
     return ReplayOutcome(verdict, oid, workspaces)
 
 
-def _bitwise_identical(store: Store, a: Run, b: Run) -> bool:
+def _bitwise_identical(a: dict[tuple[str, int], float], b: dict[tuple[str, int], float]) -> bool:
     """compare_series with zero tolerance still equates -0.0 and 0.0: check the bytes too."""
     from ..stats import bitwise_equal
 
-    sa, sb = run_series(store, a), run_series(store, b)
-    return all(bitwise_equal(v, sb[k]) for k, v in sa.items() if k in sb)
+    return all(bitwise_equal(v, b[k]) for k, v in a.items() if k in b)
 
 
 def _summary(
@@ -307,16 +303,12 @@ def _seeds(
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
 
-    def go(i: int) -> tuple[Run, Path]:
-        value = roots[i] if opts.seed_arg else None
-        return _one_replay(
-            store,
-            run,
-            contract,
-            opts,
-            None if opts.seed_arg else roots[i],
-            value if value is None else roots[i] % (2**31),
-        )
+    def go(i: int) -> tuple[Run, Workspace]:
+        # A seed passed on the command line must fit the script's int parsing; otherwise the
+        # root goes through LEDGER_SEED_ROOT to ledger.seed().
+        if opts.seed_arg:
+            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31))
+        return _one_replay(store, run, contract, opts, roots[i], None)
 
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         results = list(pool.map(go, range(opts.seeds)))
@@ -336,7 +328,7 @@ def _seeds(
             group.append(v)
             group_ids.append(other_run.run_id)
     cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
-    notes: list[str] = []
+    notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
     if cmp.single_run is not None:
         p = cmp.single_run
         outcome = "reproduced" if p.inside else "not-reproduced"
@@ -383,7 +375,7 @@ def _seeds(
         settings=settings,
         notes=notes,
     )
-    return verdict, [w for _, w in results]
+    return verdict, [ws.root for _, ws in results]
 
 
 def _main_metric(run: Run) -> str:

@@ -62,9 +62,7 @@ def _restore_input(store: Store, digest: InputDigest, dest: Path) -> None:
         os.chmod(target, entry.mode & 0o777)
 
 
-def build_workspace(
-    store: Store, contract: Contract, *, keep: bool = False, parent: Path | None = None
-) -> Workspace:
+def build_workspace(store: Store, contract: Contract, *, parent: Path | None = None) -> Workspace:
     from ..capture.code import materialize_code
     from ..capture.data import digest_input
     from ..capture.statcache import StatCache
@@ -111,6 +109,4 @@ def build_workspace(
             raise ReplayError(
                 f"restored input {given} has digest {after.digest}, expected {digest.digest}"
             )
-    if not keep:
-        ws.notes.append("workspace removed after the replay (use --keep-workspace to keep it)")
     return ws

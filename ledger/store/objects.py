@@ -126,9 +126,14 @@ class ObjectStore:
         oid = hash_bytes(data)
         if self.has(oid):
             return oid
-        use_zstd = _pays(data[:SAMPLE]) if compress is None else compress
+        if compress is None:
+            # Small content is compressed once and judged by the result; larger content is
+            # judged by a sample first, so incompressible weights are never compressed whole.
+            use_zstd = len(data) >= MIN_COMPRESS and (len(data) <= SAMPLE or _pays(data[:SAMPLE]))
+        else:
+            use_zstd = compress
         payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data) if use_zstd else data
-        if use_zstd and len(payload) > len(data) * (1 - MIN_SAVING) and compress is None:
+        if use_zstd and compress is None and len(payload) > len(data) * (1 - MIN_SAVING):
             use_zstd, payload = False, data
         with temp_file(self.tmp_dir, prefix="obj-") as (f, tmp):
             f.write(bytes([CODEC_ZSTD if use_zstd else CODEC_RAW]))
