@@ -54,6 +54,7 @@ def save_checkpoint(
     note: str = "",
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
+    trust_version_counter: bool = False,
 ) -> CheckpointInfo:
     """Save this rank's ``state`` as part of checkpoint ``step`` and publish it atomically.
 
@@ -61,6 +62,10 @@ def save_checkpoint(
     ``state_dict()`` (model, optimizer, scheduler, scaler, sampler, StatefulDataLoader) are
     saved through it; RNG states of this process are captured before anything else
     (``rng=False`` skips them, for imports of other checkpoints).
+
+    ``trust_version_counter=True`` skips re-hashing CPU tensors whose storage and autograd
+    version counter are unchanged since this process's previous save. It is faster, and wrong
+    if your code writes tensors without bumping the counter (``p.data.mul_()``, numpy views).
     """
     # First: nothing below may consume randomness before it is recorded.
     rng_state = capture_rng() if rng else None
@@ -81,7 +86,9 @@ def save_checkpoint(
     error: str | None = None
     shard_oid: str | None = None
     try:
-        shard_oid = _write_shard(st, state, run, step, rank, world, rng_state, chunk_size)
+        shard_oid = _write_shard(
+            st, state, run, step, rank, world, rng_state, chunk_size, trust_version_counter
+        )
     except LedgerError as e:
         error = f"rank {rank}: {e}"
         if world == 1:
@@ -123,10 +130,17 @@ def _write_shard(
     world: int,
     rng: Any,
     chunk_size: int,
+    trust_version_counter: bool,
 ) -> str:
     skeleton, tensors = encode_state(state)
     fault("before-objects")
-    entries, stats = write_tensors(st.objects, tensors, chunk_size=chunk_size, fault=fault)
+    entries, stats = write_tensors(
+        st.objects,
+        tensors,
+        chunk_size=chunk_size,
+        fault=fault,
+        trust_version_counter=trust_version_counter,
+    )
     fault("after-objects")
     skeleton_oid = st.put_json(skeleton)
     shard = CheckpointShard(

@@ -248,3 +248,21 @@ def test_import_legacy_uses_weights_only(store: Store, tmp_path: Path) -> None:
     torch.save({"x": Evil()}, tmp_path / "evil.pt")
     with pytest.raises(UsageError, match="weights_only=True"):
         import_legacy(tmp_path / "evil.pt", store=store, run_id="legacy")
+
+
+def test_trusting_version_counters_skips_unchanged_tensors(store: Store) -> None:
+    model = torch.nn.Linear(64, 64)
+    opts = {"store": store, "run_id": "r", "trust_version_counter": True}
+    save_checkpoint({"model": model}, step=1, **opts)
+    with torch.no_grad():
+        model.bias.add_(1.0)  # an in-place op bumps the version counter: detected
+    save_checkpoint({"model": model}, step=2, **opts)
+    loaded = load_checkpoint(store=store, run_id="r").state["model"]
+    assert torch.equal(loaded["bias"], model.bias) and torch.equal(loaded["weight"], model.weight)
+    model.weight.data.mul_(2.0)  # .data bypasses the counter: the documented hazard
+    save_checkpoint({"model": model}, step=3, **opts)
+    stale = load_checkpoint(store=store, run_id="r").state["model"]["weight"]
+    assert not torch.equal(stale, model.weight)
+    save_checkpoint({"model": model}, step=4, store=store, run_id="r")  # default: always hashes
+    fresh = load_checkpoint(store=store, run_id="r").state["model"]["weight"]
+    assert torch.equal(fresh, model.weight)
