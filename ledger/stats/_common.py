@@ -1,0 +1,89 @@
+"""Input checks and JSON conversion shared by the stats modules.
+
+Bad input raises ``ValueError`` with a message naming the argument, so the CLI layer can turn it
+into a usage error without guessing what went wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+FloatArray = npt.NDArray[np.float64]
+
+
+def as_sample(values: Sequence[float] | npt.ArrayLike, name: str, *, min_n: int = 1) -> FloatArray:
+    """A 1-D float64 copy of ``values``; rejects empty, too short and non-finite samples."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of numbers, got shape {arr.shape}")
+    if arr.size < min_n:
+        need = "at least one value" if min_n == 1 else f"at least {min_n} values"
+        raise ValueError(f"{name} needs {need}, got {arr.size}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name} has a non-finite value {float(arr[i])!r} at index {i}")
+    return arr
+
+
+def check_margin(margin: float, name: str = "margin") -> float:
+    """Margins must be finite and positive: a zero margin can never show equivalence."""
+    m = float(margin)
+    if not math.isfinite(m) or m <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {margin!r}")
+    return m
+
+
+def check_probability(p: float, name: str) -> float:
+    """Levels, alphas and powers live strictly between 0 and 1."""
+    v = float(p)
+    if not 0 < v < 1:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {p!r}")
+    return v
+
+
+def json_float(x: float | None) -> float | str | None:
+    """JSON has no NaN or infinity: spell them as strings so nothing is silently lost."""
+    if x is None:
+        return None
+    v = float(x)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def to_jsonable(value: Any) -> JsonValue:
+    """Plain JSON types for a (nested) frozen dataclass result."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return json_float(float(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    raise TypeError(f"cannot convert {type(value).__name__} to JSON")
+
+
+class JsonMixin:
+    """Gives a dataclass result a ``to_json()`` returning plain JSON types (no NaN)."""
+
+    def to_json(self) -> dict[str, JsonValue]:
+        out = to_jsonable(self)
+        assert isinstance(out, dict)
+        return out
