@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.stats import Tolerance, compare_series
@@ -133,6 +133,7 @@ values = st.floats(allow_nan=True, allow_infinity=True, width=32)
 series_pairs = st.dictionaries(keys, st.tuples(values, values), max_size=40)
 
 
+@settings(max_examples=50)
 @given(series_pairs, st.randoms(use_true_random=False), st.booleans())
 def test_result_does_not_depend_on_insertion_order(
     pairs: dict[tuple[str, int], tuple[float, float]], rnd: object, drop: bool
@@ -148,6 +149,7 @@ def test_result_does_not_depend_on_insertion_order(
     assert shuffled.to_json() == compare_series(orig, rep, default_dtype="fp32").to_json()
 
 
+@settings(max_examples=50)
 @given(st.dictionaries(keys, values, max_size=30))
 def test_a_series_matches_itself(series: dict[tuple[str, int], float]) -> None:
     result = compare_series(series, dict(series))

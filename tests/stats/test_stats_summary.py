@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -44,6 +44,7 @@ def test_probability_of_improvement_counts_ties_as_half() -> None:
 samples = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=12)
 
 
+@settings(max_examples=50)
 @given(samples, samples)
 def test_probability_of_improvement_matches_pairwise_count(x: list[float], y: list[float]) -> None:
     pairs = [(a > b) + 0.5 * (a == b) for a in x for b in y]
