@@ -1,0 +1,243 @@
+"""``save_checkpoint``: write every rank's tensors and shard manifest, check them all on rank 0,
+then publish with one ref move. Until ``latest`` moves, the previous checkpoint is the latest.
+
+Order (each step durable before the next; docs/format-checkpoints.md):
+
+1. every rank: capture RNG states first, then tensors as chunk objects (fsynced), the JSON
+   skeleton, the shard manifest;
+2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
+   checks equal steps and world size and that every chunk object exists with its size;
+3. rank 0 writes the ``checkpoint`` record, then ``checkpoints/<run>/step-<n>``, then
+   ``checkpoints/<run>/latest`` (each ref: log entry, then ref file, under the ref lock);
+4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
+   appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._canonical import format_datetime
+from ..errors import IntegrityError, LedgerError, MissingObjectError, UsageError
+from ..records.base import record_from_json
+from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
+from ..runtime.rng import capture_rng
+from ..store import Store
+from .ckpt_codec import encode_state
+from .ckpt_common import (
+    CheckpointInfo,
+    fault,
+    info_of,
+    latest_ref,
+    list_steps,
+    open_store,
+    run_id_or_env,
+    step_ref,
+    write_event,
+)
+from .ckpt_dist import all_gather_json, rank_and_world
+from .ckpt_io import CHUNK_SIZE, write_tensors
+
+__all__ = ["save_checkpoint"]
+
+
+def save_checkpoint(
+    state: dict[str, Any],
+    *,
+    step: int,
+    store: Store | str | Path | None = None,
+    run_id: str | None = None,
+    keep_last: int | None = None,
+    note: str = "",
+    chunk_size: int = CHUNK_SIZE,
+    rng: bool = True,
+) -> CheckpointInfo:
+    """Save this rank's ``state`` as part of checkpoint ``step`` and publish it atomically.
+
+    Under torch.distributed every rank must call this with the same ``step``. Objects with
+    ``state_dict()`` (model, optimizer, scheduler, scaler, sampler, StatefulDataLoader) are
+    saved through it; RNG states of this process are captured before anything else
+    (``rng=False`` skips them, for imports of other checkpoints).
+    """
+    # First: nothing below may consume randomness before it is recorded.
+    rng_state = capture_rng() if rng else None
+    t0 = time.perf_counter()
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise UsageError(f"step must be a non-negative int, got {step!r}")
+    if keep_last is not None and (not isinstance(keep_last, int) or keep_last < 2):
+        raise UsageError(
+            f"keep_last={keep_last!r} would leave no older checkpoint to fall back on",
+            hint="use keep_last=2 or more, or None to keep every checkpoint",
+        )
+    if not isinstance(state, dict):
+        raise UsageError(f"state must be a dict, got {type(state).__name__}")
+    st = open_store(store)
+    run = run_id_or_env(run_id)
+    rank, world = rank_and_world()
+
+    error: str | None = None
+    shard_oid: str | None = None
+    try:
+        shard_oid = _write_shard(st, state, run, step, rank, world, rng_state, chunk_size)
+    except LedgerError as e:
+        error = f"rank {rank}: {e}"
+        if world == 1:
+            raise
+    except Exception as e:  # other ranks must learn of it or they would wait forever
+        if world == 1:
+            raise
+        error = f"rank {rank}: {type(e).__name__}: {e}"
+    reports = all_gather_json({"rank": rank, "step": step, "shard": shard_oid, "error": error})
+
+    verdict: dict[str, Any] = {}
+    if rank == 0:
+        try:
+            verdict = _publish(st, reports, run, step, world, keep_last, note)
+        except LedgerError as e:
+            if world == 1:
+                raise
+            verdict = {"error": str(e)}
+    verdict = all_gather_json(verdict)[0]
+    if verdict.get("error"):
+        raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
+    rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
+    assert isinstance(rec, Checkpoint)
+    return info_of(
+        rec,
+        verdict["oid"],
+        seconds=time.perf_counter() - t0,
+        refs=verdict["refs"],
+        note=note,
+    )
+
+
+def _write_shard(
+    st: Store,
+    state: dict[str, Any],
+    run: str,
+    step: int,
+    rank: int,
+    world: int,
+    rng: Any,
+    chunk_size: int,
+) -> str:
+    skeleton, tensors = encode_state(state)
+    fault("before-objects")
+    entries, stats = write_tensors(st.objects, tensors, chunk_size=chunk_size, fault=fault)
+    fault("after-objects")
+    skeleton_oid = st.put_json(skeleton)
+    shard = CheckpointShard(
+        run_id=run,
+        step=step,
+        rank=rank,
+        world_size=world,
+        chunk_size=chunk_size,
+        tensors=entries,
+        state=skeleton_oid,
+        rng=rng,
+        created=datetime.now(UTC),
+        bytes_total=stats.bytes_total,
+        bytes_new=stats.bytes_new,
+    )
+    oid = st.put_json(shard.to_json())
+    fault("after-shard")
+    return oid
+
+
+def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:
+    rec = record_from_json(st.get_json(oid), CheckpointShard)
+    assert isinstance(rec, CheckpointShard)
+    if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
+        raise IntegrityError(
+            f"shard {oid} is for run {rec.run_id} step {rec.step} rank {rec.rank}/"
+            f"{rec.world_size}, expected {run} step {step} rank {rank}/{world}"
+        )
+    if not st.objects.has(rec.state):
+        raise MissingObjectError(rec.state, f"rank {rank}: state object {rec.state} is missing")
+    for e in rec.tensors:
+        left = e.nbytes
+        for c in e.chunks:
+            want = min(left, rec.chunk_size)
+            left -= want
+            path = st.objects.path_of(c)
+            try:
+                size = path.stat().st_size
+                with open(path, "rb") as f:
+                    codec = f.read(1)
+            except FileNotFoundError:
+                raise MissingObjectError(
+                    c, f"rank {rank}: tensor {e.key}: object {c} is missing"
+                ) from None
+            if codec == b"\x00" and size != want + 1:
+                raise IntegrityError(
+                    f"rank {rank}: tensor {e.key}: object {c} holds {size - 1} bytes, "
+                    f"expected {want}"
+                )
+    return ShardSummary(
+        rank=rank,
+        manifest=oid,
+        tensors=len(rec.tensors),
+        bytes_total=rec.bytes_total,
+        bytes_new=rec.bytes_new,
+    )
+
+
+def _publish(
+    st: Store,
+    reports: list[dict[str, Any]],
+    run: str,
+    step: int,
+    world: int,
+    keep_last: int | None,
+    note: str,
+) -> dict[str, Any]:
+    errors = [r["error"] for r in reports if r.get("error")]
+    if errors:
+        return {"error": "; ".join(errors)}
+    steps = {r["step"] for r in reports}
+    if steps != {step}:
+        return {"error": f"ranks saved different steps: {sorted(steps)}"}
+    shards = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+    rec = Checkpoint(
+        run_id=run,
+        step=step,
+        world_size=world,
+        shards=shards,
+        created=datetime.now(UTC),
+        bytes_total=sum(s.bytes_total for s in shards),
+        bytes_new=sum(s.bytes_new for s in shards),
+        note=note,
+    )
+    oid = st.put_json(rec.to_json())
+    fault("after-record")
+    st.set_ref(step_ref(run, step), oid, op="checkpoint", step=step)
+    fault("after-step-ref")
+    st.set_ref(latest_ref(run), oid, op="publish", step=step)
+    fault("after-latest-ref")
+    refs = [step_ref(run, step), latest_ref(run)]
+    if keep_last is not None:
+        _retain(st, run, step, keep_last)
+    write_event(
+        {
+            "event": "save",
+            "checkpoint": oid,
+            "run": run,
+            "step": step,
+            "world_size": world,
+            "bytes_total": rec.bytes_total,
+            "bytes_new": rec.bytes_new,
+            "created": format_datetime(rec.created),
+        }
+    )
+    return {"oid": oid, "refs": refs}
+
+
+def _retain(st: Store, run: str, step: int, keep_last: int) -> None:
+    """Drop step refs beyond the newest ``keep_last`` (by step); never the one just saved."""
+    older = [(s, oid) for s, oid in list_steps(st, run) if s != step]
+    for s, _oid in older[: max(0, len(older) - (keep_last - 1))]:
+        fault("mid-retention")
+        st.delete_ref(step_ref(run, s), reason="retention", keep_last=keep_last)
