@@ -40,7 +40,7 @@ def _device() -> torch.device:
 
 def all_gather_json(value: Any) -> list[Any]:
     """Every rank's ``value`` (JSON types), in rank order."""
-    rank, world = rank_and_world()
+    _, world = rank_and_world()
     if world == 1:
         return [parse_json(canonical_json(value))]
     import torch.distributed as dist
@@ -60,7 +60,6 @@ def all_gather_json(value: Any) -> list[Any]:
     out = []
     for b, s in zip(bufs, sizes, strict=True):
         out.append(parse_json(b[: int(s.item())].cpu().numpy().tobytes()))
-    _ = rank
     return out
 
 

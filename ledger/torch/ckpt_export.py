@@ -57,8 +57,7 @@ def list_checkpoints(
         run_id = matches[0]
     latest = st.refs.get(latest_ref(run_id))
     return [
-        (info_of(read_checkpoint(st, oid), oid), oid == latest)
-        for _, oid in list_steps(st, run_id)
+        (info_of(read_checkpoint(st, oid), oid), oid == latest) for _, oid in list_steps(st, run_id)
     ]
 
 

@@ -169,7 +169,8 @@ def read_tensors(
         _check_entry(e, chunk_size)
         t = torch.empty(e.shape, dtype=torch_dtype(e.dtype))
         out.append(t)
-        view = memoryview(t.reshape(-1).view(torch.uint8).numpy()).cast("B") if e.nbytes else None
+        raw = t.reshape(-1).view(torch.uint8).numpy()
+        view = memoryview(raw).cast("B") if e.nbytes else None  # type: ignore[arg-type]
         for j, oid in enumerate(e.chunks):
             part = view[j * chunk_size : (j + 1) * chunk_size] if view is not None else None
             jobs.append((oid, part if part is not None else memoryview(b""), e.key))

@@ -95,8 +95,16 @@ def load_checkpoint(
     if mode == "resume" and shard.rng is not None:
         restored = restore_rng(shard.rng, strict=False)  # last: nothing may draw after it
     if rank == 0:
-        write_event({"event": "load", "checkpoint": oid, "run": rec.run_id, "step": rec.step,
-                     "mode": mode, "world_size": world})
+        write_event(
+            {
+                "event": "load",
+                "checkpoint": oid,
+                "run": rec.run_id,
+                "step": rec.step,
+                "mode": mode,
+                "world_size": world,
+            }
+        )
     info = info_of(rec, oid, seconds=time.perf_counter() - t0)
     return LoadedCheckpoint(info, mode, decoded, shard_rank, restored)
 
@@ -131,8 +139,9 @@ def _check_shapes(current: Any, loaded: Any, path: str) -> None:
                 "removing that key from the checkpoint state",
             )
     elif isinstance(current, dict) and isinstance(loaded, dict):
-        for k in current.keys() & loaded.keys():
-            _check_shapes(current[k], loaded[k], f"{path}/{k}")
+        for k in current:  # in the model's order, so the first mismatch is named
+            if k in loaded:
+                _check_shapes(current[k], loaded[k], f"{path}/{k}")
 
 
 def _apply(template: dict[str, Any], loaded: Any, mode: Mode, strict: bool, path: str) -> None:
@@ -141,7 +150,7 @@ def _apply(template: dict[str, Any], loaded: Any, mode: Mode, strict: bool, path
     for k, tv in template.items():
         p = f"{path}/{k}" if path else str(k)
         if k not in loaded:
-            if mode == "resume":
+            if mode == "resume" or isinstance(tv, torch.nn.Module):
                 raise UsageError(
                     f"the checkpoint has no {p!r}; it has {sorted(map(str, loaded))}",
                     hint="resume with the same state layout, or use mode='warm-start'",
@@ -173,9 +182,11 @@ def import_legacy(
     step: int = 0,
     store: Store | str | Path | None = None,
     run_id: str | None = None,
+    key: str | None = None,
 ) -> CheckpointInfo:
     """Store a ``.pt`` file as a checkpoint. It is read with ``torch.load(weights_only=True)``,
-    which refuses arbitrary pickled objects; the returned info says so."""
+    which refuses arbitrary pickled objects; the returned info says so. With ``key``, the
+    file's content is stored under that key (``key="model"`` for a bare model state dict)."""
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -186,6 +197,7 @@ def import_legacy(
             hint="it holds pickled objects beyond tensors and containers; convert it to a "
             "plain state dict in an environment you trust",
         ) from None
-    state = obj if isinstance(obj, dict) else {"state": obj}
+    wrap = key is not None or not isinstance(obj, dict)
+    state = {key or "state": obj} if wrap else obj
     note = f"imported from {Path(path).name} with torch.load(weights_only=True); no RNG state"
     return save_checkpoint(state, step=step, store=store, run_id=run_id, note=note, rng=False)

@@ -104,7 +104,9 @@ class ResumableSampler(Sampler[int]):
         if diff:
             raise UsageError(
                 "the sampler differs from the checkpointed one in "
-                + ", ".join(f"{k} ({state.get(k)!r} saved, {getattr(self, k)!r} now)" for k in diff),
+                + ", ".join(
+                    f"{k} ({state.get(k)!r} saved, {getattr(self, k)!r} now)" for k in diff
+                ),
                 hint="build the sampler with the same dataset, seed and world size to resume",
             )
         self.epoch = int(state["epoch"])

@@ -40,7 +40,9 @@ def _child(ledger: str, step: int, phase: str) -> None:
     state = {"weights": expected(step), "counters": {"step": step}}
     sys.stdout.write(f"ready {os.getpid()}\n")
     sys.stdout.flush()
-    save_checkpoint(state, step=step, store=ledger, run_id="crash", keep_last=2, chunk_size=256 << 10)
+    save_checkpoint(
+        state, step=step, store=ledger, run_id="crash", keep_last=2, chunk_size=256 << 10
+    )
     sys.stdout.write("saved\n")
     sys.stdout.flush()
 

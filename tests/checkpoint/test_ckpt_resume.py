@@ -83,8 +83,18 @@ def test_resume_that_forgets_the_sampler_cursor_diverges(tmp_path: Path) -> None
     full, bad = tmp_path / "full.txt", tmp_path / "bad.txt"
     _train(store.root, "full", full, "--until", "8", "--save-at", "7", "--workers", "0")
     _train(
-        store.root, "bad", bad, "--until", "8", "--resume-from", "full", "--resume-step", "7",
-        "--workers", "0", "--forget-cursor",
+        store.root,
+        "bad",
+        bad,
+        "--until",
+        "8",
+        "--resume-from",
+        "full",
+        "--resume-step",
+        "7",
+        "--workers",
+        "0",
+        "--forget-cursor",
     )
     full_after = [ln for ln in full.read_text().splitlines() if int(ln.split()[1]) >= 7]
     assert len(full_after) == len(bad.read_text().splitlines()) == 2
@@ -100,8 +110,18 @@ def test_two_rank_resume_is_bitwise_identical(tmp_path: Path) -> None:
     full, resumed = tmp_path / "full.txt", tmp_path / "resumed.txt"
     _train(store.root, "full", full, "--until", "10", "--save-at", "5", "--workers", "1", nproc=2)
     _train(
-        store.root, "res", resumed, "--until", "10", "--resume-from", "full", "--resume-step",
-        "5", "--workers", "1", nproc=2,
+        store.root,
+        "res",
+        resumed,
+        "--until",
+        "10",
+        "--resume-from",
+        "full",
+        "--resume-step",
+        "5",
+        "--workers",
+        "1",
+        nproc=2,
     )
     full_after = [ln for ln in full.read_text().splitlines() if int(ln.split()[1]) >= 5]
     assert sorted(resumed.read_text().splitlines()) == sorted(full_after)

@@ -1,0 +1,96 @@
+"""checkpoints, checkpoint export: list a run's checkpoints; export one for other tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+
+__all__ = ["register"]
+
+checkpoint_app = typer.Typer(
+    name="checkpoint", help="Work with one checkpoint.", no_args_is_help=True
+)
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def checkpoints(
+    run: str = typer.Argument(..., help="Run id (or a unique prefix)."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """List a run's checkpoints: step, size, bytes newly written, dedup ratio."""
+    from rich.table import Table
+
+    from ..torch.ckpt_export import list_checkpoints
+
+    rows = list_checkpoints(run, store=open_store(ledger))
+    if json_out:
+        print_json([{**info.to_json(), "latest": latest} for info, latest in rows])
+        return
+    con = out_console()
+    if not rows:
+        con.print(f"Run {run} has no checkpoints.")
+        return
+    table = Table(title=f"checkpoints of {rows[0][0].run_id}")
+    for col in ("step", "id", "ranks", "size", "new", "dedup", "created"):
+        table.add_column(col, justify="right" if col in {"step", "size", "new"} else "left")
+    for info, latest in rows:
+        table.add_row(
+            str(info.step),
+            info.oid[:15] + (" (latest)" if latest else ""),
+            str(info.world_size),
+            _size(info.bytes_total),
+            _size(info.bytes_new),
+            f"{info.dedup_ratio:.0%}",
+            info.created,
+        )
+    con.print(table)
+
+
+def export(
+    ident: str = typer.Argument(
+        ..., help="Checkpoint id or prefix, a ref (checkpoints/<run>/step-<n>), or a run id."
+    ),
+    fmt: str = typer.Option(..., "--format", "-f", help="safetensors or pt."),
+    out: Path = typer.Option(..., "--out", "-o", help="File to write (replaced atomically)."),
+    rank: int = typer.Option(0, "--rank", help="Which rank's shard to export."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Export one checkpoint's tensors (verified) as safetensors or a torch .pt state dict."""
+    from ..errors import UsageError
+    from ..torch.ckpt_export import export_checkpoint
+
+    if fmt not in ("safetensors", "pt"):
+        raise UsageError(f"unknown format {fmt!r}", hint="use --format safetensors or --format pt")
+    info, path = export_checkpoint(
+        ident,
+        fmt=fmt,  # type: ignore[arg-type]
+        out=out,
+        store=open_store(ledger),
+        rank=rank,
+    )
+    if json_out:
+        print_json({"checkpoint": info.oid, "step": info.step, "format": fmt, "out": str(path)})
+    else:
+        out_console().print(
+            f"Exported checkpoint {info.oid[:15]} (run {info.run_id}, step {info.step}, "
+            f"rank {rank}) to [bold]{path}[/] as {fmt}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(checkpoints)
+    checkpoint_app.command()(export)
+    app.add_typer(checkpoint_app)
