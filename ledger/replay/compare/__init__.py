@@ -2,7 +2,8 @@
 
 Built-ins (highest priority first): tensors (.pt/.pth/.ckpt, .safetensors, .npy, .npz),
 TensorBoard event files, structured data (JSON, JSON Lines, YAML), tables (CSV, TSV), captured
-logs, and a digest comparison for everything else. See docs/reference/comparators.md.
+logs, and a digest comparison for everything else. Stored ``checkpoint`` records are compared
+by id (``compare_checkpoints``), not through the registry. See docs/reference/comparators.md.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ...records.verdict_parts import (
     TreeComparison,
 )
 from ._common import NotComparable, tolerance_for
+from .checkpoints import compare_checkpoint_steps, compare_checkpoints
 from .digest import compare_digests
 from .logs import compare_log_files, is_log_file
 from .registry import (
@@ -46,6 +48,8 @@ __all__ = [
     "ToleranceSpec",
     "TreeComparison",
     "comparator_for",
+    "compare_checkpoint_steps",
+    "compare_checkpoints",
     "compare_files",
     "compare_objects",
     "compare_trees",

@@ -172,7 +172,10 @@ class ValueTally:
             self.inexact += 1
             return
         self.mismatches += 1
-        abs_diff = abs(r - o) if not ints else float(abs(int(replay) - int(original)))
+        try:
+            abs_diff = abs(r - o) if not ints else float(abs(int(replay) - int(original)))
+        except OverflowError:
+            abs_diff = math.inf
         self.difference(
             Difference(
                 kind="value" if type(original) is type(replay) else "type",

@@ -81,7 +81,7 @@ def walk(tally: ValueTally, original: Any, replay: Any, path: str = "", leaf: st
             if key not in original:
                 tally.structural(_child(path, key), "replay")
         return
-    if isinstance(original, list) and isinstance(replay, list):
+    if isinstance(original, list | tuple) and isinstance(replay, list | tuple):
         for i, (x, y) in enumerate(zip(original, replay, strict=False)):
             walk(tally, x, y, _child(path, i), leaf)
         longer, side = (original, "original") if len(original) > len(replay) else (replay, "replay")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pickle
 import re
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +22,15 @@ from ...records.verdict_parts import CompareSettings, Difference, FileComparison
 from ...stats import compare_arrays
 from ._common import NotComparable, ValueTally, relative, short_repr, tolerance_for
 
-__all__ = ["SUFFIXES", "compare_tensor_files", "is_tensor_file", "load_tensor_file"]
+__all__ = [
+    "SUFFIXES",
+    "TensorData",
+    "compare_tensor_files",
+    "compare_tensor_pair",
+    "is_tensor_file",
+    "load_tensor_file",
+    "tensor_from_torch",
+]
 
 SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".npy", ".npz")
 _NOTE_KEYS = 10
@@ -57,7 +65,7 @@ def _from_numpy(arr: npt.NDArray[Any]) -> TensorData:
     return TensorData(arr.dtype.name, arr, arr if arr.dtype.kind in "biufc" else None)
 
 
-def _from_torch(t: Any) -> TensorData:
+def tensor_from_torch(t: Any) -> TensorData:
     import torch
 
     t = t.detach().cpu()
@@ -111,7 +119,7 @@ def _load_torch(path: Path) -> dict[str, Any]:
     except Exception as e:
         raise NotComparable(f"cannot read {path.name}: {type(e).__name__}: {e}") from None
     out: dict[str, Any] = {}
-    _flatten(obj, "", out, lambda v: _from_torch(v) if isinstance(v, torch.Tensor) else v)
+    _flatten(obj, "", out, lambda v: tensor_from_torch(v) if isinstance(v, torch.Tensor) else v)
     return out
 
 
@@ -129,7 +137,7 @@ def _load_safetensors(path: Path) -> dict[str, Any]:
         with safe_open(str(path), framework=framework) as f:
             for key in f.keys():  # noqa: SIM118 - safe_open is not a Mapping
                 t = f.get_tensor(key)
-                out[key] = _from_torch(t) if framework == "pt" else _from_numpy(t)
+                out[key] = tensor_from_torch(t) if framework == "pt" else _from_numpy(t)
             for key, value in sorted((f.metadata() or {}).items()):
                 out[f"__metadata__.{key}"] = value
     except Exception as e:
@@ -207,7 +215,7 @@ def compare_tensor_files(original: Path, replay: Path, settings: CompareSettings
         x, y = a[key], b[key]
         if isinstance(x, TensorData) and isinstance(y, TensorData):
             tensors += 1
-            if not _compare_tensor(_root(key), x, y, tally):
+            if not compare_tensor_pair(_root(key), x, y, tally):
                 differing.append(_root(key))
         elif isinstance(x, TensorData) or isinstance(y, TensorData):
             tally.value(_root(key), _describe(x), _describe(y), [key])
@@ -230,8 +238,13 @@ def _describe(value: Any) -> str:
     return short_repr(value)
 
 
-def _compare_tensor(key: str, x: TensorData, y: TensorData, tally: ValueTally) -> bool:
-    """Add one tensor pair to the tally; True when it matches (bitwise or within tolerance)."""
+def compare_tensor_pair(
+    key: str, x: TensorData, y: TensorData, tally: ValueTally, names: Sequence[str] = ()
+) -> bool:
+    """Add one tensor pair to the tally; True when it matches (bitwise or within tolerance).
+
+    ``names`` are what tolerance overrides may match (default: the key and its last part).
+    """
     size = int(x.bits.size)
     if x.dtype != y.dtype or x.shape != y.shape:
         tally.total += size
@@ -252,7 +265,7 @@ def _compare_tensor(key: str, x: TensorData, y: TensorData, tally: ValueTally) -
     tally.total += size
     if _same_bits(x.bits, y.bits):
         return True
-    tol = tolerance_for(tally.settings, [key, key.rsplit(".", 1)[-1]], x.dtype)
+    tol = tolerance_for(tally.settings, names or [key, key.rsplit(".", 1)[-1]], x.dtype)
     if x.values is None or y.values is None:
         return _compare_raw(key, x, y, tally)
     if tol is None:

@@ -1,0 +1,100 @@
+"""Stored checkpoints compared by tensor content, skeleton and RNG state, not by record id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ledger.replay.compare import (
+    CompareSettings,
+    ToleranceSpec,
+    compare_checkpoint_steps,
+    compare_checkpoints,
+)
+from ledger.store import Store
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+def _state(scale: float = 1.0, epoch: int = 3) -> dict[str, Any]:
+    g = torch.Generator().manual_seed(0)
+    model = {"fc.weight": torch.randn(4, 3, generator=g) * scale, "fc.bias": torch.zeros(4)}
+    return {"model": model, "epoch": epoch, "best": 0.5}
+
+
+def _save(store: Store, run: str, state: dict[str, Any], step: int = 10) -> str:
+    from ledger.torch.checkpoint import save_checkpoint
+
+    return save_checkpoint(state, step=step, store=store, run_id=run, rng=False).oid
+
+
+def test_same_state_from_two_runs_is_identical(store: Store) -> None:
+    a, b = _save(store, "orig", _state()), _save(store, "replay", _state())
+    assert a != b  # run ids and times differ: the record ids are no test
+    result = compare_checkpoints(store, a, b, CompareSettings(mode="bitwise"))
+    assert (result.path, result.comparator, result.status) == (
+        "checkpoint step 10",
+        "checkpoint",
+        "identical",
+    )
+    assert (result.mismatches, result.total) == (0, 12 + 4 + 1)  # tensors + step
+
+
+def test_changed_weight_is_located(store: Store) -> None:
+    changed = _state()
+    changed["model"]["fc.weight"][2, 1] += 0.25
+    a, b = _save(store, "orig", _state()), _save(store, "replay", changed)
+    result = compare_checkpoints(store, a, b)
+    assert result.status == "different"
+    diff = result.first_difference
+    assert diff is not None
+    assert (diff.key, diff.index) == ("model/fc.weight", [2, 1])
+    assert diff.abs_diff == pytest.approx(0.25)
+
+
+def test_tolerance_and_overrides(store: Store) -> None:
+    a = _save(store, "orig", _state())
+    b = _save(store, "replay", _state(scale=1.0 + 1e-7))
+    assert compare_checkpoints(store, a, b, CompareSettings()).status == "close"
+    assert compare_checkpoints(store, a, b, CompareSettings(mode="bitwise")).status == "different"
+    c = _save(store, "far", _state(scale=1.01))
+    assert compare_checkpoints(store, a, c).status == "different"
+    loose = CompareSettings(overrides={"fc.weight": ToleranceSpec(rtol=0.05, atol=0.0)})
+    assert compare_checkpoints(store, a, c, loose).status == "close"
+
+
+def test_counters_in_the_skeleton(store: Store) -> None:
+    a = _save(store, "orig", _state(epoch=3))
+    b = _save(store, "replay", _state(epoch=4))
+    result = compare_checkpoints(store, a, b)
+    assert result.first_difference is not None
+    assert (result.first_difference.key, result.first_difference.replay) == ("state.epoch", "4")
+
+
+def test_rng_states_are_compared(store: Store) -> None:
+    from ledger.torch.checkpoint import save_checkpoint
+
+    torch.manual_seed(1)
+    a = save_checkpoint(_state(), step=1, store=store, run_id="orig").oid
+    torch.rand(3)  # the replay consumed randomness the original did not
+    b = save_checkpoint(_state(), step=1, store=store, run_id="replay").oid
+    result = compare_checkpoints(store, a, b)
+    assert result.status == "different"
+    assert result.first_difference is not None
+    assert (result.first_difference.key or "").startswith("rng.")
+
+
+def test_pairing_by_step_and_bad_ids(store: Store) -> None:
+    a10, b10 = _save(store, "orig", _state(), 10), _save(store, "replay", _state(), 10)
+    a20 = _save(store, "orig", _state(), 20)
+    results = compare_checkpoint_steps(store, {10: a10, 20: a20}, {10: b10})
+    assert [(r.path, r.status) for r in results] == [
+        ("checkpoint step 10", "identical"),
+        ("checkpoint step 20", "missing-in-replay"),
+    ]
+    not_a_checkpoint = store.put_json({"kind": "tree", "entries": [], "total_size": 0})
+    bad = compare_checkpoints(store, a10, not_a_checkpoint)
+    assert bad.status == "not-comparable"
+    assert bad.reason == "expected a checkpoint record, found a tree record"
