@@ -67,7 +67,7 @@ def tensor_bytes(t: torch.Tensor) -> memoryview:
     if t.numel() == 0:
         return memoryview(b"")
     raw = t.reshape(-1).view(torch.uint8).numpy()
-    return memoryview(raw).cast("B")  # type: ignore[arg-type]
+    return raw.data.cast("B")
 
 
 def _key(path: str, k: Any) -> str:
