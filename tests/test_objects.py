@@ -81,6 +81,28 @@ def test_put_is_idempotent_and_write_once(store: Store) -> None:
     assert oct(path.stat().st_mode & 0o777) == oct(0o444)
 
 
+def test_put_bytes_new_says_whether_it_stored(store: Store) -> None:
+    import numpy as np
+
+    text = b"step 1 loss 0.5\n" * 5000
+    oid, new = store.objects.put_bytes_new(text)
+    assert (oid, new) == (hash_bytes(text), True)
+    assert store.objects.put_bytes_new(text) == (oid, False)
+    assert store.objects.put_bytes(text) == oid
+    assert _codec(store, oid) == CODEC_ZSTD
+    # A memoryview (tensor bytes) is stored as its bytes, and a slice of one as that slice.
+    weights = np.arange(300_000, dtype=np.float32)
+    view = weights.data.cast("B")
+    part = view[4096 : 4096 + 65536]
+    w_oid, w_new = store.objects.put_bytes_new(view)
+    p_oid, p_new = store.objects.put_bytes_new(part, compress=False)
+    assert w_new and p_new and w_oid != p_oid
+    assert store.objects.get_bytes(w_oid) == weights.tobytes()
+    assert store.objects.get_bytes(p_oid) == weights.tobytes()[4096 : 4096 + 65536]
+    assert _codec(store, p_oid) == CODEC_RAW
+    assert not any(store.tmp_dir.iterdir())  # no temp file left behind
+
+
 def test_missing_and_corrupt_objects_raise(store: Store) -> None:
     oid = store.objects.put_bytes(b"payload" * 100)
     path = store.objects.path_of(oid)

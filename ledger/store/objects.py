@@ -38,7 +38,7 @@ MIN_COMPRESS = 64
 SAMPLE = 1 << 20
 
 
-def _pays(sample: bytes) -> bool:
+def _pays(sample: bytes | memoryview) -> bool:
     if len(sample) < MIN_COMPRESS:
         return False
     packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(sample)
@@ -122,10 +122,21 @@ class ObjectStore:
         fsync_dir(final.parent)
         return True
 
-    def put_bytes(self, data: bytes, *, compress: bool | None = None) -> str:
+    def put_bytes(self, data: bytes | memoryview, *, compress: bool | None = None) -> str:
+        """Store ``data``; returns its id. ``compress`` None decides by what zstd saves."""
+        return self.put_bytes_new(data, compress=compress)[0]
+
+    def put_bytes_new(
+        self, data: bytes | memoryview, *, compress: bool | None = None
+    ) -> tuple[str, bool]:
+        """Like ``put_bytes``, and also whether this call stored it (False: it was present).
+
+        Callers that account for what a write cost (checkpoints report new bytes) need the
+        second value; a ``memoryview`` is written without copying when it is not compressed.
+        """
         oid = hash_bytes(data)
         if self.has(oid):
-            return oid
+            return oid, False
         if compress is None:
             # Small content is compressed once and judged by the result; larger content is
             # judged by a sample first, so incompressible weights are never compressed whole.
@@ -141,8 +152,8 @@ class ObjectStore:
             f.flush()
             os.fsync(f.fileno())
             f.close()
-            self._publish(tmp, oid)
-        return oid
+            new = self._publish(tmp, oid)
+        return oid, new
 
     def put_stream(self, stream: BinaryIO, *, compress: bool | None = None) -> str:
         """Store a stream of any length in constant memory; returns its id."""

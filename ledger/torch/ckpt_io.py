@@ -1,14 +1,12 @@
 """Tensor bytes to objects and back: hash once, write only what is new, verify before use.
 
-Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) into a temp
-file that is fsynced and renamed into ``objects/`` exactly like ``ObjectStore.put_bytes``; the
-only difference is that the id is computed once and reused to skip objects already stored.
+Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
+``ObjectStore.put_bytes_new``, which also says which chunks were new (the save reports them).
 Reads go straight into a freshly allocated tensor, which is hashed before anyone sees it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,15 +19,11 @@ from .._hashing import hash_bytes
 from ..errors import CorruptObjectError, MissingObjectError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
-from ..store.atomic import temp_file
-from ..store.objects import CODEC_RAW, CODEC_ZSTD, ZSTD_LEVEL, _pays
 from .ckpt_codec import tensor_bytes, torch_dtype
 
 __all__ = ["CHUNK_SIZE", "WriteStats", "read_tensors", "write_tensors"]
 
 CHUNK_SIZE = 64 << 20  # one object per 64 MiB of a tensor
-# Compression is decided on a sample of this size: 64 KiB costs ~0.1 ms, 1 MiB ~8 ms.
-_SAMPLE = 64 << 10
 _WORKERS = 4  # hashing, writing and fsync release the GIL; overlap them
 
 
@@ -65,23 +59,9 @@ def _chunks(view: memoryview, size: int) -> Iterator[memoryview]:
 
 def _put(objects: ObjectStore, data: memoryview, fault: Callable[[str], None]) -> tuple[str, bool]:
     """Store ``data`` unless already present; (id, written?)."""
-    oid = hash_bytes(data)
-    if objects.has(oid):
-        return oid, False
-    use_zstd = _pays(data[:_SAMPLE])  # type: ignore[arg-type]
-    payload: Any = data
-    if use_zstd:
-        payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
-        if len(payload) > len(data) * 0.9:
-            use_zstd, payload = False, data
-    with temp_file(objects.tmp_dir, prefix="obj-") as (f, tmp):
-        f.write(bytes([CODEC_ZSTD if use_zstd else CODEC_RAW]))
-        f.write(payload)
-        f.flush()
-        fault("object-write")
-        os.fsync(f.fileno())
-        f.close()
-        written = objects._publish(tmp, oid)
+    oid, written = objects.put_bytes_new(data)
+    if written:
+        fault("object-write")  # killed with some of this save's objects stored, others not
     return oid, written
 
 
@@ -203,7 +183,7 @@ def read_tensors(
         t = torch.empty(e.shape, dtype=torch_dtype(e.dtype))
         out.append(t)
         raw = t.reshape(-1).view(torch.uint8).numpy()
-        view = memoryview(raw).cast("B") if e.nbytes else None  # type: ignore[arg-type]
+        view = raw.data.cast("B") if e.nbytes else None
         for j, oid in enumerate(e.chunks):
             part = view[j * chunk_size : (j + 1) * chunk_size] if view is not None else None
             jobs.append((oid, part if part is not None else memoryview(b""), e.key))
