@@ -2,9 +2,11 @@
 that the test SIGKILLs (or that kills itself at a phase via LEDGER_CKPT_KILL_AT).
 
 Protocol on stdin/stdout, one line each: ``save <step> <phase or -> <delay or ->`` → the child
-prints ``ready <pid>`` before saving and ``saved`` after; with a delay, the server SIGKILLs the
-child that many seconds after forking it (the server, not the test, kills: only the parent
-knows the pid is still this child); the server then prints ``exit <status>``.
+prints ``ready <pid> <t>`` before saving and ``saved <t>`` after, ``t`` being the seconds since
+the fork (so the test can aim its kills inside a save on a machine of any speed); with a delay,
+the server SIGKILLs the child that many seconds after forking it (the server, not the test,
+kills: only the parent knows the pid is still this child); the server then prints
+``exit <status>``.
 
 Tensor ``t<j>`` holds ``randn(step * 100 + j)`` for ``j < 4`` (new every step) and
 ``randn(j)`` otherwise (deduplicated), so a loaded checkpoint can be checked exactly.
@@ -34,16 +36,16 @@ def expected(step: int) -> dict[str, torch.Tensor]:
     return out
 
 
-def _child(ledger: str, step: int, phase: str) -> None:
+def _child(ledger: str, step: int, phase: str, forked: float) -> None:
     if phase != "-":
         os.environ["LEDGER_CKPT_KILL_AT"] = phase
     state = {"weights": expected(step), "counters": {"step": step}}
-    sys.stdout.write(f"ready {os.getpid()}\n")
+    sys.stdout.write(f"ready {os.getpid()} {time.monotonic() - forked:.6f}\n")
     sys.stdout.flush()
     save_checkpoint(
         state, step=step, store=ledger, run_id="crash", keep_last=2, chunk_size=256 << 10
     )
-    sys.stdout.write("saved\n")
+    sys.stdout.write(f"saved {time.monotonic() - forked:.6f}\n")
     sys.stdout.flush()
 
 
@@ -54,11 +56,12 @@ def main() -> None:
     torch.set_num_threads(1)
     for line in sys.stdin:
         _, step, phase, delay = line.split()
+        forked = time.monotonic()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                _child(a.ledger, int(step), phase)
+                _child(a.ledger, int(step), phase, forked)
             except BaseException as e:
                 sys.stdout.write(f"error {e!r}\n")
                 code = 1
