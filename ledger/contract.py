@@ -185,17 +185,30 @@ def collect_runtime_safe(
     return data, summaries, list(getattr(capture, "notes", []))
 
 
-def checkpoint_events(staging: Path) -> list[CheckpointEvent]:
+def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
+    """The run's ``checkpoints.jsonl`` events, and notes on lines that could not be kept.
+
+    Keys the model does not know are dropped (a newer writer may add some), never the event.
+    """
     path = staging / "checkpoints.jsonl"
     if not path.is_file():
-        return []
-    events = []
-    for line in path.read_bytes().split(b"\n"):
+        return [], []
+    events: list[CheckpointEvent] = []
+    bad = 0
+    known = CheckpointEvent.model_fields.keys()
+    lines = path.read_bytes().split(b"\n")
+    torn = lines.pop()  # what follows the last newline: empty, or an append cut by a kill
+    for line in lines:
         if not line.strip():
             continue
         try:
             data = json.loads(line)
-            events.append(CheckpointEvent.model_validate(data))
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            events.append(CheckpointEvent.model_validate({k: data[k] for k in known & data.keys()}))
         except ValueError:
-            continue  # a torn last line from a killed process
-    return events
+            bad += 1
+    notes = [f"checkpoints.jsonl: {bad} line(s) are not checkpoint events; left out"] if bad else []
+    if torn.strip():
+        notes.append("checkpoints.jsonl: the last line was cut short (the process was killed)")
+    return events, notes

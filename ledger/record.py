@@ -270,7 +270,8 @@ def seal(
     runtime, runtime_summaries, runtime_notes = contract_mod.collect_runtime_safe(store, staging)
     summaries += runtime_summaries
     notes += runtime_notes
-    checkpoints = contract_mod.checkpoint_events(staging)
+    checkpoints, checkpoint_notes = contract_mod.checkpoint_events(staging)
+    notes += checkpoint_notes
 
     inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts)
     notes += in_notes

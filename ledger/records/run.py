@@ -37,6 +37,11 @@ class InputCheck(BaseModel):
 
 
 class CheckpointEvent(BaseModel):
+    """A checkpoint saved or loaded inside the run: one line of ``checkpoints.jsonl``.
+
+    ``run_id`` is the run the checkpoint belongs to: a warm start may load another run's.
+    """
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     event: Literal["save", "load"]
@@ -44,6 +49,11 @@ class CheckpointEvent(BaseModel):
     step: int | None = None
     mode: Literal["resume", "warm-start"] | None = None
     rank: int | None = None
+    run_id: str | None = None
+    world_size: int | None = None
+    bytes_total: int | None = None  # saves: tensor bytes, and those this save wrote
+    bytes_new: int | None = None
+    time: Timestamp | None = None
 
 
 class Run(Record):

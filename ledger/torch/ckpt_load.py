@@ -99,9 +99,10 @@ def load_checkpoint(
             {
                 "event": "load",
                 "checkpoint": oid,
-                "run": rec.run_id,
+                "run_id": rec.run_id,
                 "step": rec.step,
                 "mode": mode,
+                "rank": rank,
                 "world_size": world,
             }
         )

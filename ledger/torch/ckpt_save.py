@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._canonical import format_datetime
 from ..errors import IntegrityError, LedgerError, MissingObjectError, UsageError
 from ..records.base import record_from_json
 from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
@@ -238,12 +237,12 @@ def _publish(
         {
             "event": "save",
             "checkpoint": oid,
-            "run": run,
+            "run_id": run,
             "step": step,
+            "rank": 0,  # rank 0 publishes
             "world_size": world,
             "bytes_total": rec.bytes_total,
             "bytes_new": rec.bytes_new,
-            "created": format_datetime(rec.created),
         }
     )
     return {"oid": oid, "refs": refs}
