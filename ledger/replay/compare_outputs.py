@@ -1,4 +1,5 @@
-"""Compare the ``--output`` trees of an original run and its replay, file by file."""
+"""Compare what an original run and its replay produced: ``--output`` trees file by file,
+captured logs (when asked), and the checkpoints each saved, paired by step."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ..records.run import Run
 from ..store import Store
 
 if TYPE_CHECKING:
+    from ..records.verdict_parts import FileComparison
     from .engine import ReplayOptions
 
 __all__ = ["compare_run_outputs"]
@@ -18,7 +20,7 @@ def compare_run_outputs(
     store: Store, original: Run, replay: Run, opts: ReplayOptions, workdir: Path
 ) -> list[dict[str, Any]]:
     from ..records.verdict_parts import CompareSettings, ToleranceSpec
-    from .compare.trees import compare_trees
+    from .compare import compare_checkpoint_steps, compare_objects, compare_trees
 
     settings = CompareSettings(
         mode="bitwise" if opts.mode == "bitwise" else "tolerance",
@@ -33,21 +35,28 @@ def compare_run_outputs(
         other = replayed.get(out.path)
         cmp = compare_trees(store, out.tree, other.tree if other else None, settings, workdir)
         for f in cmp.files:
-            row = f.model_dump(mode="json")
-            row["path"] = f"{out.path}/{f.path}" if out.path not in f.path else f.path
-            fd = f.first_difference
-            row["detail"] = fd.model_dump(mode="json") if fd is not None else f.reason
-            results.append(row)
+            path = f"{out.path}/{f.path}" if out.path not in f.path else f.path
+            results.append(_row(f, path))
     if opts.include_logs:
         for stream in ("stdout", "stderr"):
             a, b = getattr(original, stream), getattr(replay, stream)
-            same = a == b
-            results.append(
-                {
-                    "path": f"<{stream}>",
-                    "comparator": "log",
-                    "status": "identical" if same else "different",
-                    "detail": None if same else "captured output differs",
-                }
-            )
+            f = compare_objects(store, stream, a, b, settings, workdir)
+            results.append(_row(f, f"<{stream}>"))
+    for f in compare_checkpoint_steps(store, _saves(original), _saves(replay), settings):
+        results.append(_row(f, f.path))
     return results
+
+
+def _saves(run: Run) -> dict[int, str]:
+    """Step -> checkpoint id of every save the run recorded (a step saved twice: the last)."""
+    return {
+        e.step: e.checkpoint for e in run.checkpoints if e.event == "save" and e.step is not None
+    }
+
+
+def _row(f: FileComparison, path: str) -> dict[str, Any]:
+    row = f.model_dump(mode="json")
+    row["path"] = path
+    fd = f.first_difference
+    row["detail"] = fd.model_dump(mode="json") if fd is not None else f.reason
+    return row
