@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ledger._hashing import hash_bytes
 from ledger.errors import CorruptObjectError, MissingObjectError
 from ledger.store import Store
-from ledger.store.objects import CODEC_RAW, CODEC_ZSTD
+from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, compression_pays
 from ledger.store.verify import verify_store
 
 
@@ -101,6 +101,11 @@ def test_put_bytes_new_says_whether_it_stored(store: Store) -> None:
     assert store.objects.get_bytes(p_oid) == weights.tobytes()[4096 : 4096 + 65536]
     assert _codec(store, p_oid) == CODEC_RAW
     assert not any(store.tmp_dir.iterdir())  # no temp file left behind
+    # The codec rule is public, so a writer may judge its own (smaller) sample.
+    assert compression_pays(text[:4096]) and not compression_pays(os.urandom(4096))
+    assert not compression_pays(b"a" * 63)  # too small to be worth a frame
+    forced, _ = store.objects.put_bytes_new(b"b" * 1000, compress=True)
+    assert _codec(store, forced) == CODEC_ZSTD
 
 
 def test_missing_and_corrupt_objects_raise(store: Store) -> None:
