@@ -17,7 +17,13 @@ from pathlib import Path
 
 __all__ = ["MODULES", "Row", "drop_page_cache", "median_time", "rss_note"]
 
-MODULES = ["bench.bench_store", "bench.bench_digest"]
+MODULES = [
+    "bench.bench_store",
+    "bench.bench_digest",
+    "bench.bench_checkpoint",
+    "bench.bench_logging",
+    "bench.bench_watch",
+]
 
 
 @dataclass

@@ -1,9 +1,8 @@
 """Checkpoint save and load of a float32 state dict against ``torch.save`` + fsync and
 ``torch.load(weights_only=True)`` of the same state, in the same run.
 
-Rows are plain dicts with the fields of ``bench.Row`` (bench, what, value, unit, reference,
-ratio, target, passed, note). Peak memory is measured in child processes (``--child``) as the
-peak RSS beyond the state itself. ``python bench/bench_checkpoint.py [--quick]`` prints them.
+``run`` returns ``bench.Row`` figures (``python -m bench --only checkpoint``). Peak memory is
+measured in child processes (``--child``) as the peak RSS beyond the state itself.
 """
 
 from __future__ import annotations
@@ -11,14 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench import Row, median_time
 
 NAME = "checkpoint"
 N_TENSORS = 50
@@ -30,16 +29,6 @@ def _state(total_bytes: int, seed: int = 0) -> dict[str, Any]:
     g = torch.Generator().manual_seed(seed)
     numel = total_bytes // 4 // N_TENSORS
     return {f"layer{i}.weight": torch.randn(numel, generator=g) for i in range(N_TENSORS)}
-
-
-def _median(fn: Callable[[], object], repeat: int, setup: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        setup()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def _torch_save(state: dict[str, Any], path: Path) -> None:
@@ -78,12 +67,14 @@ def measure_times(total_bytes: int, repeat: int) -> dict[str, float]:
 
     try:
         out = {
-            "torch_save": _median(lambda: _torch_save(state, pt), repeat, lambda: pt.unlink(True)),
-            "ledger_save_fresh": _median(ledger_save, repeat, fresh_store),
+            "torch_save": median_time(
+                lambda: _torch_save(state, pt), repeat, lambda: pt.unlink(True)
+            ),
+            "ledger_save_fresh": median_time(ledger_save, repeat, fresh_store),
         }
         fresh_store()
         ledger_save()
-        out["ledger_save_10pct_new"] = _median(ledger_save, repeat, touch_tenth)
+        out["ledger_save_10pct_new"] = median_time(ledger_save, repeat, touch_tenth)
 
         def trusted_save() -> None:
             step[0] += 1
@@ -96,16 +87,18 @@ def measure_times(total_bytes: int, repeat: int) -> dict[str, float]:
             )
 
         trusted_save()
-        out["ledger_save_10pct_new_trusted"] = _median(trusted_save, repeat, touch_tenth)
+        out["ledger_save_10pct_new_trusted"] = median_time(trusted_save, repeat, touch_tenth)
         _torch_save(state, pt)
-        out["torch_load"] = _median(lambda: torch.load(pt, weights_only=True), repeat, lambda: None)
-        out["ledger_load"] = _median(
+        out["torch_load"] = median_time(
+            lambda: torch.load(pt, weights_only=True), repeat, lambda: None
+        )
+        out["ledger_load"] = median_time(
             lambda: load_checkpoint(store=store_dir, run_id="bench"), repeat, lambda: None
         )
         hasher_view = [memoryview(t.numpy()).cast("B") for t in state.values()]
         from ledger._hashing import hash_bytes
 
-        out["hash_only"] = _median(lambda: [hash_bytes(v) for v in hasher_view], repeat, list)
+        out["hash_only"] = median_time(lambda: [hash_bytes(v) for v in hasher_view], repeat, list)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
@@ -178,29 +171,18 @@ def measure_memory(total_bytes: int) -> dict[str, float]:
     return out
 
 
-def _row(what: str, value: float, unit: str, **kw: Any) -> dict[str, Any]:
-    return {
-        "bench": NAME,
-        "what": what,
-        "value": value,
-        "unit": unit,
-        "reference": "",
-        "ratio": None,
-        "target": "",
-        "passed": None,
-        "note": "",
-        **kw,
-    }
+def _row(what: str, value: float, unit: str, **kw: Any) -> Row:
+    return Row(NAME, what, value, unit, **kw)
 
 
-def run(quick: bool) -> list[dict[str, Any]]:
+def run(quick: bool) -> list[Row]:
     total = (40 if quick else 400) * 1_000_000
     mb = f"{total // 1_000_000} MB fp32, {N_TENSORS} tensors"
     t = measure_times(total, repeat=3)
     mem = measure_memory(total)
     tensor_mib = total / N_TENSORS / 2**20
 
-    def ratio_row(what: str, key: str, ref: str, ref_key: str, limit: float) -> dict[str, Any]:
+    def ratio_row(what: str, key: str, ref: str, ref_key: str, limit: float) -> Row:
         r = t[key] / t[ref_key]
         return _row(
             what,
@@ -261,4 +243,4 @@ if __name__ == "__main__":
         print(json.dumps(_child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))))
     else:
         for row in run(quick="--quick" in sys.argv):
-            print(json.dumps(row))
+            print(row)
