@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from . import audit_cmds, replay_cmds, run_cmds, store_cmds
+from . import audit_cmds, checkpoint_cmds, replay_cmds, run_cmds, store_cmds
 
 __all__ = ["app", "main"]
 
@@ -21,6 +21,7 @@ store_cmds.register(app)
 run_cmds.register(app)
 replay_cmds.register(app)
 audit_cmds.register(app)
+checkpoint_cmds.register(app)
 
 
 def main() -> None:
