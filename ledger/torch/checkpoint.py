@@ -1,7 +1,7 @@
 """Atomically published, content-addressed, sharded checkpoints with exact resume.
 
 The public face of ``ckpt_save``, ``ckpt_load``, ``ckpt_export`` and ``ckpt_sampler``; see
-docs/how-to/checkpoints.md for the training-loop pattern and docs/format-checkpoints.md for
+docs/how-to/checkpoints.md for the training-loop pattern and docs/format.md ("Checkpoints") for
 what lands on disk.
 """
 

@@ -1,7 +1,7 @@
 """``save_checkpoint``: write every rank's tensors and shard manifest, check them all on rank 0,
 then publish with one ref move. Until ``latest`` moves, the previous checkpoint is the latest.
 
-Order (each step durable before the next; docs/format-checkpoints.md):
+Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects (fsynced), the JSON
    skeleton, the shard manifest;
