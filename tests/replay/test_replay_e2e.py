@@ -110,6 +110,16 @@ def test_injected_noise_fails_bitwise_passes_tolerance(repo: Path) -> None:
     assert code == 0 and verdict["outcome"] == "reproduced"
     code, verdict = _replay(repo, run_id, "--mode", "tolerance", "--tol", "loss=0,1e-15")
     assert code == 1 and "step 3" in str(verdict["summary"])
+    # Every verdict is listed with the original run, newest last.
+    shown = json.loads(run_ledger("show", run_id, "--json", cwd=repo).stdout)
+    assert [v["outcome"] for v in shown["verdicts"]] == [
+        "not-reproduced",
+        "reproduced",
+        "not-reproduced",
+    ]
+    assert [v["mode"] for v in shown["verdicts"]] == ["bitwise", "tolerance", "tolerance"]
+    text = run_ledger("show", run_id, cwd=repo).stdout
+    assert "verdict   bitwise of this run: not-reproduced" in text
 
 
 def test_failed_run_replays_its_failure(repo: Path) -> None:
