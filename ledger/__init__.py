@@ -16,6 +16,7 @@ from .errors import (
     UsageError,
 )
 from .runtime import Run, current_run, log, save_rng_state, seed
+from .start import start
 from .store import Store
 
 __version__ = "0.1.0"
@@ -39,4 +40,5 @@ __all__ = [
     "log",
     "save_rng_state",
     "seed",
+    "start",
 ]
