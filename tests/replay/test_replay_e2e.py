@@ -202,3 +202,36 @@ def test_diff_between_two_runs(repo: Path) -> None:
     d = json.loads(r.stdout)
     assert r.returncode == 0 and d["code"]["same"]
     assert d["metrics"]["first_divergence"]["step"] == 3
+
+
+TB_SCRIPT = """
+import os, torch
+from torch.utils.tensorboard import SummaryWriter
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(32, 3), torch.randn(32, 1)
+writer = SummaryWriter(log_dir="out/tb")  # event file names hold time, host and pid
+for step in range(5):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    writer.add_scalar("train/loss", loss.item(), step)
+writer.close()
+torch.save(model.state_dict(), "out/model.pt")  # the archive embeds its file name
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_torch_save_and_tensorboard_script_replays_bitwise(repo: Path) -> None:
+    (repo / "tb.py").write_text(TB_SCRIPT)
+    run_id = _record(repo, "--output", "out", "--", sys.executable, "tb.py")
+    store = Store.open(repo / ".ledger")
+    from ledger.runs import load_run
+
+    _, run = load_run(store, run_id)
+    assert any(m.source == "tensorboard" and m.name == "train/loss" for m in run.metrics)
+    code, verdict = _replay(repo, run_id)
+    assert code == 0, verdict["summary"]
+    statuses = {f["comparator"]: f["status"] for f in verdict["files"]}  # type: ignore[union-attr]
+    assert statuses.get("tensors") == "identical" and statuses.get("tensorboard") == "identical"
