@@ -15,7 +15,7 @@ from .errors import (
     UnknownIdError,
     UsageError,
 )
-from .runtime import Run, current_run, log, save_rng_state, seed
+from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
 from .start import start
 from .store import Store
 
@@ -38,6 +38,7 @@ __all__ = [
     "__version__",
     "current_run",
     "log",
+    "resume_from",
     "save_rng_state",
     "seed",
     "start",

@@ -56,6 +56,11 @@ def replay(
         False, "--strict-env", help="Refuse to run if the environment differs."
     ),
     include_logs: bool = typer.Option(False, "--include-logs", help="Compare captured logs too."),
+    from_checkpoint: str | None = typer.Option(
+        None,
+        "--from-checkpoint",
+        help="Resume from a checkpoint the run saved (step or id prefix) and check the rest.",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -82,6 +87,7 @@ def replay(
         strict_env=strict_env,
         include_logs=include_logs,
         original_group=list(against),
+        from_checkpoint=from_checkpoint,
     )
     outcome = do_replay(open_store(ledger), run, opts)
     v = outcome.verdict
