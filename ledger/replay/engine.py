@@ -158,6 +158,23 @@ def _resume_point(run: Run, text: str) -> tuple[str, int]:
     return found[0].checkpoint, found[0].step
 
 
+def _determinism_drift(original: Run, replay_run: Run) -> list[str]:
+    """Settings applied by ``ledger.torch.deterministic()`` that differ between the two runs."""
+
+    def by_rank(run: Run) -> dict[int, dict[str, Any]]:
+        rows = (run.runtime or {}).get("determinism") or []
+        return {int(r["rank"]): dict(r["settings"]) for r in rows if isinstance(r, dict)}
+
+    a, b = by_rank(original), by_rank(replay_run)
+    out = []
+    for rank in sorted(a.keys() | b.keys()):
+        ra, rb = a.get(rank, {}), b.get(rank, {})
+        for key in sorted(ra.keys() | rb.keys()):
+            if ra.get(key) != rb.get(key):
+                out.append(f"rank {rank} {key}: {ra.get(key)!r} -> {rb.get(key)!r}")
+    return out
+
+
 def _recorded_root(run: Run) -> int | None:
     seeds = (run.runtime or {}).get("seeds") or []
     for s in seeds if isinstance(seeds, list) else []:
@@ -225,6 +242,10 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
                 orig_points, replay_points, rtol=opts.rtol, atol=opts.atol, overrides=overrides
             )
             bitwise_values = True
+        det = _determinism_drift(run, replay_run)
+        if det:
+            labels.append("different-determinism-settings")
+            notes.append("determinism settings differ: " + "; ".join(det[:10]))
         files = compare_run_outputs(store, run, replay_run, opts, ws.root)
         files_ok = all(f["status"] in ("identical", "close") for f in files)
         if opts.mode == "bitwise":

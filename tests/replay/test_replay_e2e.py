@@ -235,3 +235,21 @@ def test_torch_save_and_tensorboard_script_replays_bitwise(repo: Path) -> None:
     assert code == 0, verdict["summary"]
     statuses = {f["comparator"]: f["status"] for f in verdict["files"]}  # type: ignore[union-attr]
     assert statuses.get("tensors") == "identical" and statuses.get("tensorboard") == "identical"
+
+
+DET_SCRIPT = """
+import os
+import ledger.torch
+ledger.torch.deterministic(warn_only=bool(os.environ.get("WARN_ONLY")))
+print("epoch 0 loss 1.0 acc 0.5")
+"""
+
+
+@pytest.mark.torch
+def test_replay_warns_when_determinism_settings_differ(repo: Path) -> None:
+    (repo / "det.py").write_text(DET_SCRIPT)
+    run_id = _record(repo, "--", sys.executable, "det.py", WARN_ONLY="1")
+    code, verdict = _replay(repo, run_id)  # WARN_ONLY was not recorded: it is unset now
+    assert "different-determinism-settings" in verdict["labels"]  # type: ignore[operator]
+    assert any("warn_only" in n for n in verdict["notes"])  # type: ignore[union-attr]
+    assert code == 0  # the metrics still match; the label says the settings did not
