@@ -51,7 +51,10 @@ def replay(
         [], "--against", help="More runs of the original seed group."
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Seeds to run in parallel."),
-    keep_workspace: bool = typer.Option(False, "--keep-workspace"),
+    keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep the workspace."),
+    workspace_dir: Path | None = typer.Option(
+        None, "--workspace-dir", help="Create workspaces here (default: the system temp dir)."
+    ),
     strict_env: bool = typer.Option(
         False, "--strict-env", help="Refuse to run if the environment differs."
     ),
@@ -88,6 +91,7 @@ def replay(
         include_logs=include_logs,
         original_group=list(against),
         from_checkpoint=from_checkpoint,
+        workspace_parent=workspace_dir,
     )
     outcome = do_replay(open_store(ledger), run, opts)
     v = outcome.verdict

@@ -175,6 +175,8 @@ def test_seeds_mode_matches_a_hand_computation(repo: Path) -> None:
         (["RUN", "--rtol", "-1"], 2, "non-negative"),
         (["RUN", "--mode", "fuzzy"], 2, "is not one of"),
         (["RUN", "--tol", "loss=abc"], 2, "METRIC=RTOL,ATOL"),
+        (["RUN", "--workspace-dir", "noisy.py"], 7, "cannot create a replay workspace"),
+        (["RUN", "--from-checkpoint", "3"], 2, "matches 0 checkpoint(s)"),
     ],
 )
 def test_bad_replay_input(repo: Path, args: list[str], code: int, message: str) -> None:
