@@ -15,7 +15,8 @@ from .errors import (
     UnknownIdError,
     UsageError,
 )
-from .runtime import Run, current_run, log, save_rng_state, seed
+from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
+from .start import start
 from .store import Store
 
 __version__ = "0.1.0"
@@ -37,6 +38,8 @@ __all__ = [
     "__version__",
     "current_run",
     "log",
+    "resume_from",
     "save_rng_state",
     "seed",
+    "start",
 ]

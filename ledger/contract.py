@@ -166,7 +166,7 @@ def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | N
 
 
 def collect_runtime_safe(
-    store: Store, staging: Path
+    store: Store, staging: Path, started_at: float | None = None
 ) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
@@ -174,7 +174,7 @@ def collect_runtime_safe(
     except ImportError:
         return None, [], []
     try:
-        capture = collect_runtime(staging, store)
+        capture = collect_runtime(staging, store, started_at=started_at)
     except Exception as e:
         return None, [], [f"in-process data could not be ingested: {e}"]
     if capture is None:

@@ -32,7 +32,7 @@ from .records.run import Run, RunStatus
 from .runs import new_run_id, run_ref
 from .store import Store
 
-__all__ = ["RecordOptions", "RecordResult", "record"]
+__all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
 HOOK_DIR = Path(__file__).parent / "_hook"
 _FREEZE_LOCK = threading.Lock()
@@ -184,9 +184,24 @@ def _status(result: ExecResult) -> RunStatus:
     return "failed"
 
 
-def record(opts: RecordOptions, store: Store) -> RecordResult:
+@dataclass
+class Begun:
+    """A run whose contract is frozen and whose ``running`` record is written."""
+
+    opts: RecordOptions
+    store: Store
+    run_id: str
+    staging: Path
+    frozen: Any
+    base: dict[str, Any]
+    started: datetime
+    patterns: list[re.Pattern[str]]
+    copier: threading.Thread | None
+
+
+def begin(opts: RecordOptions, store: Store) -> Begun:
+    """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
     from . import contract as contract_mod
-    from .index import Index
 
     patterns = _validate(opts)
     store.check_writable()
@@ -220,26 +235,38 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
 
         copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    parser = StdoutMetrics(patterns)
-    result = execute(
-        opts.command,
-        cwd=opts.cwd,
-        env=_child_env(opts, store, run_id, staging),
-        stdout_log=staging / "stdout.log",
-        stderr_log=staging / "stderr.log",
-        on_stdout_line=parser.feed,
-        on_stderr_line=parser.feed,
-    )
-    if copier is not None:
-        copier.join()
-    sealed = seal(store, opts, base, frozen, parser, result, staging, started)
+    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier)
+
+
+def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
+    """Seal the run, update the index, remove the staging directory."""
+    from .index import Index
+
+    if b.copier is not None:
+        b.copier.join()
+    sealed = seal(b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started)
     try:
-        with Index(store) as index:
+        with Index(b.store) as index:
             index.sync()
     except Exception as e:  # the index is a cache: the run is safe in the objects and log
         sealed.run.notes.append(f"index not updated ({e}); run `ledger reindex`")
-    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(b.staging, ignore_errors=True)
     return sealed
+
+
+def record(opts: RecordOptions, store: Store) -> RecordResult:
+    b = begin(opts, store)
+    parser = StdoutMetrics(b.patterns)
+    result = execute(
+        opts.command,
+        cwd=opts.cwd,
+        env=_child_env(opts, store, b.run_id, b.staging),
+        stdout_log=b.staging / "stdout.log",
+        stderr_log=b.staging / "stderr.log",
+        on_stdout_line=parser.feed,
+        on_stderr_line=parser.feed,
+    )
+    return finish(b, parser, result)
 
 
 def seal(
@@ -267,7 +294,9 @@ def seal(
     notes += out_notes
     summaries += [_store_series(store, s) for s in tb_series]
 
-    runtime, runtime_summaries, runtime_notes = contract_mod.collect_runtime_safe(store, staging)
+    runtime, runtime_summaries, runtime_notes = contract_mod.collect_runtime_safe(
+        store, staging, started.timestamp()
+    )
     summaries += runtime_summaries
     notes += runtime_notes
     checkpoints, checkpoint_notes = contract_mod.checkpoint_events(staging)

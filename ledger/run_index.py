@@ -1,4 +1,4 @@
-"""How run records appear in the SQLite index (``runs`` table), for ``ledger ls``."""
+"""How run and verdict records appear in the SQLite index (``runs``, ``verdicts``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sqlite_utils
 
 from .index import Indexer, register_indexer
 
-__all__ = ["RUNS_INDEXER"]
+__all__ = ["RUNS_INDEXER", "VERDICTS_INDEXER"]
 
 
 def _tables(db: sqlite_utils.Database) -> None:
@@ -52,3 +52,41 @@ def _remove(db: sqlite_utils.Database, ref: str) -> None:
 
 RUNS_INDEXER = Indexer(kind="run", tables=_tables, add=_add, remove=_remove)
 register_indexer(RUNS_INDEXER)
+
+
+def _verdict_tables(db: sqlite_utils.Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS verdicts (ref TEXT PRIMARY KEY, oid TEXT, original TEXT, "
+        "replay TEXT, replays TEXT, mode TEXT, outcome TEXT, summary TEXT, created TEXT)"
+    )
+
+
+def _verdict_add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if not ref.startswith("verdicts/"):
+        return
+    replays = rec.get("replays") or []
+    db.execute(
+        "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            ref,
+            oid,
+            rec.get("original"),
+            replays[0] if replays else None,
+            json.dumps(replays),
+            rec.get("mode"),
+            rec.get("outcome"),
+            rec.get("summary"),
+            rec.get("created"),
+        ),
+    )
+
+
+def _verdict_remove(db: sqlite_utils.Database, ref: str) -> None:
+    if ref.startswith("verdicts/") and "verdicts" in db.table_names():
+        db.execute("DELETE FROM verdicts WHERE ref=?", (ref,))
+
+
+VERDICTS_INDEXER = Indexer(
+    kind="verdict", tables=_verdict_tables, add=_verdict_add, remove=_verdict_remove
+)
+register_indexer(VERDICTS_INDEXER)

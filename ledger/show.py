@@ -45,14 +45,11 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
             "SELECT run_id, status, exit_code FROM runs WHERE replay_of = ? ORDER BY run_id",
             (run.run_id,),
         )
-        tables = index.db.table_names()
-        info["verdicts"] = (
-            index.query(
-                "SELECT * FROM verdicts WHERE original = ? OR replay = ? ORDER BY created",
-                (run.run_id, run.run_id),
-            )
-            if "verdicts" in tables
-            else []
+        like = f'%"{run.run_id}"%'
+        info["verdicts"] = index.query(
+            "SELECT oid, original, replays, mode, outcome, summary, created FROM verdicts "
+            "WHERE original = ? OR replays LIKE ? ORDER BY created",
+            (run.run_id, like),
         )
     return info
 
@@ -116,6 +113,9 @@ def render_run(info: dict[str, Any], con: Console) -> None:
     for r in info.get("replays", []):
         con.print(f"  replayed by {r['run_id']} ({r['status']})")
     for v in info.get("verdicts", []):
-        con.print(f"  verdict   {v.get('mode')}: {v.get('verdict')} ({v.get('replay')})")
+        role = "of this run" if v["original"] == run["run_id"] else f"of {v['original']}"
+        con.print(f"  verdict   {v['mode']} {role}: {v['outcome']} ({v['oid'][:15]})")
+        if v.get("summary"):
+            con.print(f"            {v['summary']}", markup=False)
     for note in run.get("notes", []):
         con.print(f"  [yellow]note[/] {note}")

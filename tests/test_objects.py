@@ -201,3 +201,19 @@ def test_sigkill_during_put_leaves_no_partial_object(store: Store) -> None:
         assert list(store.objects) == []
         report = verify_store(store)
         assert report.ok and report.objects == 0
+
+
+def test_copy_to_real_files_and_buffers(store: Store, tmp_path: Path) -> None:
+    raw = store.objects.put_bytes(os.urandom(3 << 20))  # raw: copied with sendfile
+    packed = store.objects.put_bytes(b"abc" * 100_000)  # zstd: decompressed through Python
+    for oid in (raw, packed):
+        content = store.objects.get_bytes(oid)
+        target = tmp_path / "out.bin"
+        with open(target, "wb") as f:
+            f.write(b"header")  # the copy starts at the file's current position
+            assert store.objects.copy_to(oid, f) == len(content)
+            f.write(b"trailer")
+        assert target.read_bytes() == b"header" + content + b"trailer"
+        buf = io.BytesIO()
+        store.objects.copy_to(oid, buf)
+        assert buf.getvalue() == content

@@ -51,11 +51,19 @@ def replay(
         [], "--against", help="More runs of the original seed group."
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Seeds to run in parallel."),
-    keep_workspace: bool = typer.Option(False, "--keep-workspace"),
+    keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep the workspace."),
+    workspace_dir: Path | None = typer.Option(
+        None, "--workspace-dir", help="Create workspaces here (default: the system temp dir)."
+    ),
     strict_env: bool = typer.Option(
         False, "--strict-env", help="Refuse to run if the environment differs."
     ),
     include_logs: bool = typer.Option(False, "--include-logs", help="Compare captured logs too."),
+    from_checkpoint: str | None = typer.Option(
+        None,
+        "--from-checkpoint",
+        help="Resume from a checkpoint the run saved (step or id prefix) and check the rest.",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -82,6 +90,8 @@ def replay(
         strict_env=strict_env,
         include_logs=include_logs,
         original_group=list(against),
+        from_checkpoint=from_checkpoint,
+        workspace_parent=workspace_dir,
     )
     outcome = do_replay(open_store(ledger), run, opts)
     v = outcome.verdict

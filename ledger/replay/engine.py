@@ -42,6 +42,7 @@ class ReplayOptions:
     workspace_parent: Path | None = None
     bootstrap_seed: int | None = None
     original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
+    from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
 
 
 @dataclass
@@ -88,6 +89,7 @@ def _one_replay(
     opts: ReplayOptions,
     seed_root: int | None,
     seed_value: int | None,
+    resume: str | None = None,
 ) -> tuple[Run, Workspace]:
     from ..record import RecordOptions, record
     from .workspace import build_workspace
@@ -102,6 +104,8 @@ def _one_replay(
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
     env = {k: v for k, v in contract.env_vars.items() if REDACTED not in v}
+    if resume is not None:
+        env["LEDGER_RESUME_FROM"] = resume
     result = record(
         RecordOptions(
             command=argv,
@@ -135,6 +139,40 @@ def _set_arg(argv: list[str], flag: str, value: str) -> list[str]:
         f"--seed-arg {flag} does not appear in the recorded command {' '.join(argv)}",
         hint="name the flag exactly as the command line has it, e.g. --seed-arg --seed",
     )
+
+
+def _resume_point(run: Run, text: str) -> tuple[str, int]:
+    """(checkpoint id, step) of a checkpoint the original run saved, by id prefix or step."""
+    saves = [e for e in run.checkpoints if e.event == "save" and e.step is not None]
+    digits = text[3:] if text.startswith("b3:") else text
+    by_id = [e for e in saves if e.checkpoint[3:].startswith(digits)] if len(digits) >= 4 else []
+    by_step = [e for e in saves if text.isdigit() and e.step == int(text)]
+    found = by_id or by_step
+    if len(found) != 1:
+        listed = ", ".join(f"step {e.step} {e.checkpoint[:15]}" for e in saves) or "none"
+        raise UsageError(
+            f"--from-checkpoint {text!r} matches {len(found)} checkpoint(s) of run {run.run_id}",
+            hint=f"give a step or id prefix of one it saved: {listed}",
+        )
+    assert found[0].step is not None
+    return found[0].checkpoint, found[0].step
+
+
+def _determinism_drift(original: Run, replay_run: Run) -> list[str]:
+    """Settings applied by ``ledger.torch.deterministic()`` that differ between the two runs."""
+
+    def by_rank(run: Run) -> dict[int, dict[str, Any]]:
+        rows = (run.runtime or {}).get("determinism") or []
+        return {int(r["rank"]): dict(r["settings"]) for r in rows if isinstance(r, dict)}
+
+    a, b = by_rank(original), by_rank(replay_run)
+    out = []
+    for rank in sorted(a.keys() | b.keys()):
+        ra, rb = a.get(rank, {}), b.get(rank, {})
+        for key in sorted(ra.keys() | rb.keys()):
+            if ra.get(key) != rb.get(key):
+                out.append(f"rank {rank} {key}: {ra.get(key)!r} -> {rb.get(key)!r}")
+    return out
 
 
 def _recorded_root(run: Run) -> int | None:
@@ -173,12 +211,29 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
     }
     root = contract.seed_root if contract.seed_root is not None else _recorded_root(run)
 
+    resume: tuple[str, int] | None = None
+    if opts.from_checkpoint is not None:
+        if opts.mode == "seeds":
+            raise UsageError("--from-checkpoint checks one continuation: use bitwise or tolerance")
+        resume = _resume_point(run, opts.from_checkpoint)
+        settings["from_checkpoint"] = {"checkpoint": resume[0], "step": resume[1]}
+        notes.append(
+            f"resumed from checkpoint {resume[0]} (step {resume[1]}): metrics after that step "
+            "are compared with the original's (exact-resume check)"
+        )
+
     if opts.mode != "seeds":
-        replay_run, ws = _one_replay(store, run, contract, opts, root, None)
+        replay_run, ws = _one_replay(
+            store, run, contract, opts, root, None, resume[0] if resume else None
+        )
         workspaces = [ws.root]
         notes += ws.notes
         overrides = {k: Tolerance(r, a) for k, (r, a) in opts.per_metric.items()}
         orig_points, replay_points = run_series(store, run), run_series(store, replay_run)
+        if resume is not None:
+            # The continuation starts after the checkpoint's step; points the replay logged at
+            # or before it stay in, and show up as structural divergences (it did not resume).
+            orig_points = {k: v for k, v in orig_points.items() if k[1] > resume[1]}
         if opts.mode == "bitwise":
             series = compare_series(orig_points, replay_points, rtol=0.0, atol=0.0)
             bitwise_values = _bitwise_identical(orig_points, replay_points)
@@ -187,6 +242,10 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
                 orig_points, replay_points, rtol=opts.rtol, atol=opts.atol, overrides=overrides
             )
             bitwise_values = True
+        det = _determinism_drift(run, replay_run)
+        if det:
+            labels.append("different-determinism-settings")
+            notes.append("determinism settings differ: " + "; ".join(det[:10]))
         files = compare_run_outputs(store, run, replay_run, opts, ws.root)
         files_ok = all(f["status"] in ("identical", "close") for f in files)
         if opts.mode == "bitwise":

@@ -27,6 +27,7 @@ __all__ = [
     "rank_info",
     "register_generator",
     "restore_rng",
+    "resume_from",
     "save_rng_state",
     "seed",
     "set_current_run",
@@ -42,6 +43,15 @@ def __getattr__(name: str) -> Any:
 
         return getattr(rng, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def resume_from() -> str | None:
+    """The checkpoint id ``ledger replay --from-checkpoint`` asks this process to resume from
+    (``LEDGER_RESUME_FROM``), else None. Scripts that support exact resume pass it to
+    ``ledger.torch.load_checkpoint``."""
+    import os
+
+    return os.environ.get("LEDGER_RESUME_FROM") or None
 
 
 def save_rng_state(label: str, step: int | None = None) -> RngState:

@@ -110,6 +110,16 @@ def test_injected_noise_fails_bitwise_passes_tolerance(repo: Path) -> None:
     assert code == 0 and verdict["outcome"] == "reproduced"
     code, verdict = _replay(repo, run_id, "--mode", "tolerance", "--tol", "loss=0,1e-15")
     assert code == 1 and "step 3" in str(verdict["summary"])
+    # Every verdict is listed with the original run, newest last.
+    shown = json.loads(run_ledger("show", run_id, "--json", cwd=repo).stdout)
+    assert [v["outcome"] for v in shown["verdicts"]] == [
+        "not-reproduced",
+        "reproduced",
+        "not-reproduced",
+    ]
+    assert [v["mode"] for v in shown["verdicts"]] == ["bitwise", "tolerance", "tolerance"]
+    text = run_ledger("show", run_id, cwd=repo).stdout
+    assert "verdict   bitwise of this run: not-reproduced" in text
 
 
 def test_failed_run_replays_its_failure(repo: Path) -> None:
@@ -165,6 +175,8 @@ def test_seeds_mode_matches_a_hand_computation(repo: Path) -> None:
         (["RUN", "--rtol", "-1"], 2, "non-negative"),
         (["RUN", "--mode", "fuzzy"], 2, "is not one of"),
         (["RUN", "--tol", "loss=abc"], 2, "METRIC=RTOL,ATOL"),
+        (["RUN", "--workspace-dir", "noisy.py"], 7, "cannot create a replay workspace"),
+        (["RUN", "--from-checkpoint", "3"], 2, "matches 0 checkpoint(s)"),
     ],
 )
 def test_bad_replay_input(repo: Path, args: list[str], code: int, message: str) -> None:
@@ -192,3 +204,54 @@ def test_diff_between_two_runs(repo: Path) -> None:
     d = json.loads(r.stdout)
     assert r.returncode == 0 and d["code"]["same"]
     assert d["metrics"]["first_divergence"]["step"] == 3
+
+
+TB_SCRIPT = """
+import os, torch
+from torch.utils.tensorboard import SummaryWriter
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(32, 3), torch.randn(32, 1)
+writer = SummaryWriter(log_dir="out/tb")  # event file names hold time, host and pid
+for step in range(5):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    writer.add_scalar("train/loss", loss.item(), step)
+writer.close()
+torch.save(model.state_dict(), "out/model.pt")  # the archive embeds its file name
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_torch_save_and_tensorboard_script_replays_bitwise(repo: Path) -> None:
+    (repo / "tb.py").write_text(TB_SCRIPT)
+    run_id = _record(repo, "--output", "out", "--", sys.executable, "tb.py")
+    store = Store.open(repo / ".ledger")
+    from ledger.runs import load_run
+
+    _, run = load_run(store, run_id)
+    assert any(m.source == "tensorboard" and m.name == "train/loss" for m in run.metrics)
+    code, verdict = _replay(repo, run_id)
+    assert code == 0, verdict["summary"]
+    statuses = {f["comparator"]: f["status"] for f in verdict["files"]}  # type: ignore[union-attr]
+    assert statuses.get("tensors") == "identical" and statuses.get("tensorboard") == "identical"
+
+
+DET_SCRIPT = """
+import os
+import ledger.torch
+ledger.torch.deterministic(warn_only=bool(os.environ.get("WARN_ONLY")))
+print("epoch 0 loss 1.0 acc 0.5")
+"""
+
+
+@pytest.mark.torch
+def test_replay_warns_when_determinism_settings_differ(repo: Path) -> None:
+    (repo / "det.py").write_text(DET_SCRIPT)
+    run_id = _record(repo, "--", sys.executable, "det.py", WARN_ONLY="1")
+    code, verdict = _replay(repo, run_id)  # WARN_ONLY was not recorded: it is unset now
+    assert "different-determinism-settings" in verdict["labels"]  # type: ignore[operator]
+    assert any("warn_only" in n for n in verdict["notes"])  # type: ignore[union-attr]
+    assert code == 0  # the metrics still match; the label says the settings did not
