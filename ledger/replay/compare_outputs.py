@@ -42,7 +42,15 @@ def compare_run_outputs(
             a, b = getattr(original, stream), getattr(replay, stream)
             f = compare_objects(store, stream, a, b, settings, workdir)
             results.append(_row(f, f"<{stream}>"))
-    for f in compare_checkpoint_steps(store, _saves(original), _saves(replay), settings):
+    saved = _saves(original)
+    if opts.from_checkpoint is not None:
+        # A replay resumed at step k owes only the checkpoints after k; any it saved at or
+        # before k stay in and show up as missing in the original (it did not resume).
+        from .engine import _resume_point
+
+        _, resumed_at = _resume_point(original, opts.from_checkpoint)
+        saved = {step: oid for step, oid in saved.items() if step > resumed_at}
+    for f in compare_checkpoint_steps(store, saved, _saves(replay), settings):
         results.append(_row(f, f.path))
     return results
 

@@ -17,13 +17,16 @@ pytestmark = [pytest.mark.torch, pytest.mark.slow]
 SCRIPT = """
 import os, torch
 import ledger
-from ledger.torch import save_checkpoint
+from ledger.torch import load_checkpoint, save_checkpoint
 
 ledger.seed(0)  # Python, NumPy and torch: their RNG states are saved, and compared
-w = torch.randn(64, dtype=torch.float64)
-for step in (1, 2):
-    w = w * 0.5 + float(os.environ.get("NOISE", "0")) * step
-    save_checkpoint({"model": {"w": w}, "epoch": step}, step=step)
+state = {"model": {"w": torch.randn(64, dtype=torch.float64)}, "epoch": 0}
+if ledger.resume_from():  # ledger replay --from-checkpoint
+    load_checkpoint(ledger.resume_from(), state=state)
+for step in range(state["epoch"] + 1, 4):
+    w = state["model"]["w"] * 0.5 + float(os.environ.get("NOISE", "0")) * step
+    state = {"model": {"w": w}, "epoch": step}
+    save_checkpoint(state, step=step)
     print(f"epoch {step} loss {float(w.abs().sum())!r}", flush=True)
 """
 
@@ -81,3 +84,13 @@ def test_replay_compares_checkpoints_by_step(repo: Path) -> None:
     assert code == 0 and verdict["outcome"] == "reproduced", verdict
     assert files["checkpoint step 2"]["status"] == "close"
     assert "<stdout>" not in files  # logs only when asked
+
+    # Resumed from step 1: only the checkpoints after it are owed, and they match exactly.
+    code, verdict = _replay(repo, run_id, "--from-checkpoint", "1", NOISE="0")
+    files = _files(verdict)
+    assert code == 0 and verdict["outcome"] == "reproduced", verdict
+    assert sorted(p for p in files if p.startswith("checkpoint")) == [
+        "checkpoint step 2",
+        "checkpoint step 3",
+    ]
+    assert {files[p]["status"] for p in files if p.startswith("checkpoint")} == {"identical"}
