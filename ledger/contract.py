@@ -205,6 +205,8 @@ def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
             data = json.loads(line)
             if not isinstance(data, dict):
                 raise ValueError("not an object")
+            if "checkpoint" in data:  # the writer's name for the checkpoint id
+                data["checkpoint_digest"] = data.pop("checkpoint")
             events.append(CheckpointEvent.model_validate({k: data[k] for k in known & data.keys()}))
         except ValueError:
             bad += 1

@@ -91,7 +91,9 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         con.print(f"  replays   {run['replay_of']}")
     for cp in run.get("checkpoints", []):
         what = cp.get("mode") or cp["event"]
-        con.print(f"  checkpoint {cp['event']} step {cp.get('step')} ({what}) {cp['checkpoint']}")
+        con.print(
+            f"  checkpoint {cp['event']} step {cp.get('step')} ({what}) {cp['checkpoint_digest']}"
+        )
     if run.get("metrics"):
         t = Table(title="metrics", box=None)
         for c in ("name", "source", "rank", "points", "last", "last finite", "first non-finite"):

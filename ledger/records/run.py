@@ -40,12 +40,14 @@ class CheckpointEvent(BaseModel):
     """A checkpoint saved or loaded inside the run: one line of ``checkpoints.jsonl``.
 
     ``run_id`` is the run the checkpoint belongs to: a warm start may load another run's.
+    ``checkpoint_digest`` is the checkpoint's id, deliberately not a link: retention
+    (``keep_last``) decides how long a checkpoint is kept, not the run record that mentions it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     event: Literal["save", "load"]
-    checkpoint: Oid
+    checkpoint_digest: Oid
     step: int | None = None
     mode: Literal["resume", "warm-start"] | None = None
     rank: int | None = None

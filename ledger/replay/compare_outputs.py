@@ -42,7 +42,7 @@ def compare_run_outputs(
             a, b = getattr(original, stream), getattr(replay, stream)
             f = compare_objects(store, stream, a, b, settings, workdir)
             results.append(_row(f, f"<{stream}>"))
-    saved = _saves(original)
+    saved = _saves(store, original)
     if opts.from_checkpoint is not None:
         # A replay resumed at step k owes only the checkpoints after k; any it saved at or
         # before k stay in and show up as missing in the original (it did not resume).
@@ -50,15 +50,18 @@ def compare_run_outputs(
 
         _, resumed_at = _resume_point(original, opts.from_checkpoint)
         saved = {step: oid for step, oid in saved.items() if step > resumed_at}
-    for f in compare_checkpoint_steps(store, saved, _saves(replay), settings):
+    for f in compare_checkpoint_steps(store, saved, _saves(store, replay), settings):
         results.append(_row(f, f.path))
     return results
 
 
-def _saves(run: Run) -> dict[int, str]:
-    """Step -> checkpoint id of every save the run recorded (a step saved twice: the last)."""
+def _saves(store: Store, run: Run) -> dict[int, str]:
+    """Step -> checkpoint id of every save the run recorded that is still stored (retention and
+    gc may have removed older ones); a step saved twice: the last."""
     return {
-        e.step: e.checkpoint for e in run.checkpoints if e.event == "save" and e.step is not None
+        e.step: e.checkpoint_digest
+        for e in run.checkpoints
+        if e.event == "save" and e.step is not None and store.objects.has(e.checkpoint_digest)
     }
 
 

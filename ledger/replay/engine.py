@@ -145,17 +145,19 @@ def _resume_point(run: Run, text: str) -> tuple[str, int]:
     """(checkpoint id, step) of a checkpoint the original run saved, by id prefix or step."""
     saves = [e for e in run.checkpoints if e.event == "save" and e.step is not None]
     digits = text[3:] if text.startswith("b3:") else text
-    by_id = [e for e in saves if e.checkpoint[3:].startswith(digits)] if len(digits) >= 4 else []
+    by_id = (
+        [e for e in saves if e.checkpoint_digest[3:].startswith(digits)] if len(digits) >= 4 else []
+    )
     by_step = [e for e in saves if text.isdigit() and e.step == int(text)]
     found = by_id or by_step
     if len(found) != 1:
-        listed = ", ".join(f"step {e.step} {e.checkpoint[:15]}" for e in saves) or "none"
+        listed = ", ".join(f"step {e.step} {e.checkpoint_digest[:15]}" for e in saves) or "none"
         raise UsageError(
             f"--from-checkpoint {text!r} matches {len(found)} checkpoint(s) of run {run.run_id}",
             hint=f"give a step or id prefix of one it saved: {listed}",
         )
     assert found[0].step is not None
-    return found[0].checkpoint, found[0].step
+    return found[0].checkpoint_digest, found[0].step
 
 
 def _determinism_drift(original: Run, replay_run: Run) -> list[str]:

@@ -45,7 +45,7 @@ def test_save_and_resume_are_sealed_shown_and_listed(tmp_path: Path) -> None:
         ("load", "resume", 7, run_id),
     ]
     save, load = run.checkpoints
-    assert save.checkpoint == load.checkpoint
+    assert save.checkpoint_digest == load.checkpoint_digest
     assert save.rank == load.rank == 0 and save.world_size == load.world_size == 1
     assert save.bytes_total == save.bytes_new == (12 + 3) * 4
     assert save.time is not None and load.time is not None and save.time <= load.time
@@ -54,14 +54,14 @@ def test_save_and_resume_are_sealed_shown_and_listed(tmp_path: Path) -> None:
     show = run_ledger("show", run_id, cwd=tmp_path, COLUMNS="200")
     assert show.returncode == 0, show.stderr
     lines = [ln.split() for ln in show.stdout.splitlines() if "checkpoint" in ln]
-    assert ["checkpoint", "save", "step", "7", "(save)", save.checkpoint] in lines
-    assert ["checkpoint", "load", "step", "7", "(resume)", save.checkpoint] in lines
+    assert ["checkpoint", "save", "step", "7", "(save)", save.checkpoint_digest] in lines
+    assert ["checkpoint", "load", "step", "7", "(resume)", save.checkpoint_digest] in lines
 
     listed = run_ledger("checkpoints", run_id, "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     assert [(row["step"], row["oid"], row["latest"]) for row in rows] == [
-        (7, save.checkpoint, True)
+        (7, save.checkpoint_digest, True)
     ]
 
 
@@ -94,3 +94,31 @@ def test_no_event_file_means_no_events(tmp_path: Path) -> None:
     assert checkpoint_events(tmp_path) == ([], [])
     (tmp_path / "checkpoints.jsonl").write_text("")
     assert checkpoint_events(tmp_path) == ([], [])
+
+
+def test_retention_frees_checkpoints_a_sealed_run_mentions(tmp_path: Path) -> None:
+    """The run record names checkpoints without keeping them alive: keep_last + gc frees space."""
+    from ledger.store.gc import collect_garbage
+    from ledger.store.verify import verify_store
+
+    script = (
+        "import torch\n"
+        "from ledger.torch import save_checkpoint\n"
+        "w = torch.nn.Linear(64, 64)\n"
+        "for step in range(4):\n"
+        "    with torch.no_grad():\n"
+        "        w.weight.add_(1.0)\n"
+        "    save_checkpoint({'model': w}, step=step, keep_last=2)\n"
+    )
+    (tmp_path / "ret.py").write_text(script)
+    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    r = run_ledger("record", "--json", "--", sys.executable, "ret.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    store = Store.open(tmp_path / ".ledger")
+    _, run = load_run(store, run_id)
+    saved = [e.checkpoint_digest for e in run.checkpoints if e.event == "save"]
+    assert len(saved) == 4
+    collect_garbage(store, delete=True, grace_seconds=0)
+    assert [store.objects.has(c) for c in saved] == [False, False, True, True]
+    assert verify_store(store).ok
