@@ -17,8 +17,14 @@ __all__ = ["compare_run_outputs"]
 
 
 def compare_run_outputs(
-    store: Store, original: Run, replay: Run, opts: ReplayOptions, workdir: Path
+    store: Store,
+    original: Run,
+    replay: Run,
+    opts: ReplayOptions,
+    workdir: Path,
+    resumed_at: int | None = None,
 ) -> list[dict[str, Any]]:
+    """``resumed_at``: the step of the checkpoint a ``--from-checkpoint`` replay resumed from."""
     from ..records.verdict_parts import CompareSettings, ToleranceSpec
     from .compare import compare_checkpoint_steps, compare_objects, compare_trees
 
@@ -43,12 +49,9 @@ def compare_run_outputs(
             f = compare_objects(store, stream, a, b, settings, workdir)
             results.append(_row(f, f"<{stream}>"))
     saved = _saves(store, original)
-    if opts.from_checkpoint is not None:
+    if resumed_at is not None:
         # A replay resumed at step k owes only the checkpoints after k; any it saved at or
         # before k stay in and show up as missing in the original (it did not resume).
-        from .engine import _resume_point
-
-        _, resumed_at = _resume_point(original, opts.from_checkpoint)
         saved = {step: oid for step, oid in saved.items() if step > resumed_at}
     for f in compare_checkpoint_steps(store, saved, _saves(store, replay), settings):
         results.append(_row(f, f.path))

@@ -248,7 +248,9 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         if det:
             labels.append("different-determinism-settings")
             notes.append("determinism settings differ: " + "; ".join(det[:10]))
-        files = compare_run_outputs(store, run, replay_run, opts, ws.root)
+        files = compare_run_outputs(
+            store, run, replay_run, opts, ws.root, resume[1] if resume else None
+        )
         files_ok = all(f["status"] in ("identical", "close") for f in files)
         if opts.mode == "bitwise":
             files_ok = all(f["status"] == "identical" for f in files)
