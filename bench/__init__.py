@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["MODULES", "Row", "drop_page_cache", "median_time", "rss_note"]
 
-MODULES = ["bench.bench_store", "bench.bench_digest"]
+MODULES = ["bench.bench_store", "bench.bench_digest", "bench.bench_record"]
 
 
 @dataclass

@@ -9,16 +9,18 @@ pid, which ``ledger ls`` reports as abandoned.
 
 from __future__ import annotations
 
+import importlib.abc
 import os
 import re
 import shutil
 import socket
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from ._canonical import canonical_json
@@ -31,6 +33,9 @@ from .records.metrics import MetricSeries, MetricSummary, build_series, summariz
 from .records.run import Run, RunStatus
 from .runs import new_run_id, run_ref
 from .store import Store
+
+if TYPE_CHECKING:
+    from .index import Index
 
 __all__ = ["RecordOptions", "RecordResult", "record"]
 
@@ -184,9 +189,40 @@ def _status(result: ExecResult) -> RunStatus:
     return "failed"
 
 
+class _SkipInThisThread(importlib.abc.MetaPathFinder):
+    """Makes ``import NAME`` fail for the listed names, in one thread only."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name in self.names and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"{name} is not needed by the ledger index", name=name)
+        return None
+
+
+def _index_class() -> type[Index]:
+    """``ledger.index.Index``, imported without pandas and numpy: sqlite_utils imports both
+    when they are installed, only to map their scalar types (the index stores none), and that
+    was 0.3 s of every ``ledger record`` (bench/bench_record.py). Other threads import as usual.
+    """
+    if "sqlite_utils.db" not in sys.modules:
+        skip = _SkipInThisThread(frozenset({"pandas", "numpy"}) - sys.modules.keys())
+        sys.meta_path.insert(0, skip)
+        try:
+            import sqlite_utils.db  # noqa: F401
+        finally:
+            sys.meta_path.remove(skip)
+    from .index import Index
+
+    return Index
+
+
 def record(opts: RecordOptions, store: Store) -> RecordResult:
     from . import contract as contract_mod
-    from .index import Index
+
+    Index = _index_class()
 
     patterns = _validate(opts)
     store.check_writable()
