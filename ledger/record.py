@@ -265,6 +265,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         stderr_log=staging / "stderr.log",
         on_stdout_line=parser.feed,
         on_stderr_line=parser.feed,
+        run_id=run_id,
     )
     if copier is not None:
         copier.join()
