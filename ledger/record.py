@@ -249,12 +249,14 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     running = Run(status="running", notes=frozen.notes, **base)
     store.set_ref(run_ref(run_id), store.put_json(running.to_json()), op="start")
 
-    # Copy inputs into the store while the command runs: it must not delay the launch.
+    # Copy inputs into the store while the command runs: it must not delay the launch. With
+    # --no-store-inputs the directory listings are still stored: the record names them.
     copier = None
-    if opts.store_inputs and frozen.inputs:
-        from .capture.data import store_inputs
+    if frozen.inputs:
+        from .capture.data import store_inputs, store_manifests
 
-        copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
+        copy = store_inputs if opts.store_inputs else store_manifests
+        copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
     parser = StdoutMetrics(patterns)
     result = execute(

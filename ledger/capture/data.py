@@ -27,7 +27,14 @@ from ..records.data import DataManifest, InputChange, InputDigest
 from ..store import Store
 from .statcache import StatCache, TreeMemo, stat_key
 
-__all__ = ["MAX_NAMES", "StoreReport", "digest_input", "recheck", "store_inputs"]
+__all__ = [
+    "MAX_NAMES",
+    "StoreReport",
+    "digest_input",
+    "recheck",
+    "store_inputs",
+    "store_manifests",
+]
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
 _WHOLE_READ = 8 << 20  # below this a file is read in one call (fastest for small files)
@@ -404,6 +411,17 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
         if oid != d.files:
             raise UsageError(f"the manifest of input {d.path!r} does not match its digest record")
     return report
+
+
+def store_manifests(digests: Iterable[InputDigest], store: Store) -> None:
+    """Store only the directory inputs' data-manifests (for ``--no-store-inputs``): the record
+    names them, and replay needs the listing (empty directories, permission bits) to rebuild an
+    input from DVC's cache, and to say which file differs."""
+    for d in digests:
+        if d.kind == "dir" and d.files is not None and not store.objects.has(d.files):
+            oid = store.put_json(_manifest_of(d, None).to_json())
+            if oid != d.files:
+                raise UsageError(f"the manifest of input {d.path!r} does not match its record")
 
 
 def _names(names: list[str]) -> list[str]:
