@@ -17,9 +17,10 @@ import pytest
 from ledger._canonical import canonical_json
 from ledger._hashing import hash_bytes
 from ledger.capture import statcache
-from ledger.capture.data import _fill, _walk, digest_input, recheck
+from ledger.capture.data import _fill, _walk, digest_input, manifest_data, recheck, store_inputs
 from ledger.capture.statcache import CACHE_NAME, StatCache
 from ledger.records.data import DataManifest
+from ledger.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,19 +61,31 @@ def test_memo_survives_a_new_process_and_gives_the_same_record(tmp_path: Path) -
         fresh.n_files,
         fresh.n_bytes,
     )
-    assert warm._manifest == fresh._manifest
-    assert warm._manifest is not None
-    assert hash_bytes(canonical_json(warm._manifest)) == warm.files
-    assert DataManifest.model_validate(warm._manifest).dir_digest == digest
+    assert warm._manifest is None  # deferred: a warm digest builds no listing
+    built = manifest_data(warm)
+    assert built is not None and built == manifest_data(fresh)
+    assert hash_bytes(canonical_json(built)) == warm.files
+    assert DataManifest.model_validate(built).dir_digest == digest
 
 
 def test_same_process_hit_reads_nothing_and_keeps_the_manifest(tmp_path: Path) -> None:
     root, path, _ = cold_then_saved(tmp_path)
     cache = StatCache.load(path, racy_window_ns=0)
     first = digest_input(root, cache)
+    built = manifest_data(first)
     second = digest_input(root, cache)
     assert cache.stats.tree_hits == 2 and cache.stats.hashed == 0
-    assert second._manifest is first._manifest  # built once from the memo, then reused
+    assert second._manifest is built and manifest_data(second) is built  # built once
+
+
+def test_a_deferred_listing_is_stored_by_store_inputs(tmp_path: Path) -> None:
+    root, path, _ = cold_then_saved(tmp_path)
+    d = digest_input(root, StatCache.load(path, racy_window_ns=0))  # the cache is dropped
+    assert d._manifest is None
+    store = Store.init(tmp_path / ".ledger")
+    report = store_inputs([d], store)
+    assert report.stored == 9 and report.changed == []  # 8 files and the symlink target
+    assert d.files is not None and store.objects.has(d.files)
 
 
 def warm(path: Path, root: Path) -> tuple[StatCache, str]:
