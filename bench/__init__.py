@@ -23,6 +23,7 @@ MODULES = [
     "bench.bench_checkpoint",
     "bench.bench_logging",
     "bench.bench_watch",
+    "bench.bench_record",
 ]
 
 

@@ -5,11 +5,19 @@ is written (we read the pipes in small chunks and write them straight through), 
 becomes ours. Signals: with a terminal on stdin the child stays in our process group, so Ctrl-C
 reaches it directly and we forward only SIGTERM/SIGHUP/SIGQUIT; without a terminal the child
 gets its own process group and every one of SIGINT/SIGTERM/SIGHUP/SIGQUIT is forwarded to the
-whole group (torchrun's workers included).
+whole group. torchrun starts each worker in a session of its own, so signals reach the workers
+through torchrun, which stops them when it is signalled.
+
+When the command has exited, processes it left behind that still carry the run's
+``LEDGER_RUN_ID`` (workers orphaned by a launcher that was SIGKILLed, a backgrounded job) are
+stopped: SIGTERM, then SIGKILL after ``STRAGGLER_GRACE`` seconds. Otherwise they would keep the
+output pipes open, so the recorder would wait for them, and keep writing into a run that is
+being sealed. The run's notes name them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -25,6 +33,53 @@ from typing import BinaryIO
 __all__ = ["ExecResult", "execute"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+STRAGGLER_GRACE = 5.0
+
+
+def run_processes(run_id: str) -> list[int]:
+    """Other processes whose environment (as they were started) has ``LEDGER_RUN_ID=run_id``.
+    Linux /proc only; elsewhere, or for processes of other users, nothing is found."""
+    needle = b"LEDGER_RUN_ID=" + run_id.encode()
+    me = os.getpid()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environ = f.read()  # empty for a zombie: it is gone already
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def _signal_all(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def stop_stragglers(run_id: str, grace: float = STRAGGLER_GRACE) -> list[int]:
+    """SIGTERM what is left of the run, SIGKILL what outlives ``grace``; the pids found."""
+    first = run_processes(run_id)
+    if not first:
+        return []
+    _signal_all(first, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while (left := run_processes(run_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if left:
+        _signal_all(left, signal.SIGKILL)  # listed again just now: no pid reused meanwhile
+        deadline = time.monotonic() + 2.0
+        while run_processes(run_id) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return first
 
 
 @dataclass
@@ -80,7 +135,9 @@ def execute(
     stderr_log: Path,
     on_stdout_line: Callable[[bytes], None] | None = None,
     on_stderr_line: Callable[[bytes], None] | None = None,
+    run_id: str | None = None,
 ) -> ExecResult:
+    """Run ``argv`` to completion; with ``run_id``, stop what it leaves behind (module doc)."""
     interactive = sys.stdin is not None and sys.stdin.isatty()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -133,6 +190,7 @@ def execute(
                     break
                 except KeyboardInterrupt:  # pragma: no cover - handler replaced above
                     continue
+            stragglers = stop_stragglers(run_id) if run_id else []
             for p in pumps:
                 p.join()
         finally:
@@ -152,4 +210,12 @@ def execute(
         # ru_maxrss is KiB on Linux: the largest single descendant, not a sum.
         peak_rss_bytes=int(after.ru_maxrss) * 1024,
         started_monotonic=t0,
+        notes=(
+            [
+                f"{len(stragglers)} process(es) of the run were still running after the "
+                f"command exited and were stopped (pids {', '.join(map(str, stragglers))})"
+            ]
+            if stragglers
+            else []
+        ),
     )

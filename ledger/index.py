@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
+from ._sqlite import sqlite_utils
 from .errors import LedgerError
 from .store.log import LogEntry
 from .store.repo import Store

@@ -228,12 +228,14 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     running = Run(status="running", notes=frozen.notes, **base)
     store.set_ref(run_ref(run_id), store.put_json(running.to_json()), op="start")
 
-    # Copy inputs into the store while the command runs: it must not delay the launch.
+    # Copy inputs into the store while the command runs: it must not delay the launch. With
+    # --no-store-inputs the directory listings are still stored: the record names them.
     copier = None
-    if opts.store_inputs and frozen.inputs:
-        from .capture.data import store_inputs
+    if frozen.inputs:
+        from .capture.data import store_inputs, store_manifests
 
-        copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
+        copy = store_inputs if opts.store_inputs else store_manifests
+        copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
     return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier)
 
@@ -259,6 +261,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     parser = StdoutMetrics(b.patterns)
     result = execute(
         opts.command,
+        run_id=b.run_id,
         cwd=opts.cwd,
         env=_child_env(opts, store, b.run_id, b.staging),
         stdout_log=b.staging / "stdout.log",

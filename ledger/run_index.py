@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import sqlite_utils
-
+from ._sqlite import sqlite_utils
 from .index import Indexer, register_indexer
 
 __all__ = ["RUNS_INDEXER", "VERDICTS_INDEXER"]

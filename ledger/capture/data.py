@@ -12,36 +12,42 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
+from array import array
+from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._hashing import hash_bytes, hash_stream
+import blake3
+
+from .._hashing import ALGO_PREFIX, hash_bytes, hash_stream
 from ..errors import LedgerError, UsageError
 from ..records.data import DataManifest, InputChange, InputDigest
 from ..store import Store
-from .statcache import StatCache
+from .statcache import StatCache, TreeMemo, stat_key
 
-__all__ = ["MAX_NAMES", "StoreReport", "digest_input", "recheck", "store_inputs"]
+__all__ = [
+    "MAX_NAMES",
+    "StoreReport",
+    "digest_input",
+    "manifest_data",
+    "recheck",
+    "store_inputs",
+    "store_manifests",
+]
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
 _WHOLE_READ = 8 << 20  # below this a file is read in one call (fastest for small files)
 _STORE_WORKERS = 4  # object puts fsync each file: overlap the waits
 
 
-class _Item:
-    """One walked entry; ``digest`` is filled in by ``_fill``."""
-
-    __slots__ = ("abspath", "digest", "rel", "st", "type")
-
-    def __init__(self, rel: str, abspath: str, type: str, st: os.stat_result) -> None:
-        self.rel = rel
-        self.abspath = abspath
-        self.type = type  # file | symlink | dir
-        self.st = st
-        self.digest: str | None = None
+# One walked entry: path relative to the input, its lstat, type (file | symlink | dir). Plain
+# tuples, and no absolute path until a file must be read: a warm digest is mostly per-entry
+# overhead. The absolute path is the input's path + "/" + the relative path.
+Item = tuple[str, os.stat_result, str]
 
 
 def _check_name(rel: str, root: str) -> None:
@@ -54,42 +60,80 @@ def _check_name(rel: str, root: str) -> None:
         ) from None
 
 
-def _walk(root: str) -> list[_Item]:
-    """Every entry below ``root``, sorted by relative path; empty directories included."""
-    items: list[_Item] = []
-    stack = [("", root)]
+_MASK64 = (1 << 64) - 1
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _denied(abs_dir: str) -> UsageError:
+    return UsageError(
+        f"cannot list input directory {abs_dir}: permission denied",
+        hint="make it readable, or leave it out of --input",
+    )
+
+
+def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
+    """Every entry below ``root``, sorted by relative path (empty directories included), and
+    the walk's signature: BLAKE3 of every entry's path and (inode, size, mtime_ns, ctime_ns)
+    in walk order. Equal signatures mean a walk saw the very same stats, so the digests still
+    hold (a chmod or any write moves ctime, which no one can set back); a walk that lists the
+    same entries in another order merely misses the memo.
+
+    One lstat per entry, made relative to the directory's descriptor (os.scandir on a fd:
+    fstatat, no full path to resolve each time) and kept with the item: nothing stats a file
+    twice. This loop is most of a warm digest, hence its plainness."""
+    items: list[Item] = []
+    append = items.append
+    nums = array("Q")
+    extend = nums.extend
+    is_reg, is_dir, is_lnk = stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK
+    stack = [""]
     while stack:
-        rel_dir, abs_dir = stack.pop()
-        try:
-            with os.scandir(abs_dir) as it:
-                entries = list(it)
-        except PermissionError:
-            raise UsageError(
-                f"cannot list input directory {abs_dir}: permission denied",
-                hint="make it readable, or leave it out of --input",
-            ) from None
-        if not entries and rel_dir:
-            items.append(_Item(rel_dir, abs_dir, "dir", os.lstat(abs_dir)))
+        rel_dir = stack.pop()
+        abs_dir = base + rel_dir if rel_dir else root
         prefix = rel_dir + "/" if rel_dir else ""
-        for e in entries:
-            st = e.stat(follow_symlinks=False)
-            mode = st.st_mode
-            if stat.S_ISREG(mode):
-                items.append(_Item(prefix + e.name, e.path, "file", st))
-            elif stat.S_ISDIR(mode):
-                stack.append((prefix + e.name, e.path))
-            elif stat.S_ISLNK(mode):
-                items.append(_Item(prefix + e.name, e.path, "symlink", st))
-            else:
-                raise UsageError(
-                    f"input {e.path} is not a regular file, directory or symlink",
-                    hint="inputs may not contain FIFOs, sockets or devices; leave it out",
-                )
-    items.sort(key=lambda i: i.rel)
-    for item in items:
-        if not item.rel.isascii():
-            _check_name(item.rel, root)
-    return items
+        try:
+            fd = os.open(abs_dir, _DIR_FLAGS)
+        except PermissionError:
+            raise _denied(abs_dir) from None
+        empty = True
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    empty = False
+                    st = e.stat(follow_symlinks=False)
+                    mode = st.st_mode
+                    if is_reg(mode):
+                        append((prefix + e.name, st, "file"))
+                    elif is_dir(mode):
+                        stack.append(prefix + e.name)
+                        continue
+                    elif is_lnk(mode):
+                        append((prefix + e.name, st, "symlink"))
+                    else:
+                        raise UsageError(
+                            f"input {abs_dir}/{e.name} is not a regular file, directory or symlink",
+                            hint="inputs may not contain FIFOs, sockets or devices; leave it out",
+                        )
+                    # Times may be negative (before 1970): two's complement keeps them apart.
+                    extend(
+                        (st.st_ino, st.st_size, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64)
+                    )
+        except PermissionError:
+            raise _denied(abs_dir) from None
+        finally:
+            os.close(fd)
+        if empty and rel_dir:
+            st = os.lstat(abs_dir)
+            append((rel_dir, st, "dir"))
+            extend((st.st_ino, 0, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64))
+    names = "\x00".join([it[0] for it in items])
+    if not names.isascii():
+        for item in items:
+            _check_name(item[0], root)
+    h = blake3.blake3(nums.tobytes())
+    h.update(names.encode("utf-8", "surrogateescape"))
+    items.sort()  # relative paths are unique, so this orders by path alone
+    return items, h.digest()
 
 
 def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
@@ -118,58 +162,91 @@ def _link_digest(abspath: str) -> str:
     return hash_bytes(os.fsencode(os.readlink(abspath)))
 
 
-def _fill(items: list[_Item], cache: StatCache, workers: int) -> None:
-    """Digest every file and symlink, from the cache where its stat vouches for it."""
-    todo: list[_Item] = []
+def _fill(
+    items: list[Item], base: str, cache: StatCache, workers: int
+) -> tuple[list[str | None], bool]:
+    """Every entry's digest, from the cache where its stat vouches for it, and whether every
+    file read had the stat the walk saw. A file that is read gets the opened file's stat in
+    ``items``, so the listing's size and the digest describe the same content."""
+    digests: list[str | None] = [None] * len(items)
+    moved: list[str] = []
+    todo: list[int] = []
     lookup = cache.lookup
-    for it in items:
-        if it.type == "file":
-            it.digest = lookup(it.abspath, it.st)
-            if it.digest is None:
-                todo.append(it)
-        elif it.type == "symlink":
-            it.digest = _link_digest(it.abspath)
+    for i, (rel, st, type) in enumerate(items):
+        if type == "file":
+            digests[i] = lookup(base + rel, st)
+            if digests[i] is None:
+                todo.append(i)
+        elif type == "symlink":
+            digests[i] = _link_digest(base + rel)
 
-    def run(batch: list[_Item]) -> None:
-        for it in batch:
-            it.digest, it.st = _hash_one(it.abspath, cache)
+    def run(batch: list[int]) -> None:
+        for i in batch:
+            rel, seen, type = items[i]
+            digests[i], st = _hash_one(base + rel, cache)
+            if stat_key(st) != stat_key(seen):
+                moved.append(rel)
+                items[i] = (rel, st, type)
 
     if workers <= 1 or len(todo) < 2 * workers:
         run(todo)
-        return
-    # Interleaved slices keep the workers' shares even when file sizes cluster by name.
-    with ThreadPoolExecutor(workers) as pool:
-        for f in [pool.submit(run, todo[w::workers]) for w in range(workers)]:
-            f.result()
+    else:
+        # Interleaved slices keep the workers' shares even when file sizes cluster by name.
+        with ThreadPoolExecutor(workers) as pool:
+            for f in [pool.submit(run, todo[w::workers]) for w in range(workers)]:
+                f.result()
+    return digests, not moved
 
 
-def _manifest(items: list[_Item]) -> tuple[dict[str, Any], str, int, int]:
-    """The data-manifest as canonical-ready JSON, its directory digest, file and byte counts.
+_NO_DIGEST = bytes(32)
+
+
+def _digest_blob(digests: list[str | None]) -> bytes:
+    """32 bytes per entry, in listing order; zeros for an empty directory."""
+    cut = len(ALGO_PREFIX)
+    return b"".join(bytes.fromhex(d[cut:]) if d is not None else _NO_DIGEST for d in digests)
+
+
+def _digests_from(items: list[Item], blob: bytes) -> list[str | None]:
+    hexes = blob.hex()
+    return [
+        None if it[2] == "dir" else ALGO_PREFIX + hexes[64 * i : 64 * i + 64]
+        for i, it in enumerate(items)
+    ]
+
+
+def _listing(items: list[Item], digests: list[str | None]) -> tuple[str, int, int]:
+    """The directory digest over the canonical listing, with the file and byte counts."""
+    lines: list[bytes] = []
+    n_files = n_bytes = 0
+    for (rel, st, type), digest in zip(items, digests, strict=True):  # sorted by path
+        size = 0 if type == "dir" else st.st_size
+        lines.append(f"{type}\x00{rel}\x00{size}\x00{digest or ''}\n".encode())
+        if type != "dir":
+            n_files += 1
+        if type == "file":
+            n_bytes += size
+    return hash_bytes(b"".join(lines)), n_files, n_bytes
+
+
+def _raw_manifest(
+    items: list[Item], digests: list[str | None], dir_digest: str, n_files: int, n_bytes: int
+) -> dict[str, Any]:
+    """The data-manifest as canonical-ready JSON data.
 
     Built as plain data rather than models: on a warm re-digest this is most of the work.
     ``DataManifest.model_validate`` of the result is the same record (a test checks it)."""
-    entries: list[dict[str, Any]] = []
-    lines: list[bytes] = []
-    n_files = n_bytes = 0
-    for it in items:  # already sorted by path
-        size = 0 if it.type == "dir" else it.st.st_size
-        digest = it.digest or ""
-        entries.append(
-            {
-                "digest": it.digest,
-                "mode": stat.S_IMODE(it.st.st_mode),
-                "path": it.rel,
-                "size": size,
-                "type": it.type,
-            }
-        )
-        lines.append(f"{it.type}\x00{it.rel}\x00{size}\x00{digest}\n".encode())
-        if it.type != "dir":
-            n_files += 1
-        if it.type == "file":
-            n_bytes += size
-    dir_digest = hash_bytes(b"".join(lines))
-    raw = {
+    entries = [
+        {
+            "digest": digest,
+            "mode": st.st_mode & 0o7777,
+            "path": rel,
+            "size": 0 if type == "dir" else st.st_size,
+            "type": type,
+        }
+        for (rel, st, type), digest in zip(items, digests, strict=True)
+    ]
+    return {
         "dir_digest": dir_digest,
         "entries": entries,
         "kind": DataManifest.KIND,
@@ -177,7 +254,6 @@ def _manifest(items: list[_Item]) -> tuple[dict[str, Any], str, int, int]:
         "n_files": n_files,
         "schema": DataManifest.SCHEMA,
     }
-    return raw, dir_digest, n_files, n_bytes
 
 
 def _canonical(value: Any) -> bytes:
@@ -222,40 +298,41 @@ def digest_input(
             mode=stat.S_IMODE(st.st_mode),
         )
     elif stat.S_ISDIR(st.st_mode):
-        items = _walk(abspath)
-        fingerprint = [
-            (
-                i.rel,
-                i.type,
-                i.st.st_ino,
-                i.st.st_size,
-                i.st.st_mtime_ns,
-                i.st.st_ctime_ns,
-                i.st.st_mode,
-            )
-            for i in items
-        ]
-        memo = cache.trees.get(abspath)
-        if memo is not None and memo[0] == fingerprint:
+        base = abspath if abspath.endswith("/") else abspath + "/"
+        items, signature = _walk(abspath, base)
+        memo = cache.tree(abspath, signature)
+        if memo is not None:
             cache.stats.hits += len(items)
-            raw, dir_digest, n_files, n_bytes, files = memo[1]
+            if memo.manifest is None:
+                _defer(memo, items)  # built if store_inputs or recheck asks: most runs never do
         else:
             racy = cache.stats.racy
-            _fill(items, cache, workers)
-            raw, dir_digest, n_files, n_bytes = _manifest(items)
-            files = hash_bytes(_canonical(raw))
-            if cache.stats.racy == racy:  # every digest is one the stat cache would vouch for
-                cache.trees[abspath] = (fingerprint, (raw, dir_digest, n_files, n_bytes, files))
+            digests, as_walked = _fill(items, base, cache, workers)
+            dir_digest, n_files, n_bytes = _listing(items, digests)
+            raw = _raw_manifest(items, digests, dir_digest, n_files, n_bytes)
+            memo = TreeMemo(
+                signature=signature,
+                dir_digest=dir_digest,
+                files=hash_bytes(_canonical(raw)),
+                n_files=n_files,
+                n_bytes=n_bytes,
+                digests=_digest_blob(digests),
+                manifest=raw,
+            )
+            # Kept only if every digest is one the stat cache would vouch for, and every file
+            # read still had the stat the signature was made from.
+            if as_walked and cache.stats.racy == racy:
+                cache.remember_tree(abspath, memo)
         result = InputDigest(
             path=given,
             abspath=abspath,
             kind="dir",
-            digest=dir_digest,
-            n_files=n_files,
-            n_bytes=n_bytes,
-            files=files,
+            digest=memo.dir_digest,
+            n_files=memo.n_files,
+            n_bytes=memo.n_bytes,
+            files=memo.files,
         )
-        result._manifest = raw
+        result._manifest = memo.manifest
     else:
         raise UsageError(f"input {given!r} is not a regular file or a directory")
     if dvc:
@@ -284,15 +361,53 @@ class StoreReport:
     changed: list[str] = field(default_factory=list)
 
 
-def _manifest_of(d: InputDigest, store: Store | None) -> DataManifest:
+# Listings a warm digest has not built yet, by manifest id (a content address, so any entry
+# with that id is the right one). Building 5,000 small dicts was a sixth of a warm digest.
+_DEFERRED_MAX = 64
+_deferred: OrderedDict[str, tuple[TreeMemo, list[Item]]] = OrderedDict()
+_deferred_lock = threading.Lock()
+
+
+def _defer(memo: TreeMemo, items: list[Item]) -> None:
+    with _deferred_lock:
+        _deferred[memo.files] = (memo, items)
+        _deferred.move_to_end(memo.files)
+        while len(_deferred) > _DEFERRED_MAX:
+            _deferred.popitem(last=False)
+
+
+def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] | None:
+    """A directory input's data-manifest as JSON data: from this process's digest (built now
+    if a warm digest deferred it), else from ``store``; None if neither has it."""
     if d._manifest is not None:
-        return DataManifest.model_validate(d._manifest)
-    if store is not None and d.files is not None and store.objects.has(d.files):
-        return DataManifest.model_validate(store.get_json(d.files))
-    raise UsageError(
-        f"no file listing for input {d.path!r}",
-        hint="digest it with digest_input in this process, or pass the store holding its manifest",
-    )
+        return d._manifest
+    if d.files is None:
+        return None
+    with _deferred_lock:
+        found = _deferred.get(d.files)
+    if found is not None:
+        memo, items = found
+        if memo.manifest is None:
+            digests = _digests_from(items, memo.digests)
+            memo.manifest = _raw_manifest(
+                items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
+            )
+        return memo.manifest
+    if store is not None and store.objects.has(d.files):
+        data: dict[str, Any] = store.get_json(d.files)
+        return data
+    return None
+
+
+def _manifest_of(d: InputDigest, store: Store | None) -> DataManifest:
+    data = manifest_data(d, store)
+    if data is None:
+        raise UsageError(
+            f"no file listing for input {d.path!r}",
+            hint="digest it with digest_input in this process, or pass the store holding "
+            "its manifest",
+        )
+    return DataManifest.model_validate(data)
 
 
 def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
@@ -339,6 +454,17 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
     return report
 
 
+def store_manifests(digests: Iterable[InputDigest], store: Store) -> None:
+    """Store only the directory inputs' data-manifests (for ``--no-store-inputs``): the record
+    names them, and replay needs the listing (empty directories, permission bits) to rebuild an
+    input from DVC's cache, and to say which file differs."""
+    for d in digests:
+        if d.kind == "dir" and d.files is not None and not store.objects.has(d.files):
+            oid = store.put_json(_manifest_of(d, None).to_json())
+            if oid != d.files:
+                raise UsageError(f"the manifest of input {d.path!r} does not match its record")
+
+
 def _names(names: list[str]) -> list[str]:
     return names[:MAX_NAMES]
 
@@ -366,7 +492,7 @@ def recheck(
             modified=[before.path],
             n_modified=1,
         )
-    if before._manifest is None and (store is None or before.files is None):
+    if manifest_data(before, store) is None:
         # A digest read back from a record, without its store: the change is known, not where.
         return InputChange(path=before.path, before=before.digest, after=after.digest)
     old = {e.path: (e.type, e.digest) for e in _manifest_of(before, store).entries}

@@ -1,20 +1,24 @@
-"""DVC's own view of an input: the md5 it recorded, and whether the workspace still matches.
+"""DVC's own view of an input: the md5 it recorded, whether the workspace still matches, and
+getting the data back out of DVC's cache for a replay.
 
-Uses DVC's Python API (``dvc.repo.Repo`` to find the output, ``dvc_data``'s ``build`` to hash)
-so the md5 is DVC's, ``.dir`` suffix and all, never a re-implementation. ``dvc`` takes a few
-tenths of a second to import, so it is imported only when a DVC repository encloses the input.
+Uses DVC's Python API (``dvc.repo.Repo`` to find the output and the cache, ``dvc_data``'s
+``build`` to hash and ``load`` to read a directory object) so the md5 is DVC's, ``.dir`` suffix
+and all, never a re-implementation. ``dvc`` takes a few tenths of a second to import, so it is
+imported only when a DVC repository encloses the input, or a replay needs DVC's cache.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..errors import UsageError
+from ..errors import MissingObjectError, ReplayError, UsageError
 from ..records.data import DvcInfo
+from ..records.tree import safe_relpath
 
-__all__ = ["dvc_info", "find_dvc_root"]
+__all__ = ["dvc_info", "find_dvc_root", "restore_from_dvc"]
 
 
 def find_dvc_root(path: Path) -> Path | None:
@@ -72,3 +76,67 @@ def dvc_info(abspath: Path) -> DvcInfo | None:
             workspace_size=meta.size,
             matches=recorded is not None and recorded == current,
         )
+
+
+def _open_cache(info: DvcInfo) -> tuple[Any, Any]:
+    """(repo, object database) of the repository the input was recorded in."""
+    root = Path(info.repo_root)
+    if not (root / ".dvc").is_dir():
+        raise MissingObjectError(
+            info.workspace_md5, f"the DVC repository {root} it was recorded in is gone"
+        )
+    from dvc.repo import Repo
+
+    try:
+        repo = Repo(os.fspath(root))
+    except Exception as e:  # DVC's own error tree
+        raise MissingObjectError(
+            info.workspace_md5, f"DVC cannot open the repository {root}: {e}"
+        ) from None
+    # DVC 3 keeps md5 objects under cache/files/md5; DVC 2's md5-dos2unix ones at the top.
+    odb = repo.cache.legacy if info.hash_name == "md5-dos2unix" else repo.cache.local
+    return repo, odb
+
+
+def _copy(src: str, dest: Path, what: str, oid: str) -> None:
+    if not os.path.isfile(src):
+        raise MissingObjectError(oid, f"{what} (DVC md5 {oid}) is not in the DVC cache")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_symlink() or dest.exists():
+        dest.unlink()  # DVC links cache files read-only; write a fresh, private copy
+    shutil.copyfile(src, dest)
+
+
+def restore_from_dvc(info: DvcInfo, kind: Literal["file", "dir"], dest: Path) -> int:
+    """Write the data DVC hashed when the run was recorded (``workspace_md5``: what was there,
+    committed to DVC or not) from the recorded repository's DVC cache to ``dest``; the number
+    of files written. Raises MissingObjectError naming what the cache lacks (``dvc pull``
+    fetches it). The caller verifies the ledger digest: DVC's md5 is not ledger's BLAKE3."""
+    from dvc_data.hashfile import load
+    from dvc_data.hashfile.hash_info import HashInfo
+    from dvc_data.hashfile.tree import Tree
+
+    oid = info.workspace_md5
+    repo, odb = _open_cache(info)
+    with repo:
+        if kind == "file":
+            _copy(odb.oid_to_path(oid), dest, "the file", oid)
+            return 1
+        try:
+            tree = load(odb, HashInfo(info.hash_name, oid))
+        except (FileNotFoundError, OSError, ValueError) as e:
+            raise MissingObjectError(
+                oid, f"the directory listing (DVC md5 {oid}) is not in the DVC cache ({e})"
+            ) from None
+        if not isinstance(tree, Tree):
+            raise MissingObjectError(oid, f"DVC md5 {oid} is not a directory listing")
+        dest.mkdir(parents=True, exist_ok=True)
+        n = 0
+        for key, _meta, hash_info in tree:
+            try:
+                rel = safe_relpath("/".join(key))
+            except ValueError as e:
+                raise ReplayError(f"DVC's listing {oid} holds an unsafe path: {e}") from None
+            _copy(odb.oid_to_path(hash_info.value), dest / rel, f"file {rel}", hash_info.value)
+            n += 1
+        return n

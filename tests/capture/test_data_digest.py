@@ -12,7 +12,7 @@ import blake3
 import pytest
 
 from ledger._canonical import canonical_json
-from ledger.capture.data import digest_input, store_inputs
+from ledger.capture.data import digest_input, manifest_data, store_inputs
 from ledger.capture.statcache import StatCache
 from ledger.errors import UsageError
 from ledger.records.data import DataManifest, InputDigest, ManifestEntry, listing_bytes
@@ -24,8 +24,9 @@ def b3(data: bytes) -> str:
 
 
 def manifest(d: InputDigest) -> DataManifest:
-    assert d._manifest is not None
-    return DataManifest.model_validate(d._manifest)
+    data = manifest_data(d)
+    assert data is not None
+    return DataManifest.model_validate(data)
 
 
 def test_file(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ledger.capture import statcache
-from ledger.capture.data import digest_input
+from ledger.capture.data import digest_input, manifest_data
 from ledger.capture.statcache import CACHE_NAME, StatCache
 from ledger.store import Store
 
@@ -49,7 +49,7 @@ def test_in_process_re_digest_skips_per_file_work(tmp_path: Path) -> None:
     d1 = digest_input(root, cache)
     assert root.as_posix() in cache.trees
     d2 = digest_input(root, cache)
-    assert cache.stats.hashed == 20 and d2.digest == d1.digest and d2._manifest is not None
+    assert cache.stats.hashed == 20 and d2.digest == d1.digest and manifest_data(d2) is not None
 
 
 def test_fresh_files_are_not_trusted(tmp_path: Path) -> None:

@@ -1,0 +1,148 @@
+"""Start-up overhead of ``ledger record``: ``ledger record -- python -c pass`` against a bare
+``python -c pass``, interleaved in one run in a temporary git repository with a ``.ledger``,
+plus where the recorder's own time goes (its imports, from ``python -X importtime``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import Row
+
+NAME = "record: start-up overhead"
+REPO = Path(__file__).resolve().parent.parent
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)$")
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("LEDGER_DIR", None)
+    return env
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(
+        argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    return time.perf_counter() - t
+
+
+def _project(root: Path, env: dict[str, str]) -> None:
+    """A small committed project with a ledger, as a user would have."""
+    root.mkdir(parents=True)
+    (root / "train.py").write_text("print('training')\n")
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "bench@example.org"],
+        ["config", "user.name", "bench"],
+        ["add", "train.py"],
+        ["commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "ledger", "init"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def top_imports(stderr: str) -> list[tuple[str, float]]:
+    """Top-level modules and their cumulative import seconds from ``-X importtime`` output."""
+    out = []
+    for line in stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m and len(m.group(3)) == 1:  # one space: imported at top level, not nested
+            out.append((m.group(4), int(m.group(2)) / 1e6))
+    return out
+
+
+def run(quick: bool) -> list[Row]:
+    reps = 5 if quick else 21
+    env = _env()
+    tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-record-", dir="/tmp"))
+    try:
+        project = tmp / "project"
+        _project(project, env)
+        bare = [sys.executable, "-c", "pass"]
+        recorded = [sys.executable, "-m", "ledger", "record", "--", *bare]
+        cli_import = [sys.executable, "-c", "import ledger.cli.app"]
+        for argv in (bare, recorded, cli_import):  # warm the page cache and .pyc files
+            _timed(argv, project, env)
+        times: dict[str, list[float]] = {"bare": [], "recorded": [], "cli": []}
+        for _ in range(reps):  # interleaved, so drifting load hits all three alike
+            times["bare"].append(_timed(bare, project, env))
+            times["recorded"].append(_timed(recorded, project, env))
+            times["cli"].append(_timed(cli_import, project, env))
+        profiled = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "ledger", "record", "--", *bare],
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        imports = top_imports(profiled.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    bare_s = statistics.median(times["bare"])
+    rec_s = statistics.median(times["recorded"])
+    cli_s = statistics.median(times["cli"])
+    import_s = sum(s for _, s in imports)
+    heaviest = ", ".join(
+        f"{name} {s * 1000:.0f} ms" for name, s in sorted(imports, key=lambda x: -x[1])[:5]
+    )
+    return [
+        Row(
+            NAME,
+            "`python -c pass`",
+            bare_s,
+            "s",
+            note=(
+                f"median of {reps} interleaved runs of each command, in a temporary git "
+                "repository (one committed file) with a `.ledger`; the run records pile up "
+                "in that ledger as they would in use"
+            ),
+        ),
+        Row(
+            NAME,
+            "`ledger record -- python -c pass`",
+            rec_s,
+            "s",
+            "`python -c pass`",
+            rec_s / bare_s,
+            note=(
+                "`ledger record` is `python -m ledger record` with this checkout on PYTHONPATH: "
+                "it freezes the contract (git snapshot, environment fingerprint), starts the "
+                "command, seals the run and updates the index"
+            ),
+        ),
+        Row(NAME, "overhead of `ledger record` (difference)", rec_s - bare_s, "s"),
+        Row(
+            NAME,
+            "`python -c 'import ledger.cli.app'` (the CLI's imports alone)",
+            cli_s,
+            "s",
+            "`ledger record -- python -c pass`",
+            cli_s / rec_s,
+        ),
+        Row(
+            NAME,
+            "all imports of the recorder (`-X importtime`, top-level cumulative)",
+            import_s,
+            "s",
+            "`ledger record -- python -c pass`",
+            import_s / rec_s,
+            note=f"heaviest top-level imports of the recorder: {heaviest}",
+        ),
+    ]
