@@ -117,27 +117,19 @@ def recheck_inputs(frozen: Frozen, opts: RecordOptions) -> tuple[list[InputCheck
     changed_any = False
     for before in frozen.inputs:
         change = recheck(before, frozen.cache)
-        if change is None:
-            checks.append(
-                InputCheck(
-                    path=before.path,
-                    before_digest=before.digest,
-                    after_digest=before.digest,
-                    changed=False,
-                )
-            )
-            continue
-        changed_any = True
-        detail = [f"added {p}" for p in change.added] + [f"removed {p}" for p in change.removed]
-        detail += [f"modified {p}" for p in change.modified]
-        if change.error:
-            detail.append(change.error)
+        detail: list[str] = []
+        if change is not None:
+            changed_any = True
+            detail = [f"added {p}" for p in change.added] + [f"removed {p}" for p in change.removed]
+            detail += [f"modified {p}" for p in change.modified]
+            if change.error:
+                detail.append(change.error)
         checks.append(
             InputCheck(
                 path=before.path,
                 before_digest=before.digest,
-                after_digest=change.after,
-                changed=True,
+                after_digest=before.digest if change is None else change.after,
+                changed=change is not None,
                 detail=detail[:50],
             )
         )
