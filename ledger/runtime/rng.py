@@ -12,6 +12,7 @@ import base64
 import random
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..records.rng import PythonRandomState, RngState
@@ -108,6 +109,27 @@ def _numpy_state(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _restore_registered(
+    kind: str,
+    registry: dict[str, Any],
+    states: dict[str, Any],
+    apply: Callable[[Any, Any], None],
+    strict: bool,
+) -> list[str]:
+    """Put each captured state back into the generator registered under its name."""
+    done = []
+    with _lock:
+        for name, st in states.items():
+            gen = registry.get(name)
+            if gen is None:
+                if strict:
+                    raise KeyError(f"{kind} generator {name!r} is not registered")
+                continue
+            apply(gen, st)
+            done.append(f"{kind}:{name}")
+    return done
+
+
 def restore_rng(state: RngState, *, strict: bool = True) -> list[str]:
     """Put every captured state back. Returns what was restored. With ``strict``, a captured
     generator that is no longer registered is an error, not a silent skip."""
@@ -123,15 +145,13 @@ def restore_rng(state: RngState, *, strict: bool = True) -> list[str]:
         if state.numpy_global is not None:
             np.random.set_state(_numpy_state(state.numpy_global))
             restored.append("numpy")
-        with _lock:
-            for name, st in state.numpy_generators.items():
-                gen = _numpy_generators.get(name)
-                if gen is None:
-                    if strict:
-                        raise KeyError(f"numpy generator {name!r} is not registered")
-                    continue
-                gen.bit_generator.state = _numpy_state(st)
-                restored.append(f"numpy:{name}")
+        restored += _restore_registered(
+            "numpy",
+            _numpy_generators,
+            state.numpy_generators,
+            lambda gen, st: setattr(gen.bit_generator, "state", _numpy_state(st)),
+            strict,
+        )
     if state.torch_cpu is not None or state.torch_cuda or state.torch_generators:
         import torch
 
@@ -148,13 +168,11 @@ def restore_rng(state: RngState, *, strict: bool = True) -> list[str]:
                     f"{torch.cuda.device_count() if torch.cuda.is_available() else 0} devices "
                     "are visible"
                 )
-        with _lock:
-            for name, blob in state.torch_generators.items():
-                tgen = _torch_generators.get(name)
-                if tgen is None:
-                    if strict:
-                        raise KeyError(f"torch generator {name!r} is not registered")
-                    continue
-                tgen.set_state(_unb64(blob))
-                restored.append(f"torch:{name}")
+        restored += _restore_registered(
+            "torch",
+            _torch_generators,
+            state.torch_generators,
+            lambda gen, blob: gen.set_state(_unb64(blob)),
+            strict,
+        )
     return restored
