@@ -58,8 +58,8 @@ def compare_run_outputs(
     dropped = {e.step for e in original.checkpoints if e.event == "save"} - _saves(
         store, original
     ).keys()
-    replayed = {step: oid for step, oid in _saves(store, replay).items() if step not in dropped}
-    for f in compare_checkpoint_steps(store, saved, replayed, settings):
+    kept = {step: oid for step, oid in _saves(store, replay).items() if step not in dropped}
+    for f in compare_checkpoint_steps(store, saved, kept, settings):
         results.append(_row(f, f.path))
     return results
 
