@@ -192,6 +192,7 @@ def test_gc_then_replay_every_run_kind(repo: Path) -> None:
 
     _replay(repo, plain)
     _replay(repo, started)
+    _replay(repo, replay_run[0])  # a replay run is replayable like any run
     # gc again after those replays, then the original once more.
     _gc_all(repo)
     _verify_ok(repo)
