@@ -110,8 +110,10 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     return Frozen(contract, inputs, cache, notes, config_files)
 
 
-def recheck_inputs(frozen: Frozen, opts: RecordOptions) -> tuple[list[InputCheck], bool, list[str]]:
-    from .capture.data import recheck
+def recheck_inputs(
+    frozen: Frozen, opts: RecordOptions, store: Store | None = None
+) -> tuple[list[InputCheck], bool, list[str]]:
+    from .capture.data import recheck, stored_in
 
     checks: list[InputCheck] = []
     changed_any = False
@@ -131,6 +133,7 @@ def recheck_inputs(frozen: Frozen, opts: RecordOptions) -> tuple[list[InputCheck
                 after_digest=before.digest if change is None else change.after,
                 changed=change is not None,
                 detail=detail[:50],
+                stored=None if store is None else stored_in(before, store),
             )
         )
     frozen.cache.save()

@@ -31,6 +31,7 @@ from .records.metrics import MetricSeries, MetricSummary, build_series, summariz
 from .records.run import Run, RunStatus
 from .runs import new_run_id, run_ref
 from .store import Store
+from .store.staging import open_staging, release_staging
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
@@ -197,6 +198,7 @@ class Begun:
     started: datetime
     patterns: list[re.Pattern[str]]
     copier: threading.Thread | None
+    lease: int | None = None  # held while the run is in flight (ledger.store.staging)
 
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
@@ -205,12 +207,18 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
 
     patterns = _validate(opts)
     store.check_writable()
-    # Freezing reads configs, inputs and code: any failure here leaves no run behind.
-    with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
-        frozen = contract_mod.freeze(opts, store)
+    # The staging dir and its lease come first: gc keeps every object written or reused after
+    # a live run's lease was taken, and freezing already writes objects.
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
-    staging.mkdir(parents=True)
+    lease = open_staging(staging)
+    # Freezing reads configs, inputs and code: any failure here leaves no run behind.
+    try:
+        with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
+            frozen = contract_mod.freeze(opts, store)
+    except BaseException:
+        release_staging(staging, lease)
+        raise
     started = datetime.now(UTC)
     contract_oid = store.put_json(frozen.contract.to_json())
     base: dict[str, Any] = dict(
@@ -237,22 +245,26 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
         copy = store_inputs if opts.store_inputs else store_manifests
         copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier)
+    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier, lease)
 
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     """Seal the run, update the index, remove the staging directory."""
     from .index import Index
 
-    if b.copier is not None:
-        b.copier.join()
-    sealed = seal(b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started)
+    try:
+        if b.copier is not None:
+            b.copier.join()
+        sealed = seal(b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started)
+    except BaseException:
+        release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
+        raise
+    release_staging(b.staging, b.lease)
     try:
         with Index(b.store) as index:
             index.sync()
     except Exception as e:  # the index is a cache: the run is safe in the objects and log
         sealed.run.notes.append(f"index not updated ({e}); run `ledger reindex`")
-    shutil.rmtree(b.staging, ignore_errors=True)
     return sealed
 
 
@@ -305,7 +317,7 @@ def seal(
     checkpoints, checkpoint_notes = contract_mod.checkpoint_events(staging)
     notes += checkpoint_notes
 
-    inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts)
+    inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts, store)
     notes += in_notes
     resolved_oid, resolved_digest = contract_mod.resolve_config(store, frozen, staging)
 

@@ -37,6 +37,7 @@ __all__ = [
     "recheck",
     "store_inputs",
     "store_manifests",
+    "stored_in",
 ]
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
@@ -399,6 +400,24 @@ def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] 
     return None
 
 
+def stored_in(d: InputDigest, store: Store) -> bool:
+    """Whether ``store`` holds everything replay needs to restore the input ``d``: a file's
+    content, a directory's manifest and every file and symlink it lists. Each object found is
+    touched (``ObjectStore.touch``): the run about to be sealed reuses it."""
+    if d.kind == "file":
+        return store.objects.touch(d.digest)
+    if d.files is None or not store.objects.touch(d.files):
+        return False
+    data = manifest_data(d, store)
+    if data is None:
+        return False
+    for entry in data.get("entries", []):
+        oid = entry.get("digest")
+        if oid is not None and not store.objects.touch(oid):
+            return False
+    return True
+
+
 def _manifest_of(d: InputDigest, store: Store | None) -> DataManifest:
     data = manifest_data(d, store)
     if data is None:
@@ -429,7 +448,7 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
     seen: set[str] = set()
     todo = []
     for job in jobs:
-        if job[2] in seen or store.objects.has(job[2]):
+        if job[2] in seen or store.objects.touch(job[2]):
             report.skipped += 1
         else:
             todo.append(job)
@@ -459,7 +478,7 @@ def store_manifests(digests: Iterable[InputDigest], store: Store) -> None:
     names them, and replay needs the listing (empty directories, permission bits) to rebuild an
     input from DVC's cache, and to say which file differs."""
     for d in digests:
-        if d.kind == "dir" and d.files is not None and not store.objects.has(d.files):
+        if d.kind == "dir" and d.files is not None and not store.objects.touch(d.files):
             oid = store.put_json(_manifest_of(d, None).to_json())
             if oid != d.files:
                 raise UsageError(f"the manifest of input {d.path!r} does not match its record")

@@ -28,11 +28,16 @@ def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
 
 
 def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
-    """Re-hash every object, resolve every ref and link, check the log chain. Exit 1 on problems."""
+    """Re-hash every object, resolve every ref and link, check the log chain, check that every
+    run is replayable. Exit 1 on problems."""
+    from rich.markup import escape
+
+    from ..replay.material import add_replay_checks
     from ..store.verify import verify_store
 
     store = open_store(ledger)
     report = verify_store(store)
+    add_replay_checks(store, report)
     if json_out:
         print_json(
             {
@@ -41,12 +46,15 @@ def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
                 "refs": report.refs,
                 "log_entries": report.log_entries,
                 "problems": [p.__dict__ for p in report.problems],
+                "notes": report.notes,
             }
         )
     else:
         con = out_console()
         for p in report.problems:
-            con.print(f"[red]✗[/] {p.kind}: {p.message}")
+            con.print(f"[red]✗[/] {p.kind}: {escape(p.message)}")
+        for n in report.notes:
+            con.print(f"note: {n}", markup=False)
         summary = f"{report.objects} objects, {report.refs} refs, {report.log_entries} log entries"
         if report.ok:
             con.print(f"[green]✓[/] ledger verified: {summary}")
@@ -74,13 +82,19 @@ def gc(
         print_json(report.__dict__)
         return
     con = out_console()
-    action = "deleted" if yes else "would delete"
+    action, freed = ("deleted", "freed") if yes else ("would delete", "would be freed")
+    live = f" or in use by {len(report.live_runs)} run(s) in flight" if report.live_runs else ""
     con.print(
         f"{report.reachable} reachable; {action} {len(report.unreachable)} unreachable "
-        f"object(s) ({report.freed_bytes} bytes freed); kept {len(report.too_young)} younger "
-        f"than {grace:g} h"
+        f"object(s) ({report.freed_bytes} bytes {freed}); kept {len(report.too_young)} younger "
+        f"than {grace:g} h{live}"
     )
-    if not yes and report.unreachable:
+    if report.staging_removed:
+        con.print(
+            f"{'removed' if yes else 'would remove'} {len(report.staging_removed)} abandoned "
+            f"staging dir(s) ({report.staging_bytes} bytes): {', '.join(report.staging_removed)}"
+        )
+    if not yes and (report.unreachable or report.staging_removed):
         con.print("Dry run: nothing was deleted. Run `ledger gc --yes` to delete.")
 
 

@@ -34,6 +34,10 @@ class InputCheck(BaseModel):
     after_digest: str | None  # None: the input vanished
     changed: bool
     detail: list[str] = Field(default_factory=list)
+    # Whether the store held all of the input's content when the run was sealed (copied, or
+    # already there): replay can restore it, and ``ledger verify`` reports it if it goes
+    # missing. False: recorded with --no-store-inputs. None: a record from before this field.
+    stored: bool | None = None
 
 
 class CheckpointEvent(BaseModel):

@@ -53,7 +53,13 @@ def compare_run_outputs(
         # A replay resumed at step k owes only the checkpoints after k; any it saved at or
         # before k stay in and show up as missing in the original (it did not resume).
         saved = {step: oid for step, oid in saved.items() if step > resumed_at}
-    for f in compare_checkpoint_steps(store, saved, _saves(store, replay), settings):
+    # Steps whose original checkpoint retention dropped and gc collected cannot be compared:
+    # the replay's checkpoints of those steps are left out, not reported as extra.
+    dropped = {e.step for e in original.checkpoints if e.event == "save"} - _saves(
+        store, original
+    ).keys()
+    kept = {step: oid for step, oid in _saves(store, replay).items() if step not in dropped}
+    for f in compare_checkpoint_steps(store, saved, kept, settings):
         results.append(_row(f, f.path))
     return results
 

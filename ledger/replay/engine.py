@@ -99,7 +99,9 @@ def _one_replay(
             "the recorded command line holds redacted secrets and cannot be rerun as is",
             hint="pass secrets through environment variables named with --env, not argv",
         )
-    ws = build_workspace(store, contract, parent=opts.workspace_parent)
+    ws = build_workspace(
+        store, contract, parent=opts.workspace_parent, source_repo=_source_repo(store, run)
+    )
     argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
@@ -124,6 +126,27 @@ def _one_replay(
         store,
     )
     return result.run, ws
+
+
+def _source_repo(store: Store, run: Run) -> Path | None:
+    """Where a replay run's commit is: the repository of the run it replayed (its own root was
+    a replay workspace, removed since). None for a run that is not a replay."""
+    from ..records.code import CodeSnapshot
+
+    seen: set[str] = set()
+    while run.replay_of is not None and run.replay_of not in seen:
+        seen.add(run.replay_of)
+        try:
+            _, run = load_run(store, run.replay_of)
+        except Exception:  # the original is gone: the replay's own root is all there is
+            return None
+        contract = record_from_json(store.get_json(run.contract), Contract)
+        assert isinstance(contract, Contract)
+        code = record_from_json(store.get_json(contract.code), CodeSnapshot)
+        assert isinstance(code, CodeSnapshot)
+        if run.replay_of is None:
+            return Path(code.root)
+    return None
 
 
 def _set_arg(argv: list[str], flag: str, value: str) -> list[str]:

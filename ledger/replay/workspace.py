@@ -105,7 +105,13 @@ def _restore_via_dvc(store: Store, digest: InputDigest, dest: Path) -> str:
     )
 
 
-def build_workspace(store: Store, contract: Contract, *, parent: Path | None = None) -> Workspace:
+def build_workspace(
+    store: Store,
+    contract: Contract,
+    *,
+    parent: Path | None = None,
+    source_repo: Path | None = None,
+) -> Workspace:
     from ..capture.code import materialize_code
     from ..capture.data import digest_input
     from ..capture.statcache import StatCache
@@ -120,7 +126,7 @@ def build_workspace(store: Store, contract: Contract, *, parent: Path | None = N
         ) from None
     code = record_from_json(store.get_json(contract.code), CodeSnapshot)
     assert isinstance(code, CodeSnapshot)
-    run_dir = materialize_code(code, store, root / "code")
+    run_dir = materialize_code(code, store, root / "code", source_repo=source_repo)
     ws = Workspace(root=root, run_dir=run_dir)
     cache = StatCache()
     for raw in contract.inputs:

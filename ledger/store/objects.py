@@ -81,6 +81,23 @@ class ObjectStore:
     def has(self, oid: str) -> bool:
         return self.path_of(oid).is_file()
 
+    def touch(self, oid: str) -> bool:
+        """``has`` for writers: True if the object is there, and its mtime is set to now.
+
+        A writer that reuses an object instead of writing it (deduplication) must call this,
+        not ``has``: gc's grace period and its in-flight cutoff look at the mtime, so a reused
+        object counts as just written. False (the object is absent, or gc took it away an
+        instant ago): the writer must write it again.
+        """
+        try:
+            os.utime(self.path_of(oid))
+        except FileNotFoundError:
+            return False
+        except PermissionError:
+            # A read-only ledger (another user's objects): reading is all it can do anyway.
+            return self.has(oid)
+        return True
+
     def resolve(self, text: str) -> str:
         """A full id from an id or a unique prefix of at least 4 hex digits (``b3:`` optional)."""
         digest = text[len(ALGO_PREFIX) :] if text.startswith(ALGO_PREFIX) else text
@@ -128,9 +145,10 @@ class ObjectStore:
 
     # -- writing -------------------------------------------------------------------------------
     def _publish(self, tmp: Path, oid: str) -> bool:
-        """Move a complete, fsynced temp file to its final name. False if it was already there."""
+        """Move a complete, fsynced temp file to its final name. False if it was already there
+        (then it is touched, like any reused object)."""
         final = self.path_of(oid)
-        if final.exists():
+        if self.touch(oid):
             return False
         final.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(tmp, 0o444)
@@ -152,7 +170,7 @@ class ObjectStore:
         second value; a ``memoryview`` is written without copying when it is not compressed.
         """
         oid = hash_bytes(data)
-        if self.has(oid):
+        if self.touch(oid):
             return oid, False
         if compress is None:
             # Small content is compressed once and judged by the result; larger content is

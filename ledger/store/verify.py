@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, LedgerError
 from .repo import Store
+from .staging import scan_staging
 from .walk import reachable
 
 __all__ = ["Problem", "VerifyReport", "verify_store"]
@@ -14,7 +15,9 @@ __all__ = ["Problem", "VerifyReport", "verify_store"]
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | stray
+    # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | abandoned-staging
+    # | unreplayable (added by ledger.replay.material)
+    kind: str
     subject: str
     message: str
 
@@ -25,6 +28,7 @@ class VerifyReport:
     refs: int = 0
     log_entries: int = 0
     problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth knowing, not a problem
 
     @property
     def ok(self) -> bool:
@@ -82,6 +86,16 @@ def verify_store(store: Store, progress: Callable[[int], None] | None = None) ->
                     name,
                     f"ref {name} holds {have or 'nothing'} but the log says {want or 'deleted'} "
                     "(changed behind the log's back, or a crash mid-update)",
+                )
+            )
+    for s in scan_staging(store.root / "staging"):
+        if not s.live:
+            report.problems.append(
+                Problem(
+                    "abandoned-staging",
+                    f"staging/{s.run_id}",
+                    f"staging/{s.run_id} was left by a recorder that is gone ({s.size} bytes); "
+                    "`ledger gc --yes` removes it once it is older than the grace period",
                 )
             )
     return report

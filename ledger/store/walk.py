@@ -1,39 +1,60 @@
-"""Links between objects: a record is a JSON object with ``kind`` and ``schema``; every string
-inside it that is an object id is a link, except values under a key named ``digest`` or ending
-in ``_digest``: those name content that need not be stored (an input hashed but not copied, the
-digest of a contract). Blobs (file contents, tensor bytes) have no links."""
+"""Links between objects (docs/format.md, "Links and reachability").
+
+A record is a JSON object with ``kind`` and ``schema``. Every string inside it that is an object
+id is a link of one of three sorts, decided by the key it sits under:
+
+- a **link** (any key but those below): the object must exist; ``ledger verify`` reports it
+  missing; gc keeps it.
+- a **content link** (a key named ``digest`` or ending in ``_digest``): the id of content that
+  may or may not be stored (an input copied into the store, or only hashed with
+  ``--no-store-inputs``; a directory listing). When the object exists, gc keeps it exactly like
+  a link; when it does not, that is not an error of the ledger. This is what keeps a run's
+  stored inputs: their ids are digests, and the records that name them are reachable.
+- **not a link** (``checkpoint_digest``): a checkpoint a run saved or loaded. Checkpoint refs
+  and ``keep_last`` retention decide how long a checkpoint lives, not the runs that mention it.
+
+Blobs (file contents, tensor bytes) have no links.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .._canonical import parse_json
 from .._hashing import OID_RE
 from .objects import ObjectStore
 
-__all__ = ["iter_links", "links_of", "reachable"]
+__all__ = ["NOT_LINKS", "iter_links", "links_of", "reachable"]
 
 # Larger objects are never records: skip parsing them.
 MAX_RECORD = 64 << 20
 
+# Keys whose ids are never followed, not even as content links.
+NOT_LINKS = frozenset({"checkpoint_digest"})
 
-def iter_links(value: Any) -> Iterator[str]:
+
+def _is_content_key(key: str) -> bool:
+    return key == "digest" or key.endswith("_digest")
+
+
+def iter_links(value: Any, *, content: bool = False) -> Iterator[tuple[str, bool]]:
+    """``(id, required)`` for every link in ``value``; ``required`` False for content links."""
     if isinstance(value, str):
         if OID_RE.match(value):
-            yield value
+            yield value, not content
     elif isinstance(value, dict):
         for k, v in value.items():
-            if k == "digest" or k.endswith("_digest"):
+            if k in NOT_LINKS:
                 continue
-            yield from iter_links(v)
+            yield from iter_links(v, content=content or _is_content_key(k))
     elif isinstance(value, list):
         for v in value:
-            yield from iter_links(v)
+            yield from iter_links(v, content=content)
 
 
-def links_of(objects: ObjectStore, oid: str) -> list[str]:
-    """Object ids a record links to; ``[]`` for blobs. Raises on a missing/corrupt object."""
+def links_of(objects: ObjectStore, oid: str) -> list[tuple[str, bool]]:
+    """``(id, required)`` links of a record; ``[]`` for blobs. Raises on a missing object."""
     if objects.size_on_disk(oid) > MAX_RECORD:
         return []
     with objects.open(oid) as f:
@@ -47,20 +68,28 @@ def links_of(objects: ObjectStore, oid: str) -> list[str]:
         return []
     if not isinstance(value, dict) or "kind" not in value or "schema" not in value:
         return []
-    return list(dict.fromkeys(iter_links(value)))
+    found: dict[str, bool] = {}
+    for link, required in iter_links(value):
+        found[link] = found.get(link, False) or required
+    return list(found.items())
 
 
-def reachable(objects: ObjectStore, roots: Iterable[str], on_missing: Any = None) -> set[str]:
-    """Every object reachable from ``roots``. ``on_missing(oid, parent)`` is called for dangling
-    links (the walk goes on); without it they are just skipped."""
+def reachable(
+    objects: ObjectStore,
+    roots: Iterable[str],
+    on_missing: Callable[[str, str | None], None] | None = None,
+) -> set[str]:
+    """Every object reachable from ``roots`` through links and content links that exist.
+    ``on_missing(oid, parent)`` is called for a missing root or required link (the walk goes
+    on); a content link to an absent object is not missing."""
     seen: set[str] = set()
-    stack: list[tuple[str, str | None]] = [(r, None) for r in roots]
+    stack: list[tuple[str, str | None, bool]] = [(r, None, True) for r in roots]
     while stack:
-        oid, parent = stack.pop()
+        oid, parent, required = stack.pop()
         if oid in seen:
             continue
         if not objects.has(oid):
-            if on_missing is not None:
+            if required and on_missing is not None:
                 on_missing(oid, parent)
             continue
         seen.add(oid)
@@ -68,5 +97,5 @@ def reachable(objects: ObjectStore, roots: Iterable[str], on_missing: Any = None
             children = links_of(objects, oid)
         except Exception:  # a corrupt record: verify reports it; its links cannot be followed
             children = []
-        stack.extend((c, oid) for c in children)
+        stack.extend((c, oid, req) for c, req in children)
     return seen

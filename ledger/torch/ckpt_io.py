@@ -86,7 +86,7 @@ def write_tensors(
     for i, (_key, t) in enumerate(tensors):
         vkey = _version_key(t) if trust_version_counter else None
         hit = _version_cache.get(vkey) if vkey is not None else None
-        if hit is not None and hit[0] == t._version and all(objects.has(c) for c in hit[1]):
+        if hit is not None and hit[0] == t._version and all(objects.touch(c) for c in hit[1]):
             known[i] = hit[1]
             nbytes.append(t.numel() * t.element_size())
             stats.bytes_skipped_hash += nbytes[-1]

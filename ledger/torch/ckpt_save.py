@@ -168,7 +168,7 @@ def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int
             f"shard {oid} is for run {rec.run_id} step {rec.step} rank {rec.rank}/"
             f"{rec.world_size}, expected {run} step {step} rank {rank}/{world}"
         )
-    if not st.objects.has(rec.state):
+    if not st.objects.touch(rec.state):
         raise MissingObjectError(rec.state, f"rank {rank}: state object {rec.state} is missing")
     for e in rec.tensors:
         left = e.nbytes
