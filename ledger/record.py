@@ -197,6 +197,7 @@ class Begun:
     started: datetime
     patterns: list[re.Pattern[str]]
     copier: threading.Thread | None
+    outputs_before: dict[str, Any] = field(default_factory=dict)  # outputs.snapshot_outputs
 
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
@@ -237,7 +238,10 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
         copy = store_inputs if opts.store_inputs else store_manifests
         copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier)
+    from .capture.outputs import snapshot_outputs
+
+    before = snapshot_outputs(opts.outputs, opts.cwd)  # last thing before launch
+    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier, before)
 
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
@@ -246,7 +250,9 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
 
     if b.copier is not None:
         b.copier.join()
-    sealed = seal(b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started)
+    sealed = seal(
+        b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started, b.outputs_before
+    )
     try:
         with Index(b.store) as index:
             index.sync()
@@ -281,6 +287,7 @@ def seal(
     result: ExecResult,
     staging: Path,
     started: datetime,
+    outputs_before: dict[str, Any] | None = None,
 ) -> RecordResult:
     from . import contract as contract_mod
     from .capture import outputs as outputs_mod
@@ -292,7 +299,7 @@ def seal(
     notes += parser.notes()
 
     outputs, tb_series, out_notes = outputs_mod.capture_outputs(
-        store, opts.outputs, opts.cwd, started.timestamp()
+        store, opts.outputs, opts.cwd, started.timestamp(), outputs_before
     )
     notes += out_notes
     summaries += [_store_series(store, s) for s in tb_series]
@@ -346,4 +353,8 @@ def seal(
     oid = store.put_json(run.to_json())
     store.set_ref(run_ref(run.run_id), oid, op="seal", status=run.status)
     code = result.returncode if result.returncode >= 0 else 128 + (result.signal or 0)
+    if result.interrupted_by is not None and result.returncode != 0:
+        # Ctrl-C (or a forwarded TERM/HUP/QUIT) stopped the run: 130 etc., whatever status
+        # the program chose on its way out (docs/reference/exit-codes.md).
+        code = 128 + result.interrupted_by
     return RecordResult(run_id=run.run_id, record_oid=oid, run=run, exit_code=code)

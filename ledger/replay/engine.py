@@ -19,10 +19,16 @@ from ..store import Store
 from .series import final_value, run_series
 from .workspace import Workspace
 
-__all__ = ["ReplayOptions", "ReplayOutcome", "replay"]
+__all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
 Mode = Literal["bitwise", "tolerance", "seeds"]
 REDACTED = "***"
+
+
+class ReplayInterrupted(ReplayError):
+    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded."""
+
+    exit_code = 130
 
 
 @dataclass
@@ -90,7 +96,10 @@ def _one_replay(
     seed_root: int | None,
     seed_value: int | None,
     resume: str | None = None,
+    made: list[Path] | None = None,
 ) -> tuple[Run, Workspace]:
+    """One replay run; ``made`` collects its workspace as soon as it exists, so that a
+    failure anywhere later can still remove it."""
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
@@ -99,7 +108,9 @@ def _one_replay(
             "the recorded command line holds redacted secrets and cannot be rerun as is",
             hint="pass secrets through environment variables named with --env, not argv",
         )
-    ws = build_workspace(store, contract, parent=opts.workspace_parent)
+    ws = build_workspace(store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace)
+    if made is not None:
+        made.append(ws.root)
     argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
@@ -123,6 +134,14 @@ def _one_replay(
         ),
         store,
     )
+    if result.run.interrupted_by is not None:
+        # The signal came to the replay, not from the program: the attempt stays recorded as
+        # an interrupted run, but it says nothing about reproducibility.
+        raise ReplayInterrupted(
+            f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
+            f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
+            hint=f"run `ledger replay {run.run_id}` again to get a verdict",
+        )
     return result.run, ws
 
 
@@ -186,9 +205,8 @@ def _recorded_root(run: Run) -> int | None:
 
 
 def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
-    from ..stats import Tolerance, compare_series
-    from .compare_outputs import compare_run_outputs
-
+    """Replay a run and store the verdict. Every failure (Ctrl-C included) removes the
+    workspaces it made unless ``keep_workspace``; an interrupted replay stores no verdict."""
     _validate(opts)
     _, run = load_run(store, run_text)
     if run.status == "running":
@@ -224,9 +242,37 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
             "are compared with the original's (exact-resume check)"
         )
 
+    made: list[Path] = []
+    try:
+        return _replay_and_judge(
+            store, run, contract, opts, drift, labels, notes, settings, root, resume, made
+        )
+    except BaseException:
+        if not opts.keep_workspace:
+            for path in made:
+                shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def _replay_and_judge(
+    store: Store,
+    run: Run,
+    contract: Contract,
+    opts: ReplayOptions,
+    drift: list[dict[str, Any]],
+    labels: list[str],
+    notes: list[str],
+    settings: dict[str, Any],
+    root: int | None,
+    resume: tuple[str, int] | None,
+    made: list[Path],
+) -> ReplayOutcome:
+    from ..stats import Tolerance, compare_series
+    from .compare_outputs import compare_run_outputs
+
     if opts.mode != "seeds":
         replay_run, ws = _one_replay(
-            store, run, contract, opts, root, None, resume[0] if resume else None
+            store, run, contract, opts, root, None, resume[0] if resume else None, made
         )
         workspaces = [ws.root]
         notes += ws.notes
@@ -280,7 +326,7 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
             notes=notes,
         )
     else:
-        verdict, workspaces = _seeds(store, run, contract, opts, drift, labels, settings)
+        verdict, workspaces = _seeds(store, run, contract, opts, drift, labels, settings, made)
     oid = store.put_json(verdict.to_json())
     store.set_ref(
         f"verdicts/{run.run_id}/{verdict.replays[0]}", oid, op="verdict", outcome=verdict.outcome
@@ -351,6 +397,7 @@ def _seeds(
     drift: list[dict[str, Any]],
     labels: list[str],
     settings: dict[str, Any],
+    made: list[Path],
 ) -> tuple[Verdict, list[Path]]:
     import secrets
 
@@ -370,11 +417,21 @@ def _seeds(
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
         if opts.seed_arg:
-            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31))
-        return _one_replay(store, run, contract, opts, roots[i], None)
+            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31), None, made)
+        return _one_replay(store, run, contract, opts, roots[i], None, None, made)
 
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        results = list(pool.map(go, range(opts.seeds)))
+        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
+            # seeds not started and those running (each in a session of its own), so the pool
+            # does not wait for them to finish.
+            for f in futures:
+                f.cancel()
+            _interrupt_children()
+            raise
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
@@ -439,6 +496,27 @@ def _seeds(
         notes=notes,
     )
     return verdict, [ws.root for _, ws in results]
+
+
+def _interrupt_children() -> None:
+    """SIGINT the process group of each child process of this one (Linux /proc)."""
+    import contextlib
+    import os
+    import signal
+
+    me = os.getpid()
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(name), signal.SIGINT)
 
 
 def _main_metric(run: Run) -> str:
