@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ReplayError, UsageError
+from ..errors import LedgerError, ReplayError, UsageError
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
@@ -26,9 +26,12 @@ REDACTED = "***"
 
 
 class ReplayInterrupted(ReplayError):
-    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded."""
+    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
+    128 + the signal: 130 for Ctrl-C."""
 
-    exit_code = 130
+    def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = 128 + signum
 
 
 @dataclass
@@ -138,6 +141,7 @@ def _one_replay(
         # The signal came to the replay, not from the program: the attempt stays recorded as
         # an interrupted run, but it says nothing about reproducibility.
         raise ReplayInterrupted(
+            result.run.interrupted_by,
             f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
             f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
             hint=f"run `ledger replay {run.run_id}` again to get a verdict",
@@ -247,10 +251,18 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         return _replay_and_judge(
             store, run, contract, opts, drift, labels, notes, settings, root, resume, made
         )
-    except BaseException:
+    except BaseException as e:
         if not opts.keep_workspace:
             for path in made:
                 shutil.rmtree(path, ignore_errors=True)
+        if isinstance(e, Exception) and not isinstance(e, LedgerError):
+            # The replay's own failure (a full disk, a comparator that broke), not the
+            # program's: it could not replay, and no verdict was stored.
+            kept = f"; the workspace is kept at {', '.join(map(str, made))}" if made else ""
+            raise ReplayError(
+                f"the replay failed before it could give a verdict: {type(e).__name__}: {e}",
+                hint="no verdict was stored" + (kept if opts.keep_workspace else ""),
+            ) from e
         raise
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import run_ledger, subprocess_env
@@ -130,3 +131,27 @@ def test_ctrl_c_during_record_exits_130(repo: Path) -> None:
     assert code == 130, err  # although the program itself exited 1
     rows = json.loads(run_ledger("ls", "--json", cwd=repo).stdout)
     assert [row["status"] for row in rows] == ["interrupted"]
+
+
+def test_a_crash_of_the_replay_itself_exits_7_without_a_verdict(
+    repo: Path, tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "pausing.py", cwd=repo
+    )
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    import ledger.replay.compare_outputs as compare_outputs
+
+    def broken(*args: object, **kwargs: object) -> list[dict[str, Any]]:
+        raise RuntimeError("comparator bug")
+
+    monkeypatch.setattr(compare_outputs, "compare_run_outputs", broken)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = cli("replay", run_id, "--ledger", str(repo / ".ledger"), "--workspace-dir", str(ws))
+    assert res.exit_code == 7, res.stderr
+    assert "the replay failed before it could give a verdict" in res.stderr
+    assert "comparator bug" in res.stderr
+    store = Store.open(repo / ".ledger")
+    assert list(store.refs.iter("verdicts/")) == []
+    assert list(ws.iterdir()) == []
