@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from concurrent.futures import ThreadPoolExecutor
+import signal
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -438,11 +439,16 @@ def _seeds(
             results = [f.result() for f in futures]
         except BaseException:
             # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
-            # seeds not started and those running (each in a session of its own), so the pool
-            # does not wait for them to finish.
+            # seeds not started and pass the signal on to those running (their runs are sealed
+            # as interrupted), so the pool does not wait for them to finish.
+            from ..execute import interrupt_running
+
             for f in futures:
                 f.cancel()
-            _interrupt_children()
+            # Again until all are done: a seed still building its workspace starts later.
+            while not all(f.done() for f in futures):
+                interrupt_running(signal.SIGINT)
+                wait(futures, timeout=0.2)
             raise
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
@@ -508,27 +514,6 @@ def _seeds(
         notes=notes,
     )
     return verdict, [ws.root for _, ws in results]
-
-
-def _interrupt_children() -> None:
-    """SIGINT the process group of each child process of this one (Linux /proc)."""
-    import contextlib
-    import os
-    import signal
-
-    me = os.getpid()
-    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(int(name), signal.SIGINT)
 
 
 def _main_metric(run: Run) -> str:

@@ -155,3 +155,26 @@ def test_a_crash_of_the_replay_itself_exits_7_without_a_verdict(
     store = Store.open(repo / ".ledger")
     assert list(store.refs.iter("verdicts/")) == []
     assert list(ws.iterdir()) == []
+
+
+def test_ctrl_c_during_a_seeds_replay_stops_every_seed(repo: Path, tmp_path: Path) -> None:
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "pausing.py", cwd=repo
+    )
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    t0 = time.monotonic()
+    code, err = _interrupt(
+        ["replay", run_id, "--mode", "seeds", "--seeds", "3", "--jobs", "2", "--metric", "loss",
+         "--workspace-dir", str(ws)],
+        repo,
+    )  # fmt: skip
+    assert code == 130, err
+    assert time.monotonic() - t0 < 45  # the seeds sleep 60 s: they were stopped, not awaited
+    store = Store.open(repo / ".ledger")
+    assert list(store.refs.iter("verdicts/")) == []
+    assert list(ws.iterdir()) == []
+    rows = json.loads(run_ledger("ls", "--json", cwd=repo).stdout)
+    replays = [row for row in rows if row["run_id"] != run_id]
+    assert replays and all(row["status"] == "interrupted" for row in replays)
