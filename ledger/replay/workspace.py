@@ -178,7 +178,15 @@ def code_location(code: CodeSnapshot, inputs: list[InputDigest]) -> str:
     up = max((c for c in climbs if c <= len(names)), default=0)
     if up == 0:
         return "code"
-    return "/".join(["fs", *names[len(names) - up :]])
+    rel = "/".join(["fs", *names[len(names) - up :]])
+    try:
+        confine.parts(rel)
+    except confine.OutsideError:
+        raise ReplayError(
+            f"the code snapshot's repository path {code.root!r} is not a plain absolute path",
+            hint="the record was damaged or crafted; nothing was written outside the workspace",
+        ) from None
+    return rel
 
 
 def _in_place(given: str, abspath: Path, digest: InputDigest, cache: Any, why: str) -> str:

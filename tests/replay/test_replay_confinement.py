@@ -272,3 +272,37 @@ def test_every_failure_removes_the_workspace_unless_kept(tmp_path: Path) -> None
     r = _replay(repo, other, "--workspace-dir", str(ws2), "--mode", "seeds", "--seed-arg", "--seed")
     assert r.returncode == 2 and "--seed-arg --seed does not appear" in r.stderr, r.stderr
     assert list(ws2.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("root", "cwd", "inputs", "expected"),
+    [
+        ("/home/u/proj", ".", ["data.csv", "sub/../x"], "code"),
+        ("/home/u/proj", ".", ["../beside/d.txt"], "fs/proj"),
+        ("/home/u/proj", ".", ["../beside/d.txt", "../../far/e.txt"], "fs/u/proj"),
+        ("/home/u/proj", "src", ["../data.csv"], "code"),
+        ("/home/u/proj", "src", ["../../proj/data.csv"], "fs/proj"),
+        ("/p", ".", ["../../../x"], "code"),  # above /: checked in place, not laid out
+        ("/a/../b", ".", ["../../x"], None),  # a crafted root never places the code outside
+    ],
+)
+def test_code_location_keeps_relative_inputs_inside(
+    root: str, cwd: str, inputs: list[str], expected: str | None
+) -> None:
+    from ledger.errors import ReplayError
+    from ledger.records.code import CodeSnapshot
+    from ledger.records.data import InputDigest
+    from ledger.replay.workspace import code_location
+
+    code = CodeSnapshot(in_repo=True, root=root, cwd_relpath=cwd)
+    digests = [
+        InputDigest(
+            path=p, abspath="/x", kind="file", digest="b3:" + "0" * 64, n_files=1, n_bytes=0
+        )
+        for p in inputs
+    ]
+    if expected is None:
+        with pytest.raises(ReplayError):
+            code_location(code, digests)
+    else:
+        assert code_location(code, digests) == expected
