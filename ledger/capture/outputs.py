@@ -48,19 +48,42 @@ def _listing(path: Path) -> tuple[Path, dict[str, Path]]:
     return base, {f.relative_to(base).as_posix(): f for f in _files_under(path)}
 
 
+def _scan(path: Path) -> dict[str, Signature]:
+    """``_listing``'s files with their signatures, in one ``lstat`` each (``os.scandir``): it
+    runs just before launch, so it must be quick on large folders."""
+    if not path.is_dir() or path.is_symlink():
+        sig = _signature(path)
+        return {path.name: sig} if sig is not None else {}
+    found: dict[str, Signature] = {}
+    stack = [(os.fspath(path), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            rel = prefix + e.name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((e.path, rel + "/"))
+                    continue
+                if not (e.is_symlink() or e.is_file(follow_symlinks=False)):
+                    continue
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found[rel] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
 def snapshot_outputs(outputs: list[Path], cwd: Path) -> OutputsBefore:
     """What is already under each ``--output`` before the run starts (see the module doc)."""
     before: OutputsBefore = {}
     for given in outputs:
         path = given if given.is_absolute() else cwd / given
-        seen: dict[str, Signature] = {}
-        if path.exists() or path.is_symlink():
-            _, files = _listing(path)
-            for rel, f in files.items():
-                sig = _signature(f)
-                if sig is not None:
-                    seen[rel] = sig
-        before[str(given)] = seen
+        exists = path.exists() or path.is_symlink()
+        before[str(given)] = _scan(path) if exists else {}
     return before
 
 
