@@ -193,7 +193,11 @@ def _in_place(given: str, abspath: Path, digest: InputDigest, cache: Any, why: s
     """Check an input where it lies, never writing it; a note, or ReplayError if it changed."""
     from ..capture.data import digest_input
 
-    if os.path.lexists(abspath) and digest_input(abspath, cache, dvc=False).digest == digest.digest:
+    try:
+        now: str | None = digest_input(abspath, cache, dvc=False).digest
+    except LedgerError:  # gone or unreadable
+        now = None
+    if now == digest.digest:
         return f"input {given} used in place at {abspath} ({why}; digest verified, not written)"
     raise ReplayError(
         f"input {given} ({why}) no longer holds the recorded data at {abspath}",

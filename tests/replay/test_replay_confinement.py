@@ -121,6 +121,10 @@ def test_input_under_a_symlink_of_the_code_is_checked_in_place_never_written(
     assert r.returncode == 7, r.stderr
     assert "no longer holds the recorded data" in r.stderr and "Traceback" not in r.stderr
     assert (dataset / "train.txt").read_text() == "rows v2\n"
+    (dataset / "train.txt").unlink()  # gone altogether: the same error, not a crash
+    r = _replay(repo, run_id)
+    assert r.returncode == 7 and "no longer holds the recorded data" in r.stderr, r.stderr
+    assert not (dataset / "train.txt").exists()
 
 
 def _craft_run(store: Store, run_id: str, edit_contract: object) -> None:
