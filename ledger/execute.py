@@ -30,10 +30,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["ExecResult", "execute"]
+__all__ = ["ExecResult", "execute", "interrupt_running"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
+
+# The signal forwarders of the commands execute() is running now, in any thread. Only the main
+# thread receives signals; interrupt_running() passes one on to commands run from other threads.
+_RUNNING: dict[int, Callable[[int, object], None]] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+def interrupt_running(signum: int = signal.SIGINT) -> int:
+    """Forward ``signum`` to every command running under execute() in this process, as if
+    this process had received it: each run is then sealed as interrupted. The number reached."""
+    with _RUNNING_LOCK:
+        forwarders = list(_RUNNING.values())
+    for forward in forwarders:
+        forward(signum, None)
+    return len(forwarders)
 
 
 def run_processes(run_id: str) -> list[int]:
@@ -163,6 +178,8 @@ def execute(
         except ProcessLookupError:
             pass
 
+    with _RUNNING_LOCK:
+        _RUNNING[id(proc)] = forward
     old_handlers = {}
     if threading.current_thread() is threading.main_thread():
         for sig in FORWARDED:
@@ -194,6 +211,8 @@ def execute(
             for p in pumps:
                 p.join()
         finally:
+            with _RUNNING_LOCK:
+                _RUNNING.pop(id(proc), None)
             for sig, handler in old_handlers.items():
                 signal.signal(sig, handler)
             proc.stdout.close()

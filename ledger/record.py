@@ -199,6 +199,7 @@ class Begun:
     patterns: list[re.Pattern[str]]
     copier: threading.Thread | None
     lease: int | None = None  # held while the run is in flight (ledger.store.staging)
+    outputs_before: dict[str, Any] = field(default_factory=dict)  # outputs.snapshot_outputs
 
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
@@ -245,7 +246,12 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
         copy = store_inputs if opts.store_inputs else store_manifests
         copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    return Begun(opts, store, run_id, staging, frozen, base, started, patterns, copier, lease)
+    from .capture.outputs import snapshot_outputs
+
+    before = snapshot_outputs(opts.outputs, opts.cwd)  # last thing before launch
+    return Begun(
+        opts, store, run_id, staging, frozen, base, started, patterns, copier, lease, before
+    )
 
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
@@ -255,7 +261,17 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     try:
         if b.copier is not None:
             b.copier.join()
-        sealed = seal(b.store, b.opts, b.base, b.frozen, parser, result, b.staging, b.started)
+        sealed = seal(
+            b.store,
+            b.opts,
+            b.base,
+            b.frozen,
+            parser,
+            result,
+            b.staging,
+            b.started,
+            b.outputs_before,
+        )
     except BaseException:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise
@@ -293,6 +309,7 @@ def seal(
     result: ExecResult,
     staging: Path,
     started: datetime,
+    outputs_before: dict[str, Any] | None = None,
 ) -> RecordResult:
     from . import contract as contract_mod
     from .capture import outputs as outputs_mod
@@ -304,7 +321,7 @@ def seal(
     notes += parser.notes()
 
     outputs, tb_series, out_notes = outputs_mod.capture_outputs(
-        store, opts.outputs, opts.cwd, started.timestamp()
+        store, opts.outputs, opts.cwd, started.timestamp(), outputs_before
     )
     notes += out_notes
     summaries += [_store_series(store, s) for s in tb_series]
@@ -358,4 +375,8 @@ def seal(
     oid = store.put_json(run.to_json())
     store.set_ref(run_ref(run.run_id), oid, op="seal", status=run.status)
     code = result.returncode if result.returncode >= 0 else 128 + (result.signal or 0)
+    if result.interrupted_by is not None and result.returncode != 0:
+        # Ctrl-C (or a forwarded TERM/HUP/QUIT) stopped the run: 130 etc., whatever status
+        # the program chose on its way out (docs/reference/exit-codes.md).
+        code = 128 + result.interrupted_by
     return RecordResult(run_id=run.run_id, record_oid=oid, run=run, exit_code=code)

@@ -111,7 +111,15 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         con.print(t)
     for out in run.get("outputs", []):
         state = "missing" if out.get("missing") else f"{out['files']} files, {out['bytes']} B"
-        con.print(f"  output    {out['path']}  {state}")
+        con.print(f"  output    {out['path']}  {state}", markup=False)
+        stale = out.get("n_preexisting") or 0
+        if stale:
+            names = list(out.get("preexisting") or [])
+            shown = ", ".join(names[:10]) + (f" and {stale - 10} more" if stale > 10 else "")
+            con.print(
+                f"            {stale} pre-existing file(s), not written by the run: {shown}",
+                markup=False,
+            )
     for r in info.get("replays", []):
         con.print(f"  replayed by {r['run_id']} ({r['status']})")
     for v in info.get("verdicts", []):

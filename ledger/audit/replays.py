@@ -19,6 +19,9 @@ __all__ = ["NO_REPLAY", "REPRODUCED", "ReplayCheck", "Replayer", "recorded_repla
 
 NO_REPLAY = "no replay recorded"
 REPRODUCED = "reproduced"
+# Outcomes of a replay that ran to the end. Anything else (a replay that could not run, or was
+# interrupted) says nothing about the run and never hides an earlier completed verdict.
+COMPLETED = ("reproduced", "not-reproduced", "inconclusive")
 
 
 @dataclass(frozen=True)
@@ -40,14 +43,15 @@ Replayer = Callable[[Store, str], ReplayCheck]
 
 
 def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
-    """The latest recorded replay verdict of every original run id."""
+    """The latest completed replay verdict of every original run id."""
     rows = _from_index(store)
     if rows is None:
         rows = _from_refs(store)
     out: dict[str, ReplayCheck] = {}
     for row in sorted(rows, key=lambda r: str(r.get("created") or "")):
         original, outcome = row.get("original"), row.get("outcome")
-        if isinstance(original, str) and isinstance(outcome, str):
+        if isinstance(original, str) and outcome in COMPLETED:
+            assert isinstance(outcome, str)
             out[original] = ReplayCheck(
                 outcome=outcome,
                 mode=_str(row.get("mode")),
@@ -89,10 +93,12 @@ def _from_refs(store: Store) -> list[dict[str, Any]]:
 def bitwise_replayer(store: Store, run_id: str) -> ReplayCheck:
     """The ``--replay`` seam wired to ``ledger replay`` in bitwise mode."""
     from ..errors import LedgerError
-    from ..replay.engine import ReplayOptions, replay
+    from ..replay.engine import ReplayInterrupted, ReplayOptions, replay
 
     try:
         outcome = replay(store, run_id, ReplayOptions(mode="bitwise"))
+    except ReplayInterrupted:
+        raise  # Ctrl-C stops the audit too; it is no outcome of the run
     except LedgerError as e:
         return ReplayCheck("could-not-replay", "bitwise", e.message, None)
     v = outcome.verdict

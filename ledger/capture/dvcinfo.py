@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from ..errors import MissingObjectError, ReplayError, UsageError
 from ..records.data import DvcInfo
@@ -98,13 +98,19 @@ def _open_cache(info: DvcInfo) -> tuple[Any, Any]:
     return repo, odb
 
 
-def _copy(src: str, dest: Path, what: str, oid: str) -> None:
+def _copy(src: str, root: Path, rel: str, what: str, oid: str) -> None:
+    """Copy a cache file to ``root/rel`` through the confined primitive: a fresh private copy
+    (DVC links cache files read-only), never written through a symlink on the way."""
+    from . import confine
+
     if not os.path.isfile(src):
         raise MissingObjectError(oid, f"{what} (DVC md5 {oid}) is not in the DVC cache")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if dest.is_symlink() or dest.exists():
-        dest.unlink()  # DVC links cache files read-only; write a fresh, private copy
-    shutil.copyfile(src, dest)
+
+    def fill(f: BinaryIO) -> None:
+        with open(src, "rb") as s:
+            shutil.copyfileobj(s, f)
+
+    confine.write_file(root, rel, fill, replace=True)
 
 
 def restore_from_dvc(info: DvcInfo, kind: Literal["file", "dir"], dest: Path) -> int:
@@ -120,7 +126,7 @@ def restore_from_dvc(info: DvcInfo, kind: Literal["file", "dir"], dest: Path) ->
     repo, odb = _open_cache(info)
     with repo:
         if kind == "file":
-            _copy(odb.oid_to_path(oid), dest, "the file", oid)
+            _copy(odb.oid_to_path(oid), dest.parent, dest.name, "the file", oid)
             return 1
         try:
             tree = load(odb, HashInfo(info.hash_name, oid))
@@ -137,6 +143,6 @@ def restore_from_dvc(info: DvcInfo, kind: Literal["file", "dir"], dest: Path) ->
                 rel = safe_relpath("/".join(key))
             except ValueError as e:
                 raise ReplayError(f"DVC's listing {oid} holds an unsafe path: {e}") from None
-            _copy(odb.oid_to_path(hash_info.value), dest / rel, f"file {rel}", hash_info.value)
+            _copy(odb.oid_to_path(hash_info.value), dest, rel, f"file {rel}", hash_info.value)
             n += 1
         return n

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ReplayError, UsageError
 from ..records.code import CodeSnapshot
 from ..records.tree import Tree
 from ..store import Store
+from . import confine
 from .gitsnap import run_git
 from .trees import check_tree, copy_verified, load_tree, write_tree
 
@@ -49,6 +51,13 @@ def _clear(dest: Path, created: bool) -> None:
             shutil.rmtree(child, ignore_errors=True)
         else:
             child.unlink(missing_ok=True)
+
+
+def _confined(make: Callable[[Path, str], None], root: Path, rel: str) -> None:
+    try:
+        make(root, rel)
+    except confine.OutsideError as e:
+        raise ReplayError(e.message, hint=e.hint) from None
 
 
 def _has_commit(repo: Path, commit: str) -> bool:
@@ -111,9 +120,15 @@ def _submodules(snapshot: CodeSnapshot, src: Path, dest: Path) -> None:
         if sub.commit is None:
             continue
         target = dest / sub.path
-        if target.is_symlink() or (target.exists() and any(target.iterdir())):
+        blocked = confine.blocked_by(dest, sub.path + "/x")
+        if blocked is not None:
+            raise ReplayError(
+                f"cannot rebuild submodule {sub.path}: {blocked} is a symlink or a file in the "
+                "rebuilt code; nothing is ever written through one"
+            )
+        if target.exists() and any(target.iterdir()):
             raise ReplayError(f"cannot rebuild submodule {sub.path}: {target} is not empty")
-        target.mkdir(parents=True, exist_ok=True)
+        _confined(confine.make_dirs, dest, sub.path)
         # Its checkout, else what `git submodule deinit` leaves behind in .git/modules.
         candidates = [src / sub.path, src / ".git" / "modules" / sub.path]
         found = next((c for c in candidates if _is_repo(c) and _has_commit(c, sub.commit)), None)
@@ -156,7 +171,7 @@ def materialize_code(
         for tree in trees:
             write_tree(tree, store, dest)
         run_dir = dest / snapshot.cwd_relpath
-        run_dir.mkdir(parents=True, exist_ok=True)  # e.g. an ignored build/ directory
+        _confined(confine.make_dirs, dest, snapshot.cwd_relpath)  # e.g. an ignored build/
     except BaseException:
         _clear(dest, created)
         raise

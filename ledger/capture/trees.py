@@ -7,6 +7,7 @@ paths, no ``..``, no writing through symlinks, no symlink that resolves outside.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from ..errors import CorruptObjectError, UsageError
 from ..records.base import record_from_json
 from ..records.tree import Tree, TreeEntry, safe_relpath
 from ..store import Store
+from . import confine
 
 __all__ = [
     "build_tree",
@@ -245,18 +247,12 @@ def write_tree(tree: Tree, store: Store, dest: Path) -> None:
     Files get mode 0755 or 0644 by their executable bit; contents are verified against their ids.
     """
     links = check_tree(tree, store, dest)
+    dest.mkdir(parents=True, exist_ok=True)  # the root the caller chose; below it, confined
     for e in tree.entries:
-        target = dest / e.path
-        target.parent.mkdir(parents=True, exist_ok=True)
+        # Through the confined primitive: nothing on the way is followed, even a symlink that
+        # appeared after the check.
         if e.type == "symlink":
-            os.symlink(links[e.path], target)
+            confine.make_symlink(dest, e.path, links[e.path])
             continue
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        fd = os.open(target, flags, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                copy_verified(store, e.oid, f)
-                os.fchmod(f.fileno(), 0o755 if e.executable else 0o644)
-        except BaseException:
-            target.unlink(missing_ok=True)
-            raise
+        fill = functools.partial(copy_verified, store, e.oid)
+        confine.write_file(dest, e.path, fill, mode=0o755 if e.executable else 0o644)

@@ -69,7 +69,7 @@ def replay(
 ) -> None:
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
-    Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay."""
+    Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
     from ..errors import UsageError
     from ..replay.engine import ReplayOptions
     from ..replay.engine import replay as do_replay

@@ -18,10 +18,14 @@ class OutputCapture(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str  # as given on the command line
-    tree: Oid | None = None  # Tree record of the captured files
+    tree: Oid | None = None  # Tree record of the captured files: those the run wrote
     files: int = 0
     bytes: int = 0
     missing: bool = False
+    # Files that were there before the run and that it did not write: not its outputs. Names
+    # relative to the tree's base, sorted, at most 1000 of them; the count is exact.
+    preexisting: list[str] = Field(default_factory=list)
+    n_preexisting: int = Field(default=0, ge=0)
 
 
 class InputCheck(BaseModel):

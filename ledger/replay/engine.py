@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import shutil
-from concurrent.futures import ThreadPoolExecutor
+import signal
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ReplayError, UsageError
+from ..errors import LedgerError, ReplayError, UsageError
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
@@ -19,10 +20,19 @@ from ..store import Store
 from .series import final_value, run_series
 from .workspace import Workspace
 
-__all__ = ["ReplayOptions", "ReplayOutcome", "replay"]
+__all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
 Mode = Literal["bitwise", "tolerance", "seeds"]
 REDACTED = "***"
+
+
+class ReplayInterrupted(ReplayError):
+    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
+    128 + the signal: 130 for Ctrl-C."""
+
+    def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = 128 + signum
 
 
 @dataclass
@@ -90,7 +100,10 @@ def _one_replay(
     seed_root: int | None,
     seed_value: int | None,
     resume: str | None = None,
+    made: list[Path] | None = None,
 ) -> tuple[Run, Workspace]:
+    """One replay run; ``made`` collects its workspace as soon as it exists, so that a
+    failure anywhere later can still remove it."""
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
@@ -100,8 +113,14 @@ def _one_replay(
             hint="pass secrets through environment variables named with --env, not argv",
         )
     ws = build_workspace(
-        store, contract, parent=opts.workspace_parent, source_repo=_source_repo(store, run)
+        store,
+        contract,
+        parent=opts.workspace_parent,
+        keep=opts.keep_workspace,
+        source_repo=_source_repo(store, run),
     )
+    if made is not None:
+        made.append(ws.root)
     argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
@@ -125,6 +144,15 @@ def _one_replay(
         ),
         store,
     )
+    if result.run.interrupted_by is not None:
+        # The signal came to the replay, not from the program: the attempt stays recorded as
+        # an interrupted run, but it says nothing about reproducibility.
+        raise ReplayInterrupted(
+            result.run.interrupted_by,
+            f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
+            f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
+            hint=f"run `ledger replay {run.run_id}` again to get a verdict",
+        )
     return result.run, ws
 
 
@@ -209,9 +237,8 @@ def _recorded_root(run: Run) -> int | None:
 
 
 def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
-    from ..stats import Tolerance, compare_series
-    from .compare_outputs import compare_run_outputs
-
+    """Replay a run and store the verdict. Every failure (Ctrl-C included) removes the
+    workspaces it made unless ``keep_workspace``; an interrupted replay stores no verdict."""
     _validate(opts)
     _, run = load_run(store, run_text)
     if run.status == "running":
@@ -247,9 +274,45 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
             "are compared with the original's (exact-resume check)"
         )
 
+    made: list[Path] = []
+    try:
+        return _replay_and_judge(
+            store, run, contract, opts, drift, labels, notes, settings, root, resume, made
+        )
+    except BaseException as e:
+        if not opts.keep_workspace:
+            for path in made:
+                shutil.rmtree(path, ignore_errors=True)
+        if isinstance(e, Exception) and not isinstance(e, LedgerError):
+            # The replay's own failure (a full disk, a comparator that broke), not the
+            # program's: it could not replay, and no verdict was stored.
+            kept = f"; the workspace is kept at {', '.join(map(str, made))}" if made else ""
+            raise ReplayError(
+                f"the replay failed before it could give a verdict: {type(e).__name__}: {e}",
+                hint="no verdict was stored" + (kept if opts.keep_workspace else ""),
+            ) from e
+        raise
+
+
+def _replay_and_judge(
+    store: Store,
+    run: Run,
+    contract: Contract,
+    opts: ReplayOptions,
+    drift: list[dict[str, Any]],
+    labels: list[str],
+    notes: list[str],
+    settings: dict[str, Any],
+    root: int | None,
+    resume: tuple[str, int] | None,
+    made: list[Path],
+) -> ReplayOutcome:
+    from ..stats import Tolerance, compare_series
+    from .compare_outputs import compare_run_outputs
+
     if opts.mode != "seeds":
         replay_run, ws = _one_replay(
-            store, run, contract, opts, root, None, resume[0] if resume else None
+            store, run, contract, opts, root, None, resume[0] if resume else None, made
         )
         workspaces = [ws.root]
         notes += ws.notes
@@ -303,7 +366,7 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
             notes=notes,
         )
     else:
-        verdict, workspaces = _seeds(store, run, contract, opts, drift, labels, settings)
+        verdict, workspaces = _seeds(store, run, contract, opts, drift, labels, settings, made)
     oid = store.put_json(verdict.to_json())
     store.set_ref(
         f"verdicts/{run.run_id}/{verdict.replays[0]}", oid, op="verdict", outcome=verdict.outcome
@@ -374,6 +437,7 @@ def _seeds(
     drift: list[dict[str, Any]],
     labels: list[str],
     settings: dict[str, Any],
+    made: list[Path],
 ) -> tuple[Verdict, list[Path]]:
     import secrets
 
@@ -393,11 +457,26 @@ def _seeds(
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
         if opts.seed_arg:
-            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31))
-        return _one_replay(store, run, contract, opts, roots[i], None)
+            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31), None, made)
+        return _one_replay(store, run, contract, opts, roots[i], None, None, made)
 
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        results = list(pool.map(go, range(opts.seeds)))
+        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
+            # seeds not started and pass the signal on to those running (their runs are sealed
+            # as interrupted), so the pool does not wait for them to finish.
+            from ..execute import interrupt_running
+
+            for f in futures:
+                f.cancel()
+            # Again until all are done: a seed still building its workspace starts later.
+            while not all(f.done() for f in futures):
+                interrupt_running(signal.SIGINT)
+                wait(futures, timeout=0.2)
+            raise
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]

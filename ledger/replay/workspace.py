@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import posixpath
+import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
-from ..errors import MissingObjectError, ReplayError
-from ..records.base import record_from_json
+from pydantic import ValidationError
+
+from ..capture import confine
+from ..capture.trees import copy_verified
+from ..errors import LedgerError, MissingObjectError, ReplayError, UsageError
+from ..records.base import Record, record_from_json
+from ..records.code import CodeSnapshot
 from ..records.contract import Contract
 from ..records.data import DataManifest, InputDigest
-from ..records.tree import safe_relpath
 from ..store import Store
 
-__all__ = ["Workspace", "build_workspace"]
+__all__ = ["Workspace", "build_workspace", "code_location"]
+
+R = TypeVar("R", bound=Record)
 
 
 @dataclass
@@ -24,13 +34,40 @@ class Workspace:
     notes: list[str] = field(default_factory=list)
 
 
+def _load(store: Store, oid: str, cls: type[R], what: str) -> R:
+    """A stored record, or a ReplayError that says which one is malformed and where."""
+    try:
+        value = record_from_json(store.get_json(oid), cls)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ReplayError(
+            f"the {what} record {oid} is malformed: {where}: {first['msg']}",
+            hint="the record was damaged or crafted; nothing was written outside the workspace",
+        ) from None
+    except UsageError as e:
+        raise ReplayError(f"the {what} record {oid} cannot be read: {e.message}") from None
+    assert isinstance(value, cls)
+    return value
+
+
+def _input_digest(raw: dict[str, Any]) -> InputDigest:
+    try:
+        return InputDigest.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ReplayError(
+            f"an input of the contract is malformed: {where}: {first['msg']}",
+            hint="the record was damaged or crafted; nothing was written outside the workspace",
+        ) from None
+
+
 def _manifest(store: Store, digest: InputDigest) -> DataManifest | None:
     """A directory input's data-manifest, if the store has it."""
     if digest.files is None or not store.objects.has(digest.files):
         return None
-    manifest = record_from_json(store.get_json(digest.files), DataManifest)
-    assert isinstance(manifest, DataManifest)
-    return manifest
+    return _load(store, digest.files, DataManifest, f"data-manifest of input {digest.path}")
 
 
 def _missing(store: Store, digest: InputDigest) -> str | None:
@@ -46,47 +83,57 @@ def _missing(store: Store, digest: InputDigest) -> str | None:
     return None
 
 
-def _restore_input(store: Store, digest: InputDigest, dest: Path) -> None:
-    """Write an input back from the store, checking every file's id as it is written."""
+def _link_inside(entry_path: str, link: str) -> bool:
+    """A manifest symlink's target, read from the directory holding it, stays in the input."""
+    if link.startswith("/"):
+        return False
+    norm = posixpath.normpath(posixpath.join(posixpath.dirname(entry_path), link))
+    return norm != ".." and not norm.startswith("../")
+
+
+def _restore_input(store: Store, digest: InputDigest, root: Path, rel: str) -> None:
+    """Write an input back from the store at ``root/rel``, through the confined primitive
+    (nothing on the way followed), checking every file's id as it is written."""
     if digest.kind == "file":
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with open(dest, "wb") as f:
-            store.objects.copy_to(digest.digest, f)
+        fill = functools.partial(copy_verified, store, digest.digest)
+        mode = digest.mode & 0o777 if digest.mode is not None else 0o644
+        confine.write_file(root, rel, fill, mode=mode, replace=True)
         return
     manifest = _manifest(store, digest)
     if manifest is None:
         raise ReplayError(f"input {digest.path} has no file manifest; it cannot be restored")
-    dest.mkdir(parents=True, exist_ok=True)
+    confine.make_dirs(root, rel)
     for entry in manifest.entries:
-        rel = safe_relpath(entry.path)
-        target = dest / rel
+        target = f"{rel}/{entry.path}"
         if entry.type == "dir":
-            target.mkdir(parents=True, exist_ok=True)
+            confine.make_dirs(root, target)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         if entry.digest is None or not store.objects.has(entry.digest):
             raise MissingObjectError(
-                entry.digest or "", f"file {rel} of input {digest.path} is not in the store"
+                entry.digest or "", f"file {entry.path} of input {digest.path} is not in the store"
             )
         if entry.type == "symlink":
             link = store.objects.get_bytes(entry.digest).decode()
-            resolved = (target.parent / link).resolve()
-            if not resolved.is_relative_to(dest.resolve()):
-                raise ReplayError(f"input {digest.path}: symlink {rel} points outside it")
-            os.symlink(link, target)
+            if not _link_inside(entry.path, link):
+                raise ReplayError(f"input {digest.path}: symlink {entry.path} points outside it")
+            confine.make_symlink(root, target, link, replace=True)
             continue
-        with open(target, "wb") as f:
-            store.objects.copy_to(entry.digest, f)
-        os.chmod(target, entry.mode & 0o777)
+        fill = functools.partial(copy_verified, store, entry.digest)
+        confine.write_file(root, target, fill, mode=entry.mode & 0o777, replace=True)
 
 
-def _restore_via_dvc(store: Store, digest: InputDigest, dest: Path) -> str:
+def _restore_via_dvc(store: Store, digest: InputDigest, root: Path, rel: str) -> str:
     """Write a DVC-tracked input back from the DVC cache of the repository it was recorded in;
     a note saying so. Empty directories and permission bits, which DVC does not keep, come
     from the data-manifest when the store has it."""
     from ..capture.dvcinfo import restore_from_dvc
 
     assert digest.dvc is not None
+    parent = posixpath.dirname(rel)
+    confine.make_dirs(root, parent)
+    if digest.kind == "dir":
+        confine.make_dirs(root, rel)
+    dest = root / rel
     n = restore_from_dvc(digest.dvc, digest.kind, dest)
     if digest.kind == "file":
         if digest.mode is not None:
@@ -94,14 +141,68 @@ def _restore_via_dvc(store: Store, digest: InputDigest, dest: Path) -> str:
     else:
         manifest = _manifest(store, digest)
         for entry in manifest.entries if manifest is not None else []:
-            target = dest / safe_relpath(entry.path)
+            target = dest / entry.path
             if entry.type == "dir":
-                target.mkdir(parents=True, exist_ok=True)
-            elif entry.type == "file" and target.is_file():
+                confine.make_dirs(root, f"{rel}/{entry.path}")
+            elif entry.type == "file" and not target.is_symlink() and target.is_file():
                 os.chmod(target, entry.mode & 0o777)
     return (
         f"input {digest.path} restored from the DVC cache of {digest.dvc.repo_root} "
         f"(DVC md5 {digest.dvc.workspace_md5}, {n} files), BLAKE3 digest verified"
+    )
+
+
+def _climb(cwd_relpath: str, given: str) -> int:
+    """How many levels above the recorded repository root a relative input reaches."""
+    norm = posixpath.normpath(posixpath.join(cwd_relpath, given))
+    n = 0
+    for part in norm.split("/"):
+        if part != "..":
+            break
+        n += 1
+    return n
+
+
+def code_location(code: CodeSnapshot, inputs: list[InputDigest]) -> str:
+    """Where the code goes in the workspace (relative to its root).
+
+    ``code`` when every relative input lies inside the repository. An input recorded as
+    ``../beside/d.txt`` needs the repository's parent too: the code then goes to
+    ``fs/<parent>/<repo>``, the last directory names of the recorded repository path, deep
+    enough that every such input lands inside the workspace, at the same relative path.
+    """
+    names = PurePosixPath(code.root).parts[1:]
+    climbs = [
+        _climb(code.cwd_relpath, d.path) for d in inputs if not PurePosixPath(d.path).is_absolute()
+    ]
+    up = max((c for c in climbs if c <= len(names)), default=0)
+    if up == 0:
+        return "code"
+    rel = "/".join(["fs", *names[len(names) - up :]])
+    try:
+        confine.parts(rel)
+    except confine.OutsideError:
+        raise ReplayError(
+            f"the code snapshot's repository path {code.root!r} is not a plain absolute path",
+            hint="the record was damaged or crafted; nothing was written outside the workspace",
+        ) from None
+    return rel
+
+
+def _in_place(given: str, abspath: Path, digest: InputDigest, cache: Any, why: str) -> str:
+    """Check an input where it lies, never writing it; a note, or ReplayError if it changed."""
+    from ..capture.data import digest_input
+
+    try:
+        now: str | None = digest_input(abspath, cache, dvc=False).digest
+    except LedgerError:  # gone or unreadable
+        now = None
+    if now == digest.digest:
+        return f"input {given} used in place at {abspath} ({why}; digest verified, not written)"
+    raise ReplayError(
+        f"input {given} ({why}) no longer holds the recorded data at {abspath}",
+        hint=f"restore it there (digest {digest.digest}); replay checks such inputs in place "
+        "and never writes them",
     )
 
 
@@ -110,13 +211,11 @@ def build_workspace(
     contract: Contract,
     *,
     parent: Path | None = None,
+    keep: bool = False,
     source_repo: Path | None = None,
 ) -> Workspace:
-    from ..capture.code import materialize_code
-    from ..capture.data import digest_input
-    from ..capture.statcache import StatCache
-    from ..records.code import CodeSnapshot
-
+    """A new workspace holding the run's code and inputs. On any failure (Ctrl-C included) the
+    workspace is removed again, unless ``keep``."""
     try:
         root = Path(tempfile.mkdtemp(prefix="ledger-replay-", dir=parent))
     except OSError as e:
@@ -124,45 +223,79 @@ def build_workspace(
             f"cannot create a replay workspace in {parent or tempfile.gettempdir()}: {e.strerror}",
             hint="free some space or choose another place with --workspace-dir",
         ) from None
-    code = record_from_json(store.get_json(contract.code), CodeSnapshot)
-    assert isinstance(code, CodeSnapshot)
-    run_dir = materialize_code(code, store, root / "code", source_repo=source_repo)
+    try:
+        return _fill(store, contract, root, source_repo)
+    except BaseException as e:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+        elif isinstance(e, LedgerError):
+            e.hint = f"{e.hint + '; ' if e.hint else ''}the workspace is kept at {root}"
+        raise
+
+
+def _fill(store: Store, contract: Contract, root: Path, source_repo: Path | None) -> Workspace:
+    from ..capture.code import materialize_code
+    from ..capture.data import digest_input
+    from ..capture.statcache import StatCache
+
+    code = _load(store, contract.code, CodeSnapshot, "code snapshot")
+    inputs = [_input_digest(raw) for raw in contract.inputs]
+    code_rel = code_location(code, inputs)
+    confine.make_dirs(root, posixpath.dirname(code_rel))
+    run_dir = materialize_code(code, store, root / code_rel, source_repo=source_repo)
     ws = Workspace(root=root, run_dir=run_dir)
     cache = StatCache()
-    for raw in contract.inputs:
-        digest = InputDigest.model_validate(raw)
-        given = Path(digest.path)
-        if given.is_absolute():
-            # Arguments name this absolute path: use it in place if it still holds the data.
-            if given.exists() and digest_input(given, cache, dvc=False).digest == digest.digest:
-                ws.notes.append(f"input {given} used in place (absolute path, digest verified)")
+    for digest in inputs:
+        given = digest.path
+        abspath = Path(os.path.normpath(digest.abspath))
+        if PurePosixPath(given).is_absolute():
+            # Arguments name this absolute path: it is read there, so it is checked there.
+            ws.notes.append(_in_place(given, Path(given), digest, cache, "an absolute path"))
+            continue
+        rel = posixpath.normpath(posixpath.join(code_rel, code.cwd_relpath, given))
+        if rel == ".." or rel.startswith("../"):
+            ws.notes.append(_in_place(given, abspath, digest, cache, "above the filesystem root"))
+            continue
+        blocked = confine.blocked_by(root, rel)
+        if blocked is not None:
+            # The rebuilt code has a symlink (or a file) on the input's path: replay never
+            # writes through one. If it leads to the recorded data, that data is used.
+            seen = os.path.realpath(run_dir / given)
+            if seen == os.path.realpath(abspath):
+                why = f"reached through {blocked} in the code"
+                ws.notes.append(_in_place(given, abspath, digest, cache, why))
                 continue
             raise ReplayError(
-                f"input {given} is an absolute path and no longer holds the recorded data",
-                hint=f"restore it there (digest {digest.digest}), or record runs with relative "
-                "input paths so replay can restore them into its workspace",
+                f"input {given} lies below {blocked}, which is a symlink or a file in the "
+                "rebuilt code; replay never writes through one",
+                hint="record the input by a path that does not cross a symlink",
             )
-        target = run_dir / given
+        target = root / rel
         missing = _missing(store, digest)
-        if missing is None:
-            _restore_input(store, digest, target)
-        elif digest.dvc is not None:
-            try:
-                note = _restore_via_dvc(store, digest, target)
-            except MissingObjectError as e:
+        try:
+            if missing is None:
+                _restore_input(store, digest, root, rel)
+            elif digest.dvc is not None:
+                try:
+                    note = _restore_via_dvc(store, digest, root, rel)
+                except MissingObjectError as e:
+                    raise ReplayError(
+                        f"cannot restore input {given}: {missing}, and {e.message}",
+                        hint=f"fetch it into DVC's cache: `dvc pull {digest.dvc.source}` in "
+                        f"{digest.dvc.repo_root}, then replay again",
+                    ) from None
+                ws.notes.append(note)
+            else:
                 raise ReplayError(
-                    f"cannot restore input {given}: {missing}, and {e.message}",
-                    hint=f"fetch it into DVC's cache: `dvc pull {digest.dvc.source}` in "
-                    f"{digest.dvc.repo_root}, then replay again",
-                ) from None
-            ws.notes.append(note)
-        else:
-            raise ReplayError(
-                f"cannot restore input {given}: {missing}",
-                hint="it was recorded with --no-store-inputs or its objects were collected by "
-                "gc; record the run again with its inputs stored, or track the data with DVC "
-                "so that replay can take it from DVC's cache",
-            )
+                    f"cannot restore input {given}: {missing}",
+                    hint="it was recorded with --no-store-inputs or its objects were collected "
+                    "by gc; record the run again with its inputs stored, or track the data with "
+                    "DVC so that replay can take it from DVC's cache",
+                )
+        except confine.OutsideError as e:
+            raise ReplayError(f"cannot restore input {given}: {e.message}", hint=e.hint) from None
+        if code_rel != "code" and _climb(code.cwd_relpath, given) > 0:
+            ws.notes.append(f"input {given} lies outside the repository: restored at {target}")
         after = digest_input(target, cache, dvc=False)
         if after.digest != digest.digest:
             raise ReplayError(

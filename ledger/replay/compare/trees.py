@@ -41,10 +41,11 @@ def load_tree(store: Store, oid: str | None) -> Tree:
     return tree
 
 
-def _write(store: Store, oid: str, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest, "wb") as f:
-        store.objects.copy_to(oid, f)
+def _write(store: Store, oid: str, root: Path, rel: str) -> None:
+    """Through the confined primitive, like every other materialisation."""
+    from ...capture import confine
+
+    confine.write_file(root, rel, lambda f: store.objects.copy_to(oid, f))
 
 
 def compare_objects(
@@ -80,8 +81,8 @@ def compare_objects(
     base = Path(name).name
     scratch = Path(tempfile.mkdtemp(prefix="compare-", dir=_workdir(store, workdir)))
     try:
-        _write(store, original, scratch / "a" / base)
-        _write(store, replay, scratch / "b" / base)
+        _write(store, original, scratch, f"a/{base}")
+        _write(store, replay, scratch, f"b/{base}")
         return compare_files(scratch / "a" / base, scratch / "b" / base, settings, name=name)
     except IntegrityError as e:
         return FileComparison(
@@ -181,7 +182,7 @@ def _compare_event_dir(
     try:
         for side, entries in (("a", a), ("b", b)):
             for e in entries:
-                _write(store, e.oid, scratch / side / posixpath.basename(e.path))
+                _write(store, e.oid, scratch, f"{side}/{posixpath.basename(e.path)}")
         return compare_files(scratch / "a", scratch / "b", settings, name=label)
     except IntegrityError as e:
         return FileComparison(
