@@ -104,11 +104,14 @@ def ls(
     contract: str | None = typer.Option(
         None, "--contract", help="Only runs whose contract digest starts with this."
     ),
-    limit: int = typer.Option(50, "--limit", min=1),
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many original runs."),
+    replays: bool = typer.Option(
+        False, "--replays", help="Also list each run's replays, under it."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """List runs, newest first."""
+    """List original runs, newest first, with how many replays each has."""
     from ..runs import list_runs
 
     rows = list_runs(
@@ -118,6 +121,7 @@ def ls(
         tags=_parse_tags(tag),
         contract=contract,
         limit=limit,
+        replays=replays,
     )
     if json_out:
         print_json(rows)
@@ -125,17 +129,32 @@ def ls(
     from rich.table import Table
 
     table = Table(box=None)
-    for col in ("run", "name", "status", "exit", "started", "wall s", "contract", "tags"):
+    for col in (
+        "run",
+        "name",
+        "status",
+        "exit",
+        "started",
+        "wall s",
+        "contract",
+        "replays",
+        "tags",
+    ):
         table.add_column(col)
     for r in rows:
+        if "original" in r:  # a replay, listed under its original
+            first, count = f"↳ {r['run_id']}", "replay"
+        else:  # an original, or a replay whose original is no longer stored
+            first, count = r["run_id"], "replay" if r["replay_of"] else str(r["replays"] or "")
         table.add_row(
-            r["run_id"],
+            first,
             r["name"] or "",
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
             (r["started"] or "")[:19],
             "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
             (r["contract_digest"] or "")[3:15],
+            count,
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
         )
     out_console().print(table)
