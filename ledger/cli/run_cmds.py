@@ -129,34 +129,27 @@ def ls(
     from rich.table import Table
 
     table = Table(box=None)
-    for col in (
-        "run",
-        "name",
-        "status",
-        "exit",
-        "started",
-        "wall s",
-        "contract",
-        "replays",
-        "tags",
-    ):
-        table.add_column(col)
-    for r in rows:
-        if "original" in r:  # a replay, listed under its original
-            first, count = f"↳ {r['run_id']}", "replay"
-        else:  # an original, or a replay whose original is no longer stored
-            first, count = r["run_id"], "replay" if r["replay_of"] else str(r["replays"] or "")
-        table.add_row(
-            first,
+    marks = [
+        "replay" if r.get("original") or r["replay_of"] else str(r["replays"] or "") for r in rows
+    ]
+    show_marks = any(marks)  # the column only when some run was replayed
+    cols = ("run", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags")
+    for col in cols:
+        if col != "replays" or show_marks:
+            table.add_column(col)
+    for r, mark in zip(rows, marks, strict=True):
+        cells = [
+            f"↳ {r['run_id']}" if "original" in r else r["run_id"],  # a replay, under its original
             r["name"] or "",
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
             (r["started"] or "")[:19],
             "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
             (r["contract_digest"] or "")[3:15],
-            count,
+            *([mark] if show_marks else []),
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
-        )
+        ]
+        table.add_row(*cells)
     out_console().print(table)
 
 
