@@ -188,3 +188,18 @@ def test_ls_lists_originals_and_replays_under_them(repo: Path) -> None:
     assert lines[3].split()[:2] == ["↳", ra] and "replay" in lines[3]
     plain = run_ledger("ls", cwd=repo, COLUMNS="200").stdout
     assert ra not in plain and rra not in plain
+
+
+def test_a_name_falls_back_to_a_replay_only_without_an_original(repo: Path) -> None:
+    original = _record(repo, "solo")
+    replay_id = _replays(_replay(repo, "solo"))[0]
+    Store.open(repo / ".ledger").delete_ref(f"runs/{original}")
+    shown = json.loads(run_ledger("show", "solo", "--json", cwd=repo).stdout)
+    assert shown["run"]["run_id"] == replay_id
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    assert [(r["run_id"], r["replay_of"], r.get("original")) for r in rows] == [
+        (replay_id, original, None)
+    ]
+    assert "replay" in run_ledger("ls", cwd=repo, COLUMNS="200").stdout
+    # Its code is the original's snapshot, still in the store: it replays without it.
+    assert _replay(repo, "solo")["original"] == replay_id
