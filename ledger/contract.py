@@ -21,6 +21,7 @@ from .store import Store
 if TYPE_CHECKING:
     from .capture.statcache import StatCache
     from .record import RecordOptions
+    from .records.code import CodeSnapshot
 
 __all__ = ["Frozen", "freeze"]
 
@@ -65,6 +66,16 @@ def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
     return redact_env(chosen)
 
 
+def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
+    """The stored snapshot a replay's workspace was rebuilt from (its own code record)."""
+    from .records.base import record_from_json
+    from .records.code import CodeSnapshot
+
+    snap = record_from_json(store.get_json(oid), CodeSnapshot)
+    assert isinstance(snap, CodeSnapshot)
+    return snap
+
+
 def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from .capture.code import code_digest, require_clean, snapshot_code
     from .capture.config import load_config_file
@@ -87,9 +98,12 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         given._manifest = d._manifest
         inputs.append(given)
     cache.save()
-    code = snapshot_code(opts.cwd, store)
-    notes += list(code.notes)
-    code_oid = store.put_json(code.to_json())
+    if opts.code is not None:
+        code, code_oid = _rebuilt_code(store, opts.code), opts.code
+    else:
+        code = snapshot_code(opts.cwd, store)
+        notes += list(code.notes)
+        code_oid = store.put_json(code.to_json())
     env = fingerprint(opts.env_names)
     env_oid = store.put_json(env.to_json())
     contract = Contract(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .records.base import record_from_json
@@ -32,29 +29,12 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _code_patch(store: Store, a: Contract, b: Contract) -> str:
-    """The patch between the two runs' exact code trees (both rebuilt in temp dirs)."""
+    """The source changes between the two runs' code, as ``git diff`` shows them."""
     if a.code_digest == b.code_digest:
         return ""
-    from .capture.code import materialize_code
-    from .records.code import CodeSnapshot
+    from .capture.codediff import code_patch
 
-    with tempfile.TemporaryDirectory(prefix="ledger-diff-") as tmp:
-        for name, c in (("a", a), ("b", b)):
-            snap = record_from_json(store.get_json(c.code), CodeSnapshot)
-            assert isinstance(snap, CodeSnapshot)
-            try:
-                materialize_code(snap, store, Path(tmp) / name)
-            except Exception as e:
-                return f"(code of run {name} cannot be rebuilt: {e})"
-        proc = subprocess.run(
-            ["git", "diff", "--no-index", "--no-color", "--binary", "--", "a", "b"],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            errors="replace",
-        )
-        text = proc.stdout
-        return text if len(text) <= MAX_PATCH else text[:MAX_PATCH] + "\n… (truncated)\n"
+    return code_patch(store, a.code, b.code, max_chars=MAX_PATCH)
 
 
 def _seed_roots(run: Run) -> list[Any]:

@@ -56,6 +56,9 @@ class RecordOptions:
     replay_of: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     seed_root: int | None = None
+    # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
+    # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
+    code: str | None = None
 
 
 @dataclass

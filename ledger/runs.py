@@ -26,7 +26,7 @@ def run_ref(run_id: str) -> str:
 
 
 def resolve_run(store: Store, text: str) -> str:
-    """A run id from an id, a unique id prefix, or a run name (its latest run)."""
+    """A run id from an id, a unique id prefix, or a run name (its newest original run)."""
     ids = sorted(name.split("/", 1)[1] for name, _ in store.refs.iter("runs/"))
     if text in ids:
         return text
@@ -39,24 +39,28 @@ def resolve_run(store: Store, text: str) -> str:
             candidates=matches,
             hint="give more characters: " + ", ".join(matches[:5]),
         )
-    by_name = [i for i in ids if _name_of(store, i) == text]
-    if by_name:
-        return by_name[-1]
+    by_name = [(i, record) for i in ids if (record := _record_of(store, i)).get("name") == text]
+    # A replay carries its original's name but never takes it over: the name is the newest
+    # original's; only when no original holds it any more does the newest replay answer.
+    originals = [i for i, record in by_name if record.get("replay_of") is None]
+    if originals or by_name:
+        return (originals or [i for i, _ in by_name])[-1]
     raise UnknownIdError(
         f"no run {text!r} in {store.root}",
         hint="`ledger ls` lists runs; give an id, a unique id prefix, or a run name",
     )
 
 
-def _name_of(store: Store, run_id: str) -> str | None:
+def _record_of(store: Store, run_id: str) -> dict[str, Any]:
+    """A run record's JSON, or {} when it cannot be read."""
     oid = store.refs.get(run_ref(run_id))
     if oid is None:
-        return None
+        return {}
     try:
         value = store.get_json(oid)
     except Exception:
-        return None
-    return value.get("name") if isinstance(value, dict) else None
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def load_run(store: Store, text: str) -> tuple[str, Run]:
@@ -88,37 +92,54 @@ def list_runs(
     tags: dict[str, str] | None = None,
     contract: str | None = None,
     limit: int = 50,
+    replays: bool = False,
 ) -> list[dict[str, Any]]:
-    """Runs from the index (caught up with the log first), newest first. A ``running`` run
-    whose recorder process is gone on this host is reported as ``abandoned``."""
+    """Original runs from the index (caught up with the log first), newest first, each with
+    ``replays``, how many replays it has (replays of replays included). The filters and
+    ``limit`` select originals; with ``replays=True`` each is followed by its replays, oldest
+    first, each with ``original`` set. A ``running`` run whose recorder process is gone on this
+    host is reported as ``abandoned``."""
     import json
     import socket
 
     from .index import Index
+    from .lineage import original_ids
 
-    sql = "SELECT * FROM runs WHERE 1=1"
-    params: list[object] = []
-    if name is not None:
-        sql += " AND name = ?"
-        params.append(name)
-    if contract is not None:
-        sql += " AND contract_digest LIKE ?"
-        params.append(("b3:" + contract if not contract.startswith("b3:") else contract) + "%")
-    sql += " ORDER BY run_id DESC"
     with Index(store) as index:
         index.sync()
-        rows = index.query(sql, tuple(params))
+        rows = index.query("SELECT * FROM runs ORDER BY run_id DESC", ())
     host = socket.gethostname()
-    out: list[dict[str, Any]] = []
     for row in rows:
         row["tags"] = json.loads(row["tags"] or "{}")
         if row["status"] == "running" and row["host"] == host and not is_alive(int(row["pid"])):
             row["status"] = "abandoned"
+    roots = original_ids({r["run_id"]: r["replay_of"] for r in rows})
+    under: dict[str, list[dict[str, Any]]] = {}
+    for row in reversed(rows):  # oldest first under each original
+        if row["replay_of"] is not None and roots[row["run_id"]] != row["run_id"]:
+            row["original"] = roots[row["run_id"]]
+            under.setdefault(row["original"], []).append(row)
+    digest = None
+    if contract is not None:
+        digest = contract if contract.startswith("b3:") else "b3:" + contract
+    out: list[dict[str, Any]] = []
+    shown = 0
+    for row in rows:
+        if "original" in row:
+            continue
+        if name is not None and row["name"] != name:
+            continue
+        if digest is not None and not (row["contract_digest"] or "").startswith(digest):
+            continue
         if status is not None and row["status"] != status:
             continue
         if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
             continue
+        row["replays"] = len(under.get(row["run_id"], []))
         out.append(row)
-        if len(out) >= limit:
+        if replays:
+            out += under.get(row["run_id"], [])
+        shown += 1
+        if shown >= limit:
             break
     return out

@@ -104,11 +104,14 @@ def ls(
     contract: str | None = typer.Option(
         None, "--contract", help="Only runs whose contract digest starts with this."
     ),
-    limit: int = typer.Option(50, "--limit", min=1),
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many original runs."),
+    replays: bool = typer.Option(
+        False, "--replays", help="Also list each run's replays, under it."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """List runs, newest first."""
+    """List original runs, newest first, with how many replays each has."""
     from ..runs import list_runs
 
     rows = list_runs(
@@ -118,6 +121,7 @@ def ls(
         tags=_parse_tags(tag),
         contract=contract,
         limit=limit,
+        replays=replays,
     )
     if json_out:
         print_json(rows)
@@ -125,19 +129,27 @@ def ls(
     from rich.table import Table
 
     table = Table(box=None)
-    for col in ("run", "name", "status", "exit", "started", "wall s", "contract", "tags"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(
-            r["run_id"],
+    marks = [
+        "replay" if r.get("original") or r["replay_of"] else str(r["replays"] or "") for r in rows
+    ]
+    show_marks = any(marks)  # the column only when some run was replayed
+    cols = ("run", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags")
+    for col in cols:
+        if col != "replays" or show_marks:
+            table.add_column(col)
+    for r, mark in zip(rows, marks, strict=True):
+        cells = [
+            f"↳ {r['run_id']}" if "original" in r else r["run_id"],  # a replay, under its original
             r["name"] or "",
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
             (r["started"] or "")[:19],
             "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
             (r["contract_digest"] or "")[3:15],
+            *([mark] if show_marks else []),
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
-        )
+        ]
+        table.add_row(*cells)
     out_console().print(table)
 
 

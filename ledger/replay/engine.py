@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import LedgerError, ReplayError, UsageError
+from ..lineage import code_source
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
 from ..records.verdict import Verdict
 from ..runs import load_run
 from ..store import Store
+from .seed_effect import check_seed_effect, with_seed_arg
 from .series import final_value, run_series
 from .workspace import Workspace
 
@@ -117,13 +119,12 @@ def _one_replay(
         contract,
         parent=opts.workspace_parent,
         keep=opts.keep_workspace,
-        source_repo=_source_repo(store, run),
     )
     if made is not None:
         made.append(ws.root)
     argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
-        argv = _set_arg(argv, opts.seed_arg, str(seed_value))
+        argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
     env = {k: v for k, v in contract.env_vars.items() if REDACTED not in v}
     if resume is not None:
         env["LEDGER_RESUME_FROM"] = resume
@@ -141,6 +142,7 @@ def _one_replay(
             replay_of=run.run_id,
             extra_env=env,
             seed_root=seed_root,
+            code=contract.code,
         ),
         store,
     )
@@ -154,42 +156,6 @@ def _one_replay(
             hint=f"run `ledger replay {run.run_id}` again to get a verdict",
         )
     return result.run, ws
-
-
-def _source_repo(store: Store, run: Run) -> Path | None:
-    """Where a replay run's commit is: the repository of the run it replayed (its own root was
-    a replay workspace, removed since). None for a run that is not a replay."""
-    from ..records.code import CodeSnapshot
-
-    seen: set[str] = set()
-    while run.replay_of is not None and run.replay_of not in seen:
-        seen.add(run.replay_of)
-        try:
-            _, run = load_run(store, run.replay_of)
-        except Exception:  # the original is gone: the replay's own root is all there is
-            return None
-        contract = record_from_json(store.get_json(run.contract), Contract)
-        assert isinstance(contract, Contract)
-        code = record_from_json(store.get_json(contract.code), CodeSnapshot)
-        assert isinstance(code, CodeSnapshot)
-        if run.replay_of is None:
-            return Path(code.root)
-    return None
-
-
-def _set_arg(argv: list[str], flag: str, value: str) -> list[str]:
-    out = list(argv)
-    for i, a in enumerate(out):
-        if a == flag and i + 1 < len(out):
-            out[i + 1] = value
-            return out
-        if a.startswith(flag + "="):
-            out[i] = f"{flag}={value}"
-            return out
-    raise UsageError(
-        f"--seed-arg {flag} does not appear in the recorded command {' '.join(argv)}",
-        hint="name the flag exactly as the command line has it, e.g. --seed-arg --seed",
-    )
 
 
 def _resume_point(run: Run, text: str) -> tuple[str, int]:
@@ -245,6 +211,7 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         raise ReplayError(f"run {run.run_id} is still running (or was abandoned); not replayable")
     contract = record_from_json(store.get_json(run.contract), Contract)
     assert isinstance(contract, Contract)
+    contract = contract.model_copy(update={"code": code_source(store, run, contract)})
     drift = _drift(store, contract)
     numeric_drift = [d for d in drift if d.get("affects_numerics")]
     if opts.strict_env and numeric_drift:
@@ -481,7 +448,14 @@ def _seeds(
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
     if len(finite) < 2:
-        raise ReplayError(f"fewer than 2 replays produced metric {metric!r}")
+        ends = ", ".join(f"{r.status} ({r.exit_code})" for r in replays[:5])
+        raise ReplayError(
+            f"only {len(finite)} of {len(replays)} replays produced metric {metric!r} "
+            f"(they ended: {ends})",
+            hint=f"`ledger log --stderr {replays[0].run_id}` shows what the first one printed",
+        )
+    given = [root % (2**31) for root in roots] if opts.seed_arg else roots
+    check_seed_effect(store, replays, given, values, metric, opts.seed_arg)
     group = [original_value]
     group_ids = [run.run_id]
     for other in opts.original_group:

@@ -212,7 +212,6 @@ def build_workspace(
     *,
     parent: Path | None = None,
     keep: bool = False,
-    source_repo: Path | None = None,
 ) -> Workspace:
     """A new workspace holding the run's code and inputs. On any failure (Ctrl-C included) the
     workspace is removed again, unless ``keep``."""
@@ -224,7 +223,7 @@ def build_workspace(
             hint="free some space or choose another place with --workspace-dir",
         ) from None
     try:
-        return _fill(store, contract, root, source_repo)
+        return _fill(store, contract, root)
     except BaseException as e:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -233,7 +232,7 @@ def build_workspace(
         raise
 
 
-def _fill(store: Store, contract: Contract, root: Path, source_repo: Path | None) -> Workspace:
+def _fill(store: Store, contract: Contract, root: Path) -> Workspace:
     from ..capture.code import materialize_code
     from ..capture.data import digest_input
     from ..capture.statcache import StatCache
@@ -242,7 +241,7 @@ def _fill(store: Store, contract: Contract, root: Path, source_repo: Path | None
     inputs = [_input_digest(raw) for raw in contract.inputs]
     code_rel = code_location(code, inputs)
     confine.make_dirs(root, posixpath.dirname(code_rel))
-    run_dir = materialize_code(code, store, root / code_rel, source_repo=source_repo)
+    run_dir = materialize_code(code, store, root / code_rel)
     ws = Workspace(root=root, run_dir=run_dir)
     cache = StatCache()
     for digest in inputs:

@@ -1,0 +1,166 @@
+"""Seeds mode refuses seeds that did not vary the runs, and puts a defaulted seed on argv."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from _support import run_ledger
+
+from ledger.replay.seed_effect import with_seed_arg
+
+METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
+
+# --seed is an argparse default: absent from the recorded argv.
+ARG_DEFAULT = """
+import argparse, random
+p = argparse.ArgumentParser(); p.add_argument("--seed", type=int, default=1)
+p.add_argument("--lr", type=float, default=0.1)
+a = p.parse_args()
+print(f"epoch 0 acc {0.9 + random.Random(a.seed).gauss(0, 0.01)!r}")
+"""
+# Parses --seed, then ignores it.
+ARG_UNUSED = """
+import argparse, random
+p = argparse.ArgumentParser(); p.add_argument("--seed", type=int, default=1)
+p.parse_args()
+print(f"epoch 0 acc {0.9 + random.Random(7).gauss(0, 0.01)!r}")
+"""
+# Reads no argument and no LEDGER_SEED_ROOT: fixed seed.
+FIXED = """
+import random
+print(f"epoch 0 acc {0.9 + random.Random(3).gauss(0, 0.01)!r}")
+"""
+# Unseeded: values vary, but not because of the seed it was given.
+UNSEEDED = """
+import random
+print(f"epoch 0 acc {0.9 + random.SystemRandom().gauss(0, 0.01)!r}")
+"""
+# Its parser leaves --seed over (parse_known_args); values vary, but not by the seed.
+ARG_IGNORED = """
+import argparse, random
+p = argparse.ArgumentParser(); p.add_argument("--lr", type=float, default=0.1)
+p.parse_known_args()
+print(f"epoch 0 acc {0.9 + random.SystemRandom().gauss(0, 0.01)!r}")
+"""
+# Takes the root from LEDGER_SEED_ROOT through ledger.seed().
+LEDGER_SEED = """
+import random, ledger
+ledger.seed(1)
+print(f"epoch 0 acc {0.9 + random.gauss(0, 0.01)!r}")
+"""
+# Takes the seed, but the metric does not depend on it.
+CONSTANT_METRIC = """
+import random, ledger
+ledger.seed(1)
+random.random()
+print("epoch 0 acc 1.0")
+"""
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name, text in (
+        ("arg_default", ARG_DEFAULT),
+        ("arg_unused", ARG_UNUSED),
+        ("fixed", FIXED),
+        ("arg_ignored", ARG_IGNORED),
+        ("unseeded", UNSEEDED),
+        ("ledger_seed", LEDGER_SEED),
+        ("constant", CONSTANT_METRIC),
+    ):
+        (root / f"{name}.py").write_text(text)
+    assert run_ledger("init", cwd=root).returncode == 0
+    return root
+
+
+def _record(proj: Path, script: str) -> str:
+    r = run_ledger("record", "--metric", METRIC, "--json", "--", sys.executable, script, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    return str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def _verdicts(proj: Path) -> list[Path]:
+    return sorted(p for p in (proj / ".ledger" / "refs" / "verdicts").rglob("*") if p.is_file())
+
+
+def _seeds(proj: Path, run_id: str, *args: str) -> tuple[int, str, str]:
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "3", "--jobs", "3", *args, cwd=proj
+    )
+    return r.returncode, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "message"),
+    [
+        ("fixed", [], "the seed never reached 3 of 3 replay(s)"),
+        ("unseeded", [], "never read it through ledger.seed()"),
+        ("arg_default", [], "never read it through ledger.seed()"),
+        ("fixed", ["--seed-arg", "--seed"], "all 3 replayed seeds gave acc = "),
+        ("arg_unused", ["--seed-arg", "--seed"], "the seed had no effect"),
+        ("arg_ignored", ["--seed-arg", "--seed"], "parser never took the seed given with --seed"),
+        ("constant", [], "all 3 replayed seeds gave acc = 1.0"),
+    ],
+)
+def test_seeds_that_did_not_vary_get_no_verdict(
+    proj: Path, script: str, args: list[str], message: str
+) -> None:
+    run_id = _record(proj, f"{script}.py")
+    code, out, err = _seeds(proj, run_id, *args)
+    assert code == 7, out + err
+    assert "ledger: error: seeds mode: " in err and message in err, err
+    assert "ledger: hint: " in err and "Traceback" not in err
+    assert "REPRODUCED" not in out and "verdict record" not in out
+    assert _verdicts(proj) == []
+
+
+def test_seed_arg_is_appended_when_the_seed_is_a_default(proj: Path) -> None:
+    run_id = _record(proj, "arg_default.py")
+    code, out, err = _seeds(proj, run_id, "--seed-arg", "--seed", "--json")
+    assert code in (0, 1), out + err
+    verdict = json.loads(out[out.index("{\n") :])
+    assert verdict["mode"] == "seeds" and len(verdict["replays"]) == 3
+    seeds = []
+    for replay_id in verdict["replays"]:
+        shown = json.loads(run_ledger("show", replay_id, "--json", cwd=proj).stdout)
+        argv = shown["contract"]["argv"]
+        assert argv[-2] == "--seed" and argv[:-2] == [sys.executable, "arg_default.py"]
+        seeds.append(int(argv[-1]))
+        assert shown["resolved_config"]["resolved"]["seed"] == int(argv[-1])
+    assert len(set(seeds)) == 3
+    assert (
+        verdict["settings"]["roots"] and [r % 2**31 for r in verdict["settings"]["roots"]] == seeds
+    )
+
+
+def test_ledger_seed_takes_the_root_and_gets_a_verdict(proj: Path) -> None:
+    run_id = _record(proj, "ledger_seed.py")
+    code, out, err = _seeds(proj, run_id, "--json")
+    assert code in (0, 1), out + err
+    verdict = json.loads(out[out.index("{\n") :])
+    assert verdict["outcome"] in ("reproduced", "not-reproduced")
+    assert len(_verdicts(proj)) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "expected"),
+    [
+        (
+            ["p", "t.py", "--seed", "1", "--lr", "2"],
+            "--seed",
+            ["p", "t.py", "--seed", "9", "--lr", "2"],
+        ),
+        (["p", "t.py", "--seed=1"], "--seed", ["p", "t.py", "--seed=9"]),
+        (["p", "t.py", "--lr", "2"], "--seed", ["p", "t.py", "--lr", "2", "--seed", "9"]),
+        (["p", "t.py", "seed=1"], "seed", ["p", "t.py", "seed=9"]),
+        (["p", "t.py", "lr=2"], "seed", ["p", "t.py", "lr=2", "seed=9"]),
+        (["p", "t.py", "--seed"], "--seed", ["p", "t.py", "--seed", "--seed", "9"]),
+    ],
+)
+def test_with_seed_arg(argv: list[str], flag: str, expected: list[str]) -> None:
+    assert with_seed_arg(argv, flag, "9") == expected
