@@ -88,32 +88,33 @@ def list_runs(
     tags: dict[str, str] | None = None,
     contract: str | None = None,
     limit: int = 50,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs from the index (caught up with the log first), newest first. A ``running`` run
+    """Runs newest first, each row rebuilt from its hashed record (``ledger.checked``); where
+    the index disagrees, the record wins and a line is added to ``warnings``. A ``running`` run
     whose recorder process is gone on this host is reported as ``abandoned``."""
     import json
     import socket
 
+    from .checked import checked_runs
     from .index import Index
 
-    sql = "SELECT * FROM runs WHERE 1=1"
-    params: list[object] = []
-    if name is not None:
-        sql += " AND name = ?"
-        params.append(name)
-    if contract is not None:
-        sql += " AND contract_digest LIKE ?"
-        params.append(("b3:" + contract if not contract.startswith("b3:") else contract) + "%")
-    sql += " ORDER BY run_id DESC"
     with Index(store) as index:
         index.sync()
-        rows = index.query(sql, tuple(params))
+        rows = index.query("SELECT * FROM runs ORDER BY run_id DESC")
+    notes: list[str] = [] if warnings is None else warnings
+    if contract is not None and not contract.startswith("b3:"):
+        contract = "b3:" + contract
     host = socket.gethostname()
     out: list[dict[str, Any]] = []
-    for row in rows:
+    for row in checked_runs(store, rows, notes):
         row["tags"] = json.loads(row["tags"] or "{}")
         if row["status"] == "running" and row["host"] == host and not is_alive(int(row["pid"])):
             row["status"] = "abandoned"
+        if name is not None and row["name"] != name:
+            continue
+        if contract is not None and not str(row["contract_digest"] or "").startswith(contract):
+            continue
         if status is not None and row["status"] != status:
             continue
         if tags and any(row["tags"].get(k) != v for k, v in tags.items()):

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    err_console,
+    open_store,
+    out_console,
+    print_json,
+    print_warnings,
+)
 
 __all__ = ["register"]
 
@@ -109,8 +117,10 @@ def ls(
     json_out: bool = JsonOpt,
 ) -> None:
     """List runs, newest first."""
+    from ..checked import REINDEX_HINT
     from ..runs import list_runs
 
+    warnings: list[str] = []
     rows = list_runs(
         open_store(ledger),
         name=name,
@@ -118,7 +128,9 @@ def ls(
         tags=_parse_tags(tag),
         contract=contract,
         limit=limit,
+        warnings=warnings,
     )
+    print_warnings(warnings, REINDEX_HINT)
     if json_out:
         print_json(rows)
         return
@@ -147,10 +159,12 @@ def show(
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run: contract, environment, metrics, outputs, replays."""
+    from ..checked import REINDEX_HINT
     from ..show import describe_run, render_run
 
     store = open_store(ledger)
     info = describe_run(store, run)
+    print_warnings(info.get("warnings", []), REINDEX_HINT)
     if json_out:
         print_json(info)
     else:

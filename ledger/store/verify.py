@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, LedgerError
+from .anchor import chain_head, extends
 from .repo import Store
 from .walk import reachable
 
@@ -14,7 +15,7 @@ __all__ = ["Problem", "VerifyReport", "verify_store"]
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | stray
+    kind: str  # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | head | ...
     subject: str
     message: str
 
@@ -24,6 +25,7 @@ class VerifyReport:
     objects: int = 0
     refs: int = 0
     log_entries: int = 0
+    head: str | None = None  # the chain head: id of the last log line (ledger.store.anchor)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -31,7 +33,10 @@ class VerifyReport:
         return not self.problems
 
 
-def verify_store(store: Store, progress: Callable[[int], None] | None = None) -> VerifyReport:
+def verify_store(
+    store: Store, progress: Callable[[int], None] | None = None, *, head: str | None = None
+) -> VerifyReport:
+    """Every check of the store layer; with ``head``, also that the log still extends it."""
     report = VerifyReport()
     for oid in store.objects:
         report.objects += 1
@@ -70,7 +75,11 @@ def verify_store(store: Store, progress: Callable[[int], None] | None = None) ->
     for p in chain_problems:
         where = "end of log" if p.line < 0 else f"log line {p.line}"
         report.problems.append(Problem("log-chain", where, p.message))
-    report.log_entries = sum(1 for _ in store.log.entries())
+    report.head, report.log_entries = chain_head(store.log)
+    if head is not None:
+        anchored = extends(store.log, head)
+        if not anchored.ok:
+            report.problems.append(Problem("head", head, anchored.message))
 
     expected = store.ref_state_from_log()
     for name in sorted(set(expected) | set(refs)):
