@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -41,6 +42,8 @@ _OP_KIND = {
     "checkpoint": "checkpoint",
     "publish": "checkpoint",
 }
+# The note each verb must carry (it repeats a field of the record, checked below).
+_OP_NOTES = {"seal": "status", "verdict": "outcome", "audit": "exit_code", "checkpoint": "step"}
 _OP_STATUS: dict[str, Callable[[Any], bool]] = {
     "start": lambda s: s == "running",
     "seal": lambda s: s != "running",
@@ -52,27 +55,46 @@ def _first_replay(rec: dict[str, Any]) -> Any:
     return replays[0] if isinstance(replays, list) and replays else None
 
 
-# A ref name says whose record it holds: each named group must equal the record's field.
-_REF_BINDINGS: list[tuple[re.Pattern[str], str, dict[str, Callable[[dict[str, Any]], Any]]]] = [
-    (re.compile(r"^runs/(?P<run_id>[^/]+)$"), "run", {"run_id": lambda r: r.get("run_id")}),
-    (
+@dataclass(frozen=True)
+class _Binding:
+    """Refs matching ``pattern`` hold ``kind`` records, change only by ``ops``, and each named
+    group of the pattern must equal what ``fields`` reads from the record."""
+
+    pattern: re.Pattern[str]
+    kind: str
+    ops: frozenset[str]
+    fields: dict[str, Callable[[dict[str, Any]], Any]]
+
+
+_REF_BINDINGS = [
+    _Binding(
+        re.compile(r"^runs/(?P<run_id>[^/]+)$"),
+        "run",
+        frozenset({"start", "seal"}),
+        {"run_id": lambda r: r.get("run_id")},
+    ),
+    _Binding(
         re.compile(r"^verdicts/(?P<original>[^/]+)/(?P<replay>[^/]+)$"),
         "verdict",
+        frozenset({"verdict"}),
         {"original": lambda r: r.get("original"), "replay": _first_replay},
     ),
-    (
+    _Binding(
         re.compile(r"^audits/(?P<audit_id>[^/]+)$"),
         "audit",
+        frozenset({"audit"}),
         {"audit_id": lambda r: r.get("audit_id")},
     ),
-    (
+    _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/step-(?P<step>\d+)$"),
         "checkpoint",
+        frozenset({"checkpoint", "delete"}),
         {"run_id": lambda r: r.get("run_id"), "step": lambda r: str(r.get("step"))},
     ),
-    (
+    _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),
         "checkpoint",
+        frozenset({"publish"}),
         {"run_id": lambda r: r.get("run_id")},
     ),
 ]
@@ -123,6 +145,12 @@ def _line_problems(
         bad(f"old is {old or 'null'} but the lines before it left {ref} at {before or 'nothing'}")
     if (op == "delete") != (new is None):
         bad(f"op is {op!r} but new is {new or 'null'}")
+    note = _OP_NOTES.get(op)
+    if note is not None and note not in d:
+        bad(f"op {op!r} must say the record's {note}, and this line does not")
+    binding = next((b for b in _REF_BINDINGS if b.pattern.match(ref)), None)
+    if binding is not None and op not in binding.ops:
+        bad(f"{ref} is changed only by {'/'.join(sorted(binding.ops))}, not by {op!r}")
     rec = _record(store, new)
     if rec is None:
         return out
@@ -136,17 +164,16 @@ def _line_problems(
     for key in sorted(set(d) - _LINE_KEYS - _NOTE_KEYS):
         if rec.get(key) != d[key]:
             bad(f"the line says {key}={d[key]!r} but record {new} says {rec.get(key)!r}")
-    for pattern, bound_kind, fields in _REF_BINDINGS:
-        m = pattern.match(ref)
-        if m is None:
-            continue
-        if kind != bound_kind:
-            bad(f"{ref} must hold a {bound_kind} record, but {new} is a {kind} record")
-            break
-        for group, get in fields.items():
-            if str(get(rec)) != m.group(group):
-                bad(f"{ref} names {group} {m.group(group)!r}, but record {new} is {get(rec)!r}")
-        break
+    m = None if binding is None else binding.pattern.match(ref)
+    if binding is not None and m is not None:
+        if kind != binding.kind:
+            bad(f"{ref} must hold a {binding.kind} record, but {new} is a {kind} record")
+        else:
+            for group, get in binding.fields.items():
+                if str(get(rec)) != m.group(group):
+                    bad(
+                        f"{ref} names {group} {m.group(group)!r}, but record {new} has {get(rec)!r}"
+                    )
     made = [t for t in (_time(rec.get(k)) for k in ("started", "ended", "created")) if t]
     if when is not None and made and when + _CLOCK_SLACK < max(made):
         bad(f"time {d.get('time')} is before record {new} was made ({max(made).isoformat()})")
