@@ -16,7 +16,7 @@ from .._hashing import OID_RE
 from ..errors import UsageError
 from .log import HashLog
 
-__all__ = ["HeadCheck", "chain_head", "extends", "parse_head"]
+__all__ = ["HeadCheck", "chain_head", "extends", "parse_head", "refs_at"]
 
 _BARE_HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -72,3 +72,18 @@ def extends(log: HashLog, head: str) -> HeadCheck:
         f"head {head} is not in the log: the ledger was rolled back or rewritten "
         "since that head was written down",
     )
+
+
+def refs_at(log: HashLog, head: str) -> dict[str, str] | None:
+    """What every ref held right after the line whose id is ``head``; None if no such line."""
+    state: dict[str, str] = {}
+    for entry in log.entries():
+        ref, new = entry.data.get("ref"), entry.data.get("new")
+        if isinstance(ref, str):
+            if isinstance(new, str):
+                state[ref] = new
+            else:
+                state.pop(ref, None)
+        if entry.hash == head:
+            return state
+    return None

@@ -392,3 +392,19 @@ def test_cli_prints_the_head_and_checks_it(project: Path) -> None:
     assert gone.returncode == 1 and "not in the log" in gone.stdout
     bad = run_ledger("verify", "--head", head[:12], cwd=project)
     assert bad.returncode == 2 and "ledger: error:" in bad.stderr and "ledger: hint:" in bad.stderr
+
+
+def test_chain_head_example_in_format_md(store: Store) -> None:
+    from ledger.store.anchor import chain_head, extends
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "format.md").read_text()
+    section = text.split("### Chain head")[1].split("## Verification")[0]
+    blocks = section.split("```\n")[1::2]
+    heads = [w.strip("`.,") for w in section.split() if w.startswith("`b3:")]
+    assert len(blocks) == 2
+    store.log.path.write_bytes(blocks[0].encode())
+    assert chain_head(store.log) == (heads[0], 1)
+    store.log.path.write_bytes((blocks[0] + blocks[1]).encode())
+    assert chain_head(store.log) == (heads[-1], 2)
+    assert extends(store.log, heads[0]).ok and extends(store.log, heads[-1]).ok
+    assert not store.log.check()[0]
