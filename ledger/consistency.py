@@ -213,7 +213,11 @@ def _table_rows(
     return cols, rows
 
 
-def _compare(fresh: sqlite3.Connection, kept: sqlite3.Connection) -> list[Problem]:
+def _compare(
+    fresh: sqlite3.Connection, kept: sqlite3.Connection, collected: Callable[[Any], bool]
+) -> list[Problem]:
+    """Row by row; ``collected(oid)``: a ``records`` row the fold cannot give because gc
+    deleted its object since it was indexed, which is not a difference."""
     problems: list[Problem] = []
 
     def tables(conn: sqlite3.Connection) -> set[str]:
@@ -228,7 +232,7 @@ def _compare(fresh: sqlite3.Connection, kept: sqlite3.Connection) -> list[Proble
         _, have = _table_rows(kept, table)
         for key in sorted(set(want) | set(have), key=repr):
             w, h = want.get(key), have.get(key)
-            if w == h:
+            if w == h or (table == "records" and w is None and collected(key)):
                 continue
             subject = f"{table}[{key}]"
             if h is None:
@@ -270,7 +274,7 @@ def check_index(store: Store) -> list[Problem]:
         # Entries appended since the index was last used are not differences: catch up first.
         Index(store, conn=kept).sync()
         Index(store, conn=fresh).rebuild()
-        return _compare(fresh, kept)
+        return _compare(fresh, kept, lambda oid: not store.objects.has(str(oid)))
     finally:
         kept.close()
         fresh.close()

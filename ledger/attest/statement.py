@@ -74,10 +74,12 @@ def build_statement(
         for out in run.get("outputs") or []
         if out.get("tree")
     ]
+    # Checkpoints the run saved and still keeps (retention may have dropped older ones).
+    kept = {oid for ref, oid in refs.items() if ref.startswith(f"checkpoints/{run_id}/")}
     seen: set[str] = set()
     for cp in run.get("checkpoints") or []:
         digest = cp.get("checkpoint_digest")
-        if cp.get("event") != "save" or cp.get("run_id") not in (None, run_id) or digest in seen:
+        if cp.get("event") != "save" or digest not in kept or digest in seen:
             continue
         seen.add(digest)
         subjects.append({"name": f"checkpoint/step-{cp.get('step')}", "digest": _digest(digest)})
