@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from ._hashing import OID_RE
 from .errors import LedgerError
+from .store.log import LogEntry
 from .store.repo import Store
 from .store.verify import Problem
 
@@ -107,9 +109,10 @@ def _time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _record(store: Store, oid: Any) -> dict[str, Any] | None:
@@ -250,12 +253,35 @@ def _compare(
     return problems
 
 
+def _copy_index(path: Path, dest: sqlite3.Connection) -> None:
+    """Read-only copy; a ledger on read-only media cannot take WAL locks, so fall back to the
+    main file alone (then older: catching up with the log brings it level, nothing is lost)."""
+    last: sqlite3.DatabaseError | None = None
+    for query in ("mode=ro", "immutable=1"):
+        try:
+            src = sqlite3.connect(f"file:{path}?{query}", uri=True)
+            try:
+                src.backup(dest)
+                return
+            finally:
+                src.close()
+        except sqlite3.DatabaseError as e:
+            last = e
+    assert last is not None
+    raise last
+
+
 def check_index(store: Store) -> list[Problem]:
     """Compare ``index.sqlite`` (caught up with the log, in memory) with a fresh fold of the log.
 
     Nothing is written: the index file is read-only here, and a missing index is not a problem
-    (it is rebuilt on first use)."""
+    (it is rebuilt on first use). The index is copied *before* the log is read, and both folds
+    use that one reading of the log: a writer appending meanwhile cannot make them differ."""
     from .index import Index
+
+    class _Snapshot(Index):
+        def _pending(self, after: int) -> Iterator[LogEntry]:
+            return (e for e in entries if e.seq > after)
 
     path = store.root / "index.sqlite"
     if not path.is_file():
@@ -264,16 +290,13 @@ def check_index(store: Store) -> list[Problem]:
     fresh = sqlite3.connect(":memory:", isolation_level=None)
     try:
         try:
-            src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            try:
-                src.backup(kept)
-            finally:
-                src.close()
+            _copy_index(path, kept)
         except sqlite3.DatabaseError as e:
             return [Problem("index-mismatch", "index.sqlite", f"the index cannot be read ({e})")]
+        entries = list(store.log.entries())
         # Entries appended since the index was last used are not differences: catch up first.
-        Index(store, conn=kept).sync()
-        Index(store, conn=fresh).rebuild()
+        _Snapshot(store, conn=kept).sync()
+        _Snapshot(store, conn=fresh).rebuild()
         return _compare(fresh, kept, lambda oid: not store.objects.has(str(oid)))
     finally:
         kept.close()
