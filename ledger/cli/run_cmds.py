@@ -187,6 +187,7 @@ def log(
     oid = rec.stderr if stderr else rec.stdout
     if oid is None:
         raise UsageError(f"run {rec.run_id} has no captured {'stderr' if stderr else 'stdout'}")
+    store.objects.verify(oid)  # shown only if it still hashes to what the record names
     store.objects.copy_to(oid, sys.stdout.buffer)
     sys.stdout.buffer.flush()
 

@@ -72,3 +72,34 @@ def test_show_reads_replays_and_verdicts_from_records(
     assert after["warnings"] and "ledger: warning:" in r.stderr
     human = run_ledger("show", ids["good"], cwd=project).stdout
     assert "diverged" not in human and "forged" not in human and "reproduced" in human
+
+
+def test_audit_reads_verdicts_from_records(
+    project: Path, sealed: tuple[Path, dict[str, str]]
+) -> None:
+    from ledger.audit.replays import recorded_replays
+    from ledger.store import Store
+
+    good = sealed[1]["good"]
+    store = Store.open(project / ".ledger")
+    assert recorded_replays(store)[good].outcome == "reproduced"
+    _edit_index(project, "UPDATE verdicts SET outcome = 'not-reproduced'")
+    assert recorded_replays(store)[good].outcome == "reproduced"
+
+
+def test_log_refuses_a_corrupt_output_capture(
+    project: Path, sealed: tuple[Path, dict[str, str]]
+) -> None:
+    from ledger.runs import load_run
+    from ledger.store import Store
+
+    good = sealed[1]["good"]
+    assert "step 2 loss" in run_ledger("log", good, cwd=project).stdout
+    store = Store.open(project / ".ledger")
+    stdout = load_run(store, good)[1].stdout
+    assert stdout is not None
+    path = store.objects.path_of(stdout)
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().replace(b"loss", b"LOSS"))
+    r = run_ledger("log", good, cwd=project)
+    assert r.returncode == 5 and "LOSS" not in r.stdout and "ledger: error:" in r.stderr
