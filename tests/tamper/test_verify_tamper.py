@@ -408,3 +408,14 @@ def test_chain_head_example_in_format_md(store: Store) -> None:
     assert chain_head(store.log) == (heads[-1], 2)
     assert extends(store.log, heads[0]).ok and extends(store.log, heads[-1]).ok
     assert not store.log.check()[0]
+
+
+def test_appending_a_delete_of_a_run_is_reported(project: Path) -> None:
+    """A chained, well-formed line that hides the failed run is still a tampering."""
+    store = Store.open(project / ".ledger")
+    bad = next(e for e in lines(store) if e.get("status") == "failed")
+    store.delete_ref(bad["ref"])
+    with Index(store) as index:
+        index.sync()
+    found = problems(store)
+    assert [p.kind for p in found] == ["log-record"] and "not by 'delete'" in found[0].message
