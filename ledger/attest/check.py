@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._canonical import canonical_json
+from .._hashing import OID_RE
 from ..errors import IntegrityError, LedgerError, UsageError
 from ..runs import resolve_run
 from ..store import Store
@@ -137,6 +138,9 @@ def verify_attestation(store: Store, envelope: Any, key: Ed25519PublicKey) -> At
         via = "" if parent is None else f" (linked from {parent})"
         report.problems.append(f"object {oid}{via} is missing")
 
+    bad = [n for n in names if not (isinstance(n, str) and OID_RE.match(n))]
+    report.problems += [f"{n!r} is not an object id" for n in bad]
+    names = [n for n in names if n not in bad]
     for oid in sorted(reachable(store.objects, names, on_missing=missing)):
         try:
             store.objects.verify(oid)

@@ -340,3 +340,18 @@ def test_a_running_run_cannot_be_attested(project: Path, keys: tuple[Path, Path]
     run_id = json.loads(raw[0])["ref"].split("/", 1)[1]
     with pytest.raises(Exception, match="still running"):
         attest_run(store, run_id, load_private_key(keys[0]))
+
+
+def test_a_signed_statement_with_malformed_digests_is_reported(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path]
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    env = json.loads(path.read_text())
+
+    def garble(st: dict[str, Any]) -> None:
+        st["subject"][1]["digest"]["blake3"] = "../../etc/passwd"
+
+    _resign(keys[0], garble)(env)
+    store = Store.open(project / ".ledger")
+    report = check(store, env, load_public_key(keys[1]))
+    assert any("not an object id" in p for p in report.problems), report.problems
