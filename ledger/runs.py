@@ -99,27 +99,39 @@ def list_runs(
     from .checked import checked_runs
     from .index import Index
 
-    with Index(store) as index:
-        index.sync()
-        rows = index.query("SELECT * FROM runs ORDER BY run_id DESC")
-    notes: list[str] = [] if warnings is None else warnings
     if contract is not None and not contract.startswith("b3:"):
         contract = "b3:" + contract
     host = socket.gethostname()
-    out: list[dict[str, Any]] = []
-    for row in checked_runs(store, rows, notes):
-        row["tags"] = json.loads(row["tags"] or "{}")
-        if row["status"] == "running" and row["host"] == host and not is_alive(int(row["pid"])):
-            row["status"] = "abandoned"
-        if name is not None and row["name"] != name:
-            continue
-        if contract is not None and not str(row["contract_digest"] or "").startswith(contract):
-            continue
-        if status is not None and row["status"] != status:
-            continue
-        if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
-            continue
-        out.append(row)
-        if len(out) >= limit:
-            break
+
+    def select(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for row in checked_runs(store, rows, notes):
+            row["tags"] = json.loads(row["tags"] or "{}")
+            mine = row["host"] == host
+            if row["status"] == "running" and mine and not is_alive(int(row["pid"])):
+                row["status"] = "abandoned"
+            if name is not None and row["name"] != name:
+                continue
+            if contract is not None and not str(row["contract_digest"] or "").startswith(contract):
+                continue
+            if status is not None and row["status"] != status:
+                continue
+            if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
+                continue
+            out.append(row)
+            if len(out) >= limit:
+                break
+        return out
+
+    with Index(store) as index:
+        index.sync()
+        notes: list[str] = []
+        out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+        # A run sealed between the sync and reading its record is not a disagreement: if the
+        # log moved on meanwhile, catch up once and look again.
+        if notes and index.sync():
+            notes = []
+            out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+    if warnings is not None:
+        warnings += notes
     return out
