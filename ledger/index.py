@@ -47,14 +47,17 @@ def register_indexer(indexer: Indexer) -> None:
 
 
 class Index:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, conn: sqlite3.Connection | None = None) -> None:
+        """The ledger's ``index.sqlite``, or ``conn`` (an in-memory copy ``ledger verify``
+        compares with a fresh fold)."""
         import importlib
 
         for name in INDEXER_MODULES:
             importlib.import_module(name)
         self.store = store
         self.path = store.root / "index.sqlite"
-        conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
         self.db = sqlite_utils.Database(conn)
         self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
         self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")

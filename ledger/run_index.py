@@ -8,7 +8,7 @@ from typing import Any
 from ._sqlite import sqlite_utils
 from .index import Indexer, register_indexer
 
-__all__ = ["RUNS_INDEXER", "VERDICTS_INDEXER"]
+__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "VERDICTS_INDEXER", "run_row"]
 
 
 def _tables(db: sqlite_utils.Database) -> None:
@@ -20,27 +20,51 @@ def _tables(db: sqlite_utils.Database) -> None:
     )
 
 
+RUN_COLUMNS = (
+    "ref",
+    "run_id",
+    "oid",
+    "name",
+    "status",
+    "exit_code",
+    "started",
+    "ended",
+    "wall_seconds",
+    "contract_digest",
+    "tags",
+    "replay_of",
+    "host",
+    "pid",
+)
+
+
+def run_row(ref: str, oid: str, rec: dict[str, Any]) -> dict[str, Any]:
+    """The ``runs`` row a run record gives: also what ``ls`` checks index rows against."""
+    return {
+        "ref": ref,
+        "run_id": rec.get("run_id"),
+        "oid": oid,
+        "name": rec.get("name"),
+        "status": rec.get("status"),
+        "exit_code": rec.get("exit_code"),
+        "started": rec.get("started"),
+        "ended": rec.get("ended"),
+        "wall_seconds": rec.get("wall_seconds"),
+        "contract_digest": rec.get("contract_digest"),
+        "tags": json.dumps(rec.get("tags") or {}, sort_keys=True),
+        "replay_of": rec.get("replay_of"),
+        "host": rec.get("host"),
+        "pid": rec.get("pid"),
+    }
+
+
 def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     if not ref.startswith("runs/"):
         return
+    row = run_row(ref, oid, rec)
     db.execute(
         "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            ref,
-            rec.get("run_id"),
-            oid,
-            rec.get("name"),
-            rec.get("status"),
-            rec.get("exit_code"),
-            rec.get("started"),
-            rec.get("ended"),
-            rec.get("wall_seconds"),
-            rec.get("contract_digest"),
-            json.dumps(rec.get("tags") or {}, sort_keys=True),
-            rec.get("replay_of"),
-            rec.get("host"),
-            rec.get("pid"),
-        ),
+        tuple(row[c] for c in RUN_COLUMNS),
     )
 
 

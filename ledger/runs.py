@@ -93,53 +93,74 @@ def list_runs(
     contract: str | None = None,
     limit: int = 50,
     replays: bool = False,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Original runs from the index (caught up with the log first), newest first, each with
-    ``replays``, how many replays it has (replays of replays included). The filters and
-    ``limit`` select originals; with ``replays=True`` each is followed by its replays, oldest
-    first, each with ``original`` set. A ``running`` run whose recorder process is gone on this
+    """Original runs newest first, each with ``replays``, how many replays it has (replays of
+    replays included). The filters and ``limit`` select originals; with ``replays=True`` each is
+    followed by its replays, oldest first, each with ``original`` set. Each row shown is rebuilt
+    from its hashed record (``ledger.checked``); where the index disagrees, the record wins and
+    a line is added to ``warnings``. A ``running`` run whose recorder process is gone on this
     host is reported as ``abandoned``."""
     import json
     import socket
 
+    from .checked import checked_runs
     from .index import Index
     from .lineage import original_ids
 
-    with Index(store) as index:
-        index.sync()
-        rows = index.query("SELECT * FROM runs ORDER BY run_id DESC", ())
+    if contract is not None and not contract.startswith("b3:"):
+        contract = "b3:" + contract
     host = socket.gethostname()
-    for row in rows:
+
+    def shown(row: dict[str, Any]) -> dict[str, Any]:
         row["tags"] = json.loads(row["tags"] or "{}")
         if row["status"] == "running" and row["host"] == host and not is_alive(int(row["pid"])):
             row["status"] = "abandoned"
-    roots = original_ids({r["run_id"]: r["replay_of"] for r in rows})
-    under: dict[str, list[dict[str, Any]]] = {}
-    for row in reversed(rows):  # oldest first under each original
-        if row["replay_of"] is not None and roots[row["run_id"]] != row["run_id"]:
-            row["original"] = roots[row["run_id"]]
-            under.setdefault(row["original"], []).append(row)
-    digest = None
-    if contract is not None:
-        digest = contract if contract.startswith("b3:") else "b3:" + contract
-    out: list[dict[str, Any]] = []
-    shown = 0
-    for row in rows:
-        if "original" in row:
-            continue
-        if name is not None and row["name"] != name:
-            continue
-        if digest is not None and not (row["contract_digest"] or "").startswith(digest):
-            continue
-        if status is not None and row["status"] != status:
-            continue
-        if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
-            continue
-        row["replays"] = len(under.get(row["run_id"], []))
-        out.append(row)
-        if replays:
-            out += under.get(row["run_id"], [])
-        shown += 1
-        if shown >= limit:
-            break
+        return row
+
+    def select(index_rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+        # Which runs are replays of which original comes from the index (cheap); each row shown
+        # is then read back from its record.
+        roots = original_ids({r["run_id"]: r["replay_of"] for r in index_rows})
+        under: dict[str, list[dict[str, Any]]] = {}
+        for r in index_rows:
+            if r["replay_of"] is not None and roots[r["run_id"]] != r["run_id"]:
+                under.setdefault(roots[r["run_id"]], []).append(r)
+        out: list[dict[str, Any]] = []
+        for row in checked_runs(store, index_rows, notes):
+            run_id = row["run_id"]
+            if row["replay_of"] is not None and roots.get(run_id, run_id) != run_id:
+                continue  # a replay: listed under its original
+            row = shown(row)
+            if name is not None and row["name"] != name:
+                continue
+            if contract is not None and not str(row["contract_digest"] or "").startswith(contract):
+                continue
+            if status is not None and row["status"] != status:
+                continue
+            if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
+                continue
+            mine = under.get(run_id, [])
+            row["replays"] = len(mine)
+            out.append(row)
+            if replays and mine:
+                for sub in reversed(list(checked_runs(store, mine, notes, every_run=False))):
+                    sub = shown(sub)
+                    sub["original"] = run_id
+                    out.append(sub)
+            if sum(1 for r in out if "original" not in r) >= limit:
+                break
+        return out
+
+    with Index(store) as index:
+        index.sync()
+        notes: list[str] = []
+        out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+        # A run sealed between the sync and reading its record is not a disagreement: if the
+        # log moved on meanwhile, catch up once and look again.
+        if notes and index.sync():
+            notes = []
+            out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+    if warnings is not None:
+        warnings += notes
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .checked import checked_runs, checked_verdicts
 from .errors import LedgerError
 from .runs import load_run
 from .store import Store
@@ -41,16 +42,26 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
     info["resolved_config"] = _get(store, run.resolved_config)
     with Index(store) as index:
         index.sync()
-        info["replays"] = index.query(
-            "SELECT run_id, status, exit_code FROM runs WHERE replay_of = ? ORDER BY run_id",
-            (run.run_id,),
+        replays = index.query(
+            "SELECT * FROM runs WHERE replay_of = ? ORDER BY run_id", (run.run_id,)
         )
         like = f'%"{run.run_id}"%'
-        info["verdicts"] = index.query(
-            "SELECT oid, original, replays, mode, outcome, summary, created FROM verdicts "
-            "WHERE original = ? OR replays LIKE ? ORDER BY created",
+        verdicts = index.query(
+            "SELECT * FROM verdicts WHERE original = ? OR replays LIKE ? ORDER BY created",
             (run.run_id, like),
         )
+    # The index only picks candidates; what is shown is read back from each hashed record.
+    warnings: list[str] = []
+    info["replays"] = [
+        {"run_id": r["run_id"], "status": r["status"], "exit_code": r["exit_code"]}
+        for r in sorted(
+            checked_runs(store, replays, warnings, every_run=False), key=lambda r: r["run_id"]
+        )
+        if r["replay_of"] == run.run_id
+    ]
+    info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
+    if warnings:
+        info["warnings"] = warnings
     return info
 
 

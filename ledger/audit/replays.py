@@ -1,9 +1,9 @@
 """Each run's own replay verdict, as recorded by ``ledger replay``, and the --replay seam.
 
-Recorded verdicts are read from the index's ``verdicts`` table when it exists, else from the
-``verdicts/<run>/<replay>`` refs (the truth the index is built from). ``audit(replay=True)``
-calls a :data:`Replayer` for every run behind a claim; the audit never replays by itself, so
-the caller (the CLI) decides how a run is replayed.
+Recorded verdicts are read from the ``verdicts/<run>/<replay>`` refs and their hashed records,
+never from the index: an audit must not say "reproduced" because a cache was edited.
+``audit(replay=True)`` calls a :data:`Replayer` for every run behind a claim; the audit never
+replays by itself, so the caller (the CLI) decides how a run is replayed.
 """
 
 from __future__ import annotations
@@ -43,10 +43,9 @@ Replayer = Callable[[Store, str], ReplayCheck]
 
 
 def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
-    """The latest completed replay verdict of every original run id."""
-    rows = _from_index(store)
-    if rows is None:
-        rows = _from_refs(store)
+    """The latest completed replay verdict of every original run id, from the verdict records
+    themselves (never the index)."""
+    rows = _from_refs(store)
     out: dict[str, ReplayCheck] = {}
     for row in sorted(rows, key=lambda r: str(r.get("created") or "")):
         original, outcome = row.get("original"), row.get("outcome")
@@ -63,19 +62,6 @@ def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _from_index(store: Store) -> list[dict[str, Any]] | None:
-    from ..index import Index
-
-    try:
-        with Index(store) as index:
-            index.sync()
-            if "verdicts" not in index.db.table_names():
-                return None
-            return index.query("SELECT * FROM verdicts")
-    except LedgerError:
-        return None
 
 
 def _from_refs(store: Store) -> list[dict[str, Any]]:

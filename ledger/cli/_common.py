@@ -14,7 +14,15 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-__all__ = ["JsonOpt", "LedgerOpt", "err_console", "open_store", "out_console", "print_json"]
+__all__ = [
+    "JsonOpt",
+    "LedgerOpt",
+    "err_console",
+    "open_store",
+    "out_console",
+    "print_json",
+    "print_warnings",
+]
 
 LedgerOpt = typer.Option(
     None,
@@ -46,3 +54,12 @@ def open_store(ledger: Path | None) -> Store:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def print_warnings(warnings: list[str], hint: str | None = None) -> None:
+    """One ``ledger: warning:`` line each, then the hint once, on stderr (stdout stays clean
+    for --json)."""
+    for w in dict.fromkeys(warnings):
+        sys.stderr.write(f"ledger: warning: {w}\n")
+    if warnings and hint:
+        sys.stderr.write(f"ledger: hint: {hint}\n")

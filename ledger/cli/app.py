@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from . import audit_cmds, checkpoint_cmds, replay_cmds, run_cmds, store_cmds
+from . import attest_cmds, audit_cmds, checkpoint_cmds, replay_cmds, run_cmds, store_cmds
 
 __all__ = ["app", "main"]
 
@@ -22,6 +22,7 @@ run_cmds.register(app)
 replay_cmds.register(app)
 audit_cmds.register(app)
 checkpoint_cmds.register(app)
+attest_cmds.register(app)
 
 
 def main() -> None:

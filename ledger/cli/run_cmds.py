@@ -8,7 +8,15 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    err_console,
+    open_store,
+    out_console,
+    print_json,
+    print_warnings,
+)
 
 __all__ = ["register"]
 
@@ -112,8 +120,10 @@ def ls(
     json_out: bool = JsonOpt,
 ) -> None:
     """List original runs, newest first, with how many replays each has."""
+    from ..checked import REINDEX_HINT
     from ..runs import list_runs
 
+    warnings: list[str] = []
     rows = list_runs(
         open_store(ledger),
         name=name,
@@ -122,7 +132,9 @@ def ls(
         contract=contract,
         limit=limit,
         replays=replays,
+        warnings=warnings,
     )
+    print_warnings(warnings, REINDEX_HINT)
     if json_out:
         print_json(rows)
         return
@@ -159,10 +171,12 @@ def show(
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run: contract, environment, metrics, outputs, replays."""
+    from ..checked import REINDEX_HINT
     from ..show import describe_run, render_run
 
     store = open_store(ledger)
     info = describe_run(store, run)
+    print_warnings(info.get("warnings", []), REINDEX_HINT)
     if json_out:
         print_json(info)
     else:
@@ -185,6 +199,7 @@ def log(
     oid = rec.stderr if stderr else rec.stdout
     if oid is None:
         raise UsageError(f"run {rec.run_id} has no captured {'stderr' if stderr else 'stdout'}")
+    store.objects.verify(oid)  # shown only if it still hashes to what the record names
     store.objects.copy_to(oid, sys.stdout.buffer)
     sys.stdout.buffer.flush()
 

@@ -27,16 +27,28 @@ def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
         out_console().print(f"{verb} ledger at [bold]{store.root}[/] (id {store.id})")
 
 
-def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
-    """Re-hash every object, resolve every ref and link, check the log chain, check that every
-    run is replayable. Exit 1 on problems."""
+def verify(
+    head: str | None = typer.Option(
+        None,
+        "--head",
+        help="Fail unless the log still extends this chain head (written down earlier).",
+    ),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Re-hash every object, check refs, log chain, log lines and index against the records;
+    print the chain head. Exit 1 on problems."""
     from rich.markup import escape
 
+    from ..consistency import check_consistency
     from ..replay.material import add_replay_checks
+    from ..store.anchor import parse_head
     from ..store.verify import verify_store
 
+    anchor = None if head is None else parse_head(head)
     store = open_store(ledger)
-    report = verify_store(store)
+    report = verify_store(store, head=anchor)
+    report.problems += check_consistency(store)
     add_replay_checks(store, report)
     if json_out:
         print_json(
@@ -45,6 +57,7 @@ def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
                 "objects": report.objects,
                 "refs": report.refs,
                 "log_entries": report.log_entries,
+                "head": report.head,
                 "problems": [p.__dict__ for p in report.problems],
                 "notes": report.notes,
             }
@@ -60,6 +73,9 @@ def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
             con.print(f"[green]✓[/] ledger verified: {summary}")
         else:
             con.print(f"[red]{len(report.problems)} problem(s)[/] in {summary}")
+        con.print(f"chain head {report.head or '(empty log)'}", soft_wrap=True)
+        if anchor is not None and not any(p.kind == "head" for p in report.problems):
+            con.print(f"[green]✓[/] extends head {anchor}", soft_wrap=True)
     if not report.ok:
         raise typer.Exit(1)
 

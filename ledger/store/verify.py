@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, LedgerError
+from .anchor import chain_head, extends
 from .repo import Store
 from .staging import scan_staging
 from .walk import reachable
@@ -15,8 +16,9 @@ __all__ = ["Problem", "VerifyReport", "verify_store"]
 
 @dataclass(frozen=True)
 class Problem:
-    # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | abandoned-staging
-    # | unreplayable (added by ledger.replay.material)
+    # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | head |
+    # abandoned-staging | unreplayable (ledger.replay.material) | log-record, index
+    # (ledger.consistency) | ...
     kind: str
     subject: str
     message: str
@@ -27,6 +29,7 @@ class VerifyReport:
     objects: int = 0
     refs: int = 0
     log_entries: int = 0
+    head: str | None = None  # the chain head: id of the last log line (ledger.store.anchor)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth knowing, not a problem
 
@@ -35,7 +38,10 @@ class VerifyReport:
         return not self.problems
 
 
-def verify_store(store: Store, progress: Callable[[int], None] | None = None) -> VerifyReport:
+def verify_store(
+    store: Store, progress: Callable[[int], None] | None = None, *, head: str | None = None
+) -> VerifyReport:
+    """Every check of the store layer; with ``head``, also that the log still extends it."""
     report = VerifyReport()
     for oid in store.objects:
         report.objects += 1
@@ -74,7 +80,11 @@ def verify_store(store: Store, progress: Callable[[int], None] | None = None) ->
     for p in chain_problems:
         where = "end of log" if p.line < 0 else f"log line {p.line}"
         report.problems.append(Problem("log-chain", where, p.message))
-    report.log_entries = sum(1 for _ in store.log.entries())
+    report.head, report.log_entries = chain_head(store.log)
+    if head is not None:
+        anchored = extends(store.log, head)
+        if not anchored.ok:
+            report.problems.append(Problem("head", head, anchored.message))
 
     expected = store.ref_state_from_log()
     for name in sorted(set(expected) | set(refs)):

@@ -1,0 +1,104 @@
+"""What ``ls`` and ``show`` display comes from hashed records, never from the index alone.
+
+The index is a cache anyone can edit with ``sqlite3``. It still decides *which* runs to look
+at (fast), but each row shown is rebuilt from the record its ref names, read through the
+object store (which re-hashes it). Where the index disagrees, the record wins and a warning
+tells the user to run ``ledger verify`` and ``ledger reindex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ._hashing import OID_RE
+from .errors import LedgerError
+from .run_index import run_row
+from .store import Store
+
+__all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts"]
+
+REINDEX_HINT = "run `ledger verify` to see every difference, then `ledger reindex`"
+
+
+def _record(store: Store, oid: str | None, warnings: list[str], what: str) -> dict[str, Any] | None:
+    if oid is None or not OID_RE.match(oid):
+        warnings.append(f"{what} has no valid ref; not shown")
+        return None
+    try:
+        value = store.get_json(oid)  # re-hashed on read
+    except LedgerError as e:
+        warnings.append(f"{what}: {e.message}; not shown")
+        return None
+    if not isinstance(value, dict):
+        warnings.append(f"{what}: {oid} is not a record; not shown")
+        return None
+    return value
+
+
+def checked_runs(
+    store: Store,
+    index_rows: list[dict[str, Any]],
+    warnings: list[str],
+    *,
+    every_run: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """Runs newest first, each row rebuilt from its record, with a warning for each index row
+    that is missing, extra or different. ``every_run``: the ``index_rows`` are the whole
+    ``runs`` table, so a run ref without a row is missing from it. Lazy: a caller that stops
+    early reads only the records it showed."""
+    refs = {name: oid.strip() for name, oid in store.refs.iter("runs/")}
+    by_ref = {row["ref"]: row for row in index_rows}
+    wanted = set(refs) | set(by_ref) if every_run else set(by_ref)
+    for ref in sorted(wanted, reverse=True):
+        run_id = ref.split("/", 1)[1]
+        if ref not in refs:
+            warnings.append(f"the index lists run {run_id}, which the ledger does not hold")
+            continue
+        rec = _record(store, refs[ref], warnings, f"run {run_id}")
+        if rec is None or rec.get("kind") != "run":
+            if rec is not None:
+                warnings.append(f"run {run_id}: its ref names a {rec.get('kind')} record")
+            continue
+        trusted = run_row(ref, refs[ref], rec)
+        row = by_ref.get(ref)
+        if row is None:
+            warnings.append(f"the index lacks run {run_id}; shown from its record")
+        else:
+            diff = sorted(k for k, v in trusted.items() if row.get(k) != v)
+            if diff:
+                warnings.append(
+                    f"the index disagrees with run {run_id}'s record on {', '.join(diff)}; "
+                    "showing the record"
+                )
+        yield trusted
+
+
+def checked_verdicts(
+    store: Store, run_id: str, index_rows: list[dict[str, Any]], warnings: list[str]
+) -> list[dict[str, Any]]:
+    """The verdicts about ``run_id`` the index names, each read back from its record."""
+    out: list[dict[str, Any]] = []
+    for row in index_rows:
+        ref = row.get("ref")
+        oid = store.refs.get(ref) if isinstance(ref, str) else None
+        rec = _record(store, oid, warnings, f"verdict {ref}")
+        if rec is None:
+            continue
+        replays = rec.get("replays") or []
+        if rec.get("kind") != "verdict" or run_id not in [rec.get("original"), *replays]:
+            warnings.append(f"the index names verdict {ref}, whose record is not about {run_id}")
+            continue
+        trusted = {
+            "oid": oid,
+            "original": rec.get("original"),
+            "replays": replays,
+            "mode": rec.get("mode"),
+            "outcome": rec.get("outcome"),
+            "summary": rec.get("summary"),
+            "created": rec.get("created"),
+        }
+        if row.get("outcome") != trusted["outcome"] or row.get("oid") != oid:
+            warnings.append(f"the index disagrees with verdict {ref}'s record; showing the record")
+        out.append(trusted)
+    return out

@@ -1,0 +1,309 @@
+"""Checks above the store layer: the log against the records it names, the index against the log.
+
+``verify_store`` proves the objects hash right, the log is one unbroken chain and the ref files
+match the fold of the log. That leaves everything a command *displays* from somewhere else:
+
+* the log lines' own fields (``op``, ``old``, ``status``, ``time``, ``step``...), which nothing
+  covers on the last line but the head; here each must agree with the record the line points
+  at and with the fold of the lines before it;
+* ref names, which say whose record it is (``runs/<run_id>``): the record must say the same;
+* ``index.sqlite``, a cache: a copy of it, caught up with the log, must equal a fresh fold of
+  the whole log row for row (its ``log`` table also remembers every line's hash, so a line
+  edited after it was indexed shows up even where no record contradicts it).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ._hashing import OID_RE
+from .errors import LedgerError
+from .store.log import LogEntry
+from .store.repo import Store
+from .store.verify import Problem
+
+__all__ = ["check_consistency", "check_index", "check_log_records"]
+
+# Keys every line has; any other key repeats a field of the record the line points at.
+_LINE_KEYS = {"seq", "prev", "op", "ref", "old", "new", "time"}
+# Keys that describe the change rather than the record (retention deletes).
+_NOTE_KEYS = {"reason", "keep_last"}
+
+# What record kind each verb logs; verbs not listed (``set``) may point at anything.
+_OP_KIND = {
+    "start": "run",
+    "seal": "run",
+    "verdict": "verdict",
+    "audit": "audit",
+    "checkpoint": "checkpoint",
+    "publish": "checkpoint",
+}
+# The note each verb must carry (it repeats a field of the record, checked below).
+_OP_NOTES = {"seal": "status", "verdict": "outcome", "audit": "exit_code", "checkpoint": "step"}
+_OP_STATUS: dict[str, Callable[[Any], bool]] = {
+    "start": lambda s: s == "running",
+    "seal": lambda s: s != "running",
+}
+
+
+def _first_replay(rec: dict[str, Any]) -> Any:
+    replays = rec.get("replays")
+    return replays[0] if isinstance(replays, list) and replays else None
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """Refs matching ``pattern`` hold ``kind`` records, change only by ``ops``, and each named
+    group of the pattern must equal what ``fields`` reads from the record."""
+
+    pattern: re.Pattern[str]
+    kind: str
+    ops: frozenset[str]
+    fields: dict[str, Callable[[dict[str, Any]], Any]]
+
+
+_REF_BINDINGS = [
+    _Binding(
+        re.compile(r"^runs/(?P<run_id>[^/]+)$"),
+        "run",
+        frozenset({"start", "seal"}),
+        {"run_id": lambda r: r.get("run_id")},
+    ),
+    _Binding(
+        re.compile(r"^verdicts/(?P<original>[^/]+)/(?P<replay>[^/]+)$"),
+        "verdict",
+        frozenset({"verdict"}),
+        {"original": lambda r: r.get("original"), "replay": _first_replay},
+    ),
+    _Binding(
+        re.compile(r"^audits/(?P<audit_id>[^/]+)$"),
+        "audit",
+        frozenset({"audit"}),
+        {"audit_id": lambda r: r.get("audit_id")},
+    ),
+    _Binding(
+        re.compile(r"^checkpoints/(?P<run_id>[^/]+)/step-(?P<step>\d+)$"),
+        "checkpoint",
+        frozenset({"checkpoint", "delete"}),
+        {"run_id": lambda r: r.get("run_id"), "step": lambda r: str(r.get("step"))},
+    ),
+    _Binding(
+        re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),
+        "checkpoint",
+        frozenset({"publish"}),
+        {"run_id": lambda r: r.get("run_id")},
+    ),
+]
+
+# A log line is written after its record: its time cannot be earlier than the record's own.
+_CLOCK_SLACK = timedelta(seconds=1)
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _record(store: Store, oid: Any) -> dict[str, Any] | None:
+    """The record a line points at; None when it is gone (collected) or not a record."""
+    if not isinstance(oid, str) or not store.objects.has(oid):
+        return None
+    try:
+        value = store.get_json(oid)
+    except LedgerError:
+        return None  # verify_store reports corrupt objects
+    return value if isinstance(value, dict) else None
+
+
+def _line_problems(
+    store: Store, where: str, d: dict[str, Any], before: str | None
+) -> list[Problem]:
+    out: list[Problem] = []
+
+    def bad(message: str) -> None:
+        out.append(Problem("log-record", where, message))
+
+    op, ref, old, new = d.get("op"), d.get("ref"), d.get("old"), d.get("new")
+    if not isinstance(op, str) or not isinstance(ref, str):
+        bad("the line has no op or ref")
+        return out
+    for key, value in (("old", old), ("new", new)):
+        if value is not None and not (isinstance(value, str) and OID_RE.match(value)):
+            bad(f"{key} is {value!r}, not an object id")
+    when = _time(d.get("time"))
+    if when is None:
+        bad(f"time is {d.get('time')!r}, not an RFC 3339 time")
+    if old != before:
+        bad(f"old is {old or 'null'} but the lines before it left {ref} at {before or 'nothing'}")
+    if (op == "delete") != (new is None):
+        bad(f"op is {op!r} but new is {new or 'null'}")
+    note = _OP_NOTES.get(op)
+    if note is not None and note not in d:
+        bad(f"op {op!r} must say the record's {note}, and this line does not")
+    binding = next((b for b in _REF_BINDINGS if b.pattern.match(ref)), None)
+    if binding is not None and op not in binding.ops:
+        bad(f"{ref} is changed only by {'/'.join(sorted(binding.ops))}, not by {op!r}")
+    rec = _record(store, new)
+    if rec is None:
+        return out
+    kind = rec.get("kind")
+    want_kind = _OP_KIND.get(op)
+    if want_kind is not None and kind != want_kind:
+        bad(f"op {op!r} logs a {want_kind} record, but {new} is a {kind} record")
+    status_ok = _OP_STATUS.get(op)
+    if status_ok is not None and not status_ok(rec.get("status")):
+        bad(f"op {op!r} cannot log a run whose record says status {rec.get('status')!r}")
+    for key in sorted(set(d) - _LINE_KEYS - _NOTE_KEYS):
+        if rec.get(key) != d[key]:
+            bad(f"the line says {key}={d[key]!r} but record {new} says {rec.get(key)!r}")
+    m = None if binding is None else binding.pattern.match(ref)
+    if binding is not None and m is not None:
+        if kind != binding.kind:
+            bad(f"{ref} must hold a {binding.kind} record, but {new} is a {kind} record")
+        else:
+            for group, get in binding.fields.items():
+                if str(get(rec)) != m.group(group):
+                    bad(
+                        f"{ref} names {group} {m.group(group)!r}, but record {new} has {get(rec)!r}"
+                    )
+    made = [t for t in (_time(rec.get(k)) for k in ("started", "ended", "created")) if t]
+    if when is not None and made and when + _CLOCK_SLACK < max(made):
+        bad(f"time {d.get('time')} is before record {new} was made ({max(made).isoformat()})")
+    return out
+
+
+def check_log_records(store: Store) -> list[Problem]:
+    """Fold the log and check each line against that fold and against the record it names."""
+    problems: list[Problem] = []
+    state: dict[str, str] = {}
+    for lineno, entry in enumerate(store.log.entries(), start=1):
+        d = entry.data
+        if d.get("unparseable"):
+            continue  # verify_store reports it
+        ref = d.get("ref")
+        before = state.get(ref) if isinstance(ref, str) else None
+        problems += _line_problems(store, f"log line {lineno}", d, before)
+        if isinstance(ref, str):
+            new = d.get("new")
+            if isinstance(new, str):
+                state[ref] = new
+            else:
+                state.pop(ref, None)
+    return problems
+
+
+def _table_rows(
+    conn: sqlite3.Connection, table: str
+) -> tuple[list[str], dict[Any, tuple[Any, ...]]]:
+    info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+    cols = [c[1] for c in info]
+    pk = [i for i, c in enumerate(info) if c[5]]
+    key_at = pk[0] if len(pk) == 1 else None
+    rows: dict[Any, tuple[Any, ...]] = {}
+    for row in conn.execute(f'SELECT * FROM "{table}"').fetchall():
+        rows[row if key_at is None else row[key_at]] = tuple(row)
+    return cols, rows
+
+
+def _compare(
+    fresh: sqlite3.Connection, kept: sqlite3.Connection, collected: Callable[[Any], bool]
+) -> list[Problem]:
+    """Row by row; ``collected(oid)``: a ``records`` row the fold cannot give because gc
+    deleted its object since it was indexed, which is not a difference."""
+    problems: list[Problem] = []
+
+    def tables(conn: sqlite3.Connection) -> set[str]:
+        q = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        return {r[0] for r in conn.execute(q).fetchall()}
+
+    want_tables, have_tables = tables(fresh), tables(kept)
+    for table in sorted(want_tables - have_tables):
+        problems.append(Problem("index-mismatch", table, f"the index has no {table} table"))
+    for table in sorted(want_tables & have_tables):
+        cols, want = _table_rows(fresh, table)
+        _, have = _table_rows(kept, table)
+        for key in sorted(set(want) | set(have), key=repr):
+            w, h = want.get(key), have.get(key)
+            if w == h or (table == "records" and w is None and collected(key)):
+                continue
+            subject = f"{table}[{key}]"
+            if h is None:
+                msg = f"the index lacks row {key!r} of table {table}, which the log gives"
+            elif w is None:
+                msg = f"the index has row {key!r} in table {table}, which the log does not give"
+            else:
+                diffs = [
+                    f"{c} is {hv!r}, the log and records say {wv!r}"
+                    for c, wv, hv in zip(cols, w, h, strict=False)
+                    if wv != hv
+                ]
+                msg = f"index table {table}, row {key!r}: " + "; ".join(diffs)
+            problems.append(Problem("index-mismatch", subject, msg))
+    return problems
+
+
+def _copy_index(path: Path, dest: sqlite3.Connection) -> None:
+    """Read-only copy; a ledger on read-only media cannot take WAL locks, so fall back to the
+    main file alone (then older: catching up with the log brings it level, nothing is lost)."""
+    last: sqlite3.DatabaseError | None = None
+    for query in ("mode=ro", "immutable=1"):
+        try:
+            src = sqlite3.connect(f"file:{path}?{query}", uri=True)
+            try:
+                src.backup(dest)
+                return
+            finally:
+                src.close()
+        except sqlite3.DatabaseError as e:
+            last = e
+    assert last is not None
+    raise last
+
+
+def check_index(store: Store) -> list[Problem]:
+    """Compare ``index.sqlite`` (caught up with the log, in memory) with a fresh fold of the log.
+
+    Nothing is written: the index file is read-only here, and a missing index is not a problem
+    (it is rebuilt on first use). The index is copied *before* the log is read, and both folds
+    use that one reading of the log: a writer appending meanwhile cannot make them differ."""
+    from .index import Index
+
+    class _Snapshot(Index):
+        def _pending(self, after: int) -> Iterator[LogEntry]:
+            return (e for e in entries if e.seq > after)
+
+    path = store.root / "index.sqlite"
+    if not path.is_file():
+        return []
+    kept = sqlite3.connect(":memory:", isolation_level=None)
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        try:
+            _copy_index(path, kept)
+        except sqlite3.DatabaseError as e:
+            return [Problem("index-mismatch", "index.sqlite", f"the index cannot be read ({e})")]
+        entries = list(store.log.entries())
+        # Entries appended since the index was last used are not differences: catch up first.
+        _Snapshot(store, conn=kept).sync()
+        _Snapshot(store, conn=fresh).rebuild()
+        return _compare(fresh, kept, lambda oid: not store.objects.has(str(oid)))
+    finally:
+        kept.close()
+        fresh.close()
+
+
+def check_consistency(store: Store) -> list[Problem]:
+    """Every difference between what the log and records say and what the index and the log
+    lines themselves say."""
+    return check_log_records(store) + check_index(store)

@@ -1,0 +1,357 @@
+"""`ledger attest` / `verify-attestation`: a signed Statement fails on every kind of change."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import run_ledger
+
+from ledger._canonical import canonical_json
+from ledger.attest import attest_run, generate_key, load_private_key, load_public_key
+from ledger.attest import verify_attestation as check
+from ledger.attest.dsse import PAYLOAD_TYPE, pae, sign_envelope
+from ledger.index import Index
+from ledger.store import Store
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> tuple[Path, Path]:
+    private = tmp_path / "keys" / "signing.pem"
+    private.parent.mkdir()
+    pub, _ = generate_key(private)
+    return private, pub
+
+
+def _attest(project: Path, key: Path, run: str) -> Path:
+    out = project.parent / "att.json"
+    r = run_ledger("attest", run, "--key", str(key), "--out", str(out), cwd=project)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _statement(envelope: dict[str, Any]) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
+    return value
+
+
+def test_attest_and_verify_a_run_with_outputs_and_a_verdict(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path]
+) -> None:
+    ids = sealed[1]
+    path = _attest(project, keys[0], ids["good"])
+    envelope = json.loads(path.read_text())
+    assert envelope["payloadType"] == PAYLOAD_TYPE and len(envelope["signatures"]) == 1
+    st = _statement(envelope)
+    assert st["_type"] == "https://in-toto.io/Statement/v1"
+    assert st["predicateType"] == "https://slsa.dev/provenance/v1"
+    assert [s["name"] for s in st["subject"]] == [f"ledger-run/{ids['good']}", "out"]
+    store = Store.open(project / ".ledger")
+    assert store.refs.get(f"runs/{ids['good']}") == "b3:" + st["subject"][0]["digest"]["blake3"]
+    byproducts = st["predicate"]["runDetails"]["byproducts"]
+    assert byproducts[0]["annotations"]["status"] == "succeeded"
+    assert [b["annotations"]["outcome"] for b in byproducts[1:]] == ["reproduced"]
+    deps = {d["name"] for d in st["predicate"]["buildDefinition"]["resolvedDependencies"]}
+    assert deps == {"code", "environment", "input/data"}
+    head = run_ledger("verify", "--json", cwd=project)
+    assert (
+        st["predicate"]["buildDefinition"]["internalParameters"]["chainHead"]
+        == json.loads(head.stdout)["head"]
+    )
+
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "attestation verified" in r.stdout and "out  blake3:" in r.stdout
+    # The private key also names its public half; and the env var works.
+    r = run_ledger("verify-attestation", str(path), cwd=project, LEDGER_VERIFY_KEY=str(keys[0]))
+    assert r.returncode == 0, r.stdout
+    # Later runs extend the chain: the attested head stays an ancestor.
+    assert run_ledger("record", "--", "python", "train.py", cwd=project).returncode == 0
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), "--json", cwd=project)
+    data = json.loads(r.stdout)
+    assert r.returncode == 0 and data["ok"] and data["objects_checked"] > 5
+
+
+def _resign(key: Path, edit: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """Change the Statement and sign it again with the real key (a forger who has it)."""
+
+    def run(env: dict[str, Any]) -> None:
+        st = _statement(env)
+        edit(st)
+        env.clear()
+        env.update(sign_envelope(canonical_json(st), load_private_key(key)))
+
+    return run
+
+
+def _payload(edit: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """Change the Statement inside the envelope, keeping the old signature."""
+
+    def run(env: dict[str, Any]) -> None:
+        st = _statement(env)
+        edit(st)
+        env["payload"] = base64.b64encode(canonical_json(st)).decode()
+
+    return run
+
+
+def _status(st: dict[str, Any]) -> None:
+    st["predicate"]["runDetails"]["byproducts"][0]["annotations"]["status"] = "failed"
+
+
+def _subject(st: dict[str, Any]) -> None:
+    st["subject"][1]["digest"]["blake3"] = "0" * 64
+
+
+def _outcome(st: dict[str, Any]) -> None:
+    st["predicate"]["runDetails"]["byproducts"][1]["annotations"]["outcome"] = "diverged"
+
+
+def _argv(st: dict[str, Any]) -> None:
+    st["predicate"]["buildDefinition"]["externalParameters"]["argv"].append("--lr=0.1")
+
+
+def _length(st: dict[str, Any]) -> None:
+    st["predicate"]["buildDefinition"]["internalParameters"]["chainLength"] += 1
+
+
+def _drop_verdict(st: dict[str, Any]) -> None:
+    del st["predicate"]["runDetails"]["byproducts"][1]
+
+
+ENVELOPE_EDITS: dict[str, Callable[[Path], Callable[[dict[str, Any]], None]]] = {
+    "payload-status": lambda k: _payload(_status),
+    "payload-subject": lambda k: _payload(_subject),
+    "payload-type": lambda k: lambda env: env.update(payloadType="application/json"),
+    "signature-bytes": lambda k: (
+        lambda env: env["signatures"][0].update(sig=base64.b64encode(b"\0" * 64).decode())
+    ),
+    "no-signatures": lambda k: lambda env: env.update(signatures=[]),
+    "resigned-status": lambda k: _resign(k, _status),
+    "resigned-subject": lambda k: _resign(k, _subject),
+    "resigned-outcome": lambda k: _resign(k, _outcome),
+    "resigned-argv": lambda k: _resign(k, _argv),
+    "resigned-chain-length": lambda k: _resign(k, _length),
+    "resigned-dropped-verdict": lambda k: _resign(k, _drop_verdict),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENVELOPE_EDITS))
+def test_changed_attestation_fails(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path], case: str
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    env = json.loads(path.read_text())
+    ENVELOPE_EDITS[case](keys[0])(env)
+    path.write_text(json.dumps(env))
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=project)
+    if case.startswith("resigned"):  # the signature holds; the records contradict it
+        assert r.returncode == 1 and "says something else than the records" in r.stdout
+    elif case == "payload-type":
+        assert r.returncode == 2 and "payloadType" in r.stderr
+    else:
+        assert r.returncode == 1 and "no signature verifies" in r.stdout, r.stdout
+
+
+def test_another_key_fails(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    other, other_pub = tmp_path / "other.pem", tmp_path / "other.pem.pub"
+    generate_key(other)
+    r = run_ledger("verify-attestation", str(path), "--key", str(other_pub), cwd=project)
+    assert r.returncode == 1 and "no signature verifies" in r.stdout
+
+
+def _drop_after(store: Store, n: int) -> None:
+    """Roll the ledger back to its first ``n`` log lines, refs and index included."""
+    raw = store.log.path.read_bytes().splitlines(keepends=True)
+    for line in reversed(raw[n:]):
+        e = json.loads(line)
+        p = store.refs.path_of(e["ref"])
+        p.unlink() if e["old"] is None else p.write_text(e["old"] + "\n")
+    store.log.path.write_bytes(b"".join(raw[:n]))
+    with Index(store) as index:
+        index.rebuild()
+
+
+LEDGER_EDITS: dict[str, Callable[[Store], None]] = {
+    # The attested head is the last line: dropping it is a rollback.
+    "rolled-back": lambda s: _drop_after(s, len(s.log.path.read_bytes().splitlines()) - 1),
+    "log-edited": lambda s: s.log.path.write_bytes(
+        s.log.path.read_bytes().replace(b'"op":"start"', b'"op":"set"', 1)
+    ),
+    "log-rewritten": lambda s: _rewrite(s),
+    "output-file-deleted": lambda s: _damage_output(s, delete=True),
+    "output-file-edited": lambda s: _damage_output(s, delete=False),
+    "run-record-edited": lambda s: _flip(s, s.refs.get(next(n for n, _ in s.refs.iter("runs/")))),
+}
+
+
+def _rewrite(store: Store) -> None:
+    """A careful forger: every line changed and chained again, refs and index agreeing."""
+    from ledger._hashing import hash_bytes
+
+    out, prev = [], None
+    for raw in store.log.path.read_bytes().splitlines():
+        e = json.loads(raw)
+        e["time"], e["prev"] = e["time"].replace(":", "-", 1).replace("-", ":", 1), prev
+        e["time"] = e["time"][:17] + "00.000000Z"
+        line = canonical_json(e)
+        prev = hash_bytes(line)
+        out.append(line + b"\n")
+    store.log.path.write_bytes(b"".join(out))
+    with Index(store) as index:
+        index.rebuild()
+
+
+def _flip(store: Store, oid: str | None) -> None:
+    assert oid is not None
+    p = store.objects.path_of(oid)
+    p.chmod(0o644)
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 1
+    p.write_bytes(bytes(data))
+
+
+def _damage_output(store: Store, *, delete: bool) -> None:
+    from ledger.store.walk import reachable
+
+    # The output tree's file blobs: objects reachable from the tree, not from anything else.
+    att = json.loads((store.root.parent.parent / "att.json").read_text())
+    tree = "b3:" + _statement(att)["subject"][1]["digest"]["blake3"]
+    blobs = sorted(reachable(store.objects, [tree]) - {tree})
+    assert blobs
+    if delete:
+        store.objects.delete(blobs[0])
+    else:
+        _flip(store, blobs[0])
+
+
+@pytest.mark.parametrize("case", sorted(LEDGER_EDITS))
+def test_changed_ledger_fails(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path], case: str
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    store = Store.open(project / ".ledger")
+    assert check(store, json.loads(path.read_text()), load_public_key(keys[1])).ok
+    LEDGER_EDITS[case](store)
+    report = check(store, json.loads(path.read_text()), load_public_key(keys[1]))
+    assert not report.ok
+    want = {
+        "rolled-back": "rolled back or rewritten",
+        "log-edited": "is broken at line 2",
+        "log-rewritten": "rolled back or rewritten",
+        "output-file-deleted": "is missing",
+        "output-file-edited": "hash",
+        "run-record-edited": "hash",
+    }[case]
+    assert any(want in p for p in report.problems), report.problems
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=project)
+    assert r.returncode == 1
+
+
+def test_another_ledger_fails(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run_ledger("init", cwd=other).returncode == 0
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=other)
+    assert r.returncode == 1 and "is about ledger" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+def test_openssl_keys_work(
+    project: Path, sealed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    key, pub = tmp_path / "k.pem", tmp_path / "k.pub.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(pub)], check=True)
+    out = tmp_path / "a.json"
+    r = run_ledger(
+        "attest", sealed[1]["bad"], "-o", str(out), cwd=project, LEDGER_SIGNING_KEY=str(key)
+    )
+    assert r.returncode == 0, r.stderr
+    r = run_ledger("verify-attestation", str(out), "--key", str(pub), cwd=project)
+    assert r.returncode == 0, r.stdout
+
+
+def test_pae_matches_the_dsse_spec() -> None:
+    # The example in the DSSE protocol document.
+    assert pae("http://example.com/HelloWorld", b"hello world") == (
+        b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["attest", "RUN"], "no key given"),
+        (["attest", "RUN", "--key", "{ledger}/k.pem"], "inside the ledger"),
+        (["attest", "RUN", "--key", "{tmp}/missing.pem"], "cannot read key"),
+        (["attest", "RUN", "--key", "{tmp}/plain.txt"], "not a PEM private key"),
+        (["attest", "nosuchrun", "--key", "{key}"], "no run"),
+        (["verify-attestation", "{tmp}/plain.txt", "--key", "{pub}"], "is not JSON"),
+        (["verify-attestation", "{tmp}/obj.json", "--key", "{pub}"], "not a DSSE envelope"),
+        (["keygen", "{key}"], "exists"),
+    ],
+)
+def test_bad_input_is_exit_2(
+    project: Path,
+    sealed: tuple[Path, dict[str, str]],
+    keys: tuple[Path, Path],
+    tmp_path: Path,
+    args: list[str],
+    message: str,
+) -> None:
+    (tmp_path / "plain.txt").write_text("hello\n")
+    (tmp_path / "obj.json").write_text('{"payload": 1}')
+    shutil.copy(keys[0], project / ".ledger" / "k.pem")
+    subs = {
+        "{ledger}": str(project / ".ledger"),
+        "{tmp}": str(tmp_path),
+        "{key}": str(keys[0]),
+        "{pub}": str(keys[1]),
+        "RUN": sealed[1]["good"],
+    }
+    argv = []
+    for a in args:
+        for k, v in subs.items():
+            a = a.replace(k, v)
+        argv.append(a)
+    r = run_ledger(*argv, cwd=project, LEDGER_SIGNING_KEY="")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_running_run_cannot_be_attested(project: Path, keys: tuple[Path, Path]) -> None:
+    store = Store.open(project / ".ledger")
+    raw = store.log.path.read_bytes().splitlines(keepends=True)
+    first_seal = next(i for i, line in enumerate(raw) if b'"op":"seal"' in line)
+    _drop_after(store, first_seal)  # the first run is back to its start record
+    run_id = json.loads(raw[0])["ref"].split("/", 1)[1]
+    with pytest.raises(Exception, match="still running"):
+        attest_run(store, run_id, load_private_key(keys[0]))
+
+
+def test_a_signed_statement_with_malformed_digests_is_reported(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path]
+) -> None:
+    path = _attest(project, keys[0], sealed[1]["good"])
+    env = json.loads(path.read_text())
+
+    def garble(st: dict[str, Any]) -> None:
+        st["subject"][1]["digest"]["blake3"] = "../../etc/passwd"
+
+    _resign(keys[0], garble)(env)
+    store = Store.open(project / ".ledger")
+    report = check(store, env, load_public_key(keys[1]))
+    assert any("not an object id" in p for p in report.problems), report.problems
