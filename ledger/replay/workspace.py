@@ -109,6 +109,7 @@ def build_workspace(store: Store, contract: Contract, *, parent: Path | None = N
     from ..capture.code import materialize_code
     from ..capture.data import digest_input
     from ..capture.statcache import StatCache
+    from ..capture.trees import describe
     from ..records.code import CodeSnapshot
 
     try:
@@ -122,6 +123,14 @@ def build_workspace(store: Store, contract: Contract, *, parent: Path | None = N
     assert isinstance(code, CodeSnapshot)
     run_dir = materialize_code(code, store, root / "code")
     ws = Workspace(root=root, run_dir=run_dir)
+    if code.redacted:
+        ws.notes.append(
+            describe(
+                "warning: these replayed lines differ from the recorded code, where a secret "
+                "was redacted",
+                code.redacted,
+            )
+        )
     cache = StatCache()
     for raw in contract.inputs:
         digest = InputDigest.model_validate(raw)
