@@ -117,7 +117,7 @@ _QUALIFIERS = frozenset(
 def is_secret_name(name: str) -> bool:
     """Whether a variable, option or config key name looks like it holds a secret."""
     bare = name.strip().lstrip("-")
-    if bare.lower() in _NOT_SECRET:
+    if name.strip().lower() in _NOT_SECRET:  # the variable PWD; an option --pwd is a password
         return False
     # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``.
     words = [w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(bare) if w]

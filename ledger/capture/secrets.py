@@ -281,12 +281,13 @@ def _b64_cores(raw: bytes) -> set[bytes]:
     """Base64 text that encodes ``raw`` wherever it starts in an encoded stream: for each of
     the three alignments, the characters that depend on ``raw``'s bytes only."""
     cores: set[bytes] = set()
-    for k in range(3 if len(raw) >= 6 else 1):
+    for k in range(3):
         enc = base64.b64encode(b"\0" * k + raw)
         start = -(-8 * k // 6)
         end = (8 * (k + len(raw))) // 6
         core = enc[start:end]
-        if len(core) >= 2:
+        # Shorter cores would match ordinary words; a 5-byte secret still gives 6 characters.
+        if len(core) >= 6 or (k == 0 and len(core) >= 2):
             cores.add(core)
             cores.add(core.replace(b"+", b"-").replace(b"/", b"_"))
     full = base64.b64encode(raw)
@@ -310,6 +311,7 @@ class Scrubber:
     hits: dict[str, set[str]] = field(default_factory=dict)  # source -> where it was found
     _pattern: re.Pattern[bytes] | None = field(default=None, repr=False)
     _by_form: dict[bytes, str] = field(default_factory=dict, repr=False)
+    _binary: re.Pattern[bytes] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         short: list[bytes] = []
@@ -318,21 +320,31 @@ class Scrubber:
             for f in _forms(k.value):
                 self._by_form.setdefault(f, k.source)
                 (short if len(f) < _STANDALONE_BELOW else long).append(f)
-        alts = [re.escape(f) for f in sorted(long, key=len, reverse=True)]
+        long.sort(key=len, reverse=True)  # the longest form wins where forms overlap
+        alts = [re.escape(f) for f in long]
         alts += [rb"(?<![A-Za-z0-9])" + re.escape(f) + rb"(?![A-Za-z0-9])" for f in short]
         if alts:
             self._pattern = re.compile(b"|".join(alts))
+        in_binary = [re.escape(f) for f in long if len(f) >= MIN_CONTENT_LEN]
+        if in_binary:
+            self._binary = re.compile(b"|".join(in_binary))
 
     def scrub(self, data: bytes, where: str) -> bytes:
+        """``data`` without the known values. In binary data (a NUL in its first 8 KiB) only
+        forms of ``MIN_CONTENT_LEN`` bytes or more are replaced: a short value turns up in
+        megabytes of weights by chance, and replacing it there would corrupt the file."""
         if self._pattern is None or not data:
             return data
+        if b"\0" in data[:8192]:
+            if self._binary is None:
+                return data
+            return self._binary.sub(lambda m: self._sub(m, where), data)
+        return self._pattern.sub(lambda m: self._sub(m, where), data)
 
-        def sub(m: re.Match[bytes]) -> bytes:
-            source = self._by_form.get(m[0], "secret")
-            self.hits.setdefault(source, set()).add(where)
-            return marker(source).encode()
-
-        return self._pattern.sub(sub, data)
+    def _sub(self, m: re.Match[bytes], where: str) -> bytes:
+        source = self._by_form.get(m[0], "secret")
+        self.hits.setdefault(source, set()).add(where)
+        return marker(source).encode()
 
     def text(self, value: str, where: str) -> str:
         if self._pattern is None:

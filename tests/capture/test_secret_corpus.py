@@ -242,6 +242,8 @@ def test_what_is_not_secret_is_kept_and_redactions_are_noted(
     for line in KEEP:  # hashes, ids and metrics are not secrets
         assert line in stdout
     assert "connected with [REDACTED:MY_SERVICE_TOKEN] ok" in stdout
+    # a known secret inside a longer base64 text (basic auth), at any alignment
+    assert base64.b64encode(b"user:" + ENV["PASSWORD1"].encode()).decode()[:-2] not in stdout
     notes = "\n".join(run.notes)
     # a short secret is named by its variable, never by its value
     assert "$MY_SERVICE_TOKEN (a short value, 4 characters) was scrubbed from stdout" in notes
