@@ -81,6 +81,17 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     if opts.require_clean:
         require_clean(opts.cwd)
     notes: list[str] = []
+    cache = StatCache.for_store(store)
+    inputs = []
+    for p in opts.inputs:
+        d = digest_input((opts.cwd / p).absolute(), cache)
+        # Keep the path as the command line gave it: replay restores relative inputs into its
+        # workspace, where the same relative argument finds them.
+        given = d.model_copy(update={"path": str(p)})
+        given._manifest = d._manifest
+        inputs.append(given)
+    cache.save()
+    # After the input digests: the secret detectors finish importing meanwhile (record.begin).
     scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}))
     found: list[Finding] = []
     config_files = []
@@ -96,16 +107,6 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
                 [f.describe() for f in found],
             )
         )
-    cache = StatCache.for_store(store)
-    inputs = []
-    for p in opts.inputs:
-        d = digest_input((opts.cwd / p).absolute(), cache)
-        # Keep the path as the command line gave it: replay restores relative inputs into its
-        # workspace, where the same relative argument finds them.
-        given = d.model_copy(update={"path": str(p)})
-        given._manifest = d._manifest
-        inputs.append(given)
-    cache.save()
     code = snapshot_code(opts.cwd, store, scrubber=scrubber)
     notes += list(code.notes)
     code_oid = store.put_json(code.to_json())

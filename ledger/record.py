@@ -168,7 +168,9 @@ class Begun:
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
     from . import contract as contract_mod
+    from .capture.secrets import preload
 
+    preload()  # the secret detectors import while the checks and the code snapshot run
     patterns = _validate(opts)
     store.check_writable()
     # Freezing reads configs, inputs and code: any failure here leaves no run behind.
