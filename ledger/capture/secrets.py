@@ -122,14 +122,14 @@ def preload() -> None:
 
 
 # A line that holds a secret, by any detector or name rule, matches this: a word of a secret
-# name or keyword, a URL (user info), or a token of 16+ characters (every token format the
+# name or keyword, a URL (user info), or a token of 15+ characters (every token format the
 # detectors know is longer). Other lines skip the ~25 detectors: a typical log line then costs
 # a few microseconds instead of a few hundred.
 _CANDIDATE_WORDS = re.compile(
     "secret|pass|pwd|cred|auth|priv|session|cookie|signature|dsn|key|token|sid|bearer|basic"
     "|cloudant|softlayer|ibm|://"
 )  # searched in the lower-cased line: a case-insensitive alternation is ten times slower
-_CANDIDATE_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16}")
+_CANDIDATE_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{15}")
 
 
 def _candidate(line: str) -> bool:
