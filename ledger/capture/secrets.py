@@ -263,7 +263,7 @@ def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[Know
     variables whose value the detector flags, and the secret parts of the command line."""
     found: dict[str, KnownSecret] = {}
     for name, value in environ.items():
-        if name.startswith("LEDGER_") or _not_a_value(value):
+        if name.startswith("LEDGER_") or _not_a_value(value) or _is_path_list(value):
             continue
         if is_secret_name(name) or (
             len(value) >= MIN_CONTENT_LEN and detect_line(f"{name}={value}") is not None
@@ -290,6 +290,16 @@ _FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "nu
 def _not_a_value(value: str) -> bool:
     v = value.strip().lower()
     return not v or v in _FLAG_VALUES or (v.isdigit() and len(v) <= 2)
+
+
+def _is_path_list(value: str) -> bool:
+    """``PYTHONPATH``, ``SSH_AUTH_SOCK``, ``GOOGLE_APPLICATION_CREDENTIALS``: paths, at least one
+    of which exists. The file may hold a secret; its path is not one (and scrubbing it would
+    hide where a run read from)."""
+    parts = [p for p in value.split(os.pathsep) if p]
+    if not parts or not all(p.startswith(("/", "~/", "./", "../")) for p in parts):
+        return False
+    return any(os.path.exists(os.path.expanduser(p)) for p in parts)
 
 
 def _differing_part(raw: str, red: str) -> str:

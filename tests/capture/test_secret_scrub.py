@@ -52,6 +52,8 @@ def test_launch_secrets_names_content_and_settings() -> None:
         "AUTH_ENABLED": "true",  # a setting, not a credential
         "UPSTREAM": "ghp_" + "R8s2Lq0Xv6Tn4Wm1Kb9Pz3Yc7Hd5Jf2Ga8Ne",  # by content
         "HOME": "/root",
+        "SSH_AUTH_SOCK": "/tmp",  # a secret name, but an existing path
+        "PYTHONPATH": "/tmp/secrets:/tmp",  # "secrets:" reads like an assignment
     }
     argv = ["train.py", "-p", "psh9Kx", "--lr", "0.1", "--pwd", "hunter2"]
     found = {(k.source, k.value) for k in launch_secrets(argv, env)}
