@@ -18,7 +18,14 @@ from ..records.code import CodeSnapshot, PatchStats, Submodule
 from ..store import Store
 from . import gitsnap
 from .materialize import materialize_code
-from .secrets import Finding, Scrubber, redact_lines, redact_patch, skipped_secret_file
+from .secrets import (
+    MAX_DETECT_BYTES,
+    Finding,
+    Scrubber,
+    redact_lines,
+    redact_patch,
+    skipped_secret_file,
+)
 from .trees import build_tree, describe, put_tree
 
 __all__ = ["code_digest", "materialize_code", "require_clean", "snapshot_code"]
@@ -98,7 +105,7 @@ def snapshot_code(
         notes.append(describe("nested git repositories, not captured", nested))
     paths = [p for p in paths if not p.endswith("/")]
     untracked_oid, truncated = _store_files(
-        root, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings)
+        root, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
     if findings:
         notes.append(
@@ -139,13 +146,25 @@ def _skip_secret_files(paths: list[str], notes: list[str]) -> list[str]:
 
 
 def _redactor(
-    scrubber: Scrubber | None, findings: list[Finding]
+    scrubber: Scrubber | None, findings: list[Finding], notes: list[str]
 ) -> Callable[[str, bytes], bytes] | None:
+    """What ``build_tree`` stores of each file: known values scrubbed, flagged lines replaced
+    (files over ``MAX_DETECT_BYTES`` are only scrubbed, and named in the notes)."""
     if scrubber is None:
         return None
+    unscanned: list[str] = []
 
     def redact(path: str, data: bytes) -> bytes:
-        data, found = redact_lines(scrubber.scrub(data, path), path)
+        data = scrubber.scrub(data, path)
+        if len(data) > MAX_DETECT_BYTES:
+            unscanned.append(path)
+            if len(unscanned) == 1:
+                notes.append(
+                    f"untracked files over {MAX_DETECT_BYTES:,} bytes were not scanned for "
+                    "secrets line by line (the values known at launch were scrubbed)"
+                )
+            return data
+        data, found = redact_lines(data, path)
         findings.extend(found)
         return data
 
@@ -307,7 +326,7 @@ def _snapshot_plain(
         paths = _skip_secret_files(paths, notes)
     findings: list[Finding] = []
     tree_oid, truncated = _store_files(
-        cwd, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings)
+        cwd, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
     if findings:
         notes.append(

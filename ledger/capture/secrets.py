@@ -32,15 +32,19 @@ from .redact import is_secret_name, redact_argv, redact_text
 
 __all__ = [
     "ENV_FILE_PATTERNS",
+    "MAX_DETECT_BYTES",
     "Finding",
     "KnownSecret",
     "Scrubber",
     "detect_line",
     "launch_secrets",
+    "marker",
     "preload",
     "redact_lines",
     "redact_patch",
+    "restore_argv",
     "restore_patch_context",
+    "scrub_run_dir",
     "skipped_secret_file",
 ]
 
@@ -65,6 +69,8 @@ ENV_FILE_PATTERNS = (
     "id_ecdsa*",
     "id_ed25519*",
 )
+# Captured text larger than this is scrubbed of known values only, not scanned line by line.
+MAX_DETECT_BYTES = 64 << 20
 # Content detection flags nothing shorter than this (values known at launch have no minimum).
 MIN_CONTENT_LEN = 8
 # Values shorter than this are scrubbed only where they stand alone (not inside a longer word):
@@ -415,10 +421,6 @@ class Scrubber:
                 short = f" ({some}, {lengths[source]} characters)"
             out.append(f"the value of {what}{short} was scrubbed from {', '.join(sorted(places))}")
         return out
-
-
-# Logs larger than this are scrubbed of known values only (content detection reads each line).
-MAX_DETECT_BYTES = 64 << 20
 
 
 def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:

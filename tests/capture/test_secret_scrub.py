@@ -21,6 +21,7 @@ from ledger.capture.secrets import (
     skipped_secret_file,
 )
 from ledger.errors import ReplayError
+from ledger.store import Store
 
 
 @pytest.mark.parametrize("prefix", [b"", b"u", b"us", b"user:", b"Authorization: x"])
@@ -132,3 +133,23 @@ def test_secret_files_setting() -> None:
     assert not skipped_secret_file("envs/train.yaml", {})
     assert not skipped_secret_file(".env", {"LEDGER_SECRET_FILES": ""})
     assert skipped_secret_file("x.cfg", {"LEDGER_SECRET_FILES": "*.cfg, .env"})
+
+
+def test_plain_snapshot_outside_git_is_redacted_too(tmp_path: Path, store: Store) -> None:
+    from ledger.capture.code import snapshot_code
+    from ledger.capture.trees import load_tree
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text("SECRET=plain-dotenv-1\n")
+    (work / "train.py").write_text("x = 1\nslack = 'xoxb-2048199231-7731298410-Yq8Kw2'\n")
+    (work / "w.bin").write_bytes(b"\0\1" + b"tk4Q" * 4)  # a short known value in binary data
+    scrubber = Scrubber([KnownSecret("MY_TOKEN", "tk4Q")])
+    snap = snapshot_code(work, store, scrubber=scrubber)
+    assert snap.snapshot is not None and snap.redacted == ["train.py:2"]
+    tree = load_tree(store, snap.snapshot)
+    assert [e.path for e in tree.entries] == ["train.py", "w.bin"]
+    files = {e.path: store.objects.get_bytes(e.oid) for e in tree.entries}
+    assert b"xoxb" not in files["train.py"] and files["train.py"].startswith(b"x = 1\n")
+    assert files["w.bin"] == b"\0\1" + b"tk4Q" * 4  # binary data is not corrupted
+    assert any("credential files, never captured" in n and ".env" in n for n in snap.notes)
