@@ -8,7 +8,8 @@ defaults included), and what the in-process runtime wrote into the staging direc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from .records.run import CheckpointEvent, InputCheck
 from .store import Store
 
 if TYPE_CHECKING:
+    from .capture.secrets import Scrubber
     from .capture.statcache import StatCache
     from .record import RecordOptions
     from .records.code import CodeSnapshot
@@ -49,6 +51,7 @@ class Frozen:
     cache: StatCache
     notes: list[str] = field(default_factory=list)
     config_files: list[Any] = field(default_factory=list)
+    scrubber: Scrubber | None = None  # the secrets known at launch, scrubbed from all captures
 
 
 def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
@@ -82,12 +85,13 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from .capture.data import digest_input
     from .capture.env import env_digest, fingerprint
     from .capture.redact import redact_argv
+    from .capture.secrets import Finding, Scrubber, launch_secrets
     from .capture.statcache import StatCache
+    from .capture.trees import describe
 
     if opts.require_clean:
         require_clean(opts.cwd)
     notes: list[str] = []
-    config_files = [load_config_file(opts.cwd / p, store) for p in opts.configs]
     cache = StatCache.for_store(store)
     inputs = []
     for p in opts.inputs:
@@ -98,16 +102,37 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         given._manifest = d._manifest
         inputs.append(given)
     cache.save()
-    if opts.code is not None:
+    # After the input digests: the secret detectors finish importing meanwhile (record.begin).
+    scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}))
+    found: list[Finding] = []
+    config_files = []
+    for p in opts.configs:
+        here: list[Finding] = []
+        config_files.append(load_config_file(opts.cwd / p, store, scrubber, here))
+        found += [replace(f, where=str(p)) for f in here]  # named as the command line has it
+    if found:
+        notes.append(
+            describe(
+                "secrets redacted in the stored config files; replay writes these lines "
+                "differently",
+                [f.describe() for f in found],
+            )
+        )
+    if opts.code is not None:  # a replay: the snapshot its workspace was rebuilt from
         code, code_oid = _rebuilt_code(store, opts.code), opts.code
     else:
-        code = snapshot_code(opts.cwd, store)
+        code = snapshot_code(opts.cwd, store, scrubber=scrubber)
         notes += list(code.notes)
         code_oid = store.put_json(code.to_json())
     env = fingerprint(opts.env_names)
+    det = env.determinism
+    det = det.model_copy(update={"env": scrubber.json(det.env, "the environment record")})
+    env = env.model_copy(update={"determinism": det})
     env_oid = store.put_json(env.to_json())
     contract = Contract(
-        argv=redact_argv(list(opts.command)),
+        # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay
+        # fills in from the environment again; the name rules then catch the rest.
+        argv=redact_argv([scrubber.text(a, "argv") for a in opts.command]),
         cwd=str(opts.cwd.absolute()),
         code=code_oid,
         code_digest=code_digest(code),
@@ -115,13 +140,13 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         inputs=[d.model_dump(mode="json") for d in inputs],
         environment=env_oid,
         env_digest=env_digest(env),
-        env_vars=_env_vars(opts.env_names, opts.extra_env),
+        env_vars=scrubber.json(_env_vars(opts.env_names, opts.extra_env), "env_vars"),
         seed_root=opts.seed_root,
         metric_patterns=list(opts.metrics),
         outputs=[str(p) for p in opts.outputs],
         env_names=list(opts.env_names),
     )
-    return Frozen(contract, inputs, cache, notes, config_files)
+    return Frozen(contract, inputs, cache, notes, config_files, scrubber)
 
 
 def recheck_inputs(

@@ -139,40 +139,6 @@ def _child_env(opts: RecordOptions, store: Store, run_id: str, staging: Path) ->
     return env
 
 
-def known_secrets(argv: Sequence[str], extra_env: dict[str, str]) -> list[bytes]:
-    """The literal secret values this run was given (secret-named variables, secret argv
-    parts), so that a program echoing them does not carry them into the stored logs."""
-    from .capture.redact import is_secret_name, redact_argv
-
-    found: set[str] = set()
-    for name, value in {**os.environ, **extra_env}.items():
-        if is_secret_name(name) and len(value) >= 6:
-            found.add(value)
-    for raw, red in zip(argv, redact_argv(list(argv)), strict=True):
-        if raw == red:
-            continue
-        # The secret is what differs once the common prefix and suffix are removed.
-        i = 0
-        while i < min(len(raw), len(red)) and raw[i] == red[i]:
-            i += 1
-        j = 0
-        while j < min(len(raw), len(red)) - i and raw[-1 - j] == red[-1 - j]:
-            j += 1
-        part = raw[i : len(raw) - j]
-        if len(part) >= 6:
-            found.add(part)
-    return sorted((s.encode() for s in found), key=len, reverse=True)
-
-
-def scrub_file(path: Path, secrets: list[bytes]) -> None:
-    data = path.read_bytes()
-    scrubbed = data
-    for secret in secrets:
-        scrubbed = scrubbed.replace(secret, b"***redacted***")
-    if scrubbed != data:
-        path.write_bytes(scrubbed)
-
-
 def _store_series(store: Store, series: MetricSeries) -> MetricSummary:
     oid = store.put_json(series.to_json())
     return summarize(series, oid)
@@ -208,7 +174,9 @@ class Begun:
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
     from . import contract as contract_mod
+    from .capture.secrets import preload
 
+    preload()  # the secret detectors import while the checks and the code snapshot run
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
@@ -316,6 +284,7 @@ def seal(
 ) -> RecordResult:
     from . import contract as contract_mod
     from .capture import outputs as outputs_mod
+    from .capture.secrets import Scrubber, scrub_run_dir
 
     notes = list(frozen.notes)
     summaries: list[MetricSummary] = []
@@ -339,14 +308,14 @@ def seal(
 
     inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts, store)
     notes += in_notes
+    scrubber = frozen.scrubber or Scrubber([])
+    notes += scrub_run_dir(staging, scrubber)
     resolved_oid, resolved_digest = contract_mod.resolve_config(store, frozen, staging)
 
     logs = {}
-    secrets = known_secrets(opts.command, opts.extra_env)
+    notes += scrubber.notes()
     for stream in ("stdout", "stderr"):
         path = staging / f"{stream}.log"
-        if path.exists() and secrets:
-            scrub_file(path, secrets)
         logs[stream] = store.objects.put_file(path) if path.exists() else None
     if inputs_changed:
         notes.append("an --input changed while the run was running: see inputs_after")

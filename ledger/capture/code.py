@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .._canonical import canonical_json
@@ -17,6 +18,14 @@ from ..records.code import CodeSnapshot, PatchStats, Submodule
 from ..store import Store
 from . import gitsnap
 from .materialize import materialize_code
+from .secrets import (
+    MAX_DETECT_BYTES,
+    Finding,
+    Scrubber,
+    redact_lines,
+    redact_patch,
+    skipped_secret_file,
+)
 from .trees import build_tree, describe, put_tree
 
 __all__ = ["code_digest", "materialize_code", "require_clean", "snapshot_code"]
@@ -42,16 +51,25 @@ SKIP_DIRS = frozenset(
 
 
 def snapshot_code(
-    cwd: Path, store: Store, *, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES
+    cwd: Path,
+    store: Store,
+    *,
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_BYTES,
+    scrubber: Scrubber | None = None,
 ) -> CodeSnapshot:
     """Record the code ``cwd`` runs: inside git, HEAD plus everything that differs from it;
-    outside, the files under ``cwd`` within ``max_files`` / ``max_bytes``."""
+    outside, the files under ``cwd`` within ``max_files`` / ``max_bytes``.
+
+    With a ``scrubber``, secrets are redacted from the patch and the untracked files (known
+    values, and lines the detector flags), and credential files (``.env``...) are left out;
+    ``redacted`` and ``notes`` say where."""
     cwd = Path(cwd).resolve()
     if not cwd.is_dir():
         raise UsageError(f"cannot capture code: {cwd} is not a directory")
     repo = gitsnap.open_repo(cwd)
     if repo is None:
-        return _snapshot_plain(cwd, store, max_files, max_bytes)
+        return _snapshot_plain(cwd, store, max_files, max_bytes, scrubber)
     try:
         root = Path(str(repo.working_tree_dir)).resolve()
         info = gitsnap.head_info(repo, root)
@@ -65,20 +83,37 @@ def snapshot_code(
     fd, name = tempfile.mkstemp(prefix="code-", suffix=".patch", dir=store.tmp_dir)
     os.close(fd)
     tmp = Path(name)
+    findings: list[Finding] = []
     try:
         pf = gitsnap.write_patch(root, base, tmp)
         if pf.size:
+            size = pf.size
+            if scrubber is not None:
+                data, findings = redact_patch(scrubber.scrub(tmp.read_bytes(), "the code patch"))
+                tmp.write_bytes(data)
+                size = len(data)
             patch_oid = store.objects.put_file(tmp)
-            stats = PatchStats(files=pf.files, bytes=pf.size)
+            stats = PatchStats(files=pf.files, bytes=size)
     finally:
         tmp.unlink(missing_ok=True)
 
     paths = _exclude_ledger(root, gitsnap.untracked_paths(root), store, notes)
+    if scrubber is not None:
+        paths = _skip_secret_files(paths, notes)
     nested = [p for p in paths if p.endswith("/")]
     if nested:
         notes.append(describe("nested git repositories, not captured", nested))
     paths = [p for p in paths if not p.endswith("/")]
-    untracked_oid, truncated = _store_files(root, paths, store, max_files, max_bytes, notes)
+    untracked_oid, truncated = _store_files(
+        root, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
+    )
+    if findings:
+        notes.append(
+            describe(
+                "secrets redacted in the stored code; replay writes these lines differently",
+                [f.describe() for f in findings],
+            )
+        )
 
     submodules = _submodules(root, notes)
     dirty = bool(patch_oid or paths or nested or any(s.dirty for s in submodules))
@@ -96,8 +131,44 @@ def snapshot_code(
         untracked=untracked_oid,
         submodules=submodules,
         truncated=truncated,
+        redacted=[f"{f.where}:{f.line}" for f in findings if not f.kept],
         notes=notes,
     )
+
+
+def _skip_secret_files(paths: list[str], notes: list[str]) -> list[str]:
+    """Leave out credential files (``.env``...), naming them in the notes."""
+    skipped = [p for p in paths if not p.endswith("/") and skipped_secret_file(p)]
+    if skipped:
+        what = "credential files, never captured (LEDGER_SECRET_FILES sets the patterns)"
+        notes.append(describe(what, skipped))
+    return [p for p in paths if p not in skipped]
+
+
+def _redactor(
+    scrubber: Scrubber | None, findings: list[Finding], notes: list[str]
+) -> Callable[[str, bytes], bytes] | None:
+    """What ``build_tree`` stores of each file: known values scrubbed, flagged lines replaced
+    (files over ``MAX_DETECT_BYTES`` are only scrubbed, and named in the notes)."""
+    if scrubber is None:
+        return None
+    unscanned: list[str] = []
+
+    def redact(path: str, data: bytes) -> bytes:
+        data = scrubber.scrub(data, path)
+        if len(data) > MAX_DETECT_BYTES:
+            unscanned.append(path)
+            if len(unscanned) == 1:
+                notes.append(
+                    f"untracked files over {MAX_DETECT_BYTES:,} bytes were not scanned for "
+                    "secrets line by line (the values known at launch were scrubbed)"
+                )
+            return data
+        data, found = redact_lines(data, path)
+        findings.extend(found)
+        return data
+
+    return redact
 
 
 def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]) -> list[str]:
@@ -118,7 +189,13 @@ def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]
 
 
 def _store_files(
-    base: Path, paths: list[str], store: Store, max_files: int, max_bytes: int, notes: list[str]
+    base: Path,
+    paths: list[str],
+    store: Store,
+    max_files: int,
+    max_bytes: int,
+    notes: list[str],
+    transform: Callable[[str, bytes], bytes] | None = None,
 ) -> tuple[str | None, bool]:
     """Store ``paths`` as a Tree within the limits; returns (tree id or None, truncated)."""
     kept: list[str] = []
@@ -146,7 +223,7 @@ def _store_files(
     truncated = bool(limits)
     if not kept:
         return None, truncated
-    tree = build_tree(base, kept, store)
+    tree = build_tree(base, kept, store, transform)
     if tree.note:
         notes.append(tree.note)
     if truncated:
@@ -202,7 +279,9 @@ def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
 
 
-def _snapshot_plain(cwd: Path, store: Store, max_files: int, max_bytes: int) -> CodeSnapshot:
+def _snapshot_plain(
+    cwd: Path, store: Store, max_files: int, max_bytes: int, scrubber: Scrubber | None = None
+) -> CodeSnapshot:
     """Outside git: a Tree of the files under ``cwd``; the walk stops once the limit is hit."""
     notes: list[str] = ["not inside a git repository: the files under the directory were copied"]
     store_root = store.root.resolve()
@@ -243,13 +322,26 @@ def _snapshot_plain(cwd: Path, store: Store, max_files: int, max_bytes: int) -> 
             f"stopped walking {cwd} after {max_files:,} files; the rest was not captured "
             "(run inside a git repository, or from a smaller directory)"
         )
-    tree_oid, truncated = _store_files(cwd, paths, store, max_files, max_bytes, notes)
+    if scrubber is not None:
+        paths = _skip_secret_files(paths, notes)
+    findings: list[Finding] = []
+    tree_oid, truncated = _store_files(
+        cwd, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
+    )
+    if findings:
+        notes.append(
+            describe(
+                "secrets redacted in the stored code; replay writes these lines differently",
+                [f.describe() for f in findings],
+            )
+        )
     return CodeSnapshot(
         in_repo=False,
         root=str(cwd),
         cwd_relpath=".",
         snapshot=tree_oid,
         truncated=truncated or stopped,
+        redacted=[f"{f.where}:{f.line}" for f in findings if not f.kept],
         notes=notes,
     )
 

@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
 from ..store import Store
 from .redact import redact_argv, redact_json
+from .secrets import Finding, Scrubber, redact_lines
 
 __all__ = [
     "build_config_capture",
@@ -146,8 +147,17 @@ def _sniff(text: str) -> tuple[Format, Any]:
     raise _ParseError("not JSON, TOML or YAML")
 
 
-def load_config_file(path: str | Path, store: Store) -> ConfigFile:
-    """Store a config file's bytes and parse it (format by extension, else by content)."""
+def load_config_file(
+    path: str | Path,
+    store: Store,
+    scrubber: Scrubber | None = None,
+    findings: list[Finding] | None = None,
+) -> ConfigFile:
+    """Store a config file's bytes and parse it (format by extension, else by content).
+
+    With a ``scrubber``, secrets are redacted from the stored bytes and the parsed value; the
+    lines replaced are appended to ``findings``."""
+    findings = [] if findings is None else findings
     given = str(path)
     p = Path(path)
     try:
@@ -188,6 +198,12 @@ def load_config_file(path: str | Path, store: Store) -> ConfigFile:
         ) from exc
     safe = json_safe(value)
     redacted = redact_json(safe)
+    if scrubber is not None:
+        # The stored bytes lose known secret values and every line the detector flags; the
+        # parsed value loses known values too (its secret keys are gone already).
+        redacted = scrubber.json(redacted, given)
+        data, found = redact_lines(scrubber.scrub(data, given), given)
+        findings.extend(found)
     return ConfigFile(
         path=given,
         oid=store.objects.put_bytes(data),

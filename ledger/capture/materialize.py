@@ -19,6 +19,7 @@ from ..records.tree import Tree
 from ..store import Store
 from . import confine
 from .gitsnap import run_git
+from .secrets import restore_patch_context
 from .trees import check_tree, copy_verified, load_tree, write_tree
 
 __all__ = ["materialize_code"]
@@ -104,6 +105,8 @@ def _apply_patch(store: Store, oid: str, dest: Path, commit: str | None) -> None
         patch = Path(tmp) / "code.patch"
         with open(patch, "wb") as f:
             copy_verified(store, oid, f)
+        # Lines of the commit that were redacted in the stored patch: take them from the commit.
+        patch.write_bytes(restore_patch_context(patch.read_bytes(), dest))
         proc = run_git(
             dest, "apply", "--binary", "--index", "--whitespace=nowarn", str(patch), check=False
         )

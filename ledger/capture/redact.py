@@ -71,14 +71,59 @@ _NOT_SECRET = frozenset({"pwd", "oldpwd"})
 _VOCAB_TOKENS = frozenset({"bos", "eos", "pad", "unk", "mask", "sep", "cls", "start", "end"})
 
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+# Qualifiers that follow a secret's name without changing what it is: ``API_KEY_2``,
+# ``OPENAI_API_KEY_PROD``, ``DB_PASSWORD_OLD``. They are dropped before the last-word rule.
+_QUALIFIERS = frozenset(
+    {
+        "prod",
+        "production",
+        "dev",
+        "develop",
+        "development",
+        "staging",
+        "stage",
+        "test",
+        "testing",
+        "qa",
+        "live",
+        "old",
+        "new",
+        "prev",
+        "previous",
+        "next",
+        "current",
+        "main",
+        "primary",
+        "secondary",
+        "backup",
+        "alt",
+        "local",
+        "remote",
+        "default",
+        "b64",
+        "base64",
+        "raw",
+        "value",
+        "val",
+        "str",
+        "string",
+        "enc",
+        "encoded",
+        "v",
+    }
+)
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable, option or config key name looks like it holds a secret."""
     bare = name.strip().lstrip("-")
-    if bare.lower() in _NOT_SECRET:
+    if name.strip().lower() in _NOT_SECRET:  # the variable PWD; an option --pwd is a password
         return False
-    words = [w.lower() for w in _WORD_SPLIT.split(bare) if w]
+    # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``.
+    words = [w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(bare) if w]
+    words = [w for w in words if w]
+    while len(words) > 1 and words[-1] in _QUALIFIERS:
+        words.pop()
     if not words:
         return False
     if words[-1] in _LAST_WORDS:
@@ -160,24 +205,47 @@ def redact_env(mapping: Mapping[str, str]) -> dict[str, str]:
 
 
 _OPTION = re.compile(r"^--?[A-Za-z]")
+# What ``ledger.capture.secrets`` puts in place of a known secret: ``[REDACTED:HF_TOKEN]``.
+_MARKER = re.compile(r"\[REDACTED:[A-Za-z_][A-Za-z0-9_]*\]")
+# ``-p VALUE`` / ``-P VALUE`` is a password for mysql, sshpass, zip, 7z, unzip...; many other
+# tools use them for a port, a path or a count, which stay: numbers, paths, other options.
+_SHORT_PASSWORD = frozenset({"-p", "-P"})
+_PLAIN = re.compile(r"^(?:-|[+-]?\d+(?:\.\d+)?$|[.~]?/|\.{1,2}$|[\w.-]*/)")
 
 
 def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
     """Redact a command line given as a list of arguments.
 
     ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` loses X; every argument is
-    also scanned as text (URLs with passwords, bearer tokens, known token formats). Single-letter
-    options such as ``-p`` are never taken as secrets: too many tools use them for ports/paths.
+    also scanned as text (URLs with passwords, bearer tokens, known token formats). Of the
+    single-letter options only ``-p``/``-P`` are taken as passwords, and only when their value
+    is not a number, a path or another option (ports and paths stay readable).
     """
     out: list[str] = []
-    redact_next = False
+    redact_next: bool | str = False
     for arg in argv:
-        if redact_next and not _OPTION.match(arg):
+        if _MARKER.fullmatch(arg.partition("=")[2] or arg):
+            out.append(arg)  # already replaced by a named marker: replay restores it
+            redact_next = False
+            continue
+        if redact_next is True and not _OPTION.match(arg):
+            out.append(REDACTED)
+            redact_next = False
+            continue
+        if redact_next == "short" and not _PLAIN.match(arg):
             out.append(REDACTED)
             redact_next = False
             continue
         redact_next = False
-        if _OPTION.match(arg) and len(arg.split("=", 1)[0].lstrip("-")) > 1:
+        name = arg.split("=", 1)[0]
+        if name in _SHORT_PASSWORD:
+            if "=" in arg and not _PLAIN.match(arg.split("=", 1)[1]):
+                out.append(f"{name}={REDACTED}")
+            else:
+                out.append(arg)
+                redact_next = "short" if "=" not in arg else False
+            continue
+        if _OPTION.match(arg) and len(name.lstrip("-")) > 1:
             name, eq, value = arg.partition("=")
             if is_secret_name(name):
                 out.append(f"{name}={REDACTED}" if eq else arg)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -62,13 +62,19 @@ def _inside(base: str, path: str) -> bool:
     return os.path.commonpath([base, path]) == base
 
 
-def build_tree(base: Path, paths: Iterable[str], store: Store) -> Tree:
+def build_tree(
+    base: Path,
+    paths: Iterable[str],
+    store: Store,
+    transform: Callable[[str, bytes], bytes] | None = None,
+) -> Tree:
     """Store the files and symlinks at ``paths`` (relative to ``base``) and return their Tree.
 
     Regular files keep their content and executable bit; symlinks keep their target as content.
     Anything else (sockets, fifos, vanished files, symlinks resolving outside ``base``, names that
     are not UTF-8) is left out and named in ``tree.note``. The Tree itself is not stored: see
-    ``put_tree``.
+    ``put_tree``. ``transform(path, content)``, when given, returns what is stored of a regular
+    file (secret redaction of untracked files).
     """
     real_base = os.path.realpath(base)
     entries: list[TreeEntry] = []
@@ -92,6 +98,12 @@ def build_tree(base: Path, paths: Iterable[str], store: Store) -> Tree:
                 data = os.fsencode(target)
                 oid = store.objects.put_bytes(data)
                 entries.append(TreeEntry(path=rel, type="symlink", size=len(data), oid=oid))
+                total += len(data)
+            elif stat.S_ISREG(st.st_mode) and transform is not None:
+                data = transform(rel, full.read_bytes())
+                oid = store.objects.put_bytes(data)
+                executable = bool(st.st_mode & stat.S_IXUSR)
+                entries.append(TreeEntry(path=rel, executable=executable, size=len(data), oid=oid))
                 total += len(data)
             elif stat.S_ISREG(st.st_mode):
                 with open(full, "rb") as f:

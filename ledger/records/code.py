@@ -54,4 +54,6 @@ class CodeSnapshot(Record):
     submodules: list[Submodule] = Field(default_factory=list)
     snapshot: Oid | None = None  # outside a repo: a Tree of the files under cwd
     truncated: bool = False  # a limit left files out; notes say which
+    # "path:line" of each line replaced because it held a secret (patch and untracked files)
+    redacted: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -106,26 +107,21 @@ def _one_replay(
 ) -> tuple[Run, Workspace]:
     """One replay run; ``made`` collects its workspace as soon as it exists, so that a
     failure anywhere later can still remove it."""
+    from ..capture.secrets import restore_argv
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
-    if any(REDACTED in a for a in contract.argv):
-        raise ReplayError(
-            "the recorded command line holds redacted secrets and cannot be rerun as is",
-            hint="pass secrets through environment variables named with --env, not argv",
-        )
-    ws = build_workspace(
-        store,
-        contract,
-        parent=opts.workspace_parent,
-        keep=opts.keep_workspace,
-    )
+    argv = restore_argv(contract.argv, os.environ)  # secrets come from the environment again
+    ws = build_workspace(store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace)
     if made is not None:
         made.append(ws.root)
-    argv = list(contract.argv)
     if seed_value is not None and opts.seed_arg:
         argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
-    env = {k: v for k, v in contract.env_vars.items() if REDACTED not in v}
+    env = {
+        k: v
+        for k, v in contract.env_vars.items()
+        if REDACTED not in v and "[REDACTED:" not in v  # secrets: the current value is kept
+    }
     if resume is not None:
         env["LEDGER_RESUME_FROM"] = resume
     result = record(

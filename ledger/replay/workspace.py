@@ -236,6 +236,7 @@ def _fill(store: Store, contract: Contract, root: Path) -> Workspace:
     from ..capture.code import materialize_code
     from ..capture.data import digest_input
     from ..capture.statcache import StatCache
+    from ..capture.trees import describe
 
     code = _load(store, contract.code, CodeSnapshot, "code snapshot")
     inputs = [_input_digest(raw) for raw in contract.inputs]
@@ -243,6 +244,14 @@ def _fill(store: Store, contract: Contract, root: Path) -> Workspace:
     confine.make_dirs(root, posixpath.dirname(code_rel))
     run_dir = materialize_code(code, store, root / code_rel)
     ws = Workspace(root=root, run_dir=run_dir)
+    if code.redacted:
+        ws.notes.append(
+            describe(
+                "warning: these replayed lines differ from the recorded code, where a secret "
+                "was redacted",
+                code.redacted,
+            )
+        )
     cache = StatCache()
     for digest in inputs:
         given = digest.path

@@ -1,0 +1,527 @@
+"""Secrets by value and by content, for everything a run captures from the user.
+
+Two mechanisms complement the name rules of ``redact.py``:
+
+* **Known values.** Every secret the run was given at launch (values of secret-named
+  environment variables, secret parts of argv, values the detector flags) is scrubbed from all
+  captured data, whatever its length, together with its base64, URL-encoded and hex forms.
+* **Content detection.** Yelp's ``detect-secrets`` plugins (AWS, GitHub, Slack, private keys,
+  high-entropy strings, basic-auth URLs, keyword assignments, ...) plus the name rules of
+  ``redact.py`` are run over each line of captured text (logs, the dirty patch, untracked
+  files, config files); a line that matches is replaced by a marker.
+
+Only user data goes through here, never the ledger's own records: object ids are long hex
+strings that a content detector could take for keys. ``detect-secrets`` is imported on first
+use (it costs ~0.15 s).
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from .redact import is_secret_name, redact_argv, redact_text
+
+__all__ = [
+    "ENV_FILE_PATTERNS",
+    "MAX_DETECT_BYTES",
+    "Finding",
+    "KnownSecret",
+    "Scrubber",
+    "detect_line",
+    "launch_secrets",
+    "marker",
+    "preload",
+    "redact_lines",
+    "redact_patch",
+    "restore_argv",
+    "restore_patch_context",
+    "scrub_run_dir",
+    "skipped_secret_file",
+]
+
+# Untracked files never captured (their names are noted instead). ``LEDGER_SECRET_FILES``
+# replaces this list: comma-separated glob patterns, matched against the file name and path;
+# an empty value captures every file.
+ENV_FILE_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+)
+# Captured text larger than this is scrubbed of known values only, not scanned line by line.
+MAX_DETECT_BYTES = 64 << 20
+# Content detection flags nothing shorter than this (values known at launch have no minimum).
+MIN_CONTENT_LEN = 8
+# Values shorter than this are scrubbed only where they stand alone (not inside a longer word):
+# a two-letter password would otherwise erase every occurrence of those letters in a log.
+_STANDALONE_BELOW = 3
+# Plugins left out: hex strings are the ids of checkpoints, commits and objects that training
+# logs print all the time; a public IP address is not a credential.
+_SKIPPED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
+
+
+def marker(source: str) -> str:
+    return f"[REDACTED:{source}]"
+
+
+@dataclass(frozen=True)
+class KnownSecret:
+    source: str  # the environment variable's name, or "argv"
+    value: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    where: str  # a file path, "stdout", ...
+    line: int  # 1-based
+    kind: str  # what matched: a detector's name, or "name rule"
+    kept: bool = False  # a patch's context or removed line: replay takes it from the commit
+
+    def describe(self) -> str:
+        return f"{self.where}:{self.line} ({self.kind})"
+
+
+# --- content detection ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _plugins() -> tuple[Any, ...]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.settings import get_settings
+
+    # ``analyze_line`` would send a match to its provider to check it when this filter is on
+    # (it is off by default): a secret must never leave the machine.
+    get_settings().disable_filters(
+        "detect_secrets.filters.common.is_ignored_due_to_verification_policies"
+    )
+    classes: Iterable[Any] = get_mapping_from_secret_type_to_class().values()
+    return tuple(cls() for cls in classes if cls.__name__ not in _SKIPPED_PLUGINS)
+
+
+def preload() -> None:
+    """Start importing the detectors in a thread: ``ledger record`` calls this first, so the
+    import (~0.15 s) overlaps the git and file work that comes before the launch."""
+    import threading
+
+    threading.Thread(target=_plugins, name="ledger-detect-secrets", daemon=True).start()
+
+
+# A line that holds a secret, by any detector or name rule, matches this: a word of a secret
+# name or keyword, a URL (user info), or a token of 15+ characters (every token format the
+# detectors know is longer). Other lines skip the ~25 detectors: a typical log line then costs
+# a few microseconds instead of a few hundred.
+_CANDIDATE_WORDS = re.compile(
+    "secret|pass|pwd|cred|auth|priv|session|cookie|signature|dsn|key|token|sid|bearer|basic"
+    "|cloudant|softlayer|ibm|://"
+)  # searched in the lower-cased line: a case-insensitive alternation is ten times slower
+_CANDIDATE_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{15}")
+
+
+def _candidate(line: str) -> bool:
+    return bool(_CANDIDATE_TOKEN.search(line) or _CANDIDATE_WORDS.search(line.lower()))
+
+
+def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
+    """What makes ``line`` hold a secret (a detector's name, or "name rule"), or None.
+
+    ``filename`` picks the keyword detector's grammar; the YAML default accepts ``key: value``
+    and ``KEY=value`` alike."""
+    if len(line) < 4 or not _candidate(line):
+        return None
+    for plugin in _plugins():
+        for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):
+            value = secret.secret_value or ""
+            # A keyword detector's short value (``password: pw1``) is a secret too; other
+            # detectors must see a long enough token.
+            if plugin.__class__.__name__ == "KeywordDetector" or len(value) >= MIN_CONTENT_LEN:
+                return str(secret.type)
+            if secret.type in {"GitHub Token", "Private Key", "Slack Token", "AWS Access Key"}:
+                return str(secret.type)
+    return "name rule" if redact_text(line) != line else None
+
+
+class _Judge:
+    """``detect_line`` over consecutive lines, which also redacts the body of a PEM private key
+    block (its base64 lines hold no marker a line detector could see)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.in_key = False
+
+    def __call__(self, text: str) -> str | None:
+        if self.in_key:
+            self.in_key = "-----END" not in text
+            return "Private Key"
+        if "-----BEGIN" in text and "PRIVATE KEY" in text:
+            self.in_key = "-----END" not in text
+            return "Private Key"
+        return detect_line(text, self.filename)
+
+
+def _redact_line(line: bytes, kind: str, keep: int = 0) -> bytes:
+    head = line[:keep]
+    body = line[keep:]
+    indent = body[: len(body) - len(body.lstrip())]
+    end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
+    return head + indent + f"[REDACTED:{kind}]".encode() + end
+
+
+def redact_lines(data: bytes, where: str) -> tuple[bytes, list[Finding]]:
+    """Replace each line of ``data`` that holds a secret; binary data is returned unchanged."""
+    if b"\0" in data[:8192]:
+        return data, []
+    judge = _Judge(os.path.basename(where) or where)
+    out: list[bytes] = []
+    found: list[Finding] = []
+    for n, line in enumerate(data.splitlines(keepends=True), 1):
+        kind = judge(line.decode("utf-8", "replace"))
+        if kind is None:
+            if _SCRUBBED.search(line):  # a known value was replaced inside this line
+                found.append(Finding(where, n, "known secret value"))
+            out.append(line)
+            continue
+        out.append(_redact_line(line, kind))
+        found.append(Finding(where, n, kind))
+    return (b"".join(out) if found else data), found
+
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_SCRUBBED = re.compile(rb"\[REDACTED:[A-Za-z0-9_ ]+\]")
+
+
+def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
+    """Redact the lines of a git patch that hold secrets; findings name the file and its line
+    in the new version (or in the old one, for a removed line)."""
+    out: list[bytes] = []
+    found: list[Finding] = []
+    path = "?"
+    judge = _Judge(path)
+    new_line = 0
+    in_binary = False
+    for line in data.splitlines(keepends=True):
+        if line.startswith(b"diff --git "):
+            in_binary = False
+            path = line.rstrip(b"\n").split(b" b/", 1)[-1].decode("utf-8", "replace")
+            judge = _Judge(os.path.basename(path))
+        elif line.startswith(b"GIT binary patch"):
+            in_binary = True
+        elif m := _HUNK.match(line):
+            new_line = int(m[2])
+        elif (
+            not in_binary
+            and line[:1] in {b"+", b" ", b"-"}
+            and not line.startswith((b"+++ ", b"--- "))
+        ):
+            number = new_line
+            if line[:1] != b"-":
+                new_line += 1
+            kind = judge(line[1:].decode("utf-8", "replace"))
+            kept = line[:1] != b"+"
+            if kind is not None:
+                out.append(_redact_line(line, kind, keep=1))
+                found.append(Finding(path, number, kind, kept))
+                continue
+            if _SCRUBBED.search(line):
+                found.append(Finding(path, number, "known secret value", kept))
+        out.append(line)
+    return (b"".join(out) if found else data), found
+
+
+def skipped_secret_file(path: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether an untracked file is a credentials file that is never captured."""
+    environ = os.environ if environ is None else environ
+    setting = environ.get("LEDGER_SECRET_FILES")
+    patterns: Iterable[str] = (
+        ENV_FILE_PATTERNS
+        if setting is None
+        else [p.strip() for p in setting.split(",") if p.strip()]
+    )
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(path, p) for p in patterns)
+
+
+# --- known values ------------------------------------------------------------------------------
+
+
+def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[KnownSecret]:
+    """The secrets a run is given at launch: secret-named variables (any length, except empty),
+    variables whose value the detector flags, and the secret parts of the command line."""
+    found: dict[str, KnownSecret] = {}
+    for name, value in environ.items():
+        if name.startswith("LEDGER_") or _not_a_value(value) or _is_path_list(value):
+            continue
+        if is_secret_name(name) or (
+            len(value) >= MIN_CONTENT_LEN and detect_line(f"{name}={value}") is not None
+        ):
+            found.setdefault(value, KnownSecret(name, value))
+    redacted = redact_argv(list(argv))
+    for i, (raw, red) in enumerate(zip(argv, redacted, strict=True)):
+        parts: list[str] = []
+        if raw != red:
+            parts.append(_differing_part(raw, red))
+        elif i > 0 and len(raw) >= MIN_CONTENT_LEN and detect_line(raw) is not None:
+            parts.append(raw.partition("=")[2] if raw.startswith("-") and "=" in raw else raw)
+        for part in parts:
+            if not _not_a_value(part) and part.strip("*") and "redacted" not in part:
+                found.setdefault(part, KnownSecret("argv", part))
+    return sorted(found.values(), key=lambda k: len(k.value), reverse=True)
+
+
+# Settings, not credentials: ``AUTH_ENABLED=true``, ``SECRETS_BACKEND_RETRIES=3``. Scrubbing
+# them would erase every "true" or "3" from the logs.
+_FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
+
+
+def _not_a_value(value: str) -> bool:
+    v = value.strip().lower()
+    return not v or v in _FLAG_VALUES or (v.isdigit() and len(v) <= 2)
+
+
+def _is_path_list(value: str) -> bool:
+    """``PYTHONPATH``, ``SSH_AUTH_SOCK``, ``GOOGLE_APPLICATION_CREDENTIALS``: paths, at least one
+    of which exists. The file may hold a secret; its path is not one (and scrubbing it would
+    hide where a run read from)."""
+    parts = [p for p in value.split(os.pathsep) if p]
+    if not parts or not all(p.startswith(("/", "~/", "./", "../")) for p in parts):
+        return False
+    return any(os.path.exists(os.path.expanduser(p)) for p in parts)
+
+
+def _differing_part(raw: str, red: str) -> str:
+    """What redaction removed from ``raw``: the part between the common prefix and suffix."""
+    i = 0
+    while i < min(len(raw), len(red)) and raw[i] == red[i]:
+        i += 1
+    j = 0
+    while j < min(len(raw), len(red)) - i and raw[-1 - j] == red[-1 - j]:
+        j += 1
+    return raw[i : len(raw) - j]
+
+
+def _b64_cores(raw: bytes) -> set[bytes]:
+    """Base64 text that encodes ``raw`` wherever it starts in an encoded stream: for each of
+    the three alignments, the characters that depend on ``raw``'s bytes only."""
+    cores: set[bytes] = set()
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + raw)
+        start = -(-8 * k // 6)
+        end = (8 * (k + len(raw))) // 6
+        core = enc[start:end]
+        # Shorter cores would match ordinary words; a 5-byte secret still gives 6 characters.
+        if len(core) >= 6 or (k == 0 and len(core) >= 2):
+            cores.add(core)
+            cores.add(core.replace(b"+", b"-").replace(b"/", b"_"))
+    full = base64.b64encode(raw)
+    cores |= {full, full.rstrip(b"="), base64.urlsafe_b64encode(raw).rstrip(b"=")}
+    return cores
+
+
+def _forms(value: str) -> set[bytes]:
+    raw = value.encode("utf-8", "surrogateescape")
+    forms = {raw, quote(value, safe="").encode(), quote_plus(value).encode(), quote(value).encode()}
+    forms |= _b64_cores(raw)
+    forms |= {raw.hex().encode(), raw.hex().upper().encode()}
+    return {f for f in forms if f}
+
+
+@dataclass
+class Scrubber:
+    """Replaces every known secret value (and its encoded forms) by ``[REDACTED:SOURCE]``."""
+
+    known: list[KnownSecret]
+    hits: dict[str, set[str]] = field(default_factory=dict)  # source -> where it was found
+    _pattern: re.Pattern[bytes] | None = field(default=None, repr=False)
+    _by_form: dict[bytes, str] = field(default_factory=dict, repr=False)
+    _binary: re.Pattern[bytes] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        short: list[bytes] = []
+        long: list[bytes] = []
+        for k in self.known:
+            for f in _forms(k.value):
+                self._by_form.setdefault(f, k.source)
+                (short if len(f) < _STANDALONE_BELOW else long).append(f)
+        long.sort(key=len, reverse=True)  # the longest form wins where forms overlap
+        alts = [re.escape(f) for f in long]
+        alts += [rb"(?<![A-Za-z0-9])" + re.escape(f) + rb"(?![A-Za-z0-9])" for f in short]
+        if alts:
+            self._pattern = re.compile(b"|".join(alts))
+        in_binary = [re.escape(f) for f in long if len(f) >= MIN_CONTENT_LEN]
+        if in_binary:
+            self._binary = re.compile(b"|".join(in_binary))
+
+    def scrub(self, data: bytes, where: str) -> bytes:
+        """``data`` without the known values. In binary data (a NUL in its first 8 KiB) only
+        forms of ``MIN_CONTENT_LEN`` bytes or more are replaced: a short value turns up in
+        megabytes of weights by chance, and replacing it there would corrupt the file."""
+        if self._pattern is None or not data:
+            return data
+        if b"\0" in data[:8192]:
+            if self._binary is None:
+                return data
+            return self._binary.sub(lambda m: self._sub(m, where), data)
+        return self._pattern.sub(lambda m: self._sub(m, where), data)
+
+    def _sub(self, m: re.Match[bytes], where: str) -> bytes:
+        source = self._by_form.get(m[0], "secret")
+        self.hits.setdefault(source, set()).add(where)
+        return marker(source).encode()
+
+    def text(self, value: str, where: str) -> str:
+        if self._pattern is None:
+            return value
+        return self.scrub(value.encode("utf-8", "surrogateescape"), where).decode(
+            "utf-8", "surrogateescape"
+        )
+
+    def json(self, value: Any, where: str) -> Any:
+        """Scrub every string (keys included) of JSON-like data."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, Mapping):
+            return {self.text(str(k), where): self.json(v, where) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.json(v, where) for v in value]
+        if isinstance(value, str):
+            return self.text(value, where)
+        return value
+
+    def notes(self) -> list[str]:
+        """One note per known secret found in captured data; the value itself is never named."""
+        lengths: dict[str, int] = {}
+        for k in self.known:
+            lengths[k.source] = min(len(k.value), lengths.get(k.source, len(k.value)))
+        out = []
+        for source, places in sorted(self.hits.items()):
+            what = "secrets from the command line" if source == "argv" else f"${source}"
+            short = ""
+            if lengths.get(source, MIN_CONTENT_LEN) < MIN_CONTENT_LEN:
+                some = "the shortest" if source == "argv" else "a short value"
+                short = f" ({some}, {lengths[source]} characters)"
+            out.append(f"the value of {what}{short} was scrubbed from {', '.join(sorted(places))}")
+        return out
+
+
+def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:
+    """Scrub what the child wrote into the staging directory before it is stored: the logs
+    (known values and detected lines) and the argparse/Hydra captures (known values)."""
+    notes: list[str] = []
+    found: list[Finding] = []
+    for stream in ("stdout", "stderr"):
+        path = staging / f"{stream}.log"
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        new = scrubber.scrub(data, stream)
+        if len(new) <= MAX_DETECT_BYTES:
+            new, hits = redact_lines(new, stream)
+            found += hits
+        else:
+            notes.append(
+                f"{stream} is over {MAX_DETECT_BYTES:,} bytes: only the secrets known at launch "
+                "were scrubbed from it, it was not scanned for others"
+            )
+        if new != data:
+            path.write_bytes(new)
+    config = staging / "config"
+    for path in sorted(config.iterdir()) if config.is_dir() else []:
+        if path.is_file():
+            data = path.read_bytes()
+            new = scrubber.scrub(data, "the captured argparse/Hydra config")
+            if new != data:
+                path.write_bytes(new)
+    if found:
+        shown = ", ".join(f.describe() for f in found[:10])
+        more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+        notes.append(
+            f"lines holding secrets were redacted in the logs ({len(found)}): {shown}{more}"
+        )
+    return notes
+
+
+_MARKER = re.compile(r"\[REDACTED:([A-Za-z_][A-Za-z0-9_]*)\]")
+
+
+def restore_argv(argv: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    """The recorded command line with each ``[REDACTED:NAME]`` taken from ``$NAME`` again.
+
+    Raises ReplayError naming what cannot be restored: a variable that is not set now, or a
+    secret that came from the command line itself (its value is stored nowhere)."""
+    from ..errors import ReplayError
+    from .redact import REDACTED
+
+    missing: set[str] = set()
+    out = []
+    for arg in argv:
+        names = set(_MARKER.findall(arg))
+        if REDACTED in arg or "argv" in names:
+            raise ReplayError(
+                "the recorded command line holds a secret given on the command line itself, "
+                "which the ledger never stores; it cannot be rerun as is",
+                hint="pass secrets through environment variables (e.g. --api-key $API_KEY): "
+                "replay then takes them from the environment",
+            )
+        missing |= {n for n in names if n not in environ}
+        out.append(_MARKER.sub(lambda m: environ.get(m[1], m[0]), arg))
+    if missing:
+        listed = ", ".join(f"${n}" for n in sorted(missing))
+        raise ReplayError(
+            f"the recorded command line holds the value of {listed}, which is not set now",
+            hint=f"set {listed} to the secret and replay again",
+        )
+    return out
+
+
+def restore_patch_context(data: bytes, base: Path) -> bytes:
+    """The stored patch with its redacted context and removed lines taken again from the files
+    under ``base`` (the recorded commit, checked out): those lines are in the commit, so the
+    patch applies; the redacted added lines stay redacted."""
+    if not _SCRUBBED.search(data):
+        return data
+    out: list[bytes] = []
+    old_lines: list[bytes] = []
+    old_line = 0
+    in_binary = False
+    for line in data.splitlines(keepends=True):
+        if line.startswith(b"diff --git "):
+            in_binary = False
+            old_lines = []
+        elif line.startswith(b"--- a/"):
+            name = line[6:].rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+            try:
+                old_lines = (base / name).read_bytes().splitlines(keepends=True)
+            except OSError:
+                old_lines = []
+        elif line.startswith(b"GIT binary patch"):
+            in_binary = True
+        elif m := _HUNK.match(line):
+            old_line = int(m[1])
+        elif not in_binary and line[:1] in {b" ", b"-"} and not line.startswith(b"--- "):
+            if _SCRUBBED.search(line) and 0 < old_line <= len(old_lines):
+                original = old_lines[old_line - 1]
+                end = b"\n" if line.endswith(b"\n") else b""
+                line = line[:1] + original.rstrip(b"\r\n") + end
+            old_line += 1
+        out.append(line)
+    return b"".join(out)
