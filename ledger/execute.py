@@ -25,12 +25,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
-__all__ = ["ExecResult", "execute"]
+__all__ = ["ExecResult", "Sink", "execute"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
@@ -95,13 +95,16 @@ class ExecResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _pump(
-    src: BinaryIO,
-    dest: BinaryIO,
-    log: BinaryIO,
-    on_line: Callable[[bytes], None] | None,
-) -> None:
-    pending = b""
+class Sink(Protocol):
+    """Where a stream's bytes go besides the terminal and the log, as they arrive."""
+
+    def write(self, chunk: bytes, /) -> None: ...
+    def close(self) -> None: ...
+
+
+def _pump(src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None) -> None:
+    # Each chunk is handled once and in time linear in its size: whatever the child writes
+    # (a 50 MB line without a newline), this loop keeps up with the pipe.
     fd = src.fileno()
     while True:
         try:
@@ -116,13 +119,10 @@ def _pump(
         except (OSError, ValueError):
             pass  # our terminal went away; keep recording
         log.write(chunk)
-        if on_line is not None:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                on_line(line)
-    if on_line is not None and pending:
-        on_line(pending)
+        if sink is not None:
+            sink.write(chunk)
+    if sink is not None:
+        sink.close()
     log.flush()
 
 
@@ -133,8 +133,8 @@ def execute(
     env: dict[str, str],
     stdout_log: Path,
     stderr_log: Path,
-    on_stdout_line: Callable[[bytes], None] | None = None,
-    on_stderr_line: Callable[[bytes], None] | None = None,
+    stdout_sink: Sink | None = None,
+    stderr_sink: Sink | None = None,
     run_id: str | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion; with ``run_id``, stop what it leaves behind (module doc)."""
@@ -172,12 +172,12 @@ def execute(
         pumps = [
             threading.Thread(
                 target=_pump,
-                args=(proc.stdout, sys.stdout.buffer, out_log, on_stdout_line),
+                args=(proc.stdout, sys.stdout.buffer, out_log, stdout_sink),
                 daemon=True,
             ),
             threading.Thread(
                 target=_pump,
-                args=(proc.stderr, sys.stderr.buffer, err_log, on_stderr_line),
+                args=(proc.stderr, sys.stderr.buffer, err_log, stderr_sink),
                 daemon=True,
             ),
         ]

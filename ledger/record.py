@@ -10,7 +10,6 @@ pid, which ``ledger ls`` reports as abandoned.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 from . import __version__
 from ._canonical import canonical_json
 from ._hashing import hash_bytes
+from .capture.metric_regex import MetricPattern
 from .capture.stdout_metrics import StdoutMetrics, compile_patterns
 from .errors import UsageError
 from .execute import ExecResult, execute
@@ -84,7 +84,7 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
         )
 
 
-def _validate(opts: RecordOptions) -> list[re.Pattern[str]]:
+def _validate(opts: RecordOptions) -> list[MetricPattern]:
     """Everything bad input can trip on, before anything is written or run."""
     _check_command(opts.command, opts.cwd)
     for p in opts.inputs:
@@ -195,7 +195,7 @@ class Begun:
     frozen: Any
     base: dict[str, Any]
     started: datetime
-    patterns: list[re.Pattern[str]]
+    patterns: list[MetricPattern]
     copier: threading.Thread | None
 
 
@@ -266,8 +266,8 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         env=_child_env(opts, store, b.run_id, b.staging),
         stdout_log=b.staging / "stdout.log",
         stderr_log=b.staging / "stderr.log",
-        on_stdout_line=parser.feed,
-        on_stderr_line=parser.feed,
+        stdout_sink=parser.stream() if b.patterns else None,
+        stderr_sink=parser.stream() if b.patterns else None,
     )
     return finish(b, parser, result)
 
