@@ -84,8 +84,27 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
         )
 
 
+def _check_utf8(opts: RecordOptions) -> None:
+    """Paths and names go into records as UTF-8: refuse others (argv is kept as bytes)."""
+    from .capture.rawbytes import require_utf8
+
+    require_utf8(str(opts.cwd.absolute()), "the working directory")
+    for flag, paths in (("--input", opts.inputs), ("--output", opts.outputs)):
+        for p in paths:
+            require_utf8(str(p), f"{flag} path")
+    for p in opts.configs:
+        require_utf8(str(p), "--config path")
+    require_utf8(opts.name or "", "--name")
+    for key, value in opts.tags.items():
+        require_utf8(f"{key}={value}", "--tag")
+    for name in opts.env_names:
+        require_utf8(name, "--env")
+        require_utf8(os.environ.get(name, ""), f"the value of --env {name}")
+
+
 def _validate(opts: RecordOptions) -> list[MetricPattern]:
     """Everything bad input can trip on, before anything is written or run."""
+    _check_utf8(opts)
     _check_command(opts.command, opts.cwd)
     for p in opts.inputs:
         if not (opts.cwd / p).exists():
@@ -116,6 +135,8 @@ def contract_digest(contract: Contract, resolved_config_digest: str | None) -> s
         "environment": contract.env_digest,
         "seed_root": contract.seed_root,
     }
+    if contract.argv_b64 is not None:  # arguments that differ only in non-UTF-8 bytes differ
+        body["argv_b64"] = contract.argv_b64
     return hash_bytes(canonical_json(body))
 
 
@@ -157,7 +178,8 @@ def known_secrets(argv: Sequence[str], extra_env: dict[str, str]) -> list[bytes]
         part = raw[i : len(raw) - j]
         if len(part) >= 6:
             found.add(part)
-    return sorted((s.encode() for s in found), key=len, reverse=True)
+    # surrogateescape: a secret with bytes that are not UTF-8 is found as the child wrote it
+    return sorted((s.encode("utf-8", "surrogateescape") for s in found), key=len, reverse=True)
 
 
 def scrub_file(path: Path, secrets: list[bytes]) -> None:
@@ -211,6 +233,21 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     staging.mkdir(parents=True)
+    try:
+        return _begin_run(opts, store, frozen, run_id, staging, patterns)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # no staging dir without a running record
+        raise
+
+
+def _begin_run(
+    opts: RecordOptions,
+    store: Store,
+    frozen: Any,
+    run_id: str,
+    staging: Path,
+    patterns: list[MetricPattern],
+) -> Begun:
     started = datetime.now(UTC)
     contract_oid = store.put_json(frozen.contract.to_json())
     base: dict[str, Any] = dict(

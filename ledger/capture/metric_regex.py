@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import UsageError
+from .rawbytes import require_utf8
 
 __all__ = ["MetricPattern", "compile_metric", "to_re2"]
 
@@ -140,12 +141,8 @@ def compile_metric(text: str) -> MetricPattern:
     import re2  # google-re2
     from re2 import _re2
 
-    try:
-        encoded = to_re2(text).encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(
-            f"--metric {text!r} is not valid UTF-8", hint="write the pattern in UTF-8"
-        ) from None
+    require_utf8(text, "--metric")
+    encoded = to_re2(text).encode("utf-8")
     options = re2.Options()
     options.log_errors = False  # RE2 would print its own line on stderr
     regexp = _re2.RE2(encoded, options)

@@ -91,6 +91,7 @@ def _one_replay(
     seed_value: int | None,
     resume: str | None = None,
 ) -> tuple[Run, Workspace]:
+    from ..capture.rawbytes import argv_to_run
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
@@ -100,7 +101,7 @@ def _one_replay(
             hint="pass secrets through environment variables named with --env, not argv",
         )
     ws = build_workspace(store, contract, parent=opts.workspace_parent)
-    argv = list(contract.argv)
+    argv = argv_to_run(contract.argv, contract.argv_b64)  # the exact bytes, when stored
     if seed_value is not None and opts.seed_arg:
         argv = _set_arg(argv, opts.seed_arg, str(seed_value))
     env = {k: v for k, v in contract.env_vars.items() if REDACTED not in v}
