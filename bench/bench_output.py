@@ -38,7 +38,7 @@ if mode == "longline":
     os.write(1, b"\n")
 else:
     os.write(1, b"a" * 30 + b"\n")
-    line = b"step 1 acc 0.5 filler filler filler filler filler filler filler filler\n"
+    line = b"step 1 acc 0.5 " + b"." * 1008 + b"\n"  # 1 KiB lines, each with a metric
     for _ in range(size // len(line)):
         os.write(1, line)
 elapsed = time.perf_counter() - t
@@ -49,7 +49,7 @@ with open(report, "w") as f:
 CASES = {
     "longline": ("one 50 MB line without a newline", 50_000_000, 5_000_000),
     "redos": (
-        "a line of 30 `a` under `(?P<loss>(a+)+)b`, then 1 MB of lines",
+        "a line of 30 `a` under `(?P<loss>(a+)+)b`, then 1 MB of 1 KiB lines",
         1_000_000,
         300_000,
     ),

@@ -15,7 +15,6 @@ Matching uses RE2 (``metric_regex``): linear in the segment's length for every p
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from collections import defaultdict
@@ -29,7 +28,6 @@ __all__ = ["SEGMENT_CAP", "StdoutMetrics", "compile_patterns"]
 
 AXES = {"step", "samples", "tokens"}
 SEGMENT_CAP = 1 << 20  # bytes
-_SEP = re.compile(rb"[\r\n]")
 
 
 def compile_patterns(patterns: list[str]) -> list[MetricPattern]:
@@ -84,16 +82,24 @@ class Segments:
         self._seen = False  # bytes since the last newline
 
     def write(self, chunk: bytes) -> None:
+        # bytes.find (memchr) for each separator, each resumed after the last one it found:
+        # every byte is looked at once per separator.
         start = 0
-        for m in _SEP.finditer(chunk):
-            end = m.start()
+        nl, cr = chunk.find(b"\n"), chunk.find(b"\r")
+        while nl >= 0 or cr >= 0:
+            newline = cr < 0 or 0 <= nl < cr
+            end = nl if newline else cr
             self._seen = True
             if not self._pending and not self._over and end - start <= self._cap:
-                self._end(chunk[start:end], chunk[end] == 10)  # whole segment in this chunk
+                self._end(chunk[start:end], newline)  # the whole segment is in this chunk
             else:
                 self._add(chunk, start, end)
-                self._end(None, chunk[end] == 10)
+                self._end(None, newline)
             start = end + 1
+            if newline:
+                nl = chunk.find(b"\n", start)
+            else:
+                cr = chunk.find(b"\r", start)
         if start < len(chunk):
             self._seen = True
             self._add(chunk, start, len(chunk))
