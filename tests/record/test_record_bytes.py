@@ -91,6 +91,9 @@ def test_arguments_differing_only_in_bytes_get_different_contracts(project: Path
     contracts = [store.get_json(r.contract) for r in runs]
     assert contracts[0]["argv"] == contracts[1]["argv"]  # both read "\ufffd"
     assert runs[0].contract_digest != runs[1].contract_digest
+    diff = ledger("diff", *ids, "--json", cwd=project)
+    assert diff.returncode == 0, diff.stderr
+    assert json.loads(diff.stdout)["argv"] is not None  # the commands differ
 
 
 def _setup(project: Path) -> None:
