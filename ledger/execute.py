@@ -102,9 +102,13 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-def _pump(src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None) -> None:
+def _pump(
+    src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None, errors: list[str]
+) -> None:
     # Each chunk is handled once and in time linear in its size: whatever the child writes
-    # (a 50 MB line without a newline), this loop keeps up with the pipe.
+    # (a 50 MB line without a newline), this loop keeps up with the pipe. A sink that fails
+    # is dropped, never the loop: a pump that stopped would leave the child blocked on a
+    # full pipe.
     fd = src.fileno()
     while True:
         try:
@@ -120,9 +124,16 @@ def _pump(src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None) -> No
             pass  # our terminal went away; keep recording
         log.write(chunk)
         if sink is not None:
-            sink.write(chunk)
+            try:
+                sink.write(chunk)
+            except Exception as e:
+                errors.append(f"--metric matching stopped on this stream: {type(e).__name__}: {e}")
+                sink = None
     if sink is not None:
-        sink.close()
+        try:
+            sink.close()
+        except Exception as e:
+            errors.append(f"--metric matching stopped on this stream: {type(e).__name__}: {e}")
     log.flush()
 
 
@@ -168,16 +179,17 @@ def execute(
         for sig in FORWARDED:
             old_handlers[sig] = signal.signal(sig, forward)
     assert proc.stdout is not None and proc.stderr is not None
+    sink_errors: list[str] = []
     with open(stdout_log, "wb") as out_log, open(stderr_log, "wb") as err_log:
         pumps = [
             threading.Thread(
                 target=_pump,
-                args=(proc.stdout, sys.stdout.buffer, out_log, stdout_sink),
+                args=(proc.stdout, sys.stdout.buffer, out_log, stdout_sink, sink_errors),
                 daemon=True,
             ),
             threading.Thread(
                 target=_pump,
-                args=(proc.stderr, sys.stderr.buffer, err_log, stderr_sink),
+                args=(proc.stderr, sys.stderr.buffer, err_log, stderr_sink, sink_errors),
                 daemon=True,
             ),
         ]
@@ -217,5 +229,6 @@ def execute(
             ]
             if stragglers
             else []
-        ),
+        )
+        + sink_errors,
     )

@@ -97,3 +97,39 @@ def test_a_line_over_the_cap_is_stored_intact_not_matched_with_one_note(project:
         f"2 output line(s) longer than {SEGMENT_CAP:,} bytes were stored but not matched "
         "against --metric"
     ]
+
+
+class _Broken:
+    def write(self, chunk: bytes) -> None:
+        raise RuntimeError("boom")
+
+    def close(self) -> None:
+        raise AssertionError("a dropped sink is not closed")
+
+
+def test_a_failing_sink_never_stops_the_pump(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from ledger.execute import execute
+
+    child = "import sys; sys.stdout.buffer.write(b'x' * 1_000_000); print('done')"
+    result = []
+    t = threading.Thread(
+        target=lambda: result.append(
+            execute(
+                [sys.executable, "-c", child],
+                cwd=tmp_path,
+                env=dict(os.environ),
+                stdout_log=tmp_path / "out.log",
+                stderr_log=tmp_path / "err.log",
+                stdout_sink=_Broken(),
+            )
+        ),
+        daemon=True,
+    )
+    t.start()
+    t.join(60)  # with a dead pump the child would block on a full pipe forever
+    assert result and result[0].returncode == 0
+    assert (tmp_path / "out.log").read_bytes() == b"x" * 1_000_000 + b"done\n"
+    assert result[0].notes == ["--metric matching stopped on this stream: RuntimeError: boom"]
