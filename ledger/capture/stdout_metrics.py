@@ -155,6 +155,8 @@ class StdoutMetrics:
         self.long_segments = 0
         self._counts = [0] * len(patterns)
         self._lock = threading.Lock()
+        # Runs of \r or blank lines are empty segments: most patterns cannot match them.
+        self._empty_matches = any(True for rx in patterns for _ in rx.finditer(b""))
 
     def stream(self) -> Segments:
         """A splitter for one output stream; give it the stream's bytes as they arrive."""
@@ -165,7 +167,7 @@ class StdoutMetrics:
             self.long_segments += 1
 
     def _feed(self, raw: bytes) -> None:
-        if not self.patterns:
+        if not self.patterns or (not raw and not self._empty_matches):
             return
         # Matched as UTF-8; what is not UTF-8 reads as U+FFFD, as it did when decoded.
         data = raw if raw.isascii() else raw.decode("utf-8", "replace").encode("utf-8")

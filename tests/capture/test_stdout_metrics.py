@@ -58,6 +58,7 @@ PY_PATTERNS = [
     r"^loss:\s*(?P<loss>\S+)$",
     r"(?i)LOSS (?P<loss>\S+)\Z",
     r"(?P<name>[^\d\s=,.%:]+)",
+    r"(?P<n>\d*)",  # empty matches: the search goes on one character later
 ]
 LINES = [
     "step 3 loss 0.25",
