@@ -145,3 +145,20 @@ def test_recorded_variables_not_utf8_are_left_out_and_secrets_still_scrubbed(
     contract = store.get_json(run.contract)
     assert "CUDA_VISIBLE_DEVICES" not in contract["env_vars"]
     assert run.stdout is not None and secret not in store.objects.get_bytes(run.stdout)
+
+
+def test_no_staging_dir_is_left_when_the_running_record_cannot_be_written(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A disk that fills up between the staging dir and the running record: injected, as
+    # root ignores the permissions that could make it happen for real.
+    from ledger.record import RecordOptions, begin
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    store = Store.open(project / ".ledger")
+    monkeypatch.setattr(type(store), "set_ref", full)
+    with pytest.raises(OSError):
+        begin(RecordOptions(command=[sys.executable, "show.py"], cwd=project), store)
+    assert not any((project / ".ledger" / "staging").glob("*"))
