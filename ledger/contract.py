@@ -57,13 +57,18 @@ class Frozen:
 def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
     import os
 
+    from .capture.rawbytes import is_utf8
     from .capture.redact import redact_env
 
     chosen = {
         k: v
         for k, v in os.environ.items()
-        if any(k == p or (p.endswith("_") and k.startswith(p)) for p in REPLAY_ENV_PREFIXES)
-        or k in names
+        if (
+            any(k == p or (p.endswith("_") and k.startswith(p)) for p in REPLAY_ENV_PREFIXES)
+            or k in names
+        )
+        and is_utf8(k)  # --env names are checked before; others that are not UTF-8 are left out
+        and is_utf8(v)
     }
     chosen.update(extra)
     return redact_env(chosen)
@@ -84,6 +89,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from .capture.config import load_config_file
     from .capture.data import digest_input
     from .capture.env import env_digest, fingerprint
+    from .capture.rawbytes import split_argv
     from .capture.redact import redact_argv
     from .capture.secrets import Finding, Scrubber, launch_secrets
     from .capture.statcache import StatCache
@@ -129,10 +135,12 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     det = det.model_copy(update={"env": scrubber.json(det.env, "the environment record")})
     env = env.model_copy(update={"determinism": det})
     env_oid = store.put_json(env.to_json())
+    # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay fills
+    # in from the environment again; the name rules then catch the rest.
+    argv, argv_b64 = split_argv(redact_argv([scrubber.text(a, "argv") for a in opts.command]))
     contract = Contract(
-        # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay
-        # fills in from the environment again; the name rules then catch the rest.
-        argv=redact_argv([scrubber.text(a, "argv") for a in opts.command]),
+        argv=argv,
+        argv_b64=argv_b64,
         cwd=str(opts.cwd.absolute()),
         code=code_oid,
         code_digest=code_digest(code),

@@ -54,7 +54,8 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
     cb = record_from_json(store.get_json(rb.contract), Contract)
     assert isinstance(ca, Contract) and isinstance(cb, Contract)
     result: dict[str, Any] = {"a": ra.run_id, "b": rb.run_id}
-    result["argv"] = None if ca.argv == cb.argv else {"a": ca.argv, "b": cb.argv}
+    same_argv = (ca.argv, ca.argv_b64) == (cb.argv, cb.argv_b64)  # also bytes that are not UTF-8
+    result["argv"] = None if same_argv else {"a": ca.argv, "b": cb.argv}
     result["code"] = {"same": ca.code_digest == cb.code_digest, "patch": _code_patch(store, ca, cb)}
 
     def resolved(run: Run) -> dict[str, Any]:

@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
-__all__ = ["ExecResult", "execute", "interrupt_running"]
+__all__ = ["ExecResult", "Sink", "execute", "interrupt_running"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
@@ -110,13 +110,20 @@ class ExecResult:
     notes: list[str] = field(default_factory=list)
 
 
+class Sink(Protocol):
+    """Where a stream's bytes go besides the terminal and the log, as they arrive."""
+
+    def write(self, chunk: bytes, /) -> None: ...
+    def close(self) -> None: ...
+
+
 def _pump(
-    src: BinaryIO,
-    dest: BinaryIO,
-    log: BinaryIO,
-    on_line: Callable[[bytes], None] | None,
+    src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None, errors: list[str]
 ) -> None:
-    pending = b""
+    # Each chunk is handled once and in time linear in its size: whatever the child writes
+    # (a 50 MB line without a newline), this loop keeps up with the pipe. A sink that fails
+    # is dropped, never the loop: a pump that stopped would leave the child blocked on a
+    # full pipe.
     fd = src.fileno()
     while True:
         try:
@@ -131,13 +138,17 @@ def _pump(
         except (OSError, ValueError):
             pass  # our terminal went away; keep recording
         log.write(chunk)
-        if on_line is not None:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                on_line(line)
-    if on_line is not None and pending:
-        on_line(pending)
+        if sink is not None:
+            try:
+                sink.write(chunk)
+            except Exception as e:
+                errors.append(f"--metric matching stopped on this stream: {type(e).__name__}: {e}")
+                sink = None
+    if sink is not None:
+        try:
+            sink.close()
+        except Exception as e:
+            errors.append(f"--metric matching stopped on this stream: {type(e).__name__}: {e}")
     log.flush()
 
 
@@ -148,8 +159,8 @@ def execute(
     env: dict[str, str],
     stdout_log: Path,
     stderr_log: Path,
-    on_stdout_line: Callable[[bytes], None] | None = None,
-    on_stderr_line: Callable[[bytes], None] | None = None,
+    stdout_sink: Sink | None = None,
+    stderr_sink: Sink | None = None,
     run_id: str | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion; with ``run_id``, stop what it leaves behind (module doc)."""
@@ -185,16 +196,17 @@ def execute(
         for sig in FORWARDED:
             old_handlers[sig] = signal.signal(sig, forward)
     assert proc.stdout is not None and proc.stderr is not None
+    sink_errors: list[str] = []
     with open(stdout_log, "wb") as out_log, open(stderr_log, "wb") as err_log:
         pumps = [
             threading.Thread(
                 target=_pump,
-                args=(proc.stdout, sys.stdout.buffer, out_log, on_stdout_line),
+                args=(proc.stdout, sys.stdout.buffer, out_log, stdout_sink, sink_errors),
                 daemon=True,
             ),
             threading.Thread(
                 target=_pump,
-                args=(proc.stderr, sys.stderr.buffer, err_log, on_stderr_line),
+                args=(proc.stderr, sys.stderr.buffer, err_log, stderr_sink, sink_errors),
                 daemon=True,
             ),
         ]
@@ -236,5 +248,6 @@ def execute(
             ]
             if stragglers
             else []
-        ),
+        )
+        + sink_errors,
     )

@@ -10,7 +10,6 @@ pid, which ``ledger ls`` reports as abandoned.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 from . import __version__
 from ._canonical import canonical_json
 from ._hashing import hash_bytes
+from .capture.metric_regex import MetricPattern
 from .capture.stdout_metrics import StdoutMetrics, compile_patterns
 from .errors import UsageError
 from .execute import ExecResult, execute
@@ -88,8 +88,27 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
         )
 
 
-def _validate(opts: RecordOptions) -> list[re.Pattern[str]]:
+def _check_utf8(opts: RecordOptions) -> None:
+    """Paths and names go into records as UTF-8: refuse others (argv is kept as bytes)."""
+    from .capture.rawbytes import require_utf8
+
+    require_utf8(str(opts.cwd.absolute()), "the working directory")
+    for flag, paths in (("--input", opts.inputs), ("--output", opts.outputs)):
+        for p in paths:
+            require_utf8(str(p), f"{flag} path")
+    for p in opts.configs:
+        require_utf8(str(p), "--config path")
+    require_utf8(opts.name or "", "--name")
+    for key, value in opts.tags.items():
+        require_utf8(f"{key}={value}", "--tag")
+    for name in opts.env_names:
+        require_utf8(name, "--env")
+        require_utf8(os.environ.get(name, ""), f"the value of --env {name}")
+
+
+def _validate(opts: RecordOptions) -> list[MetricPattern]:
     """Everything bad input can trip on, before anything is written or run."""
+    _check_utf8(opts)
     _check_command(opts.command, opts.cwd)
     for p in opts.inputs:
         if not (opts.cwd / p).exists():
@@ -120,6 +139,8 @@ def contract_digest(contract: Contract, resolved_config_digest: str | None) -> s
         "environment": contract.env_digest,
         "seed_root": contract.seed_root,
     }
+    if contract.argv_b64 is not None:  # arguments that differ only in non-UTF-8 bytes differ
+        body["argv_b64"] = contract.argv_b64
     return hash_bytes(canonical_json(body))
 
 
@@ -165,7 +186,7 @@ class Begun:
     frozen: Any
     base: dict[str, Any]
     started: datetime
-    patterns: list[re.Pattern[str]]
+    patterns: list[MetricPattern]
     copier: threading.Thread | None
     lease: int | None = None  # held while the run is in flight (ledger.store.staging)
     outputs_before: dict[str, Any] = field(default_factory=dict)  # outputs.snapshot_outputs
@@ -184,13 +205,26 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     lease = open_staging(staging)
-    # Freezing reads configs, inputs and code: any failure here leaves no run behind.
+    # Freezing reads configs, inputs and code, then the running record is written: any failure
+    # here leaves no run and no staging dir behind.
     try:
         with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
             frozen = contract_mod.freeze(opts, store)
+        return _begin_run(opts, store, frozen, run_id, staging, patterns, lease)
     except BaseException:
         release_staging(staging, lease)
         raise
+
+
+def _begin_run(
+    opts: RecordOptions,
+    store: Store,
+    frozen: Any,
+    run_id: str,
+    staging: Path,
+    patterns: list[MetricPattern],
+    lease: int | None,
+) -> Begun:
     started = datetime.now(UTC)
     contract_oid = store.put_json(frozen.contract.to_json())
     base: dict[str, Any] = dict(
@@ -265,8 +299,8 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         env=_child_env(opts, store, b.run_id, b.staging),
         stdout_log=b.staging / "stdout.log",
         stderr_log=b.staging / "stderr.log",
-        on_stdout_line=parser.feed,
-        on_stderr_line=parser.feed,
+        stdout_sink=parser.stream() if b.patterns else None,
+        stderr_sink=parser.stream() if b.patterns else None,
     )
     return finish(b, parser, result)
 

@@ -82,9 +82,19 @@ def _write(name: str, payload: dict[str, Any]) -> None:
     directory = os.path.join(_RUN_DIR, "config")
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, f".{name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(payload, f, allow_nan=False, ensure_ascii=False)
+    with open(tmp, "wb") as f:
+        f.write(_utf8(json.dumps(payload, allow_nan=False, ensure_ascii=False)))
     os.replace(tmp, os.path.join(directory, name))
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8 of ``text``; argv bytes that were not UTF-8 (surrogate escapes) become U+FFFD:
+    the run's contract keeps the exact bytes of the command line."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace").encode("utf-8")
 
 
 def _note(stem: str, exc: BaseException) -> None:
@@ -102,8 +112,8 @@ def _note(stem: str, exc: BaseException) -> None:
 def _write_text(name: str, text: str) -> None:
     directory = os.path.join(_RUN_DIR, "config")
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-        f.write(text)
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(_utf8(text))
 
 
 def _next_stem(kind: str) -> str:

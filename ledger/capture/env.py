@@ -34,6 +34,7 @@ from ..records.env import (
     PythonInfo,
     TorchInfo,
 )
+from .rawbytes import is_utf8
 from .redact import redact_env
 
 __all__ = [
@@ -205,7 +206,9 @@ def _selected_env(environ: Mapping[str, str], patterns: Sequence[str]) -> dict[s
     picked = {
         k: v
         for k, v in environ.items()
-        if k in exact or k.startswith(prefixes) or any(fnmatch.fnmatchcase(k, p) for p in exact)
+        if (k in exact or k.startswith(prefixes) or any(fnmatch.fnmatchcase(k, p) for p in exact))
+        and is_utf8(k)  # records hold UTF-8: a variable that is not is left out
+        and is_utf8(v)
     }
     return redact_env(dict(sorted(picked.items())))
 

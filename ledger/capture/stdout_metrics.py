@@ -1,37 +1,40 @@
-"""Metrics from unmodified scripts: ``--metric`` regexes with named groups over their output.
+r"""Metrics from unmodified scripts: ``--metric`` regexes with named groups over their output.
 
 Each named group is a metric, except ``step`` and ``samples`` (or ``tokens``), which set the
 x-axes of the values matched on the same line. Without a ``step`` group the x-axis is the
 pattern's match count (0, 1, 2, ...).
+
+Patterns are matched on segments: the text between ``\n`` and ``\r`` (tqdm-style progress
+lines rewrite themselves with ``\r``), trailing ``\r`` of a line ignored. Each output stream
+is split as it arrives, looking at each byte once, so a long line without a newline costs
+linear time. A segment longer than ``SEGMENT_CAP`` bytes is passed through and stored like all
+output but not matched (its bytes are not kept); the run gets one note counting them.
+Matching uses RE2 (``metric_regex``): linear in the segment's length for every pattern.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 from ..errors import UsageError
 from ..records.metrics import MetricPoint
+from .metric_regex import MetricPattern, compile_metric
 
-__all__ = ["StdoutMetrics", "compile_patterns"]
+__all__ = ["SEGMENT_CAP", "StdoutMetrics", "compile_patterns"]
 
 AXES = {"step", "samples", "tokens"}
+SEGMENT_CAP = 1 << 20  # bytes
 
 
-def compile_patterns(patterns: list[str]) -> list[re.Pattern[str]]:
-    """Validate before anything runs: each regex must compile and name at least one metric."""
+def compile_patterns(patterns: list[str]) -> list[MetricPattern]:
+    """Validate before anything runs: each regex must compile with RE2 and name a metric."""
     compiled = []
     for text in patterns:
-        try:
-            rx = re.compile(text)
-        except re.error as e:
-            raise UsageError(
-                f"--metric {text!r} is not a valid regular expression: {e}",
-                hint=r"use Python regex syntax, e.g. 'step (?P<step>\d+) loss (?P<loss>\S+)'",
-            ) from None
+        rx = compile_metric(text)
         metrics = set(rx.groupindex) - AXES
         if not metrics:
             raise UsageError(
@@ -57,30 +60,120 @@ def _number(text: str) -> float | None:
         return None
 
 
-class StdoutMetrics:
-    """Thread-safe: stdout and stderr pump threads both feed lines in."""
+class Segments:
+    """One stream's bytes, fed in chunks as they arrive, cut into segments (module doc).
 
-    def __init__(self, patterns: list[re.Pattern[str]], t0: float | None = None) -> None:
+    ``write`` scans only the new chunk; an unfinished segment is kept in a bytearray up to
+    ``cap`` bytes, past which its bytes are dropped and ``on_long`` is called once it ends.
+    Empty segments are emitted as before the split was streamed: ``a\\r\\rb`` gives
+    ``a``, ``""``, ``b``; trailing ``\\r`` of a line give nothing; an empty line gives ``""``.
+    """
+
+    def __init__(
+        self, emit: Callable[[bytes], None], on_long: Callable[[], None], cap: int
+    ) -> None:
+        self._emit = emit
+        self._on_long = on_long
+        self._cap = cap
+        self._pending = bytearray()  # the unfinished segment
+        self._over = False  # the unfinished segment passed the cap
+        self._empty = 0  # empty segments held back: emitted only if the line goes on
+        self._emitted = False  # the current line has emitted a segment
+        self._seen = False  # bytes since the last newline
+
+    def write(self, chunk: bytes) -> None:
+        # bytes.find (memchr) for each separator, each resumed after the last one it found:
+        # every byte is looked at once per separator.
+        start = 0
+        nl, cr = chunk.find(b"\n"), chunk.find(b"\r")
+        while nl >= 0 or cr >= 0:
+            newline = cr < 0 or 0 <= nl < cr
+            end = nl if newline else cr
+            self._seen = True
+            if not self._pending and not self._over and end - start <= self._cap:
+                self._end(chunk[start:end], newline)  # the whole segment is in this chunk
+            else:
+                self._add(chunk, start, end)
+                self._end(None, newline)
+            start = end + 1
+            if newline:
+                nl = chunk.find(b"\n", start)
+            else:
+                cr = chunk.find(b"\r", start)
+        if start < len(chunk):
+            self._seen = True
+            self._add(chunk, start, len(chunk))
+
+    def close(self) -> None:
+        """End of stream: a last line without a newline counts as a line."""
+        if self._seen:
+            self._end(None, True)
+
+    def _add(self, chunk: bytes, start: int, end: int) -> None:
+        if self._over or start == end:
+            return
+        if len(self._pending) + (end - start) > self._cap:
+            self._over = True
+            self._pending = bytearray()
+            return
+        self._pending += memoryview(chunk)[start:end]
+
+    def _end(self, segment: bytes | None, newline: bool) -> None:
+        long = self._over
+        if segment is None:
+            segment = bytes(self._pending)
+            self._pending = bytearray()
+            self._over = False
+        if segment or long:
+            for _ in range(self._empty):
+                self._emit(b"")
+            self._empty = 0
+            self._emitted = True
+            if long:
+                self._on_long()
+            else:
+                self._emit(segment)
+        elif newline and not self._emitted:
+            self._emit(b"")
+        elif not newline:
+            self._empty += 1
+        if newline:
+            self._empty, self._emitted, self._seen = 0, False, False
+
+
+class StdoutMetrics:
+    """Thread-safe: stdout and stderr pump threads each feed their own ``stream()``."""
+
+    def __init__(
+        self, patterns: list[MetricPattern], t0: float | None = None, cap: int = SEGMENT_CAP
+    ) -> None:
         self.patterns = patterns
         self.t0 = time.monotonic() if t0 is None else t0
+        self.cap = cap
         self.points: dict[str, list[MetricPoint]] = defaultdict(list)
         self.unparsed: dict[str, int] = defaultdict(int)
+        self.long_segments = 0
         self._counts = [0] * len(patterns)
         self._lock = threading.Lock()
+        # Runs of \r or blank lines are empty segments: most patterns cannot match them.
+        self._empty_matches = any(True for rx in patterns for _ in rx.finditer(b""))
 
-    def feed(self, raw: bytes) -> None:
-        if not self.patterns:
+    def stream(self) -> Segments:
+        """A splitter for one output stream; give it the stream's bytes as they arrive."""
+        return Segments(self._feed, self._long, self.cap)
+
+    def _long(self) -> None:
+        with self._lock:
+            self.long_segments += 1
+
+    def _feed(self, raw: bytes) -> None:
+        if not self.patterns or (not raw and not self._empty_matches):
             return
-        line = raw.decode("utf-8", "replace").rstrip("\r")
-        # tqdm-style progress lines rewrite themselves with \r: look at every segment.
-        for segment in line.split("\r"):
-            self._feed_segment(segment)
-
-    def _feed_segment(self, line: str) -> None:
+        # Matched as UTF-8; what is not UTF-8 reads as U+FFFD, as it did when decoded.
+        data = raw if raw.isascii() else raw.decode("utf-8", "replace").encode("utf-8")
         now = time.monotonic() - self.t0
         for i, rx in enumerate(self.patterns):
-            for m in rx.finditer(line):
-                groups = m.groupdict()
+            for groups in rx.finditer(data):
                 with self._lock:
                     step_text = groups.get("step")
                     step_val = _number(step_text) if step_text is not None else None
@@ -105,7 +198,13 @@ class StdoutMetrics:
                         self.points[name].append((step, samples, now, value))
 
     def notes(self) -> list[str]:
-        return [
+        notes = [
             f"--metric group {name!r}: {n} match(es) were not numbers and were skipped"
             for name, n in sorted(self.unparsed.items())
         ]
+        if self.long_segments:
+            notes.append(
+                f"{self.long_segments} output line(s) longer than {self.cap:,} bytes were "
+                "stored but not matched against --metric"
+            )
+        return notes

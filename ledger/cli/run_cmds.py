@@ -46,7 +46,7 @@ def record(
         [], "--config", "-c", help="Config file: YAML, JSON or TOML (repeatable)."
     ),
     metrics: list[str] = typer.Option(
-        [], "--metric", "-m", help="Regex with named groups over the output (repeatable)."
+        [], "--metric", "-m", help="RE2 regex with named groups over the output (repeatable)."
     ),
     env_names: list[str] = typer.Option(
         [], "--env", "-e", help="Also record this environment variable (repeatable)."

@@ -16,7 +16,10 @@ class Contract(Record):
     SCHEMA = 1
 
     kind: Literal["contract"] = "contract"
-    argv: list[str]  # redacted
+    argv: list[str]  # redacted; a byte that is not UTF-8 shows as U+FFFD
+    # The exact bytes of each (redacted) argument, base64, when one is not UTF-8: what replay
+    # runs (ledger/capture/rawbytes.py). Absent otherwise.
+    argv_b64: list[str] | None = None
     cwd: str  # absolute, informational; replay uses code.cwd_relpath
     code: Oid  # CodeSnapshot record
     code_digest: str

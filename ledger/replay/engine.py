@@ -107,11 +107,13 @@ def _one_replay(
 ) -> tuple[Run, Workspace]:
     """One replay run; ``made`` collects its workspace as soon as it exists, so that a
     failure anywhere later can still remove it."""
+    from ..capture.rawbytes import argv_to_run
     from ..capture.secrets import restore_argv
     from ..record import RecordOptions, record
     from .workspace import build_workspace
 
-    argv = restore_argv(contract.argv, os.environ)  # secrets come from the environment again
+    # The exact bytes when they were stored; secrets come from the environment again.
+    argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
     ws = build_workspace(store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace)
     if made is not None:
         made.append(ws.root)
