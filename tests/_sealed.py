@@ -57,7 +57,7 @@ def build_sealed_project(repo: Path) -> dict[str, str]:
 
 
 def _runs(repo: Path) -> list[dict[str, Any]]:
-    r = run_ledger("ls", "--json", cwd=repo)
+    r = run_ledger("ls", "--replays", "--json", cwd=repo)
     assert r.returncode == 0, r.stderr
     runs: list[dict[str, Any]] = json.loads(r.stdout)
     return runs

@@ -91,7 +91,7 @@ def test_ctrl_c_during_replay_stores_no_verdict_and_audit_keeps_the_last_one(
     assert sorted(n for n, _ in store.refs.iter("verdicts/")) == verdicts_before
     assert list(ws.iterdir()) == []  # its workspace is gone
     # The attempt is on record as an interrupted replay run, nothing more.
-    rows = json.loads(run_ledger("ls", "--json", cwd=repo).stdout)
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
     interrupted = [row for row in rows if row["status"] == "interrupted"]
     assert len(interrupted) == 1
     _, attempt = load_run(store, interrupted[0]["run_id"])
@@ -129,7 +129,7 @@ def test_audit_ignores_verdicts_of_replays_that_did_not_complete(repo: Path) -> 
 def test_ctrl_c_during_record_exits_130(repo: Path) -> None:
     code, err = _interrupt(["record", "--", sys.executable, "pausing.py"], repo)
     assert code == 130, err  # although the program itself exited 1
-    rows = json.loads(run_ledger("ls", "--json", cwd=repo).stdout)
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
     assert [row["status"] for row in rows] == ["interrupted"]
 
 
@@ -175,6 +175,6 @@ def test_ctrl_c_during_a_seeds_replay_stops_every_seed(repo: Path, tmp_path: Pat
     store = Store.open(repo / ".ledger")
     assert list(store.refs.iter("verdicts/")) == []
     assert list(ws.iterdir()) == []
-    rows = json.loads(run_ledger("ls", "--json", cwd=repo).stdout)
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
     replays = [row for row in rows if row["run_id"] != run_id]
     assert replays and all(row["status"] == "interrupted" for row in replays)
