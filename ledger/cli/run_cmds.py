@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ._choices import RunStatus
 from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
 
 __all__ = ["register"]
@@ -27,28 +28,47 @@ def _parse_tags(tags: list[str]) -> dict[str, str]:
 
 def record(
     ctx: typer.Context,
-    name: str | None = typer.Option(None, "--name", "-n", help="A name for the run."),
+    name: str | None = typer.Option(
+        None, "--name", "-n", metavar="NAME", help="A name for the run."
+    ),
     inputs: list[Path] = typer.Option(
-        [], "--input", "-i", help="Input file or directory (repeatable)."
+        [], "--input", "-i", metavar="PATH", help="Input file or directory (repeatable)."
     ),
     outputs: list[Path] = typer.Option(
-        [], "--output", "-o", help="Output file or directory to capture (repeatable)."
+        [],
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="Output file or directory to capture (repeatable).",
     ),
     configs: list[Path] = typer.Option(
-        [], "--config", "-c", help="Config file: YAML, JSON or TOML (repeatable)."
+        [], "--config", "-c", metavar="FILE", help="Config file: YAML, JSON or TOML (repeatable)."
     ),
     metrics: list[str] = typer.Option(
-        [], "--metric", "-m", help="Regex with named groups over the output (repeatable)."
+        [],
+        "--metric",
+        "-m",
+        metavar="REGEX",
+        help="Regex with named groups over the output (repeatable).",
     ),
     env_names: list[str] = typer.Option(
-        [], "--env", "-e", help="Also record this environment variable (repeatable)."
+        [],
+        "--env",
+        "-e",
+        metavar="NAME",
+        help="Also record this environment variable (repeatable).",
     ),
     require_clean: bool = typer.Option(
         False, "--require-clean", help="Refuse to run with uncommitted changes."
     ),
-    tags: list[str] = typer.Option([], "--tag", "-t", help="KEY=VALUE label (repeatable)."),
+    tags: list[str] = typer.Option(
+        [], "--tag", "-t", metavar="KEY=VALUE", help="KEY=VALUE label (repeatable)."
+    ),
     no_store_inputs: bool = typer.Option(
         False, "--no-store-inputs", help="Digest inputs but do not copy them into the store."
+    ),
+    no_defaults: bool = typer.Option(
+        False, "--no-defaults", help="Ignore the project defaults shown by `ledger config`."
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = typer.Option(
@@ -56,21 +76,23 @@ def record(
     ),
 ) -> None:
     """Run CMD (after --) and seal an immutable run record. Exits with CMD's exit code."""
+    from ..project_config import RecordDefaults, load_project_config
     from ..record import RecordOptions
     from ..record import record as do_record
 
     command = list(ctx.args)
     store = open_store(ledger)
+    defaults = RecordDefaults() if no_defaults else load_project_config(store.root).record
     opts = RecordOptions(
         command=command,
         name=name,
-        inputs=list(inputs),
-        outputs=list(outputs),
-        configs=list(configs),
-        metrics=list(metrics),
+        inputs=[*defaults.input, *inputs],
+        outputs=[*defaults.output, *outputs],
+        configs=[*defaults.config, *configs],
+        metrics=[*defaults.metric, *metrics],
         env_names=list(env_names),
         require_clean=require_clean,
-        tags=_parse_tags(tags),
+        tags={**defaults.tags, **_parse_tags(tags)},
         store_inputs=not no_store_inputs,
     )
     result = do_record(opts, store)
@@ -98,38 +120,51 @@ def record(
 
 
 def ls(
-    name: str | None = typer.Option(None, "--name", help="Only runs with this name."),
-    status: str | None = typer.Option(None, "--status", help="Only runs with this status."),
-    tag: list[str] = typer.Option([], "--tag", help="Only runs with KEY=VALUE (repeatable)."),
-    contract: str | None = typer.Option(
-        None, "--contract", help="Only runs whose contract digest starts with this."
+    name: str | None = typer.Option(
+        None, "--name", metavar="NAME", help="Only runs with this name."
     ),
-    limit: int = typer.Option(50, "--limit", min=1),
+    status: RunStatus | None = typer.Option(None, "--status", help="Only runs with this status."),
+    tag: list[str] = typer.Option(
+        [], "--tag", metavar="KEY=VALUE", help="Only runs with KEY=VALUE (repeatable)."
+    ),
+    contract: str | None = typer.Option(
+        None,
+        "--contract",
+        metavar="PREFIX",
+        help="Only runs whose contract digest starts with this.",
+    ),
+    limit: int = typer.Option(50, "--limit", min=1, metavar="N", help="Show at most N runs."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """List runs, newest first."""
     from ..runs import list_runs
+    from ..short_ids import short_ids_of
 
+    store = open_store(ledger)
     rows = list_runs(
-        open_store(ledger),
+        store,
         name=name,
-        status=status,
+        status=status.value if status is not None else None,
         tags=_parse_tags(tag),
         contract=contract,
         limit=limit,
     )
+    short = short_ids_of(store)
+    for r in rows:
+        r["short_id"] = short.get(r["run_id"], r["run_id"])
     if json_out:
         print_json(rows)
         return
     from rich.table import Table
 
+    # The id column is the short id every command accepts; it is never wrapped or cut.
     table = Table(box=None)
-    for col in ("run", "name", "status", "exit", "started", "wall s", "contract", "tags"):
-        table.add_column(col)
+    for col in ("id", "name", "status", "exit", "started", "wall s", "contract", "tags"):
+        table.add_column(col, no_wrap=col in ("id", "contract", "started"))
     for r in rows:
         table.add_row(
-            r["run_id"],
+            r["short_id"],
             r["name"] or "",
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
@@ -142,7 +177,7 @@ def ls(
 
 
 def show(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -158,11 +193,14 @@ def show(
 
 
 def log(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     stderr: bool = typer.Option(
         False, "--stderr", help="Show the captured standard error instead."
     ),
     ledger: Path | None = LedgerOpt,
+    json_out: bool = typer.Option(
+        False, "--json", help="Print {run_id, stream, text} as JSON on stdout."
+    ),
 ) -> None:
     """Print the captured output of a run."""
     from ..errors import UsageError
@@ -170,9 +208,14 @@ def log(
 
     store = open_store(ledger)
     _, rec = load_run(store, run)
+    stream = "stderr" if stderr else "stdout"
     oid = rec.stderr if stderr else rec.stdout
     if oid is None:
-        raise UsageError(f"run {rec.run_id} has no captured {'stderr' if stderr else 'stdout'}")
+        raise UsageError(f"run {rec.run_id} has no captured {stream}")
+    if json_out:
+        text = store.objects.get_bytes(oid).decode("utf-8", errors="replace")
+        print_json({"run_id": rec.run_id, "stream": stream, "text": text})
+        return
     store.objects.copy_to(oid, sys.stdout.buffer)
     sys.stdout.buffer.flush()
 
@@ -180,6 +223,7 @@ def log(
 def register(app: typer.Typer) -> None:
     app.command(
         context_settings={"allow_extra_args": True},
+        options_metavar="[OPTIONS] -- CMD [ARGS]...",
     )(record)
     app.command()(ls)
     app.command()(show)

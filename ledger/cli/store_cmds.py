@@ -7,7 +7,15 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    err_console,
+    ledger_dir,
+    open_store,
+    out_console,
+    print_json,
+)
 
 __all__ = ["register"]
 
@@ -16,7 +24,7 @@ def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     """Create a ledger (.ledger at the git root or here, or --ledger/LEDGER_DIR)."""
     from ..store import Store, find_ledger_dir
 
-    root = find_ledger_dir(ledger, for_init=True)
+    root = find_ledger_dir(ledger_dir(ledger), for_init=True)
     existed = (root / "config.json").is_file()
     store = Store.init(root)
     store.check_writable()
@@ -59,7 +67,11 @@ def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
 def gc(
     yes: bool = typer.Option(False, "--yes", help="Delete for real (default: dry run)."),
     grace: float = typer.Option(
-        24.0, "--grace-hours", min=0.0, help="Keep unreachable objects younger than this."
+        24.0,
+        "--grace-hours",
+        min=0.0,
+        metavar="HOURS",
+        help="Keep unreachable objects younger than this.",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
@@ -85,7 +97,9 @@ def gc(
 
 
 def cat(
-    ident: str = typer.Argument(..., help="Object id, unique id prefix, or ref name."),
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="Object id, unique id prefix, or ref name."
+    ),
     ledger: Path | None = LedgerOpt,
 ) -> None:
     """Write an object's content to stdout (verified)."""
