@@ -33,9 +33,22 @@ def checkpoints(
     """List a run's checkpoints: step, size, bytes newly written, dedup ratio."""
     from rich.table import Table
 
-    from ..torch.ckpt_export import list_checkpoints
+    from ..errors import UnknownIdError
+    from ..runs import resolve_run
+    from ..torch.ckpt_export import checkpoint_runs, list_checkpoints
 
-    rows = list_checkpoints(run, store=open_store(ledger))
+    store = open_store(ledger)
+    # The run is found the way every command finds one (id, prefix, short id, name); a run
+    # that saved no checkpoint has an empty list, not an error.
+    try:
+        run = resolve_run(store, run)
+        recorded = True
+    except UnknownIdError:
+        recorded = False  # checkpoint refs without a run record: list_checkpoints decides
+    if recorded and run not in checkpoint_runs(store):
+        rows = []
+    else:
+        rows = list_checkpoints(run, store=store)
     if json_out:
         print_json([{**info.to_json(), "latest": latest} for info, latest in rows])
         return
