@@ -15,7 +15,7 @@ for step in range(3):
 print("to stderr", file=sys.stderr)
 """
 
-METRIC = r"step (?P<step>\\d+) loss (?P<loss>\\S+)"
+METRIC = r"step (?P<step>\d+) loss (?P<loss>\S+)"
 
 
 def git(repo: Path, *args: str) -> None:
