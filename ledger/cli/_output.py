@@ -115,10 +115,12 @@ class _RichProgress:
 
 
 @contextlib.contextmanager
-def progress(description: str, total: float | None = None) -> Iterator[_NoProgress | _RichProgress]:
-    """A progress bar on stderr while work runs — only when stderr is a terminal. Elsewhere
+def progress(
+    description: str, total: float | None = None, *, enabled: bool = True
+) -> Iterator[_NoProgress | _RichProgress]:
+    """A progress display on stderr while work runs — only when stderr is a terminal. Elsewhere
     the returned handle does nothing, so logs and pipes stay free of progress noise."""
-    if not _is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
+    if not enabled or not _is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
         yield _NoProgress()
         return
     from rich.progress import (

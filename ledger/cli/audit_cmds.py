@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
-from ._output import json_stdout_guard
+from ._output import json_stdout_guard, progress
 
 __all__ = ["register"]
 
@@ -52,7 +52,8 @@ def audit(
     from ..audit import render_html, render_markdown, render_text
     from ..audit.replays import bitwise_replayer
 
-    with json_stdout_guard(json_out):
+    # No progress display while replays run: their own output streams to the terminal.
+    with json_stdout_guard(json_out), progress("auditing claims", enabled=not replay):
         result = run_audit(
             store,
             claims,

@@ -8,6 +8,7 @@ import typer
 
 from ._choices import ExportFormat
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._output import progress
 
 __all__ = ["register"]
 
@@ -91,13 +92,14 @@ def export(
     """Export one checkpoint's tensors (verified) as safetensors or a torch .pt state dict."""
     from ..torch.ckpt_export import export_checkpoint
 
-    info, path = export_checkpoint(
-        ident,
-        fmt=fmt.value,
-        out=out,
-        store=open_store(ledger),
-        rank=rank,
-    )
+    with progress(f"exporting {ident} as {fmt.value}"):
+        info, path = export_checkpoint(
+            ident,
+            fmt=fmt.value,
+            out=out,
+            store=open_store(ledger),
+            rank=rank,
+        )
     if json_out:
         print_json(
             {"checkpoint": info.oid, "step": info.step, "format": fmt.value, "out": str(path)}

@@ -16,6 +16,7 @@ from ._common import (
     out_console,
     print_json,
 )
+from ._output import progress
 
 __all__ = ["register"]
 
@@ -40,7 +41,10 @@ def verify(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     from ..store.verify import verify_store
 
     store = open_store(ledger)
-    report = verify_store(store)
+    with progress("verifying objects") as bar:
+        report = verify_store(
+            store, progress=lambda n: bar.update(0, description=f"verified {n} objects")
+        )
     if json_out:
         print_json(
             {
@@ -81,7 +85,8 @@ def gc(
 
     store = open_store(ledger)
     store.check_writable() if yes else None
-    report = collect_garbage(store, delete=yes, grace_seconds=grace * 3600)
+    with progress("collecting garbage" if yes else "finding unreachable objects"):
+        report = collect_garbage(store, delete=yes, grace_seconds=grace * 3600)
     if json_out:
         print_json(report.__dict__)
         return
@@ -117,7 +122,7 @@ def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     from ..index import Index
 
     store = open_store(ledger)
-    with Index(store) as index:
+    with progress("rebuilding the index"), Index(store) as index:
         n = index.rebuild()
     if json_out:
         print_json({"log_entries_applied": n})
