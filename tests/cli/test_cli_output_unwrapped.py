@@ -50,3 +50,15 @@ def test_in_process_output_never_wraps(project: Path, cli: Callable[..., Any]) -
     r = cli("show", ids[0], "-L", str(project / ".ledger"))
     assert r.exit_code == 0, r.stderr
     _check_show(r.stdout, ids[0])
+
+
+def test_replay_verdict_lines_are_whole_when_piped(project: Path) -> None:
+    original = run_ids(project)[0]
+    r = run_ledger("replay", original, cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = [ln for ln in lines if ln.startswith("REPRODUCED (bitwise) ")]
+    assert len(head) == 1 and re.fullmatch(
+        rf"REPRODUCED \(bitwise\) {re.escape(original)} → \S+-[0-9a-f]{{8}}", head[0]
+    ), r.stdout
+    assert re.search(r"^verdict record b3:[0-9a-f]{64}$", r.stdout, re.M), r.stdout
