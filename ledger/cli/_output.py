@@ -2,7 +2,8 @@
 
 Rules every command follows through this module:
 
-- On a terminal, output is rich (colour, tables sized to the window). Anywhere else (a pipe, a
+- On a terminal, output is rich (colour, tables sized to the window) and long lines are left to
+  the terminal to wrap, so rich never puts a line break inside an id. Anywhere else (a pipe, a
   file, a CI log) nothing is wrapped: a line holding an id is never split, tables take their
   natural width, and there is no colour or progress.
 - With ``--json``, standard output holds exactly one JSON document; anything else the command
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "console",
+    "is_tty",
     "json_stdout_guard",
     "print_json",
     "progress",
@@ -35,7 +37,7 @@ __all__ = [
 _UNWRAPPED = 100_000
 
 
-def _is_tty(stream: IO[str]) -> bool:
+def is_tty(stream: IO[str]) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
@@ -47,8 +49,10 @@ def console(*, stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    if _is_tty(stream):
-        return Console(file=stream, highlight=False, soft_wrap=False)
+    if is_tty(stream):
+        # The terminal wraps long lines itself (soft wrap), so a copied id stays whole;
+        # tables still fit the window.
+        return Console(file=stream, highlight=False, soft_wrap=True)
     return Console(
         file=stream,
         highlight=False,
@@ -120,7 +124,7 @@ def progress(
 ) -> Iterator[_NoProgress | _RichProgress]:
     """A progress display on stderr while work runs — only when stderr is a terminal. Elsewhere
     the returned handle does nothing, so logs and pipes stay free of progress noise."""
-    if not enabled or not _is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
+    if not enabled or not is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
         yield _NoProgress()
         return
     from rich.progress import (

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from ._choices import ReplayMode
-from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
 from ._output import json_stdout_guard
 
 __all__ = ["register"]
@@ -33,6 +35,25 @@ def _per_metric(values: list[str]) -> dict[str, tuple[float, float]]:
             ) from None
         out[name] = (r, a)
     return out
+
+
+def _seed_line(total: int) -> Callable[[int, int, Any, float | None], None] | None:
+    """One line per finished seed on stderr, only on a terminal (logs get the verdict)."""
+    import sys
+
+    from ._output import is_tty
+
+    if not is_tty(sys.stderr):
+        return None
+    con = err_console()
+
+    def line(i: int, seed: int, run: Any, value: float | None) -> None:
+        shown = "no value" if value is None else f"{value:g}"
+        con.print(
+            f"seed {i + 1}/{total}  {seed}  run {run.run_id} {run.status}: {shown}", markup=False
+        )
+
+    return line
 
 
 def replay(
@@ -105,6 +126,7 @@ def replay(
         original_group=list(against),
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,
+        on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
     )
     store = open_store(ledger)
     # With --json the replayed program's own output goes to stderr: stdout is the verdict only.

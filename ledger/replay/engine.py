@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,6 +44,8 @@ class ReplayOptions:
     bootstrap_seed: int | None = None
     original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
+    # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
+    on_seed: Callable[[int, int, Run, float | None], None] | None = None
 
 
 @dataclass
@@ -370,8 +373,14 @@ def _seeds(
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
         if opts.seed_arg:
-            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31))
-        return _one_replay(store, run, contract, opts, roots[i], None)
+            seed = roots[i] % (2**31)
+            done = _one_replay(store, run, contract, opts, None, seed)
+        else:
+            seed = roots[i]
+            done = _one_replay(store, run, contract, opts, roots[i], None)
+        if opts.on_seed is not None:
+            opts.on_seed(i, seed, done[0], final_value(done[0], metric))
+        return done
 
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         results = list(pool.map(go, range(opts.seeds)))

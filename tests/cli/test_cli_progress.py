@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,16 @@ def test_progress_only_on_a_terminal(project: Path, argv: list[str], text: bytes
     assert text in err, err
     piped = run_ledger(*argv, cwd=project)
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_seeds_replay_prints_one_line_per_seed_on_a_terminal(project: Path) -> None:
+    from _cli_support import run_ids
+
+    argv = ["replay", run_ids(project)[0], "--mode", "seeds", "--seeds", "2", "--metric", "loss"]
+    rc, err = _run_on_pty(argv, project)
+    text = err.decode(errors="replace")
+    assert rc in (0, 1), text
+    for i in (1, 2):
+        assert re.search(rf"seed {i}/2  \d+  run \S+ succeeded: 0\.3333", text), text
+    piped = run_ledger(*argv, cwd=project)
+    assert piped.returncode in (0, 1) and "seed 1/2" not in piped.stderr
