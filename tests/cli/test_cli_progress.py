@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import run_ledger, subprocess_env
@@ -64,3 +65,9 @@ def test_seeds_replay_prints_one_line_per_seed_on_a_terminal(project: Path) -> N
         assert re.search(rf"seed {i}/2  \d+  run \S+ succeeded: 0\.3333", text), text
     piped = run_ledger(*argv, cwd=project)
     assert piped.returncode in (0, 1) and "seed 1/2" not in piped.stderr
+
+
+def test_no_progress_in_process_when_not_a_terminal(project: Path, cli: Any) -> None:
+    for argv in (["verify"], ["gc"], ["reindex"]):
+        r = cli(*argv, "-L", str(project / ".ledger"))
+        assert r.exit_code == 0 and r.stderr == "", r.stderr
