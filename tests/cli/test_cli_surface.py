@@ -103,3 +103,12 @@ def test_record_usage_line(cli: Callable[..., Any]) -> None:
     p = run_ledger("record", "--help")
     assert p.stdout.startswith("Usage: ledger record [OPTIONS] -- CMD [ARGS]...")
     assert re.search(r"--input PATH", p.stdout) and re.search(r"--tag KEY=VALUE", p.stdout)
+
+
+def test_no_arguments_prints_help(cli: Callable[..., Any]) -> None:
+    for argv in ([], ["checkpoint"]):
+        r = cli(*argv)
+        assert r.exit_code == 0 and r.stdout.startswith("Usage: ledger") and r.stderr == ""
+    assert cli("ls", "-h").stdout.startswith("Usage: ledger ls [OPTIONS]")
+    p = run_ledger()
+    assert p.returncode == 0 and "Commands:" in p.stdout
