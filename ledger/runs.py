@@ -10,6 +10,7 @@ from typing import Any
 from .errors import AmbiguousIdError, UnknownIdError
 from .records.base import record_from_json
 from .records.run import Run
+from .short_ids import match_short_id
 from .store import Store
 
 __all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
@@ -45,9 +46,18 @@ def resolve_run(store: Store, text: str) -> str:
     originals = [i for i, record in by_name if record.get("replay_of") is None]
     if originals or by_name:
         return (originals or [i for i, _ in by_name])[-1]
+    by_short = match_short_id(ids, text)
+    if len(by_short) == 1:
+        return by_short[0]
+    if len(by_short) > 1:
+        raise AmbiguousIdError(
+            f"short run id {text!r} matches {len(by_short)} runs",
+            candidates=by_short,
+            hint="give more characters: " + ", ".join(by_short[:5]),
+        )
     raise UnknownIdError(
         f"no run {text!r} in {store.root}",
-        hint="`ledger ls` lists runs; give an id, a unique id prefix, or a run name",
+        hint="`ledger ls` lists runs; give an id, a unique id prefix, a short id, or a run name",
     )
 
 

@@ -40,6 +40,7 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
             }
         info["environment"] = env
     info["resolved_config"] = _get(store, run.resolved_config)
+    info["code_files"] = _code_files(store, info.get("code"))
     with Index(store) as index:
         index.sync()
         replays = index.query(
@@ -63,6 +64,43 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
     if warnings:
         info["warnings"] = warnings
     return info
+
+
+def _code_files(store: Store, code: Any) -> dict[str, list[str]]:
+    """Names of the files a reviewer should look at: those the patch changes, the untracked."""
+    import re
+
+    out: dict[str, list[str]] = {"patched": [], "untracked": []}
+    if not isinstance(code, dict):
+        return out
+    if code.get("patch"):
+        try:
+            text = store.objects.get_bytes(code["patch"]).decode("utf-8", errors="replace")
+        except LedgerError:
+            text = ""
+        out["patched"] = re.findall(r"^diff --git a/(.+?) b/", text, re.M)
+    tree = _get(store, code.get("untracked"))
+    if isinstance(tree, dict):
+        out["untracked"] = [e["path"] for e in tree.get("entries", []) if "path" in e]
+    return out
+
+
+def _size(n: Any) -> str:
+    if not isinstance(n, int):
+        return "?"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _short_value(value: Any) -> str:
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def render_run(info: dict[str, Any], con: Console) -> None:
@@ -89,8 +127,23 @@ def render_run(info: dict[str, Any], con: Console) -> None:
     if code:
         dirty = " + uncommitted changes" if code.get("dirty") else ""
         con.print(f"  code      {code.get('commit') or '(no commit)'}{dirty}")
+    files = info.get("code_files") or {}
+    for path in files.get("patched", []):
+        con.print(f"  patched   {path}", markup=False)
+    for path in files.get("untracked", []):
+        con.print(f"  untracked {path}", markup=False)
+    resolved = (info.get("resolved_config") or {}).get("resolved")
+    if isinstance(resolved, dict):
+        for key, value in resolved.items():
+            con.print(f"  config    {key} = {_short_value(value)}", markup=False)
     for item in contract.get("inputs", []):
-        con.print(f"  input     {item.get('path')}  {item.get('digest')}")
+        count = item.get("n_files")
+        many = f", {count} files" if isinstance(count, int) and count != 1 else ""
+        con.print(
+            f"  input     {item.get('path')}  {item.get('digest')}  "
+            f"{_size(item.get('n_bytes'))}{many}",
+            markup=False,
+        )
     for chk in run.get("inputs_after", []):
         if chk.get("changed"):
             con.print(f"  [red]input changed during the run[/]: {chk['path']}")

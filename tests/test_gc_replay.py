@@ -119,7 +119,9 @@ def _verify_ok(repo: Path) -> None:
 
 
 def _all_runs(repo: Path) -> list[dict[str, object]]:
-    runs: list[dict[str, object]] = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    runs: list[dict[str, object]] = json.loads(
+        run_ledger("ls", "--replays", "--json", cwd=repo).stdout
+    )
     return runs
 
 

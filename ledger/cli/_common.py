@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
+
+from ._output import console, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,47 +18,57 @@ __all__ = [
     "JsonOpt",
     "LedgerOpt",
     "err_console",
+    "ledger_dir",
     "open_store",
     "out_console",
     "print_json",
     "print_warnings",
+    "set_global_ledger",
 ]
 
 LedgerOpt = typer.Option(
     None,
     "--ledger",
     "-L",
+    metavar="DIR",
     help="Ledger directory (default: $LEDGER_DIR, else the nearest .ledger above here).",
     show_default=False,
 )
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
 
+# `ledger -L DIR cmd` and `ledger cmd -L DIR` mean the same; the one after the command wins.
+_global_ledger: Path | None = None
+
+
+def set_global_ledger(path: Path | None) -> None:
+    global _global_ledger
+    _global_ledger = path
+
+
+def ledger_dir(ledger: Path | None) -> Path | None:
+    """The ledger a command was pointed at: its own ``--ledger``, else the global one."""
+    return ledger if ledger is not None else _global_ledger
+
 
 def out_console() -> Console:
-    from rich.console import Console
-
-    return Console(highlight=False)
+    return console()
 
 
 def err_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
+    return console(stderr=True)
 
 
 def open_store(ledger: Path | None) -> Store:
     from ..store import Store
 
-    return Store.open(ledger)
-
-
-def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+    return Store.open(ledger_dir(ledger))
 
 
 def print_warnings(warnings: list[str], hint: str | None = None) -> None:
     """One ``ledger: warning:`` line each, then the hint once, on stderr (stdout stays clean
     for --json)."""
+    import sys
+
     for w in dict.fromkeys(warnings):
         sys.stderr.write(f"ledger: warning: {w}\n")
     if warnings and hint:

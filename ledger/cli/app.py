@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
-from . import attest_cmds, audit_cmds, checkpoint_cmds, replay_cmds, run_cmds, store_cmds
+try:  # typer >= 0.20 ships its own copy of click
+    from typer._click import exceptions as _cx
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as _cx  # type: ignore[no-redef]
+
+from . import (
+    attest_cmds,
+    audit_cmds,
+    checkpoint_cmds,
+    config_cmds,
+    replay_cmds,
+    run_cmds,
+    store_cmds,
+)
+from ._common import set_global_ledger
+from ._output import report_error
 
 __all__ = ["app", "main"]
 
@@ -14,42 +30,109 @@ app = typer.Typer(
     name="ledger",
     help="Make ML training runs auditable and replayable.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    # click's plain help: real metavars (FLOAT, PATH, [a|b|c]), no `<bool>` on flags, no boxes
+    # that wrap ids when help is piped.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["--help", "-h"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        sys.stdout.write(f"ledger {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    ledger: Path | None = typer.Option(
+        None,
+        "--ledger",
+        "-L",
+        metavar="DIR",
+        help="Ledger directory for any command (default: $LEDGER_DIR, else the nearest .ledger "
+        "above here). Also accepted after the command.",
+        show_default=False,
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Make ML training runs auditable and replayable."""
+    set_global_ledger(ledger)
+
+
 store_cmds.register(app)
 run_cmds.register(app)
 replay_cmds.register(app)
 audit_cmds.register(app)
 checkpoint_cmds.register(app)
 attest_cmds.register(app)
+config_cmds.register(app)
+
+
+def _usage_hint(e: _cx.UsageError) -> str:
+    path = e.ctx.command_path if e.ctx is not None else "ledger"
+    return f"`{path} --help` lists the arguments and options"
 
 
 def main() -> None:
-    """Entry point: LedgerError becomes a one-line message and its documented exit code."""
+    """Entry point: every error becomes ``ledger: error: …`` (+ hint) and its documented exit
+    code."""
     from ..errors import LedgerError
 
+    set_global_ledger(None)
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="ledger")
     except LedgerError as e:
-        _report(e.message, e.hint)
+        report_error(e.message, e.hint)
         sys.exit(e.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        _report("interrupted", None)
+        report_error("interrupted", None)
         sys.exit(130)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except Exception as e:
-        # typer's own usage errors (bad option, missing argument) know how to show themselves.
-        show = getattr(e, "show", None)
-        if callable(show) and isinstance(getattr(e, "exit_code", None), int):
-            show()
-            sys.exit(e.exit_code)  # type: ignore[attr-defined]
-        raise
+    except _cx.NoArgsIsHelpError as e:
+        # `ledger` or `ledger checkpoint` alone: the help is the answer, not an error.
+        assert e.ctx is not None
+        sys.stdout.write(e.ctx.get_help() + "\n")
+        sys.exit(0)
+    except _cx.UsageError as e:
+        # typer validates through pydantic, whose messages start with "Value error, ".
+        report_error(e.format_message().replace("Value error, ", ""), _usage_hint(e))
+        sys.exit(2)
+    except _cx.ClickException as e:
+        report_error(e.format_message(), None)
+        sys.exit(2 if e.exit_code == 1 else e.exit_code)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except OSError as e:
+        # A file the user named (report, export target) could not be written or read.
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        report_error(f"{e.strerror or e}{where}", "check the path and its permissions")
+        sys.exit(2)
+    _flush_stdout()
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
-def _report(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"ledger: error: {message}\n")
-    if hint:
-        sys.stderr.write(f"ledger: hint: {hint}\n")
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+
+
+def _quiet_broken_pipe() -> None:
+    """`ledger ls | head -1`: the reader left; stop quietly like other Unix tools."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(141)

@@ -7,22 +7,36 @@ from pathlib import Path
 import typer
 
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._output import json_stdout_guard, progress
 
 __all__ = ["register"]
 
 
 def audit(
-    claims: Path = typer.Argument(..., help="YAML claims file (see docs/how-to/audit-claims.md)."),
+    claims: Path = typer.Argument(
+        ...,
+        metavar="CLAIMS.yaml",
+        help="YAML claims file (see docs/how-to/audit-claims.md).",
+        exists=True,
+        dir_okay=False,
+        readable=True,
+    ),
     replay: bool = typer.Option(
         False, "--replay", help="Replay every run behind a claim instead of reading its verdict."
     ),
     margin: float | None = typer.Option(
-        None, "--margin", min=0.0, help="Equivalence margin in metric units for claims without one."
+        None,
+        "--margin",
+        min=0.0,
+        metavar="FLOAT",
+        help="Equivalence margin in metric units for claims without one.",
     ),
     html: Path | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML report."
+        None, "--html", metavar="FILE", help="Also write a self-contained HTML report."
     ),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write a Markdown report."),
+    markdown: Path | None = typer.Option(
+        None, "--markdown", metavar="FILE", help="Also write a Markdown report."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -30,16 +44,23 @@ def audit(
 
     Exit 0 if every claim is supported, 1 if any is not, 2 if the claims file has mistakes.
     """
-    from ..audit import audit as run_audit
-    from ..audit import render_html, render_markdown, render_text
-
+    # The ledger is opened before the statistics stack (numpy, scipy) loads: a wrong path or a
+    # missing ledger is reported at once.
     store = open_store(ledger)
     store.check_writable()
+    from ..audit import audit as run_audit
+    from ..audit import render_html, render_markdown, render_text
     from ..audit.replays import bitwise_replayer
 
-    result = run_audit(
-        store, claims, replay=replay, margin=margin, replayer=bitwise_replayer if replay else None
-    )
+    # No progress display while replays run: their own output streams to the terminal.
+    with json_stdout_guard(json_out), progress("auditing claims", enabled=not replay):
+        result = run_audit(
+            store,
+            claims,
+            replay=replay,
+            margin=margin,
+            replayer=bitwise_replayer if replay else None,
+        )
     if html is not None:
         html.write_text(render_html(result), encoding="utf-8")
     if markdown is not None:

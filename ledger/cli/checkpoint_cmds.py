@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
+from ._choices import ExportFormat
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._output import progress
 
 __all__ = ["register"]
 
@@ -25,16 +27,29 @@ def _size(n: int) -> str:
 
 
 def checkpoints(
-    run: str = typer.Argument(..., help="Run id (or a unique prefix)."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id (or a unique prefix)."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """List a run's checkpoints: step, size, bytes newly written, dedup ratio."""
     from rich.table import Table
 
-    from ..torch.ckpt_export import list_checkpoints
+    from ..errors import UnknownIdError
+    from ..runs import resolve_run
+    from ..torch.ckpt_export import checkpoint_runs, list_checkpoints
 
-    rows = list_checkpoints(run, store=open_store(ledger))
+    store = open_store(ledger)
+    # The run is found the way every command finds one (id, prefix, short id, name); a run
+    # that saved no checkpoint has an empty list, not an error.
+    try:
+        run = resolve_run(store, run)
+        recorded = True
+    except UnknownIdError:
+        recorded = False  # checkpoint refs without a run record: list_checkpoints decides
+    if recorded and run not in checkpoint_runs(store):
+        rows = []
+    else:
+        rows = list_checkpoints(run, store=store)
     if json_out:
         print_json([{**info.to_json(), "latest": latest} for info, latest in rows])
         return
@@ -60,33 +75,39 @@ def checkpoints(
 
 def export(
     ident: str = typer.Argument(
-        ..., help="Checkpoint id or prefix, a ref (checkpoints/<run>/step-<n>), or a run id."
+        ...,
+        metavar="ID",
+        help="Checkpoint id or prefix, a ref (checkpoints/<run>/step-<n>), or a run id.",
     ),
-    fmt: str = typer.Option(..., "--format", "-f", help="safetensors or pt."),
-    out: Path = typer.Option(..., "--out", "-o", help="File to write (replaced atomically)."),
-    rank: int = typer.Option(0, "--rank", help="Which rank's shard to export."),
+    fmt: ExportFormat = typer.Option(
+        ..., "--format", "-f", help="File format to write.", case_sensitive=False
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", metavar="FILE", help="File to write (replaced atomically)."
+    ),
+    rank: int = typer.Option(0, "--rank", metavar="N", help="Which rank's shard to export."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Export one checkpoint's tensors (verified) as safetensors or a torch .pt state dict."""
-    from ..errors import UsageError
     from ..torch.ckpt_export import export_checkpoint
 
-    if fmt not in ("safetensors", "pt"):
-        raise UsageError(f"unknown format {fmt!r}", hint="use --format safetensors or --format pt")
-    info, path = export_checkpoint(
-        ident,
-        fmt=fmt,  # type: ignore[arg-type]
-        out=out,
-        store=open_store(ledger),
-        rank=rank,
-    )
+    with progress(f"exporting {ident} as {fmt.value}"):
+        info, path = export_checkpoint(
+            ident,
+            fmt=fmt.value,
+            out=out,
+            store=open_store(ledger),
+            rank=rank,
+        )
     if json_out:
-        print_json({"checkpoint": info.oid, "step": info.step, "format": fmt, "out": str(path)})
+        print_json(
+            {"checkpoint": info.oid, "step": info.step, "format": fmt.value, "out": str(path)}
+        )
     else:
         out_console().print(
             f"Exported checkpoint {info.oid[:15]} (run {info.run_id}, step {info.step}, "
-            f"rank {rank}) to [bold]{path}[/] as {fmt}"
+            f"rank {rank}) to [bold]{path}[/] as {fmt.value}"
         )
 
 

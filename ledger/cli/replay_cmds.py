@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._choices import ReplayMode
+from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+from ._output import json_stdout_guard
 
 __all__ = ["register"]
 
@@ -33,27 +37,59 @@ def _per_metric(values: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _seed_line(total: int) -> Callable[[int, int, Any, float | None], None] | None:
+    """One line per finished seed on stderr, only on a terminal (logs get the verdict)."""
+    import sys
+
+    from ._output import is_tty
+
+    if not is_tty(sys.stderr):
+        return None
+    con = err_console()
+
+    def line(i: int, seed: int, run: Any, value: float | None) -> None:
+        shown = "no value" if value is None else f"{value:g}"
+        con.print(
+            f"seed {i + 1}/{total}  {seed}  run {run.run_id} {run.status}: {shown}", markup=False
+        )
+
+    return line
+
+
 def replay(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
-    mode: str = typer.Option("bitwise", "--mode", help="bitwise | tolerance | seeds"),
-    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance for all metrics."),
-    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance for all metrics."),
-    tol: list[str] = typer.Option([], "--tol", help="Per-metric METRIC=RTOL,ATOL (repeatable)."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds to run in seeds mode."),
-    margin: float | None = typer.Option(
-        None, "--margin", help="Equivalence margin δ in metric units."
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
+    mode: ReplayMode = typer.Option(
+        ReplayMode.bitwise, "--mode", help="What reproduction means.", case_sensitive=False
     ),
-    metric: str | None = typer.Option(None, "--metric", help="Main metric for seeds mode."),
+    rtol: float | None = typer.Option(
+        None, "--rtol", metavar="FLOAT", help="Relative tolerance for all metrics."
+    ),
+    atol: float | None = typer.Option(
+        None, "--atol", metavar="FLOAT", help="Absolute tolerance for all metrics."
+    ),
+    tol: list[str] = typer.Option(
+        [], "--tol", metavar="METRIC=RTOL,ATOL", help="Per-metric METRIC=RTOL,ATOL (repeatable)."
+    ),
+    seeds: int = typer.Option(5, "--seeds", metavar="N", help="Seeds to run in seeds mode."),
+    margin: float | None = typer.Option(
+        None, "--margin", metavar="FLOAT", help="Equivalence margin δ in metric units."
+    ),
+    metric: str | None = typer.Option(
+        None, "--metric", metavar="NAME", help="Main metric for seeds mode."
+    ),
     seed_arg: str | None = typer.Option(
-        None, "--seed-arg", help="Argv flag carrying the seed, e.g. --seed."
+        None, "--seed-arg", metavar="FLAG", help="Argv flag carrying the seed, e.g. --seed."
     ),
     against: list[str] = typer.Option(
-        [], "--against", help="More runs of the original seed group."
+        [], "--against", metavar="RUN", help="More runs of the original seed group."
     ),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Seeds to run in parallel."),
+    jobs: int = typer.Option(1, "--jobs", "-j", metavar="N", help="Seeds to run in parallel."),
     keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep the workspace."),
     workspace_dir: Path | None = typer.Option(
-        None, "--workspace-dir", help="Create workspaces here (default: the system temp dir)."
+        None,
+        "--workspace-dir",
+        metavar="DIR",
+        help="Create workspaces here (default: the system temp dir).",
     ),
     strict_env: bool = typer.Option(
         False, "--strict-env", help="Refuse to run if the environment differs."
@@ -62,6 +98,7 @@ def replay(
     from_checkpoint: str | None = typer.Option(
         None,
         "--from-checkpoint",
+        metavar="STEP|ID",
         help="Resume from a checkpoint the run saved (step or id prefix) and check the rest.",
     ),
     ledger: Path | None = LedgerOpt,
@@ -70,14 +107,11 @@ def replay(
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
     Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
-    from ..errors import UsageError
     from ..replay.engine import ReplayOptions
     from ..replay.engine import replay as do_replay
 
-    if mode not in ("bitwise", "tolerance", "seeds"):
-        raise UsageError(f"--mode {mode!r} is not one of bitwise, tolerance, seeds")
     opts = ReplayOptions(
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode.value,  # type: ignore[arg-type]
         rtol=rtol,
         atol=atol,
         per_metric=_per_metric(tol),
@@ -92,8 +126,12 @@ def replay(
         original_group=list(against),
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,
+        on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
     )
-    outcome = do_replay(open_store(ledger), run, opts)
+    store = open_store(ledger)
+    # With --json the replayed program's own output goes to stderr: stdout is the verdict only.
+    with json_stdout_guard(json_out):
+        outcome = do_replay(store, run, opts)
     v = outcome.verdict
     if json_out:
         print_json({"verdict": outcome.verdict_oid, **v.to_json()})
@@ -122,8 +160,8 @@ def replay(
 
 
 def diff(
-    a: str = typer.Argument(..., help="First run."),
-    b: str = typer.Argument(..., help="Second run."),
+    a: str = typer.Argument(..., metavar="A", help="First run."),
+    b: str = typer.Argument(..., metavar="B", help="Second run."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ._choices import RunStatus
 from ._common import (
     JsonOpt,
     LedgerOpt,
@@ -35,28 +36,47 @@ def _parse_tags(tags: list[str]) -> dict[str, str]:
 
 def record(
     ctx: typer.Context,
-    name: str | None = typer.Option(None, "--name", "-n", help="A name for the run."),
+    name: str | None = typer.Option(
+        None, "--name", "-n", metavar="NAME", help="A name for the run."
+    ),
     inputs: list[Path] = typer.Option(
-        [], "--input", "-i", help="Input file or directory (repeatable)."
+        [], "--input", "-i", metavar="PATH", help="Input file or directory (repeatable)."
     ),
     outputs: list[Path] = typer.Option(
-        [], "--output", "-o", help="Output file or directory to capture (repeatable)."
+        [],
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="Output file or directory to capture (repeatable).",
     ),
     configs: list[Path] = typer.Option(
-        [], "--config", "-c", help="Config file: YAML, JSON or TOML (repeatable)."
+        [], "--config", "-c", metavar="FILE", help="Config file: YAML, JSON or TOML (repeatable)."
     ),
     metrics: list[str] = typer.Option(
-        [], "--metric", "-m", help="RE2 regex with named groups over the output (repeatable)."
+        [],
+        "--metric",
+        "-m",
+        metavar="REGEX",
+        help="RE2 regex with named groups over the output (repeatable).",
     ),
     env_names: list[str] = typer.Option(
-        [], "--env", "-e", help="Also record this environment variable (repeatable)."
+        [],
+        "--env",
+        "-e",
+        metavar="NAME",
+        help="Also record this environment variable (repeatable).",
     ),
     require_clean: bool = typer.Option(
         False, "--require-clean", help="Refuse to run with uncommitted changes."
     ),
-    tags: list[str] = typer.Option([], "--tag", "-t", help="KEY=VALUE label (repeatable)."),
+    tags: list[str] = typer.Option(
+        [], "--tag", "-t", metavar="KEY=VALUE", help="KEY=VALUE label (repeatable)."
+    ),
     no_store_inputs: bool = typer.Option(
         False, "--no-store-inputs", help="Digest inputs but do not copy them into the store."
+    ),
+    no_defaults: bool = typer.Option(
+        False, "--no-defaults", help="Ignore the project defaults shown by `ledger config`."
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = typer.Option(
@@ -64,21 +84,23 @@ def record(
     ),
 ) -> None:
     """Run CMD (after --) and seal an immutable run record. Exits with CMD's exit code."""
+    from ..project_config import RecordDefaults, load_project_config
     from ..record import RecordOptions
     from ..record import record as do_record
 
     command = list(ctx.args)
     store = open_store(ledger)
+    defaults = RecordDefaults() if no_defaults else load_project_config(store.root).record
     opts = RecordOptions(
         command=command,
         name=name,
-        inputs=list(inputs),
-        outputs=list(outputs),
-        configs=list(configs),
-        metrics=list(metrics),
+        inputs=[*defaults.input, *inputs],
+        outputs=[*defaults.output, *outputs],
+        configs=[*defaults.config, *configs],
+        metrics=[*defaults.metric, *metrics],
         env_names=list(env_names),
         require_clean=require_clean,
-        tags=_parse_tags(tags),
+        tags={**defaults.tags, **_parse_tags(tags)},
         store_inputs=not no_store_inputs,
     )
     result = do_record(opts, store)
@@ -106,13 +128,20 @@ def record(
 
 
 def ls(
-    name: str | None = typer.Option(None, "--name", help="Only runs with this name."),
-    status: str | None = typer.Option(None, "--status", help="Only runs with this status."),
-    tag: list[str] = typer.Option([], "--tag", help="Only runs with KEY=VALUE (repeatable)."),
-    contract: str | None = typer.Option(
-        None, "--contract", help="Only runs whose contract digest starts with this."
+    name: str | None = typer.Option(
+        None, "--name", metavar="NAME", help="Only runs with this name."
     ),
-    limit: int = typer.Option(50, "--limit", min=1, help="At most this many original runs."),
+    status: RunStatus | None = typer.Option(None, "--status", help="Only runs with this status."),
+    tag: list[str] = typer.Option(
+        [], "--tag", metavar="KEY=VALUE", help="Only runs with KEY=VALUE (repeatable)."
+    ),
+    contract: str | None = typer.Option(
+        None,
+        "--contract",
+        metavar="PREFIX",
+        help="Only runs whose contract digest starts with this.",
+    ),
+    limit: int = typer.Option(50, "--limit", min=1, metavar="N", help="At most N original runs."),
     replays: bool = typer.Option(
         False, "--replays", help="Also list each run's replays, under it."
     ),
@@ -122,12 +151,14 @@ def ls(
     """List original runs, newest first, with how many replays each has."""
     from ..checked import REINDEX_HINT
     from ..runs import list_runs
+    from ..short_ids import short_ids_of
 
     warnings: list[str] = []
+    store = open_store(ledger)
     rows = list_runs(
-        open_store(ledger),
+        store,
         name=name,
-        status=status,
+        status=status.value if status is not None else None,
         tags=_parse_tags(tag),
         contract=contract,
         limit=limit,
@@ -135,23 +166,29 @@ def ls(
         warnings=warnings,
     )
     print_warnings(warnings, REINDEX_HINT)
+    short = short_ids_of(store)
+    for r in rows:
+        r["short_id"] = short.get(r["run_id"], r["run_id"])
     if json_out:
         print_json(rows)
         return
     from rich.table import Table
 
+    # The id column is the short id every command accepts; it is never wrapped or cut.
     table = Table(box=None)
     marks = [
         "replay" if r.get("original") or r["replay_of"] else str(r["replays"] or "") for r in rows
     ]
     show_marks = any(marks)  # the column only when some run was replayed
-    cols = ("run", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags")
+    cols = ("id", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags")
     for col in cols:
         if col != "replays" or show_marks:
-            table.add_column(col)
+            table.add_column(col, no_wrap=col in ("id", "contract", "started"))
     for r, mark in zip(rows, marks, strict=True):
         cells = [
-            f"↳ {r['run_id']}" if "original" in r else r["run_id"],  # a replay, under its original
+            f"↳ {r['short_id']}"
+            if "original" in r
+            else r["short_id"],  # a replay, under its original
             r["name"] or "",
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
@@ -166,7 +203,7 @@ def ls(
 
 
 def show(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -184,11 +221,14 @@ def show(
 
 
 def log(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     stderr: bool = typer.Option(
         False, "--stderr", help="Show the captured standard error instead."
     ),
     ledger: Path | None = LedgerOpt,
+    json_out: bool = typer.Option(
+        False, "--json", help="Print {run_id, stream, text} as JSON on stdout."
+    ),
 ) -> None:
     """Print the captured output of a run."""
     from ..errors import UsageError
@@ -196,10 +236,15 @@ def log(
 
     store = open_store(ledger)
     _, rec = load_run(store, run)
+    stream = "stderr" if stderr else "stdout"
     oid = rec.stderr if stderr else rec.stdout
     if oid is None:
-        raise UsageError(f"run {rec.run_id} has no captured {'stderr' if stderr else 'stdout'}")
+        raise UsageError(f"run {rec.run_id} has no captured {stream}")
     store.objects.verify(oid)  # shown only if it still hashes to what the record names
+    if json_out:
+        text = store.objects.get_bytes(oid).decode("utf-8", errors="replace")
+        print_json({"run_id": rec.run_id, "stream": stream, "text": text})
+        return
     store.objects.copy_to(oid, sys.stdout.buffer)
     sys.stdout.buffer.flush()
 
@@ -207,6 +252,7 @@ def log(
 def register(app: typer.Typer) -> None:
     app.command(
         context_settings={"allow_extra_args": True},
+        options_metavar="[OPTIONS] -- CMD [ARGS]...",
     )(record)
     app.command()(ls)
     app.command()(show)

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    err_console,
+    ledger_dir,
+    open_store,
+    out_console,
+    print_json,
+)
+from ._output import progress
 
 __all__ = ["register"]
 
@@ -16,7 +25,7 @@ def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     """Create a ledger (.ledger at the git root or here, or --ledger/LEDGER_DIR)."""
     from ..store import Store, find_ledger_dir
 
-    root = find_ledger_dir(ledger, for_init=True)
+    root = find_ledger_dir(ledger_dir(ledger), for_init=True)
     existed = (root / "config.json").is_file()
     store = Store.init(root)
     store.check_writable()
@@ -47,7 +56,12 @@ def verify(
 
     anchor = None if head is None else parse_head(head)
     store = open_store(ledger)
-    report = verify_store(store, head=anchor)
+    with progress("verifying objects") as bar:
+        report = verify_store(
+            store,
+            head=anchor,
+            progress=lambda n: bar.update(0, description=f"verified {n} objects"),
+        )
     report.problems += check_consistency(store)
     add_replay_checks(store, report)
     if json_out:
@@ -83,7 +97,11 @@ def verify(
 def gc(
     yes: bool = typer.Option(False, "--yes", help="Delete for real (default: dry run)."),
     grace: float = typer.Option(
-        24.0, "--grace-hours", min=0.0, help="Keep unreachable objects younger than this."
+        24.0,
+        "--grace-hours",
+        min=0.0,
+        metavar="HOURS",
+        help="Keep unreachable objects younger than this.",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
@@ -93,7 +111,8 @@ def gc(
 
     store = open_store(ledger)
     store.check_writable() if yes else None
-    report = collect_garbage(store, delete=yes, grace_seconds=grace * 3600)
+    with progress("collecting garbage" if yes else "finding unreachable objects"):
+        report = collect_garbage(store, delete=yes, grace_seconds=grace * 3600)
     if json_out:
         print_json(report.__dict__)
         return
@@ -115,7 +134,9 @@ def gc(
 
 
 def cat(
-    ident: str = typer.Argument(..., help="Object id, unique id prefix, or ref name."),
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="Object id, unique id prefix, or ref name."
+    ),
     ledger: Path | None = LedgerOpt,
 ) -> None:
     """Write an object's content to stdout (verified)."""
@@ -133,7 +154,7 @@ def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     from ..index import Index
 
     store = open_store(ledger)
-    with Index(store) as index:
+    with progress("rebuilding the index"), Index(store) as index:
         n = index.rebuild()
     if json_out:
         print_json({"log_entries_applied": n})

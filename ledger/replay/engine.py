@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -56,6 +57,8 @@ class ReplayOptions:
     bootstrap_seed: int | None = None
     original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
+    # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
+    on_seed: Callable[[int, int, Run, float | None], None] | None = None
 
 
 @dataclass
@@ -422,8 +425,14 @@ def _seeds(
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
         if opts.seed_arg:
-            return _one_replay(store, run, contract, opts, None, roots[i] % (2**31), None, made)
-        return _one_replay(store, run, contract, opts, roots[i], None, None, made)
+            seed = roots[i] % (2**31)
+            done = _one_replay(store, run, contract, opts, None, seed, None, made)
+        else:
+            seed = roots[i]
+            done = _one_replay(store, run, contract, opts, roots[i], None, None, made)
+        if opts.on_seed is not None:
+            opts.on_seed(i, seed, done[0], final_value(done[0], metric))
+        return done
 
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         futures = [pool.submit(go, i) for i in range(opts.seeds)]

@@ -1,0 +1,31 @@
+"""The fixed choices options take, as enums so that ``--help`` lists them and click refuses
+anything else (exit 2). A test keeps them equal to the library's ``Literal`` types, which are
+not imported here to keep ``--help`` fast."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ExportFormat", "ReplayMode", "RunStatus"]
+
+
+class ReplayMode(StrEnum):
+    bitwise = "bitwise"
+    tolerance = "tolerance"
+    seeds = "seeds"
+
+
+class ExportFormat(StrEnum):
+    safetensors = "safetensors"
+    pt = "pt"
+
+
+class RunStatus(StrEnum):
+    """A recorded status, plus ``abandoned``: running, but its recorder process is gone."""
+
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    killed = "killed"
+    interrupted = "interrupted"
+    abandoned = "abandoned"

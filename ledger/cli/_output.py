@@ -1,0 +1,152 @@
+"""Where the CLI's output goes and how it looks: consoles, JSON, progress, error lines.
+
+Rules every command follows through this module:
+
+- On a terminal, output is rich (colour, tables sized to the window) and long lines are left to
+  the terminal to wrap, so rich never puts a line break inside an id. Anywhere else (a pipe, a
+  file, a CI log) nothing is wrapped: a line holding an id is never split, tables take their
+  natural width, and there is no colour or progress.
+- With ``--json``, standard output holds exactly one JSON document; anything else the command
+  or the program it runs prints goes to standard error (``json_stdout_guard``).
+- Errors are ``ledger: error: …`` plus an optional ``ledger: hint: …`` on standard error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "console",
+    "is_tty",
+    "json_stdout_guard",
+    "print_json",
+    "progress",
+    "report_error",
+]
+
+# Width a console takes when it is not a terminal: wide enough that rich never wraps a line,
+# and tables (which are not expanded) only take the width their content needs.
+_UNWRAPPED = 100_000
+
+
+def is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console for stdout (or stderr) that never wraps when it is not a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    if is_tty(stream):
+        # The terminal wraps long lines itself (soft wrap), so a copied id stays whole;
+        # tables still fit the window.
+        return Console(file=stream, highlight=False, soft_wrap=True)
+    return Console(
+        file=stream,
+        highlight=False,
+        soft_wrap=True,
+        width=_UNWRAPPED,
+        no_color=True,
+        force_terminal=False,
+        emoji=False,
+    )
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def json_stdout_guard(active: bool) -> Iterator[None]:
+    """While ``active``, send everything written to stdout — by Python code and by child
+    processes, which inherit file descriptor 1 — to stderr, so the JSON printed afterwards is
+    the only thing on stdout."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        fd_out, fd_err = sys.__stdout__.fileno(), sys.__stderr__.fileno()  # type: ignore[union-attr]
+        saved = os.dup(fd_out)
+    except (AttributeError, OSError, ValueError):  # no real descriptors (embedded use)
+        saved = None
+    try:
+        if saved is not None:
+            os.dup2(fd_err, fd_out)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, fd_out)
+            os.close(saved)
+
+
+class _NoProgress:
+    def update(self, advance: float = 1, description: str | None = None) -> None:
+        pass
+
+    def log(self, message: str) -> None:
+        pass
+
+
+class _RichProgress:
+    def __init__(self, progress: Any, task: Any) -> None:
+        self._progress = progress
+        self._task = task
+
+    def update(self, advance: float = 1, description: str | None = None) -> None:
+        kwargs: dict[str, Any] = {"advance": advance}
+        if description is not None:
+            kwargs["description"] = description
+        self._progress.update(self._task, **kwargs)
+
+    def log(self, message: str) -> None:
+        self._progress.console.print(message, markup=False, highlight=False)
+
+
+@contextlib.contextmanager
+def progress(
+    description: str, total: float | None = None, *, enabled: bool = True
+) -> Iterator[_NoProgress | _RichProgress]:
+    """A progress display on stderr while work runs — only when stderr is a terminal. Elsewhere
+    the returned handle does nothing, so logs and pipes stay free of progress noise."""
+    if not enabled or not is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
+        yield _NoProgress()
+        return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total is not None:
+        columns.append(BarColumn())
+        columns.append(TextColumn("{task.completed:.0f}/{task.total:.0f}"))
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield _RichProgress(bar, task)
+
+
+def report_error(message: str, hint: str | None) -> None:
+    sys.stderr.write(f"ledger: error: {message}\n")
+    if hint:
+        sys.stderr.write(f"ledger: hint: {hint}\n")
+    sys.stderr.flush()

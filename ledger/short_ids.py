@@ -1,0 +1,65 @@
+"""Short run ids: the shortest prefix (at least 6 hex digits) of a run id's random tail that
+names exactly one run, like git's abbreviated hashes.
+
+A run id is ``<UTC start time>-<8 random hex digits>``; runs started in the same minute share a
+long prefix, so the tail is what tells them apart. Every command that takes a run accepts a short
+id; ``ledger ls`` prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["MIN_LENGTH", "match_short_id", "short_ids", "short_ids_of"]
+
+MIN_LENGTH = 6
+_HEX = re.compile(r"[0-9a-f]{4,}")
+
+
+def _tail(run_id: str) -> str:
+    return run_id.rsplit("-", 1)[-1]
+
+
+def short_ids(run_ids: Iterable[str], *, avoid: Iterable[str] = ()) -> dict[str, str]:
+    """``{run id: short id}``. A short id is unique among the tails, is no prefix of any run id
+    (that would resolve as an id prefix first) and is no run name in ``avoid``; a run whose
+    whole tail cannot satisfy that keeps its full id."""
+    ids = sorted(set(run_ids))
+    tails = [_tail(i) for i in ids]
+    taken = set(avoid)
+    out: dict[str, str] = {}
+    for run_id, tail in zip(ids, tails, strict=True):
+        out[run_id] = run_id
+        for n in range(MIN_LENGTH, len(tail) + 1):
+            cand = tail[:n]
+            if (
+                sum(1 for t in tails if t.startswith(cand)) == 1
+                and not any(i.startswith(cand) for i in ids)
+                and cand not in taken
+            ):
+                out[run_id] = cand
+                break
+    return out
+
+
+def match_short_id(run_ids: Iterable[str], text: str) -> list[str]:
+    """Run ids whose random tail starts with ``text`` (4 or more lowercase hex digits)."""
+    if not _HEX.fullmatch(text):
+        return []
+    return [i for i in run_ids if "-" in i and _tail(i).startswith(text)]
+
+
+def short_ids_of(store: Store) -> dict[str, str]:
+    """Short ids of every run in ``store`` (run names are avoided, since names resolve first)."""
+    from .index import Index
+
+    ids = [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
+    with Index(store) as index:
+        index.sync()
+        names = {r["name"] for r in index.query("SELECT DISTINCT name FROM runs", ()) if r["name"]}
+    return short_ids(ids, avoid=names)

@@ -1,0 +1,53 @@
+"""Helpers for the CLI tests: a small git project with a ledger."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from _support import run_ledger
+
+TRAIN = """\
+import sys
+for step in range(3):
+    print(f"step {step} loss {1.0 / (step + 1):.4f}", flush=True)
+print("to stderr", file=sys.stderr)
+"""
+
+METRIC = r"step (?P<step>\d+) loss (?P<loss>\S+)"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@e",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@e",
+        },
+    )
+
+
+def make_project(root: Path) -> Path:
+    repo = root / "proj"
+    repo.mkdir(parents=True)
+    (repo / "train.py").write_text(TRAIN)
+    (repo / "data.txt").write_text("x\n" * 10)
+    (repo / ".gitignore").write_text(".ledger/\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    r = run_ledger("init", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    return repo
+
+
+def run_ids(repo: Path) -> list[str]:
+    """Full run ids, oldest first."""
+    return sorted(p.name for p in (repo / ".ledger" / "refs" / "runs").iterdir())

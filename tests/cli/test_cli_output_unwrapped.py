@@ -1,0 +1,64 @@
+"""Item 1: output to a pipe, a file or a CI log is never wrapped; ids stay on one line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _cli_support import run_ids
+from _support import run_ledger
+
+FULL_OID = re.compile(r"b3:[0-9a-f]{64}")
+
+
+def _check_ls(out: str, n_runs: int) -> None:
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert len(lines) == n_runs + 1, out  # header + one line per run, however long the tags
+    assert "a-long-tag-value-" * 6 in out
+
+
+def _check_show(out: str, run_id: str) -> None:
+    first = out.splitlines()[0]
+    assert run_id in first and FULL_OID.search(first), first
+    for line in out.splitlines():
+        if "b3:" in line:
+            # every object id printed is whole, on its line
+            assert all(len(m) == 67 for m in re.findall(r"b3:[0-9a-f]+", line)), line
+
+
+def test_piped_output_never_wraps(project: Path) -> None:
+    ids = run_ids(project)
+    # COLUMNS=40 would have made rich wrap at 40 columns; a pipe ignores the width.
+    r = run_ledger("ls", cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    _check_ls(r.stdout, len(ids))
+    r = run_ledger("show", ids[0], cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    _check_show(r.stdout, ids[0])
+    r = run_ledger("diff", ids[0], ids[1], cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    assert f"diff {ids[0]} → {ids[1]}" in r.stdout.splitlines()[0]
+
+
+def test_in_process_output_never_wraps(project: Path, cli: Callable[..., Any]) -> None:
+    ids = run_ids(project)
+    r = cli("ls", "-L", str(project / ".ledger"))
+    assert r.exit_code == 0, r.stderr
+    _check_ls(r.stdout, len(ids))
+    r = cli("show", ids[0], "-L", str(project / ".ledger"))
+    assert r.exit_code == 0, r.stderr
+    _check_show(r.stdout, ids[0])
+
+
+def test_replay_verdict_lines_are_whole_when_piped(project: Path) -> None:
+    original = run_ids(project)[0]
+    r = run_ledger("replay", original, cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = [ln for ln in lines if ln.startswith("REPRODUCED (bitwise) ")]
+    assert len(head) == 1 and re.fullmatch(
+        rf"REPRODUCED \(bitwise\) {re.escape(original)} → \S+-[0-9a-f]{{8}}", head[0]
+    ), r.stdout
+    assert re.search(r"^verdict record b3:[0-9a-f]{64}$", r.stdout, re.M), r.stdout
