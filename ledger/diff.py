@@ -101,7 +101,8 @@ def render_diff(d: dict[str, Any], con: Console) -> None:
     for c in d["config"]:
         con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}")
     for c in d["data"]:
-        con.print(f"data    {c['input']}: {c['a']} → {c['b']}")
+        a, b = (c[k] or "(not an input)" for k in ("a", "b"))
+        con.print(f"data    {c['input']}: {a} → {b}")
     for e in d["environment"]:
         con.print(f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}")
     if d["seeds"]:
