@@ -1,0 +1,158 @@
+"""Integrity checks that a mutation spot-check found untested (issue #18).
+
+Each test here fails when the check it names is disabled: the read-time BLAKE3 check on raw
+objects and small JSON records, the log's previous-hash link, verify's ``bad-ref`` kind and
+the exit code 5 that corrupt data maps to.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledger.errors import CorruptObjectError
+from ledger.store import Store
+from ledger.store.objects import CODEC_RAW
+from ledger.store.verify import verify_store
+
+
+def _flip(path: Path, at: int, mask: int = 0x01) -> None:
+    """Flip bits of one stored byte of an object file (past its codec byte)."""
+    path.chmod(0o644)
+    raw = bytearray(path.read_bytes())
+    raw[at] ^= mask
+    path.write_bytes(bytes(raw))
+
+
+def test_a_flipped_byte_in_a_raw_object_is_refused_on_read(store: Store) -> None:
+    data = bytes(range(256)) * 8
+    oid = store.objects.put_bytes(data, compress=False)
+    path = store.objects.path_of(oid)
+    assert path.read_bytes()[0] == CODEC_RAW
+    _flip(path, 1000)
+    with pytest.raises(CorruptObjectError, match="does not hash to its id"):
+        store.objects.get_bytes(oid)
+    with pytest.raises(CorruptObjectError):
+        store.objects.verify(oid)
+    # The unverified read is the documented escape hatch and returns the damaged bytes.
+    assert store.objects.get_bytes(oid, verify=False) != data
+
+
+def test_a_small_json_record_with_a_changed_digit_is_refused(store: Store) -> None:
+    """A record under 64 bytes is stored raw: the hash is the only thing that sees a change."""
+    oid = store.put_json({"kind": "note", "schema": 1, "loss": 0.25})
+    path = store.objects.path_of(oid)
+    raw = path.read_bytes()
+    assert raw[0] == CODEC_RAW
+    at = raw.index(b"0.25") + 3  # 0.25 -> 0.24: still valid JSON, now a different number
+    _flip(path, at, ord("5") ^ ord("4"))
+    assert b"0.24" in path.read_bytes()
+    with pytest.raises(CorruptObjectError, match="does not hash to its id"):
+        store.get_json(oid)
+
+
+def test_cat_of_a_corrupt_raw_object_exits_5(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / ".ledger"
+    monkeypatch.setenv("LEDGER_DIR", str(root))
+    assert cli("init").exit_code == 0
+    store = Store.open(root)
+    oid = store.objects.put_bytes(b"short raw object\n")
+    _flip(store.objects.path_of(oid), 3)
+    r = cli("cat", oid)
+    assert r.exit_code == 5, (r.stdout, r.stderr)
+    assert "ledger: error:" in r.stderr and oid in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_an_edited_record_reached_through_a_ref_exits_5(
+    cli,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tampered record reached through a ref, not named by id: the read path must check."""
+    root = tmp_path / ".ledger"
+    monkeypatch.setenv("LEDGER_DIR", str(root))
+    assert cli("init").exit_code == 0
+    store = Store.open(root)
+    oid = store.put_json({"kind": "note", "schema": 1, "n": 7})
+    store.set_ref("notes/seven", oid)
+    path = store.objects.path_of(oid)
+    _flip(path, path.read_bytes().index(b"7"), ord("7") ^ ord("8"))
+    with pytest.raises(CorruptObjectError):
+        store.get_json(store.refs.get("notes/seven") or "")
+    r = cli("cat", "notes/seven")
+    assert r.exit_code == 5 and "Traceback" not in r.stderr
+
+
+def _chain(store: Store, n: int = 4) -> None:
+    for i in range(n):
+        store.set_ref(f"runs/r{i}", store.put_json({"kind": "note", "schema": 1, "i": i}))
+
+
+def test_an_entry_rewritten_with_its_seq_and_prev_kept_breaks_the_next_link(store: Store) -> None:
+    """Only the previous-hash check sees this: the edited line keeps its seq and prev."""
+    _chain(store)
+    lines = store.log.path.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[1])
+    entry["name"] = "runs/forged"
+    lines[1] = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    store.log.path.write_bytes(b"".join(lines))
+    problems, _ = store.log.check()
+    assert [p.line for p in problems] == [3], problems
+    assert "chain broken" in problems[0].message
+    kinds = [(p.kind, p.subject) for p in verify_store(store).problems if p.kind == "log-chain"]
+    assert kinds == [("log-chain", "log line 3")]
+
+
+def test_an_intact_chain_reports_nothing_and_returns_its_head(store: Store) -> None:
+    _chain(store)
+    problems, head = store.log.check()
+    assert problems == []
+    assert head is not None and head.seq == 3
+    assert head == store.log.head()
+
+
+def test_a_first_entry_with_a_prev_is_reported(store: Store) -> None:
+    """The chain starts at null: a log cut at the front and re-numbered still shows."""
+    _chain(store)
+    lines = store.log.path.read_bytes().splitlines(keepends=True)[1:]
+    renumbered = []
+    for i, line in enumerate(lines):
+        entry = json.loads(line)
+        entry["seq"] = i
+        renumbered.append(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
+    store.log.path.write_bytes(b"\n".join(renumbered) + b"\n")
+    problems, _ = store.log.check()
+    assert problems and problems[0].line == 1 and "chain broken" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    "content", [b"not an id\n", b"b3:" + b"0" * 63 + b"\n", b"\n", b"\xff\xfe binary\n"]
+)
+def test_verify_reports_a_ref_that_holds_no_object_id_as_bad_ref(
+    store: Store, content: bytes
+) -> None:
+    _chain(store, 2)
+    ref = store.refs.path_of("runs/r1")
+    ref.write_bytes(content)
+    report = verify_store(store)
+    bad = [p for p in report.problems if p.kind == "bad-ref"]
+    assert [p.subject for p in bad] == ["runs/r1"], report.problems
+    assert "not an object id" in bad[0].message
+
+
+def test_verify_cli_lists_a_bad_ref_and_exits_1(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / ".ledger"
+    monkeypatch.setenv("LEDGER_DIR", str(root))
+    assert cli("init").exit_code == 0
+    store = Store.open(root)
+    _chain(store, 2)
+    store.refs.path_of("runs/r0").write_bytes(b"garbage\n")
+    r = cli("verify", "--json")
+    assert r.exit_code == 1
+    data = json.loads(r.stdout)
+    assert not data["ok"]
+    assert any(p["kind"] == "bad-ref" and p["subject"] == "runs/r0" for p in data["problems"])
