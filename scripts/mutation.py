@@ -1,0 +1,343 @@
+"""Mutation testing of the modules whose bugs would corrupt evidence (``make mutation``).
+
+A small AST mutator of our own, not mutmut: mutmut 3 rewrites every function into a trampoline
+and runs the tests from a ``mutants/`` copy, which our tests defeat (they start ``python -m
+ledger`` children from the test file's checkout). Here each mutant is one changed source span
+written into a throw-away copy of the checkout, and the module's related tests (``MODULES``) run
+against that copy with ``pytest -x``: a failing run kills the mutant, a green one lets it survive.
+
+    python scripts/mutation.py                     # every module in MODULES
+    python scripts/mutation.py ledger/store/log.py # one module
+    python scripts/mutation.py --list ledger/store/log.py  # print the mutants, run nothing
+
+Operators: comparison flips (== !=, < <=, > >=, is / is not, in / not in), and <-> or,
+dropping a ``not``, + <-> -, * <-> /, True <-> False, an int constant n -> n + 1, a float
+constant x -> 2x, ``return X`` -> ``return None``, a ``raise`` or a bare call statement
+-> ``pass``. Strings are left alone (messages), and so are calls of ``os.fsync`` and
+``fsync_dir``: only a power loss shows their absence, which no test here simulates.
+
+Survivors judged equivalent (no test can tell them apart from the original) are listed in
+``EQUIVALENT`` by module, source line and mutation, each with its reason; the score counts
+them apart. Results go to ``mutation-results/<module>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# module -> the tests that exercise it (fast files first: -x stops at the first failure).
+MODULES: dict[str, list[str]] = {
+    "ledger/store/objects.py": [
+        "tests/test_objects.py",
+        "tests/test_integrity_holes.py",
+        "tests/test_cli_store.py",
+        "tests/test_gc.py",
+    ],
+    "ledger/store/log.py": [
+        "tests/test_log_and_refs.py",
+        "tests/test_integrity_holes.py",
+        "tests/test_cli_store.py",
+    ],
+    "ledger/store/refs.py": [
+        "tests/test_log_and_refs.py",
+        "tests/test_integrity_holes.py",
+        "tests/test_cli_store.py",
+    ],
+    "ledger/store/verify.py": [
+        "tests/test_log_and_refs.py",
+        "tests/test_integrity_holes.py",
+        "tests/test_cli_store.py",
+        "tests/test_gc.py",
+    ],
+    "ledger/store/gc.py": ["tests/test_gc.py", "tests/test_cli_store.py"],
+    "ledger/capture/redact.py": [
+        "tests/capture/test_redact_rules.py",
+        "tests/capture/test_redact_stored.py",
+    ],
+    "ledger/stats/tolerance.py": [
+        "tests/stats/test_stats_tolerance.py",
+        "tests/replay/test_bitwise_edges.py",
+    ],
+    "ledger/stats/equivalence.py": ["tests/stats/test_stats_tost.py"],
+    "ledger/replay/compare_outputs.py": [
+        "tests/replay/test_bitwise_edges.py",
+        "tests/replay/test_compare_structured.py",
+        "tests/replay/test_compare_trees.py",
+    ],
+    "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_load.py"],
+    "ledger/torch/ckpt_load.py": ["tests/checkpoint/test_ckpt_save_load.py"],
+}
+
+# (module, stripped source line, mutation) -> why no test can tell the mutant from the original.
+EQUIVALENT: dict[tuple[str, str, str], str] = {}
+
+SKIP_CALLS = {"fsync", "fsync_dir"}
+
+
+@dataclass
+class Mutant:
+    module: str
+    line: int
+    source: str
+    mutation: str
+    start: tuple[int, int]
+    end: tuple[int, int]
+    replacement: str
+
+
+_CMP_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_BIN_SWAP: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+}
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0]))
+    return out
+
+
+def _skipped_subtrees(tree: ast.AST) -> set[int]:
+    """Annotations, ``__all__`` and ``if TYPE_CHECKING`` blocks: not behaviour."""
+    skip: set[int] = set()
+
+    def mark(node: ast.AST | None) -> None:
+        if node is not None:
+            skip.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign | ast.arg):
+            mark(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            mark(node.returns)
+        elif (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        ) or (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+            mark(node)
+    return skip
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def mutants_of(module: str) -> list[Mutant]:
+    text = (REPO / module).read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    docs, skip = _docstring_nodes(tree), _skipped_subtrees(tree)
+    out: list[Mutant] = []
+
+    def add(node: ast.AST, mutation: str, new: ast.AST, statement: bool = False) -> None:
+        repl = ast.unparse(new) if statement else f"({ast.unparse(new)})"
+        out.append(
+            Mutant(
+                module,
+                node.lineno,  # type: ignore[attr-defined]
+                lines[node.lineno - 1].strip(),  # type: ignore[attr-defined]
+                mutation,
+                (node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                (node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+                repl,
+            )
+        )
+
+    for node in ast.walk(tree):
+        if id(node) in skip or id(node) in docs:
+            continue
+        if isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                swap = _CMP_SWAP.get(type(op))
+                if swap is not None:
+                    new = ast.Compare(node.left, list(node.ops), node.comparators)
+                    new.ops[i] = swap()
+                    add(node, f"{ast.unparse(node)} -> {ast.unparse(new)}", new)
+        elif isinstance(node, ast.BoolOp):
+            other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            add(
+                node,
+                f"{type(node.op).__name__.lower()} -> {type(other).__name__.lower()}",
+                ast.BoolOp(other, node.values),
+            )
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            add(node, f"drop not: {ast.unparse(node)}", node.operand)
+        elif isinstance(node, ast.BinOp) and type(node.op) in _BIN_SWAP:
+            new = ast.BinOp(node.left, _BIN_SWAP[type(node.op)](), node.right)
+            add(node, f"{ast.unparse(node)} -> {ast.unparse(new)}", new)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            add(node, f"{node.value} -> {not node.value}", ast.Constant(not node.value))
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            add(node, f"{node.value} -> {node.value + 1}", ast.Constant(node.value + 1))
+        elif isinstance(node, ast.Constant) and type(node.value) is float:
+            add(
+                node,
+                f"{node.value} -> {node.value * 2 or 1.0}",
+                ast.Constant(node.value * 2 or 1.0),
+            )
+        elif isinstance(node, ast.Return) and node.value is not None:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                add(node, "return X -> return None", ast.Return(None), statement=True)
+        elif isinstance(node, ast.Raise):
+            add(node, "raise -> pass", ast.Pass(), statement=True)
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and _call_name(node.value) not in SKIP_CALLS
+        ):
+            add(node, f"drop call: {ast.unparse(node)[:60]}", ast.Pass(), statement=True)
+    out.sort(key=lambda m: (m.start, m.mutation))
+    return out
+
+
+def apply(text: str, m: Mutant) -> str:
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    raw = text.encode()
+
+    def pos(lc: tuple[int, int]) -> int:
+        return offsets[lc[0] - 1] + lc[1]  # col_offset counts UTF-8 bytes
+
+    return (raw[: pos(m.start)] + m.replacement.encode() + raw[pos(m.end) :]).decode()
+
+
+def _copy_checkout(dest: Path) -> None:
+    ignore = shutil.ignore_patterns(
+        ".git", "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", "mutation-results", "site"
+    )
+    for entry in REPO.iterdir():
+        if entry.name in {".git", "mutation-results", "site", ".venv"}:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name, ignore=ignore, symlinks=True)
+        else:
+            shutil.copy2(entry, dest / entry.name)
+
+
+def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(copy)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+            cwd=copy,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+        outcome = "survived" if r.returncode == 0 else "killed"
+    except subprocess.TimeoutExpired:
+        outcome = "killed-timeout"
+    return outcome, time.monotonic() - t0
+
+
+def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
+    tests = [t for t in MODULES[module] if (REPO / t).is_file()]
+    original = (REPO / module).read_text()
+    mutants = mutants_of(module)
+    with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
+        copy = Path(tmp)
+        _copy_checkout(copy)
+        base, base_s = _pytest(copy, tests, timeout=900)
+        if base != "survived":
+            raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
+        timeout = max(60.0, 3 * base_s)
+        print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s: {' '.join(tests)}")
+        results = []
+        for i, m in enumerate(mutants, 1):
+            mutated = apply(original, m)
+            try:
+                compile(mutated, module, "exec")
+            except SyntaxError:
+                continue
+            (copy / module).write_text(mutated)
+            outcome, secs = _pytest(copy, tests, timeout)
+            (copy / module).write_text(original)
+            key = (module, m.source, m.mutation)
+            if outcome == "survived" and key in EQUIVALENT:
+                outcome = "equivalent"
+            results.append({**asdict(m), "outcome": outcome, "seconds": round(secs, 1)})
+            flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
+            print(f"  [{i}/{len(mutants)}] {m.line}: {m.mutation}{flag}", flush=True)
+    killed = sum(r["outcome"].startswith("killed") for r in results)
+    equivalent = sum(r["outcome"] == "equivalent" for r in results)
+    survived = [r for r in results if r["outcome"] == "survived"]
+    scored = len(results) - equivalent
+    summary = {
+        "module": module,
+        "tests": tests,
+        "mutants": len(results),
+        "killed": killed,
+        "equivalent": equivalent,
+        "survived": len(survived),
+        "score": round(100 * killed / scored, 1) if scored else 100.0,
+        "survivors": [
+            {"line": r["line"], "source": r["source"], "mutation": r["mutation"]} for r in survived
+        ],
+        "results": results,
+    }
+    out_dir.mkdir(exist_ok=True)
+    (out_dir / (module.replace("/", ".") + ".json")).write_text(json.dumps(summary, indent=1))
+    print(
+        f"{module}: {killed} killed, {equivalent} equivalent, {len(survived)} survived: "
+        f"score {summary['score']}%"
+    )
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("modules", nargs="*", help="modules to mutate (default: all in MODULES)")
+    parser.add_argument("--list", action="store_true", help="print the mutants; run nothing")
+    args = parser.parse_args()
+    modules = args.modules or list(MODULES)
+    for module in modules:
+        if module not in MODULES:
+            raise SystemExit(f"mutation: {module} has no test mapping in scripts/mutation.py")
+    if args.list:
+        for module in modules:
+            for m in mutants_of(module):
+                print(f"{module}:{m.line}: {m.mutation}")
+        return
+    for module in modules:
+        run_module(module, out_dir=REPO / "mutation-results")
+
+
+if __name__ == "__main__":
+    main()
