@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,8 +42,9 @@ REPO = Path(__file__).resolve().parent.parent
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
     "ledger/store/objects.py": [
-        "tests/test_objects.py",
+        "tests/test_objects_codec_rules.py",
         "tests/test_integrity_holes.py",
+        "tests/test_objects.py",
         "tests/test_cli_store.py",
         "tests/test_gc.py",
     ],
@@ -248,22 +251,30 @@ def _copy_checkout(dest: Path) -> None:
 
 
 def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
+    """Run the tests against the copy; the whole process group is stopped whatever happens."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=copy,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    outcome = "killed-timeout"
     try:
-        r = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-            cwd=copy,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout,
-        )
-        outcome = "survived" if r.returncode == 0 else "killed"
+        rc = proc.wait(timeout=timeout)
+        outcome = "survived" if rc == 0 else "killed"
     except subprocess.TimeoutExpired:
-        outcome = "killed-timeout"
+        pass
+    finally:
+        # Also reaps what the tests left behind in the group (a hung child of a mutant).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     return outcome, time.monotonic() - t0
 
 
@@ -294,7 +305,7 @@ def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
                 outcome = "equivalent"
             results.append({**asdict(m), "outcome": outcome, "seconds": round(secs, 1)})
             flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
-            print(f"  [{i}/{len(mutants)}] {m.line}: {m.mutation}{flag}", flush=True)
+            print(f"  [{i}/{len(mutants)}] {secs:5.1f}s {m.line}: {m.mutation}{flag}", flush=True)
     killed = sum(r["outcome"].startswith("killed") for r in results)
     equivalent = sum(r["outcome"] == "equivalent" for r in results)
     survived = [r for r in results if r["outcome"] == "survived"]
@@ -321,7 +332,12 @@ def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
     return summary
 
 
+def _stop(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds: the running tests are stopped, the copy removed
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _stop)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all in MODULES)")
     parser.add_argument("--list", action="store_true", help="print the mutants; run nothing")
