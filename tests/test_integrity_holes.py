@@ -8,11 +8,13 @@ the exit code 5 that corrupt data maps to.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+from _support import run_ledger
 
-from ledger.errors import CorruptObjectError
+from ledger.errors import CorruptObjectError, IntegrityError
 from ledger.store import Store
 from ledger.store.objects import CODEC_RAW
 from ledger.store.verify import verify_store
@@ -156,3 +158,43 @@ def test_verify_cli_lists_a_bad_ref_and_exits_1(cli, tmp_path: Path, monkeypatch
     data = json.loads(r.stdout)
     assert not data["ok"]
     assert any(p["kind"] == "bad-ref" and p["subject"] == "runs/r0" for p in data["problems"])
+
+
+@pytest.mark.parametrize("last", [b"garbage", b"[1, 2]", b'{"no": "seq"}', b"\xff\xfe"])
+def test_a_damaged_last_log_entry_stops_writes_with_exit_5(store: Store, last: bytes) -> None:
+    """Appending after an unreadable entry would chain new history onto damage: refuse."""
+    _chain(store, 2)
+    store.log.path.write_bytes(store.log.path.read_bytes() + last + b"\n")
+    before = store.log.path.read_bytes()
+    oid = store.put_json({"kind": "note", "schema": 1, "i": 9})
+    with pytest.raises(IntegrityError, match="last entry of the log") as caught:
+        store.set_ref("runs/r9", oid)
+    assert caught.value.exit_code == 5 and caught.value.hint and "verify" in caught.value.hint
+    assert store.log.path.read_bytes() == before
+    assert store.refs.get("runs/r9") is None
+    assert any(p.kind == "log-chain" for p in verify_store(store).problems)
+
+
+def test_record_into_a_ledger_with_a_damaged_log_exits_5(tmp_path: Path) -> None:
+    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    log = tmp_path / ".ledger" / "log" / "chain.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    log.write_bytes((log.read_bytes() if log.exists() else b"") + b"garbage\n")
+    r = run_ledger("record", "--", sys.executable, "-c", "print(1)", cwd=tmp_path)
+    assert r.returncode == 5, r.stderr
+    assert "ledger: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "line", [b"[1, 2]", b'"text"', b"null", b'{"seq": "one"}', b'{"seq": true}', b"\xff"]
+)
+def test_verify_reports_a_log_line_of_the_wrong_shape(store: Store, line: bytes) -> None:
+    """Valid JSON that is not an entry, or an entry with a non-integer seq: reported, no crash."""
+    _chain(store, 3)
+    lines = store.log.path.read_bytes().splitlines(keepends=True)
+    lines[1] = line + b"\n"
+    store.log.path.write_bytes(b"".join(lines))
+    report = verify_store(store)
+    chain = [p for p in report.problems if p.kind == "log-chain"]
+    assert chain and chain[0].subject == "log line 2", report.problems
+    assert report.log_entries == 3
