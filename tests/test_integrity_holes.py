@@ -16,6 +16,7 @@ from _support import run_ledger
 
 from ledger.errors import CorruptObjectError, IntegrityError
 from ledger.store import Store
+from ledger.store.log import HashLog
 from ledger.store.objects import CODEC_RAW
 from ledger.store.verify import verify_store
 
@@ -198,3 +199,39 @@ def test_verify_reports_a_log_line_of_the_wrong_shape(store: Store, line: bytes)
     chain = [p for p in report.problems if p.kind == "log-chain"]
     assert chain and chain[0].subject == "log line 2", report.problems
     assert report.log_entries == 3
+
+
+def test_the_head_is_found_from_the_end_whatever_the_line_lengths(tmp_path: Path) -> None:
+    """``head`` reads the log backwards in 4 KiB blocks: lines shorter, longer than a block and
+    straddling block edges all give the true last entry, so every append chains correctly."""
+    log = HashLog(tmp_path / "chain.jsonl")
+    sizes = [0, 10, 4000, 4096, 4097, 9000, 1, 8191, 0, 12_288, 3]
+    for i, n in enumerate(sizes):
+        entry = log.append(i=i, pad="x" * n)
+        head = log.head()
+        assert head is not None and head == entry
+        assert head.data["i"] == i and head.seq == i
+    assert log.check() == ([], log.head())
+    assert log.path.stat().st_size > 3 * 4096
+
+
+def test_head_of_a_log_holding_only_a_torn_append_is_empty(tmp_path: Path) -> None:
+    log = HashLog(tmp_path / "chain.jsonl")
+    log.path.write_bytes(b'{"seq":0,"pad":"' + b"x" * 5000)
+    assert log.head() is None
+    entry = log.append(i=0)
+    assert entry.seq == 0 and entry.data["prev"] is None
+    assert log.check() == ([], entry)
+
+
+@pytest.mark.parametrize("size", [4095, 4096, 4097, 8191, 8192, 8193])
+def test_head_of_a_one_entry_log_at_every_block_edge(tmp_path: Path, size: int) -> None:
+    """The first entry must be found when the file's size sits on, before or after a block edge."""
+    probe = HashLog(tmp_path / "probe.jsonl")
+    probe.append(i=0, pad="")
+    overhead = probe.path.stat().st_size
+    log = HashLog(tmp_path / "chain.jsonl")
+    entry = log.append(i=0, pad="x" * (size - overhead))
+    assert log.path.stat().st_size == size
+    assert log.head() == entry
+    assert log.append(i=1).data["prev"] == entry.hash
