@@ -235,3 +235,29 @@ def test_head_of_a_one_entry_log_at_every_block_edge(tmp_path: Path, size: int) 
     assert log.path.stat().st_size == size
     assert log.head() == entry
     assert log.append(i=1).data["prev"] == entry.hash
+
+
+def test_an_empty_log_file_is_an_empty_chain_and_one_stray_byte_is_a_torn_append(
+    tmp_path: Path,
+) -> None:
+    log = HashLog(tmp_path / "chain.jsonl")
+    log.path.write_bytes(b"")
+    assert log.check() == ([], None) and log.head() is None
+    log.path.write_bytes(b"{")
+    problems, head = log.check()
+    assert head is None and [p.line for p in problems] == [-1]
+    assert "incomplete entry" in problems[0].message
+    entry = log.append(i=0)
+    assert log.path.read_bytes().count(b"\n") == 1 and log.check() == ([], entry)
+
+
+@pytest.mark.parametrize("content", [b"\n", b"\n\n", b"{}\n"])
+def test_a_log_of_only_damaged_lines_is_not_restarted(tmp_path: Path, content: bytes) -> None:
+    """A log whose only lines are damaged is not an empty log: a new chain must not start."""
+    log = HashLog(tmp_path / "chain.jsonl")
+    log.path.write_bytes(content)
+    with pytest.raises(IntegrityError):
+        log.append(i=0)
+    assert log.path.read_bytes() == content
+    problems, _ = log.check()
+    assert problems and problems[0].line == 1
