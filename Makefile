@@ -27,4 +27,4 @@ docs: install
 # Mutation testing of the evidence-critical modules (scripts/mutation.py; ~30 min on 2 cores).
 # One module: make mutation MODULES=ledger/store/log.py
 mutation:
-	nice -n 10 $(PYTHON) scripts/mutation.py $(MODULES)
+	nice -n 5 $(PYTHON) scripts/mutation.py $(MODULES)

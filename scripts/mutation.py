@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 MODULES: dict[str, list[str]] = {
     "ledger/store/objects.py": [
         "tests/test_objects_codec_rules.py",
+        "tests/test_objects_layout.py",
         "tests/test_integrity_holes.py",
         "tests/test_objects.py",
         "tests/test_cli_store.py",
@@ -121,6 +122,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
 }
 
 SKIP_CALLS = {"fsync", "fsync_dir"}
+# Start-up is most of a killed mutant's cost: leave out plugins no related test uses.
+PYTEST_PLUGINS_OFF = ["-p", "no:cacheprovider", "-p", "no:hydra_pytest", "-p", "no:benchmark"]
 
 
 @dataclass
@@ -291,7 +294,7 @@ def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        [sys.executable, "-m", "pytest", "-x", "-q", *PYTEST_PLUGINS_OFF, *tests],
         cwd=copy,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -312,10 +315,21 @@ def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
     return outcome, time.monotonic() - t0
 
 
-def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
+def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str, object]:
+    """Run every mutant of ``module``; with ``recheck``, only the saved survivors again (after
+    tests were added), keeping the other saved outcomes."""
     tests = [t for t in MODULES[module] if (REPO / t).is_file()]
     original = (REPO / module).read_text()
     mutants = mutants_of(module)
+    saved_path = out_dir / (module.replace("/", ".") + ".json")
+    kept: dict[tuple[str, str], dict[str, object]] = {}
+    if recheck:
+        saved = json.loads(saved_path.read_text())
+        kept = {
+            (str(r["source"]), str(r["mutation"])): r
+            for r in saved["results"]
+            if r["outcome"] not in ("survived", "equivalent")
+        }
     with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
         copy = Path(tmp)
         _copy_checkout(copy)
@@ -331,6 +345,10 @@ def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
                 compile(mutated, module, "exec")
             except SyntaxError:
                 continue
+            previous = kept.get((m.source, m.mutation))
+            if previous is not None:
+                results.append({**asdict(m), "outcome": previous["outcome"], "seconds": 0.0})
+                continue
             (copy / module).write_text(mutated)
             outcome, secs = _pytest(copy, tests, timeout)
             (copy / module).write_text(original)
@@ -340,7 +358,7 @@ def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
             results.append({**asdict(m), "outcome": outcome, "seconds": round(secs, 1)})
             flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
             print(f"  [{i}/{len(mutants)}] {secs:5.1f}s {m.line}: {m.mutation}{flag}", flush=True)
-    killed = sum(r["outcome"].startswith("killed") for r in results)
+    killed = sum(str(r["outcome"]).startswith("killed") for r in results)
     equivalent = sum(r["outcome"] == "equivalent" for r in results)
     survived = [r for r in results if r["outcome"] == "survived"]
     scored = len(results) - equivalent
@@ -352,13 +370,14 @@ def run_module(module: str, *, out_dir: Path) -> dict[str, object]:
         "equivalent": equivalent,
         "survived": len(survived),
         "score": round(100 * killed / scored, 1) if scored else 100.0,
+        "rechecked": recheck,
         "survivors": [
             {"line": r["line"], "source": r["source"], "mutation": r["mutation"]} for r in survived
         ],
         "results": results,
     }
     out_dir.mkdir(exist_ok=True)
-    (out_dir / (module.replace("/", ".") + ".json")).write_text(json.dumps(summary, indent=1))
+    saved_path.write_text(json.dumps(summary, indent=1))
     print(
         f"{module}: {killed} killed, {equivalent} equivalent, {len(survived)} survived: "
         f"score {summary['score']}%"
@@ -397,6 +416,9 @@ def main() -> None:
     parser.add_argument(
         "--report", action="store_true", help="print the saved results as a Markdown table"
     )
+    parser.add_argument(
+        "--recheck", action="store_true", help="rerun only the saved survivors (after new tests)"
+    )
     args = parser.parse_args()
     if args.report:
         report(REPO / "mutation-results")
@@ -411,7 +433,7 @@ def main() -> None:
                 print(f"{module}:{m.line}: {m.mutation}")
         return
     for module in modules:
-        run_module(module, out_dir=REPO / "mutation-results")
+        run_module(module, out_dir=REPO / "mutation-results", recheck=args.recheck)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,65 @@
+"""Where object files live, what they look like, and how ids are listed and resolved.
+
+docs/format.md: ``objects/b3/<first 2 hex digits>/<other 62>``, written read-only (0444); a
+prefix of at least 4 hex digits resolves when unique, and an ambiguous one lists up to five
+candidates as 16-character ids. Pinned here because mutation testing (issue #18) showed that
+no test would notice these changing.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import stat
+
+import pytest
+
+from ledger._hashing import hash_bytes
+from ledger.errors import AmbiguousIdError
+from ledger.store import Store
+
+
+def test_object_files_sit_under_their_fan_out_and_are_read_only(store: Store) -> None:
+    small = store.objects.put_bytes(b"small")
+    streamed = store.objects.put_stream(io.BytesIO(b"streamed " * 50))
+    for oid in (small, streamed):
+        digest = oid.removeprefix("b3:")
+        path = store.root / "objects" / "b3" / digest[:2] / digest[2:]
+        assert store.objects.path_of(oid) == path and path.is_file()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_listing_skips_what_is_not_an_object(store: Store) -> None:
+    oid = store.objects.put_bytes(b"real")
+    base = store.root / "objects" / "b3"
+    (base / "README").write_text("not a fan-out directory\n")
+    (base / "abc").mkdir()  # three characters: not a fan-out directory
+    (base / "abc" / ("0" * 62)).write_bytes(b"\x00x")
+    (base / "zz").mkdir()
+    (base / "zz" / "not-hex").write_bytes(b"\x00x")
+    assert list(store.objects) == [oid]
+
+
+def _sharing_prefix(count: int) -> tuple[str, list[bytes]]:
+    """``count`` contents whose ids share their first 4 hex digits (found by hashing only)."""
+    groups: dict[str, list[bytes]] = {}
+    for i in itertools.count():
+        content = f"prefix {i}".encode()
+        group = groups.setdefault(hash_bytes(content)[3:7], [])
+        group.append(content)
+        if len(group) == count:
+            return hash_bytes(content)[3:7], group
+    raise AssertionError("unreachable")
+
+
+def test_an_ambiguous_prefix_lists_five_candidates_as_short_ids(store: Store) -> None:
+    prefix, contents = _sharing_prefix(7)
+    oids = sorted(store.objects.put_bytes(c) for c in contents)
+    with pytest.raises(AmbiguousIdError) as caught:
+        store.objects.resolve(prefix)
+    assert caught.value.candidates == oids
+    assert caught.value.message == f"{prefix!r} matches 7 objects"
+    assert caught.value.hint == "give more digits: " + ", ".join(o[:16] for o in oids[:5])
+    assert store.objects.resolve(oids[0][:20]) == oids[0]
+    assert store.objects.resolve(oids[0]) == oids[0]
+    assert store.objects.resolve(oids[0].removeprefix("b3:")) == oids[0]
