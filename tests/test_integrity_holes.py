@@ -261,3 +261,16 @@ def test_a_log_of_only_damaged_lines_is_not_restarted(tmp_path: Path, content: b
     assert log.path.read_bytes() == content
     problems, _ = log.check()
     assert problems and problems[0].line == 1
+
+
+def test_ref_listing_skips_temp_files_and_filters_by_prefix(store: Store) -> None:
+    """A crashed ref write leaves a dot-named temp file: it is not a ref, and verify agrees."""
+    _chain(store, 2)
+    oid = store.refs.get("runs/r0")
+    store.set_ref("verdicts/r0/v1", oid or "")
+    (store.refs.root / "runs" / ".tmp-crashed").write_text("half")
+    (store.refs.root / "runs" / "empty-dir").mkdir()
+    assert [n for n, _ in store.refs.iter()] == ["runs/r0", "runs/r1", "verdicts/r0/v1"]
+    assert [n for n, _ in store.refs.iter("verdicts/")] == ["verdicts/r0/v1"]
+    assert dict(store.refs.iter("runs/"))["runs/r1"] == store.refs.get("runs/r1")
+    assert verify_store(store).ok
