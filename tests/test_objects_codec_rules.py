@@ -66,3 +66,24 @@ def test_large_content_is_judged_by_its_first_mib(store: Store) -> None:
     # Zeros first: the sample compresses, and so does the whole.
     flipped = store.objects.put_bytes(content[mib:] + content[:mib])
     assert _file(store, flipped)[:1] == b"\x01"
+
+
+def test_a_saving_of_exactly_ten_percent_is_kept(store: Store) -> None:
+    """The rule is "at least 10%": content zstd shrinks to exactly 90% is stored compressed."""
+    noise = random.Random(11).randbytes(10_000)
+    packer = zstandard.ZstdCompressor(level=3)
+    exact = None
+    for keep in range(8_800, 9_100):  # noise then a repeating filler: +1 byte in, +1 packed
+        content = noise[:keep] + (b"ab" * 5_000)[: 10_000 - keep]
+        if len(packer.compress(content)) == 9_000:
+            exact = content
+            break
+    assert exact is not None, "no content packs to exactly 90% with this zstd"
+    assert compression_pays(exact) is True
+    assert _file(store, store.objects.put_bytes(exact))[:1] == b"\x01"
+
+
+def test_compression_pays_answers_a_bool() -> None:
+    assert compression_pays(b"a" * 63) is False
+    assert compression_pays(bytes(100)) is True
+    assert compression_pays(random.Random(5).randbytes(100)) is False
