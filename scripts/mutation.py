@@ -376,6 +376,20 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
             results.append({**asdict(m), "outcome": outcome, "seconds": round(secs, 1)})
             flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
             print(f"  [{i}/{len(mutants)}] {secs:5.1f}s {m.line}: {m.mutation}{flag}", flush=True)
+            _save(module, tests, results, saved_path, recheck, final=False)
+    return _save(module, tests, results, saved_path, recheck, final=True)
+
+
+def _save(
+    module: str,
+    tests: list[str],
+    results: list[dict[str, object]],
+    saved_path: Path,
+    recheck: bool,
+    *,
+    final: bool,
+) -> dict[str, object]:
+    """Write the results so far (after every mutant: an interrupted run keeps its work)."""
     killed = sum(str(r["outcome"]).startswith("killed") for r in results)
     equivalent = sum(r["outcome"] == "equivalent" for r in results)
     survived = [r for r in results if r["outcome"] == "survived"]
@@ -383,6 +397,7 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
     summary = {
         "module": module,
         "tests": tests,
+        "complete": final,
         "mutants": len(results),
         "killed": killed,
         "equivalent": equivalent,
@@ -394,12 +409,13 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
         ],
         "results": results,
     }
-    out_dir.mkdir(exist_ok=True)
+    saved_path.parent.mkdir(exist_ok=True)
     saved_path.write_text(json.dumps(summary, indent=1))
-    print(
-        f"{module}: {killed} killed, {equivalent} equivalent, {len(survived)} survived: "
-        f"score {summary['score']}%"
-    )
+    if final:
+        print(
+            f"{module}: {killed} killed, {equivalent} equivalent, {len(survived)} survived: "
+            f"score {summary['score']}%"
+        )
     return summary
 
 
