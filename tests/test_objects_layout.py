@@ -15,7 +15,7 @@ import stat
 import pytest
 
 from ledger._hashing import hash_bytes
-from ledger.errors import AmbiguousIdError
+from ledger.errors import AmbiguousIdError, UsageError
 from ledger.store import Store
 
 
@@ -63,3 +63,20 @@ def test_an_ambiguous_prefix_lists_five_candidates_as_short_ids(store: Store) ->
     assert store.objects.resolve(oids[0][:20]) == oids[0]
     assert store.objects.resolve(oids[0]) == oids[0]
     assert store.objects.resolve(oids[0].removeprefix("b3:")) == oids[0]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "b3:../../../../etc/passwd",
+        "b3:" + "A" * 64,  # upper case
+        "b3:" + "0" * 63,
+        "b3:" + "0" * 65,
+        "sha256:" + "0" * 64,
+        "0" * 64,  # the prefix is part of an id
+    ],
+)
+def test_a_malformed_id_never_becomes_a_path(store: Store, bad: str) -> None:
+    for op in (store.objects.path_of, store.objects.has, store.objects.get_bytes):
+        with pytest.raises(UsageError, match="is not an object id"):
+            op(bad)
