@@ -19,7 +19,7 @@ import pytest
 import zstandard
 
 from ledger._hashing import hash_bytes
-from ledger.errors import AmbiguousIdError, UsageError
+from ledger.errors import AmbiguousIdError, UnknownIdError, UsageError
 from ledger.store import Store
 
 
@@ -123,3 +123,14 @@ def test_publishing_an_id_that_is_already_there_reports_nothing_new(store: Store
     tmp.write_bytes(b"\x00raced")
     assert store.objects._publish(tmp, oid) is False
     assert store.objects.path_of(oid).stat().st_ino == before
+
+
+def test_a_full_id_that_is_not_stored_is_unknown(store: Store) -> None:
+    present = store.objects.put_bytes(b"present")
+    absent = hash_bytes(b"absent")
+    with pytest.raises(UnknownIdError) as caught:
+        store.objects.resolve(absent)
+    assert caught.value.message == f"no object {absent} in this ledger"
+    with pytest.raises(UnknownIdError, match="no object id starts with"):
+        store.objects.resolve(absent[:10])
+    assert store.objects.resolve(present) == present
