@@ -199,6 +199,22 @@ def test_verify_reports_a_log_line_of_the_wrong_shape(store: Store, line: bytes)
     chain = [p for p in report.problems if p.kind == "log-chain"]
     assert chain and chain[0].subject == "log line 2", report.problems
     assert report.log_entries == 3
+    shape_ok = line.startswith(b"{")
+    expected = "log seq is" if shape_ok else "log line is not valid JSON"
+    assert chain[0].message.startswith(expected), chain
+    # An entry without a usable seq is listed with seq -1, never with whatever the line held.
+    assert [e.seq for e in store.log.entries()] == [0, -1, 2]
+
+
+def test_a_wrong_seq_is_reported_with_the_one_expected(store: Store) -> None:
+    _chain(store, 3)
+    lines = store.log.path.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[1])
+    entry["seq"] = 7
+    lines[1] = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    store.log.path.write_bytes(b"".join(lines))
+    problems, _ = store.log.check()
+    assert problems[0].line == 2 and problems[0].message == "log seq is 7, expected 1"
 
 
 def test_the_head_is_found_from_the_end_whatever_the_line_lengths(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ class HashLog:
         for lineno, entry in enumerate(self.entries(), start=1):
             if entry.data.get("unparseable"):
                 problems.append(ChainProblem(lineno, "log line is not valid JSON (an object)"))
-            elif entry.data.get("seq") != lineno - 1:
+            elif entry.seq != lineno - 1:  # entry.seq is -1 unless seq is a true integer
                 problems.append(
                     ChainProblem(
                         lineno, f"log seq is {entry.data.get('seq')}, expected {lineno - 1}"
