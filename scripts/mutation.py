@@ -139,6 +139,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_OBJ, "return False", "return X -> return None"): (
         "None is as false as False to every caller (`if`/`not`/`and`)"
     ),
+    (
+        _OBJ,
+        "len(data) <= SAMPLE or compression_pays(data[:SAMPLE])",
+        "len(data) <= SAMPLE -> len(data) < SAMPLE",
+    ): ("at exactly SAMPLE bytes the sample is the whole content: the same 10% rule decides"),
+    (
+        _OBJ,
+        "writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(f, closefd=False)",
+        "False -> True",
+    ): "the writer is never closed, so whether closing it would close the file never matters",
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"

@@ -41,6 +41,9 @@ def test_listing_skips_what_is_not_an_object(store: Store) -> None:
     (base / "abc" / ("0" * 62)).write_bytes(b"\x00x")
     (base / "zz").mkdir()
     (base / "zz" / "not-hex").write_bytes(b"\x00x")
+    (base / "ab").write_bytes(b"a file where a fan-out directory would be")
+    (base / "a").mkdir()  # one character: its 63-digit entry would pass for an id
+    (base / "a" / ("1" * 63)).write_bytes(b"\x00x")
     assert list(store.objects) == [oid]
 
 
