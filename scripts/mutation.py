@@ -149,6 +149,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(f, closefd=False)",
         "False -> True",
     ): "the writer is never closed, so whether closing it would close the file never matters",
+    (_OBJ, "while sent := os.sendfile(dest_fd, src_fd, offset, CHUNK * 8):", "8 -> 9"): (
+        "the sendfile chunk size; any size copies the same bytes"
+    ),
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"
@@ -357,7 +360,7 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
     mutants = mutants_of(module)
     saved_path = out_dir / (module.replace("/", ".") + ".json")
     kept: dict[tuple[str, str], dict[str, object]] = {}
-    if recheck:
+    if recheck and saved_path.is_file():
         saved = json.loads(saved_path.read_text())
         kept = {
             (str(r["source"]), str(r["mutation"])): r

@@ -290,3 +290,15 @@ def test_ref_listing_skips_temp_files_and_filters_by_prefix(store: Store) -> Non
     assert [n for n, _ in store.refs.iter("verdicts/")] == ["verdicts/r0/v1"]
     assert dict(store.refs.iter("runs/"))["runs/r1"] == store.refs.get("runs/r1")
     assert verify_store(store).ok
+
+
+def test_a_zstd_object_with_a_damaged_frame_is_reported_as_not_decompressing(
+    store: Store,
+) -> None:
+    oid = store.objects.put_bytes(b"compressible " * 200)
+    path = store.objects.path_of(oid)
+    assert path.read_bytes()[:1] == b"\x01"
+    _flip(path, 1, 0xFF)  # the frame's magic number
+    for read in (store.objects.verify, store.objects.get_bytes):
+        with pytest.raises(CorruptObjectError, match="does not decompress"):
+            read(oid)
