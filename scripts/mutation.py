@@ -359,14 +359,15 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
     original = (REPO / module).read_text()
     mutants = mutants_of(module)
     saved_path = out_dir / (module.replace("/", ".") + ".json")
-    kept: dict[tuple[str, str], dict[str, object]] = {}
+    kept: dict[tuple[str, str, int], dict[str, object]] = {}
     if recheck and saved_path.is_file():
         saved = json.loads(saved_path.read_text())
         kept = {
-            (str(r["source"]), str(r["mutation"])): r
-            for r in saved["results"]
+            key: r
+            for key, r in zip(_keys(saved["results"]), saved["results"], strict=True)
             if r["outcome"] not in ("survived", "equivalent")
         }
+    keys = _keys([asdict(m) for m in mutants])
     with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
         copy = Path(tmp)
         _copy_checkout(copy)
@@ -382,7 +383,7 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
                 compile(mutated, module, "exec")
             except SyntaxError:
                 continue
-            previous = kept.get((m.source, m.mutation))
+            previous = kept.get(keys[i - 1])
             if previous is not None:
                 results.append({**asdict(m), "outcome": previous["outcome"], "seconds": 0.0})
                 continue
@@ -397,6 +398,17 @@ def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str
             print(f"  [{i}/{len(mutants)}] {secs:5.1f}s {m.line}: {m.mutation}{flag}", flush=True)
             _save(module, tests, results, saved_path, recheck, final=False)
     return _save(module, tests, results, saved_path, recheck, final=True)
+
+
+def _keys(results: list[dict[str, object]]) -> list[tuple[str, str, int]]:
+    """(source line, mutation, occurrence): stable when lines move, unique when a line repeats."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for r in results:
+        pair = (str(r["source"]), str(r["mutation"]))
+        seen[pair] = seen.get(pair, 0) + 1
+        out.append((*pair, seen[pair]))
+    return out
 
 
 def _save(
