@@ -4,7 +4,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install demo test bench docs
+.PHONY: install demo test bench docs mutation
 
 # torch first, pinned to the CPU build on this machine's disk, so the range in the
 # torch extra installs nothing more (a bare torch requirement pulls a multi-GB CUDA build).
@@ -23,3 +23,8 @@ bench: install
 
 docs: install
 	mkdocs build --strict
+
+# Mutation testing of the evidence-critical modules (scripts/mutation.py; ~30 min on 2 cores).
+# One module: make mutation MODULES=ledger/store/log.py
+mutation:
+	nice -n 5 $(PYTHON) scripts/mutation.py $(MODULES)

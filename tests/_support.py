@@ -27,3 +27,15 @@ def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Co
         text=True,
         timeout=120,
     )
+
+
+def require_component(found: object, what: str, install: str) -> None:
+    """Skip a test whose external component is missing, except on CI (``CI=true``): there
+    ``.ci/run`` installs it, so its absence means a broken install step and the test fails."""
+    import pytest
+
+    if found:
+        return
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(f"{what} is missing on CI, where .ci/run installs it ({install})")
+    pytest.skip(f"{what} is not installed: {install}")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from _support import run_ledger
 
+from ledger._hashing import hash_bytes
 from ledger.store import Store
 
 
@@ -61,18 +62,26 @@ def test_cat_unknown_and_ambiguous_prefixes(cli, ledger_env: Path) -> None:  # t
     missing = next(p for p in (f"{i:04x}" for i in range(65536)) if p not in prefixes)
     r = cli("cat", missing)
     assert r.exit_code == 2 and "no object id starts with" in r.stderr
-    by_two: dict[str, list[str]] = {}
-    for o in oids:
-        by_two.setdefault(o[3:5], []).append(o)
-    two, group = next((k, v) for k, v in by_two.items() if len(v) > 1)
-    common = group[0][3:]
-    for other in group[1:]:
-        while not other[3:].startswith(common):
-            common = common[:-1]
-    if len(common) >= 4:
-        r = cli("cat", common)
-        assert r.exit_code == 2 and "matches" in r.stderr
-    assert two
+    # Two contents whose ids share their first 4 hex digits (the shortest prefix `cat` takes):
+    # found by hashing, not storing, so the prefix is ambiguous on every run.
+    first_seen: dict[str, bytes] = {}
+    pair: tuple[bytes, bytes] | None = None
+    for i in range(100_000):
+        content = f"collide {i}".encode()
+        prefix = hash_bytes(content)[3:7]
+        if prefix in first_seen:
+            pair = (first_seen[prefix], content)
+            break
+        first_seen[prefix] = content
+    assert pair is not None
+    a, b = (store.objects.put_bytes(c) for c in pair)
+    r = cli("cat", a[3:7])
+    assert r.exit_code == 2 and f"{a[3:7]!r} matches" in r.stderr, r
+    assert "ledger: hint: give more digits" in r.stderr
+    assert a[:16] in r.stderr and b[:16] in r.stderr
+    # One more digit than the two share is unique again.
+    common = next(n for n in range(4, 65) if a[3 : 3 + n] != b[3 : 3 + n])
+    assert cli("cat", a[3 : 3 + common]).stdout == pair[0].decode()
 
 
 def test_gc_dry_run_then_yes(cli, ledger_env: Path) -> None:  # type: ignore[no-untyped-def]

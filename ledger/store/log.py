@@ -16,6 +16,7 @@ from typing import Any
 
 from .._canonical import canonical_json, parse_json
 from .._hashing import hash_bytes
+from ..errors import IntegrityError
 
 __all__ = ["ChainProblem", "HashLog", "LogEntry"]
 
@@ -88,8 +89,18 @@ class HashLog:
         line = self._last_line()
         if line is None:
             return None
-        data = parse_json(line)
-        return LogEntry(seq=int(data["seq"]), hash=hash_bytes(line), data=data)
+        try:
+            data = parse_json(line)
+            seq = int(data["seq"])
+        except (ValueError, KeyError, TypeError) as e:
+            # Chaining onto an unreadable entry would bury the damage under new history.
+            raise IntegrityError(
+                f"the last entry of the log {self.path} is damaged ({type(e).__name__}); "
+                "nothing was appended",
+                hint="run `ledger verify` to see where the chain breaks, then restore the log "
+                "from a copy",
+            ) from None
+        return LogEntry(seq=seq, hash=hash_bytes(line), data=data)
 
     def append(self, **fields: Any) -> LogEntry:
         """Append one entry. The caller holds the store's write lock."""
@@ -119,16 +130,21 @@ class HashLog:
                 try:
                     data = parse_json(line)
                 except ValueError:
+                    data = None
+                if not isinstance(data, dict):  # damaged: ``check`` reports it, nothing crashes
                     data = {"seq": -1, "unparseable": True}
-                yield LogEntry(seq=int(data.get("seq", -1)), hash=hash_bytes(line), data=data)
+                seq = data.get("seq")
+                if not isinstance(seq, int) or isinstance(seq, bool):
+                    seq = -1
+                yield LogEntry(seq=seq, hash=hash_bytes(line), data=data)
 
     def check(self) -> tuple[list[ChainProblem], LogEntry | None]:
         problems: list[ChainProblem] = []
         prev: LogEntry | None = None
         for lineno, entry in enumerate(self.entries(), start=1):
             if entry.data.get("unparseable"):
-                problems.append(ChainProblem(lineno, "log line is not valid JSON"))
-            elif entry.data.get("seq") != lineno - 1:
+                problems.append(ChainProblem(lineno, "log line is not valid JSON (an object)"))
+            elif entry.seq != lineno - 1:  # entry.seq is -1 unless seq is a true integer
                 problems.append(
                     ChainProblem(
                         lineno, f"log seq is {entry.data.get('seq')}, expected {lineno - 1}"

@@ -38,7 +38,8 @@ class RefStore:
 
     def get(self, name: str) -> str | None:
         try:
-            text = self.path_of(name).read_text("ascii").strip()
+            # A damaged ref may hold any bytes: decode leniently so the id check reports it.
+            text = self.path_of(name).read_text("ascii", errors="replace").strip()
         except (FileNotFoundError, NotADirectoryError):
             return None
         if not OID_RE.match(text):
@@ -55,5 +56,5 @@ class RefStore:
             name = path.relative_to(base).as_posix()
             if not name.startswith(prefix):
                 continue
-            text = path.read_text("ascii").strip()
+            text = path.read_text("ascii", errors="replace").strip()
             yield name, text

@@ -1,7 +1,8 @@
 """The docs example runs; text, Markdown and HTML reports; the HTML renders in a real browser.
 
 The browser test needs Debian's chromium (``apt-get install -y chromium``) and is skipped
-with that reason when it is absent.
+with that reason when it is absent, except on CI (``CI=true``), where ``.ci/run`` installs it
+and its absence fails the test.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from _audit_lab import Lab
+from _support import require_component
 from rich.console import Console
 
 from ledger.audit import AuditResult, audit, parse_claims, render_html, render_markdown, render_text
@@ -155,10 +157,8 @@ def _png_rgb(path: Path) -> npt.NDArray[np.uint8]:
     return out.reshape(height, width, bpp)[:, :, :3].astype(np.uint8)
 
 
-@pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed: apt-get install -y chromium"
-)
 def test_html_report_renders_in_headless_chromium(example: AuditResult, tmp_path: Path) -> None:
+    require_component(CHROMIUM, "chromium", "apt-get install -y chromium")
     # The harness itself must notice a broken page, or a clean result would prove nothing.
     broken = tmp_path / "broken.html"
     broken.write_text("<html><body><script>undefinedFunction()</script></body></html>")

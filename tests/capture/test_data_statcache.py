@@ -147,12 +147,19 @@ def test_two_processes_writing_at_once_never_corrupt_it(tmp_path: Path) -> None:
         for tag in ("p1", "p2")
     ]
     seen = 0
-    while any(p.poll() is None for p in procs):
-        if path.exists():
-            assert statcache._read(path) is not None, "a reader saw a partial cache file"
-            seen += 1
-        time.sleep(0.002)
-    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    try:
+        while any(p.poll() is None for p in procs):
+            if path.exists():
+                assert statcache._read(path) is not None, "a reader saw a partial cache file"
+                seen += 1
+            time.sleep(0.002)
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    finally:
+        # A failed assertion must not leave the writers running (their ResourceWarning would
+        # fail whichever test runs next).
+        for p in procs:
+            p.kill()
+            p.wait()
     final = StatCache.load(path)
     keys = set(final._entries)
     # Last writer wins: that writer's final round is complete; nothing is half-written.

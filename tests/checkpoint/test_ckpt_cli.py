@@ -49,9 +49,12 @@ def test_checkpoints_lists_steps_sizes_and_dedup(store: Store) -> None:
     assert table.exit_code == 0 and "75%" in table.stdout and "(latest)" in table.stdout
 
 
-def test_checkpoints_of_an_unknown_run_fails(store: Store) -> None:
-    res = CliRunner().invoke(_app(), ["checkpoints", "nope", "--ledger", str(store.root)])
-    assert res.exit_code != 0 and "no run 'nope'" in str(res.exception)
+def test_checkpoints_of_an_unknown_run_fails(store: Store, cli) -> None:  # type: ignore[no-untyped-def]
+    # Through the real entry point: the documented exit code 2 and a one-line error.
+    r = cli("checkpoints", "nope", "--ledger", str(store.root))
+    assert r.exit_code == 2, r
+    assert "ledger: error:" in r.stderr and "no run 'nope'" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("fmt", ["safetensors", "pt"])
@@ -76,10 +79,12 @@ def test_export_writes_a_loadable_file(store: Store, tmp_path: Path, fmt: str) -
     assert w0.shape == (64, 64)
 
 
-def test_export_refuses_an_unknown_format(store: Store, tmp_path: Path) -> None:
+def test_export_refuses_an_unknown_format(store: Store, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     _saved(store)
     args = ["checkpoint", "export", "run-a", "-f", "onnx", "-o", str(tmp_path / "x")]
-    res = CliRunner().invoke(_app(), [*args, "--ledger", str(store.root)])
-    # --format is a choice: click refuses the value before anything runs (exit 2).
-    assert res.exit_code == 2 and "'onnx' is not one of" in " ".join(res.output.split())
+    r = cli(*args, "--ledger", str(store.root))
+    # --format is a choice: the value is refused before anything runs (exit 2), in ledger's form.
+    assert r.exit_code == 2, r
+    assert "ledger: error:" in r.stderr and "'onnx' is not one of" in " ".join(r.stderr.split())
+    assert "ledger: hint:" in r.stderr
     assert not (tmp_path / "x").exists()

@@ -29,6 +29,7 @@ SCRIPT = """
 import os, signal, sys, time
 import torch.distributed as dist
 import ledger
+import ledger.runtime
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
@@ -40,10 +41,15 @@ for step in range(5):
     ledger.log(step=step, samples=seen, n=n, loss=1.0 / (step + 1) + rank)
     if sys.argv[1] == "kill" and rank == 1 and step == 2:
         ledger.save_rng_state("before-kill", step=step)
-        time.sleep(1.2)  # the metric flusher writes every 0.5 s: steps 0..2 reach the disk
+        # Wait for the background flusher (no explicit flush) to put steps 0..2 on disk.
+        mine = ledger.runtime.current_run().file("metrics", ".jsonl")
+        deadline = time.monotonic() + 60
+        while b'"s":2,' not in (mine.read_bytes() if mine.exists() else b""):
+            assert time.monotonic() < deadline, "the metric flusher never wrote step 2"
+            time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGKILL)
     if sys.argv[1] in ("hang", "orphan") and step == 0:
-        time.sleep(0.6)  # flushed
+        ledger.runtime.current_run().flush()
         open(f"ready-{rank}", "w").close()
         if sys.argv[1] == "orphan" and rank == 0:
             os.kill(os.getppid(), signal.SIGKILL)  # the launcher dies; the workers live on
@@ -118,10 +124,19 @@ def _record(tmp_path: Path, mode: str) -> tuple[int, str, Store, Run]:
 
 def _wait_ready(tmp_path: Path, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
-    while not all((tmp_path / f"ready-{r}").exists() for r in (0, 1)):
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
-        assert time.monotonic() < deadline, "the ranks never got going"
-        time.sleep(0.1)
+    try:
+        while not all((tmp_path / f"ready-{r}").exists() for r in (0, 1)):
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the ranks never got going"
+            time.sleep(0.1)
+    except BaseException:
+        # Leave no recorder, launcher or worker behind: SIGTERM makes the recorder stop them.
+        proc.terminate()
+        try:
+            proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        raise
 
 
 def _series(store: Store, run: Run, source: str, rank: int | None) -> MetricSeries:

@@ -42,7 +42,12 @@ for step, (x, y) in enumerate(loader):
     lr.log(step=step, samples=seen, n=len(x), loss=loss.item())
     if sys.argv[1] == "kill" and rank == 1 and step == 3:
         lr.current_run().save_rng_state("before-kill", step=step)
-        time.sleep(1.2)  # let the flusher write steps 0..3
+        # Wait for the background flusher (no explicit flush) to write steps 0..3.
+        mine = lr.current_run().file("metrics", ".jsonl")
+        deadline = time.monotonic() + 60
+        while b'"s":3,' not in (mine.read_bytes() if mine.exists() else b""):
+            assert time.monotonic() < deadline, "the metric flusher never wrote step 3"
+            time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGKILL)
 lr.current_run().save_rng_state("end", step=step)
 dist.barrier()

@@ -157,7 +157,12 @@ for i in range(3):
 if mode == "raise":
     raise RuntimeError("boom")
 if mode == "kill":
-    time.sleep(1.5)  # > 2 flush intervals: these three are on disk
+    # Wait for the background flusher (no explicit flush) to put these three on disk.
+    mine = lr.current_run().file("metrics", ".jsonl")
+    deadline = time.monotonic() + 60
+    while b'"s":2,' not in (mine.read_bytes() if mine.exists() else b""):
+        assert time.monotonic() < deadline, "the metric flusher never wrote step 2"
+        time.sleep(0.05)
     for i in range(3, 6):
         lr.log(step=i, loss=float(i))
     os.kill(os.getpid(), signal.SIGKILL)

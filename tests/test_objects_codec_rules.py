@@ -1,0 +1,89 @@
+"""The object file's codec byte and the rules that choose it, pinned at their boundaries.
+
+docs/format.md: one codec byte (``0x00`` raw, ``0x01`` one zstd frame) then the payload; zstd
+is kept only when it saves at least 10%; content under 64 bytes is stored raw; a stream (and
+content over 1 MiB) is judged by its first MiB. Mutation testing (issue #18) showed that no
+test pinned these numbers, so any of them could change without a test noticing.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import zstandard
+
+from ledger.store import Store
+from ledger.store.objects import compression_pays
+
+
+def _file(store: Store, oid: str) -> bytes:
+    return store.objects.path_of(oid).read_bytes()
+
+
+def test_codec_bytes_on_disk_are_the_documented_ones(store: Store) -> None:
+    raw = store.objects.put_bytes(b"tiny")
+    assert _file(store, raw) == b"\x00tiny"
+    content = b"compressible " * 100
+    packed = store.objects.put_bytes(content)
+    data = _file(store, packed)
+    assert data[:1] == b"\x01"
+    assert zstandard.ZstdDecompressor().decompress(data[1:]) == content
+    assert store.objects.get_bytes(packed) == content
+
+
+def test_content_under_64_bytes_is_stored_raw(store: Store) -> None:
+    assert not compression_pays(b"a" * 63) and compression_pays(b"a" * 64)
+    assert _file(store, store.objects.put_bytes(b"a" * 63))[:1] == b"\x00"
+    assert _file(store, store.objects.put_bytes(b"a" * 64))[:1] == b"\x01"
+
+
+def _with_saving(zeros: int) -> bytes:
+    """10,000 bytes that zstd shrinks by about ``zeros`` / 10,000."""
+    return random.Random(7).randbytes(10_000 - zeros) + bytes(zeros)
+
+
+def test_zstd_is_kept_only_when_it_saves_at_least_ten_percent(store: Store) -> None:
+    saves_12, saves_6 = _with_saving(1300), _with_saving(700)
+    assert compression_pays(saves_12) and not compression_pays(saves_6)
+    assert _file(store, store.objects.put_bytes(saves_12))[:1] == b"\x01"
+    assert _file(store, store.objects.put_bytes(saves_6))[:1] == b"\x00"
+    assert _file(store, store.objects.put_stream(io.BytesIO(saves_12 + b"s")))[:1] == b"\x01"
+    assert _file(store, store.objects.put_stream(io.BytesIO(saves_6 + b"s")))[:1] == b"\x00"
+
+
+def test_large_content_is_judged_by_its_first_mib(store: Store) -> None:
+    """1 MiB of noise then 3 MiB of zeros: the sample says raw, although the whole compresses."""
+    mib = 1 << 20
+    content = random.Random(3).randbytes(mib) + bytes(3 * mib)
+    assert compression_pays(content)
+    from_bytes = store.objects.put_bytes(content)
+    assert _file(store, from_bytes)[:1] == b"\x00"
+    store.objects.delete(from_bytes)
+    from_stream = store.objects.put_stream(io.BytesIO(content))
+    assert from_stream == from_bytes
+    assert _file(store, from_stream)[:1] == b"\x00"
+    # Zeros first: the sample compresses, and so does the whole.
+    flipped = store.objects.put_bytes(content[mib:] + content[:mib])
+    assert _file(store, flipped)[:1] == b"\x01"
+
+
+def test_a_saving_of_exactly_ten_percent_is_kept(store: Store) -> None:
+    """The rule is "at least 10%": content zstd shrinks to exactly 90% is stored compressed."""
+    noise = random.Random(11).randbytes(10_000)
+    packer = zstandard.ZstdCompressor(level=3)
+    exact = None
+    for keep in range(8_800, 9_100):  # noise then a repeating filler: +1 byte in, +1 packed
+        content = noise[:keep] + (b"ab" * 5_000)[: 10_000 - keep]
+        if len(packer.compress(content)) == 9_000:
+            exact = content
+            break
+    assert exact is not None, "no content packs to exactly 90% with this zstd"
+    assert compression_pays(exact) is True
+    assert _file(store, store.objects.put_bytes(exact))[:1] == b"\x01"
+
+
+def test_compression_pays_answers_a_bool() -> None:
+    assert compression_pays(b"a" * 63) is False
+    assert compression_pays(bytes(100)) is True
+    assert compression_pays(random.Random(5).randbytes(100)) is False
