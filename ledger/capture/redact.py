@@ -137,10 +137,18 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S
 )
 # scheme://user:password@host -> scheme://user:***@host (a port is never followed by '@').
-_URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@")
+# The scheme starts where a run of scheme characters starts (not at every letter of
+# ``a.a.a...``, which is quadratic).
+_URL_USERINFO = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@"
+)
 _BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}")
 # name=value and name: value where the name looks secret (quotes around either are allowed).
-_ASSIGN_HEAD = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*")
+# A run of name characters is scanned once: trying every start inside a long run (as a
+# ``[A-Za-z_][A-Za-z0-9_.-]*`` search does) is quadratic in the run's length.
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]+")
+_NAME_START = re.compile(r"[A-Za-z_]")
+_ASSIGN_SEP = re.compile(r"[\"']?\s*[=:]\s*")
 _ASSIGN_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s&;,\"']+")
 # --name value (command lines written as text)
 _FLAG_VALUE = re.compile(r"(?<![\w-])(?P<flag>--?[A-Za-z][\w.-]*)(?P<sp>\s+)(?P<value>[^\s-]\S*)")
@@ -163,16 +171,22 @@ _TOKENS = re.compile(
 def _redact_assignments(text: str) -> str:
     # Only the name and separator are matched first, so a non-secret assignment such as
     # ``https://...`` does not swallow a secret one later in the same value (``?api_key=``).
+    # The name is the run from its first letter or underscore (``--api-key`` names
+    # ``api-key``), followed at once by the separator.
     out: list[str] = []
     pos = 0
-    for m in _ASSIGN_HEAD.finditer(text):
-        if m.start() < pos or not is_secret_name(m["name"]):
+    for run in _NAME_RUN.finditer(text):
+        if run.start() < pos:
             continue
-        value = _ASSIGN_VALUE.match(text, m.end())
+        sep = _ASSIGN_SEP.match(text, run.end())
+        start = _NAME_START.search(text, run.start(), run.end())
+        if sep is None or start is None or not is_secret_name(text[start.start() : run.end()]):
+            continue
+        value = _ASSIGN_VALUE.match(text, sep.end())
         if value is None:
             continue
         quote = value[0][0] if value[0][0] in {'"', "'"} else ""
-        out += [text[pos : m.end()], quote, REDACTED, quote]
+        out += [text[pos : sep.end()], quote, REDACTED, quote]
         pos = value.end()
     out.append(text[pos:])
     return "".join(out)

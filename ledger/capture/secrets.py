@@ -71,6 +71,9 @@ ENV_FILE_PATTERNS = (
 )
 # Captured text larger than this is scrubbed of known values only, not scanned line by line.
 MAX_DETECT_BYTES = 64 << 20
+# Lines longer than this are not scanned by content (their cost is linear but large, about
+# 5-15 s a MiB of token-like text); values known at launch are still scrubbed from them.
+MAX_DETECT_LINE = 1 << 20
 # Content detection flags nothing shorter than this (values known at launch have no minimum).
 MIN_CONTENT_LEN = 8
 # Values shorter than this are scrubbed only where they stand alone (not inside a longer word):
@@ -142,12 +145,26 @@ def _candidate(line: str) -> bool:
     return bool(_CANDIDATE_TOKEN.search(line) or _CANDIDATE_WORDS.search(line.lower()))
 
 
+_WINDOW = 4096
+_OVERLAP = 512
+
+
 def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     """What makes ``line`` hold a secret (a detector's name, or "name rule"), or None.
 
     ``filename`` picks the keyword detector's grammar; the YAML default accepts ``key: value``
     and ``KEY=value`` alike."""
     if len(line) < 4 or not _candidate(line):
+        return None
+    if len(line) > _WINDOW:
+        # Some detectors' patterns are quadratic in a line's length (a 64 KiB line of
+        # ``ab://`` takes seconds): long lines are judged in overlapping windows, so a
+        # secret of up to _OVERLAP characters is always seen whole in one of them.
+        step = _WINDOW - _OVERLAP
+        for i in range(0, len(line) - _OVERLAP, step):
+            kind = detect_line(line[i : i + _WINDOW], filename)
+            if kind is not None:
+                return kind
         return None
     for plugin in _plugins():
         for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):
@@ -170,6 +187,8 @@ class _Judge:
         self.in_key = False
 
     def __call__(self, text: str) -> str | None:
+        if len(text) > MAX_DETECT_LINE:
+            return None  # documented: known values are still scrubbed from it
         if self.in_key:
             self.in_key = "-----END" not in text
             return "Private Key"
@@ -339,7 +358,9 @@ def _b64_cores(raw: bytes) -> set[bytes]:
 
 def _forms(value: str) -> set[bytes]:
     raw = value.encode("utf-8", "surrogateescape")
-    forms = {raw, quote(value, safe="").encode(), quote_plus(value).encode(), quote(value).encode()}
+    # The bytes, not the text: a value with bytes that are not UTF-8 (surrogate escapes) is
+    # quoted as the program would write it.
+    forms = {raw, quote(raw, safe="").encode(), quote_plus(raw).encode(), quote(raw).encode()}
     forms |= _b64_cores(raw)
     forms |= {raw.hex().encode(), raw.hex().upper().encode()}
     return {f for f in forms if f}

@@ -12,13 +12,17 @@ from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 __all__ = ["register"]
 
 KeyOpt = typer.Option(
-    None, "--key", "-k", help="Key file (PEM). Default: $LEDGER_SIGNING_KEY / $LEDGER_VERIFY_KEY."
+    None,
+    "--key",
+    "-k",
+    metavar="FILE",
+    help="Key file (PEM). Default: $LEDGER_SIGNING_KEY / $LEDGER_VERIFY_KEY.",
 )
 
 
 def keygen(
     path: Path = typer.Argument(
-        ..., help="Where to write the private key; PATH.pub gets the public key."
+        ..., metavar="PATH", help="Where to write the private key; PATH.pub gets the public key."
     ),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -36,10 +40,14 @@ def keygen(
 
 
 def attest(
-    run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
+    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     key: Path | None = KeyOpt,
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Where to write the envelope (default: RUN_ID.intoto.json)."
+        None,
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="Where to write the envelope (default: RUN_ID.intoto.json).",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
@@ -77,7 +85,7 @@ def attest(
 
 
 def verify_attestation(
-    file: Path = typer.Argument(..., help="The envelope `ledger attest` wrote."),
+    file: Path = typer.Argument(..., metavar="FILE", help="The envelope `ledger attest` wrote."),
     key: Path | None = KeyOpt,
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,

@@ -184,10 +184,12 @@ def test_ls_lists_originals_and_replays_under_them(repo: Path) -> None:
     assert [r["run_id"] for r in rows] == [b]
     table = run_ledger("ls", "--replays", cwd=repo, COLUMNS="200").stdout
     lines = [line for line in table.splitlines() if line.strip()]
-    assert lines[2].split()[0] == a and lines[2].split()[-1] == "2"
-    assert lines[3].split()[:2] == ["↳", ra] and "replay" in lines[3]
+    # The id column holds the short id: the start of the run id's random tail.
+    assert a.rsplit("-", 1)[1].startswith(lines[2].split()[0]) and lines[2].split()[-1] == "2"
+    mark, short = lines[3].split()[:2]
+    assert mark == "↳" and ra.rsplit("-", 1)[1].startswith(short) and "replay" in lines[3]
     plain = run_ledger("ls", cwd=repo, COLUMNS="200").stdout
-    assert ra not in plain and rra not in plain
+    assert short not in plain
 
 
 def test_a_name_falls_back_to_a_replay_only_without_an_original(repo: Path) -> None:

@@ -19,7 +19,7 @@ def _edit_index(project: Path, *sql: str) -> None:
 
 
 def _ls(project: Path, *args: str) -> tuple[dict[str, dict[str, object]], str]:
-    r = run_ledger("ls", "--json", *args, cwd=project)
+    r = run_ledger("ls", "--replays", "--json", *args, cwd=project)
     assert r.returncode == 0, r.stderr
     return {row["run_id"]: row for row in json.loads(r.stdout)}, r.stderr
 
@@ -51,7 +51,7 @@ def test_ls_shows_the_records_not_a_tampered_index(
     ids = sealed[1]
     assert set(_ls(project, "--status", "failed")[0]) == {ids["bad"]}
     assert set(_ls(project, "--name", "b")[0]) == {ids["bad"]}
-    human = run_ledger("ls", cwd=project)
+    human = run_ledger("ls", "--replays", cwd=project)
     assert human.stdout.count("succeeded") == 2 and "zzz" not in human.stdout
 
 
