@@ -17,8 +17,10 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
+
+from .._units import human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +31,7 @@ __all__ = [
     "json_stdout_guard",
     "print_json",
     "progress",
+    "progress_stages",
     "report_error",
 ]
 
@@ -143,6 +146,33 @@ def progress(
     with Progress(*columns, console=console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield _RichProgress(bar, task)
+
+
+@contextlib.contextmanager
+def _stage_bar(what: str, total: int | None) -> Iterator[Callable[[int, int], None]]:
+    with progress(what, total) as bar:
+        done = [0, 0]
+
+        def count(files: int, nbytes: int) -> None:
+            done[0] += files
+            done[1] += nbytes
+            files_done = f"{done[0]} file{'' if done[0] == 1 else 's'}"
+            bar.update(files, description=f"{what}: {files_done}, {human_bytes(done[1])}")
+
+        yield count
+
+
+@contextlib.contextmanager
+def progress_stages(enabled: bool = True) -> Iterator[None]:
+    """Show the library's long stages (ledger._progress: digesting and storing inputs, storing
+    outputs, building a replay workspace) while the block runs, on a terminal only."""
+    if not enabled or not is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
+        yield
+        return
+    from .._progress import listen
+
+    with listen(_stage_bar):
+        yield
 
 
 def report_error(message: str, hint: str | None) -> None:
