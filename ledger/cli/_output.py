@@ -14,6 +14,7 @@ Rules every command follows through this module:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -47,10 +48,23 @@ def is_tty(stream: IO[str]) -> bool:
         return False
 
 
-def console(*, stderr: bool = False) -> Console:
-    """A rich console for stdout (or stderr) that never wraps when it is not a terminal."""
+@functools.cache
+def _console_class() -> type[Console]:
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here, which reads as "a check failed"; the CLI's entry point turns
+            # a BrokenPipeError into the quiet 141 every command gives when its reader leaves.
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console for stdout (or stderr) that never wraps when it is not a terminal."""
+    Console = _console_class()
     stream = sys.stderr if stderr else sys.stdout
     if is_tty(stream):
         # The terminal wraps long lines itself (soft wrap), so a copied id stays whole;

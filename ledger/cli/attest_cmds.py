@@ -12,7 +12,11 @@ from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 __all__ = ["register"]
 
 KeyOpt = typer.Option(
-    None, "--key", "-k", help="Key file (PEM). Default: $LEDGER_SIGNING_KEY / $LEDGER_VERIFY_KEY."
+    None,
+    "--key",
+    "-k",
+    metavar="FILE",
+    help="Key file (PEM). Default: $LEDGER_SIGNING_KEY / $LEDGER_VERIFY_KEY.",
 )
 
 
@@ -39,7 +43,11 @@ def attest(
     run: str = typer.Argument(..., help="Run id, unique prefix, or name."),
     key: Path | None = KeyOpt,
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Where to write the envelope (default: RUN_ID.intoto.json)."
+        None,
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="Where to write the envelope (default: RUN_ID.intoto.json).",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,

@@ -41,6 +41,7 @@ def verify(
     head: str | None = typer.Option(
         None,
         "--head",
+        metavar="HEAD",
         help="Fail unless the log still extends this chain head (written down earlier).",
     ),
     ledger: Path | None = LedgerOpt,
