@@ -49,7 +49,8 @@ def checkpoints(
     if not rows:
         con.print(f"Run {run} has no checkpoints.")
         return
-    table = Table(title=f"checkpoints of {rows[0][0].run_id}")
+    con.print(f"checkpoints of {rows[0][0].run_id}")
+    table = Table(box=None)  # as `ledger ls`: plain columns that read the same in a log
     for col in ("step", "id", "ranks", "size", "new", "dedup", "created"):
         table.add_column(col, justify="right" if col in {"step", "size", "new"} else "left")
     for info, latest in rows:
