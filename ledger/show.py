@@ -165,7 +165,9 @@ def render_run(info: dict[str, Any], con: Console) -> None:
             )
         con.print(t)
     for out in run.get("outputs", []):
-        state = "missing" if out.get("missing") else f"{out['files']} files, {out['bytes']} B"
+        n = out.get("files")
+        files = f"{n} file{'' if n == 1 else 's'}"
+        state = "missing" if out.get("missing") else f"{files}, {human_bytes(out.get('bytes'))}"
         con.print(f"  output    {out['path']}  {state}", markup=False)
         stale = out.get("n_preexisting") or 0
         if stale:

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
@@ -58,6 +59,13 @@ def _console_class() -> type[Console]:
             # a BrokenPipeError into the quiet 141 every command gives when its reader leaves.
             self.quiet = True
             raise BrokenPipeError
+
+        def _render_buffer(self, buffer: Any) -> str:
+            text = super()._render_buffer(buffer)
+            if self.is_terminal:
+                return text
+            # Tables pad every cell to its column's width: no trailing blanks in a log or file.
+            return re.sub(r"[ \t]+(?=\n|$)", "", text)
 
     return _Console
 
