@@ -47,8 +47,13 @@ SETUP = re.compile(r"<!--\s*docs-test:\s*setup\s*\n(?P<body>.*?)-->", re.S)
 FENCE = re.compile(r"^```(\w*)\s*$")
 START = {"docs/tutorial/getting-started.md": "."}  # default: the docs project
 PROJECT = REPO / "tests" / "docs_project"
-# Pages whose blocks take more than a few seconds (a five-seed replay, importing torch).
-SLOW = {"docs/how-to/record-and-replay.md", "docs/how-to/checkpoints.md"}
+# Pages whose blocks take more than a few seconds (a five-seed replay, ten recorded seeds,
+# importing torch): about a minute each on two shared cores.
+SLOW = {
+    "docs/how-to/record-and-replay.md",
+    "docs/how-to/checkpoints.md",
+    "docs/how-to/audit-claims.md",
+}
 TORCH = {"docs/how-to/checkpoints.md"}
 
 
