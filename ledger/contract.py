@@ -7,12 +7,14 @@ defaults included), and what the in-process runtime wrote into the staging direc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._progress import stage
 from .records.contract import Contract
 from .records.data import InputDigest
 from .records.metrics import MetricSummary
@@ -100,13 +102,14 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     notes: list[str] = []
     cache = StatCache.for_store(store)
     inputs = []
-    for p in opts.inputs:
-        d = digest_input((opts.cwd / p).absolute(), cache)
-        # Keep the path as the command line gave it: replay restores relative inputs into its
-        # workspace, where the same relative argument finds them.
-        given = d.model_copy(update={"path": str(p)})
-        given._manifest = d._manifest
-        inputs.append(given)
+    with stage("digesting inputs") if opts.inputs else contextlib.nullcontext():
+        for p in opts.inputs:
+            d = digest_input((opts.cwd / p).absolute(), cache)
+            # Keep the path as the command line gave it: replay restores relative inputs into
+            # its workspace, where the same relative argument finds them.
+            given = d.model_copy(update={"path": str(p)})
+            given._manifest = d._manifest
+            inputs.append(given)
     cache.save()
     # After the input digests: the secret detectors finish importing meanwhile (record.begin).
     scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}))

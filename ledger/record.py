@@ -9,6 +9,7 @@ pid, which ``ledger ls`` reports as abandoned.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -22,6 +23,7 @@ from typing import Any
 from . import __version__
 from ._canonical import canonical_json
 from ._hashing import hash_bytes
+from ._progress import stage
 from .capture.metric_regex import MetricPattern
 from .capture.stdout_metrics import StdoutMetrics, compile_patterns
 from .errors import UsageError
@@ -264,8 +266,11 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     from .index import Index
 
     try:
-        if b.copier is not None:
-            b.copier.join()
+        if b.copier is not None and b.copier.is_alive():
+            # The command has exited: what is left of the copy can be shown without
+            # interleaving with its output.
+            with stage("storing inputs"):
+                b.copier.join()
         sealed = seal(
             b.store,
             b.opts,
@@ -326,9 +331,10 @@ def seal(
         summaries.append(_store_series(store, build_series(name, "stdout", points)))
     notes += parser.notes()
 
-    outputs, tb_series, out_notes = outputs_mod.capture_outputs(
-        store, opts.outputs, opts.cwd, started.timestamp(), outputs_before
-    )
+    with stage("storing outputs") if opts.outputs else contextlib.nullcontext():
+        outputs, tb_series, out_notes = outputs_mod.capture_outputs(
+            store, opts.outputs, opts.cwd, started.timestamp(), outputs_before
+        )
     notes += out_notes
     summaries += [_store_series(store, s) for s in tb_series]
 

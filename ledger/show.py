@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._units import human_bytes, human_seconds
 from .checked import checked_runs, checked_verdicts
 from .errors import LedgerError
 from .runs import load_run
@@ -85,17 +86,6 @@ def _code_files(store: Store, code: Any) -> dict[str, list[str]]:
     return out
 
 
-def _size(n: Any) -> str:
-    if not isinstance(n, int):
-        return "?"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def _short_value(value: Any) -> str:
     import json
 
@@ -115,9 +105,10 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         con.print(f"  name      {run['name']}")
     if run.get("tags"):
         con.print("  tags      " + " ".join(f"{k}={v}" for k, v in run["tags"].items()))
+    ended = f"signal {run['signal']}" if run.get("signal") is not None else run.get("exit_code")
     con.print(
-        f"  exit      {run.get('exit_code')}  signal {run.get('signal')}  "
-        f"wall {run.get('wall_seconds')} s  peak RSS {run.get('peak_rss_bytes')} B"
+        f"  exit      {ended}  wall {human_seconds(run.get('wall_seconds'))}  "
+        f"peak RSS {human_bytes(run.get('peak_rss_bytes'))}"
     )
     con.print(f"  started   {run['started']}  on {run['host']}")
     contract = info.get("contract") or {}
@@ -141,7 +132,7 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         many = f", {count} files" if isinstance(count, int) and count != 1 else ""
         con.print(
             f"  input     {item.get('path')}  {item.get('digest')}  "
-            f"{_size(item.get('n_bytes'))}{many}",
+            f"{human_bytes(item.get('n_bytes'))}{many}",
             markup=False,
         )
     for chk in run.get("inputs_after", []):
@@ -174,7 +165,9 @@ def render_run(info: dict[str, Any], con: Console) -> None:
             )
         con.print(t)
     for out in run.get("outputs", []):
-        state = "missing" if out.get("missing") else f"{out['files']} files, {out['bytes']} B"
+        n = out.get("files")
+        files = f"{n} file{'' if n == 1 else 's'}"
+        state = "missing" if out.get("missing") else f"{files}, {human_bytes(out.get('bytes'))}"
         con.print(f"  output    {out['path']}  {state}", markup=False)
         stale = out.get("n_preexisting") or 0
         if stale:

@@ -111,10 +111,14 @@ def generate_key(path: Path) -> tuple[Path, str]:
     private = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
     public = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
     try:
+        # Like ~/.config/ledger/ in the docs: a missing folder for keys is made private.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(private)
         pub_path.write_bytes(public)
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+        raise UsageError(
+            f"cannot write {path}: {e.strerror}", hint="check the folder and its permissions"
+        ) from None
     return pub_path, key_id(key.public_key())

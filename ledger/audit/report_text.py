@@ -31,7 +31,10 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
     from rich.table import Table
 
     rec = result.record
-    table = Table(title=f"audit {result.id} of {escape(rec.claims_path)}", title_justify="left")
+    # Plain columns, as `ledger ls` and `ledger checkpoints`: the same in a terminal and a log.
+    table = Table(
+        title=f"audit {result.id} of {escape(rec.claims_path)}", title_justify="left", box=None
+    )
     for col in (*SUMMARY_COLUMNS, "verdict"):
         table.add_column(col, overflow="fold")
     for c in rec.claims:

@@ -24,6 +24,7 @@ from typing import Any
 import blake3
 
 from .._hashing import ALGO_PREFIX, hash_bytes, hash_stream
+from .._progress import tick
 from ..errors import LedgerError, UsageError
 from ..records.data import DataManifest, InputChange, InputDigest
 from ..store import Store
@@ -155,6 +156,7 @@ def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
         digest = hash_bytes(f.read()) if st.st_size < _WHOLE_READ else hash_stream(f)  # type: ignore[arg-type]
     cache.stats.hashed += 1
     cache.stats.bytes_hashed += st.st_size
+    tick(1, st.st_size)
     cache.remember(abspath, st, digest, started)
     return digest, st
 
@@ -464,6 +466,7 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
         for (abspath, oid, size), job in zip(pool.map(put, todo), todo, strict=True):
             report.stored += 1
             report.bytes_stored += size
+            tick(1, size)
             if oid != job[2]:
                 report.changed.append(abspath)
     for d, manifest in manifests:

@@ -18,6 +18,7 @@ import zstandard
 from pydantic import ValidationError
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
+from .._progress import tick
 from ..errors import CorruptObjectError, UsageError
 from ..records.base import record_from_json
 from ..records.tree import Tree, TreeEntry, safe_relpath
@@ -114,6 +115,8 @@ def build_tree(
                 total += counted.n
             else:
                 skipped.append(f"{rel} (not a regular file or symlink)")
+                continue
+            tick(1, entries[-1].size)
         except FileNotFoundError:
             skipped.append(f"{rel} (vanished while it was read)")
         except PermissionError:
@@ -163,6 +166,7 @@ def copy_verified(store: Store, oid: str, dest: BinaryIO) -> int:
             f"object {oid} is corrupt: its content does not hash to its id",
             hint="run `ledger verify`; restore the object from a remote or another copy",
         )
+    tick(1, n)
     return n
 
 

@@ -14,11 +14,15 @@ Rules every command follows through this module:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
+
+from .._units import human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +33,7 @@ __all__ = [
     "json_stdout_guard",
     "print_json",
     "progress",
+    "progress_stages",
     "report_error",
 ]
 
@@ -44,10 +49,30 @@ def is_tty(stream: IO[str]) -> bool:
         return False
 
 
-def console(*, stderr: bool = False) -> Console:
-    """A rich console for stdout (or stderr) that never wraps when it is not a terminal."""
+@functools.cache
+def _console_class() -> type[Console]:
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here, which reads as "a check failed"; the CLI's entry point turns
+            # a BrokenPipeError into the quiet 141 every command gives when its reader leaves.
+            self.quiet = True
+            raise BrokenPipeError
+
+        def _render_buffer(self, buffer: Any) -> str:
+            text = super()._render_buffer(buffer)
+            if self.is_terminal:
+                return text
+            # Tables pad every cell to its column's width: no trailing blanks in a log or file.
+            return re.sub(r"[ \t]+(?=\n|$)", "", text)
+
+    return _Console
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console for stdout (or stderr) that never wraps when it is not a terminal."""
+    Console = _console_class()
     stream = sys.stderr if stderr else sys.stdout
     if is_tty(stream):
         # The terminal wraps long lines itself (soft wrap), so a copied id stays whole;
@@ -143,6 +168,33 @@ def progress(
     with Progress(*columns, console=console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield _RichProgress(bar, task)
+
+
+@contextlib.contextmanager
+def _stage_bar(what: str, total: int | None) -> Iterator[Callable[[int, int], None]]:
+    with progress(what, total) as bar:
+        done = [0, 0]
+
+        def count(files: int, nbytes: int) -> None:
+            done[0] += files
+            done[1] += nbytes
+            files_done = f"{done[0]} file{'' if done[0] == 1 else 's'}"
+            bar.update(files, description=f"{what}: {files_done}, {human_bytes(done[1])}")
+
+        yield count
+
+
+@contextlib.contextmanager
+def progress_stages(enabled: bool = True) -> Iterator[None]:
+    """Show the library's long stages (ledger._progress: digesting and storing inputs, storing
+    outputs, building a replay workspace) while the block runs, on a terminal only."""
+    if not enabled or not is_tty(sys.stderr) or os.environ.get("LEDGER_NO_PROGRESS"):
+        yield
+        return
+    from .._progress import listen
+
+    with listen(_stage_bar):
+        yield
 
 
 def report_error(message: str, hint: str | None) -> None:

@@ -37,11 +37,10 @@ def _commands(group: Any, ctx: Any, prefix: str) -> list[tuple[str, Any, Any]]:
 
 
 def render_reference() -> str:
-    import typer.main
 
-    from .app import app
+    from .app import command
 
-    root = typer.main.get_command(app)
+    root = command()
     ctx = root.make_context("ledger", [], resilient_parsing=True)
     parts = [_HEADER]
     for path, cmd, sub in [("", root, ctx), *_commands(root, ctx, "")]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,7 +26,7 @@ from . import (
 from ._common import set_global_ledger
 from ._output import report_error
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command", "main"]
 
 app = typer.Typer(
     name="ledger",
@@ -75,6 +77,38 @@ attest_cmds.register(app)
 config_cmds.register(app)
 
 
+def _plain_arguments(cmd: Any) -> None:
+    """Arguments read ``RUN`` in the usage line and in --help, as the reference documents them:
+    typer writes a required one as ``{RUN}`` and adds ``<str>`` after it."""
+    from typer.core import TyperArgument
+
+    class PlainArgument(TyperArgument):
+        def _usage_display_name(self) -> str:
+            name = self.metavar or (self.name or "").upper()
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+
+        def _rich_display_name(self) -> str:
+            return self.metavar or (self.name or "").upper()
+
+        def display_type_rich(self, ctx: Any) -> str | None:
+            return None
+
+    for param in cmd.params:
+        if type(param) is TyperArgument:
+            param.__class__ = PlainArgument
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_arguments(sub)
+
+
+@functools.cache
+def command() -> Any:
+    """The click command ``ledger`` runs: typer's, with plain argument names."""
+    cmd = typer.main.get_command(app)
+    _plain_arguments(cmd)
+    return cmd
+
+
 def _usage_hint(e: _cx.UsageError) -> str:
     path = e.ctx.command_path if e.ctx is not None else "ledger"
     return f"`{path} --help` lists the arguments and options"
@@ -87,7 +121,7 @@ def main() -> None:
 
     set_global_ledger(None)
     try:
-        rc = app(standalone_mode=False, prog_name="ledger")
+        rc = command().main(standalone_mode=False, prog_name="ledger")
     except LedgerError as e:
         report_error(e.message, e.hint)
         sys.exit(e.exit_code)
@@ -110,6 +144,12 @@ def main() -> None:
         sys.exit(2 if e.exit_code == 1 else e.exit_code)
     except BrokenPipeError:
         _quiet_broken_pipe()
+    except SystemExit as e:
+        # typer catches EPIPE itself, swaps stdout for click's PacifyFlushWrapper and exits 1,
+        # which reads as "a check failed": a closed pipe is 141 like any other reader leaving.
+        if e.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _quiet_broken_pipe()
+        raise
     except OSError as e:
         # A file the user named (report, export target) could not be written or read.
         where = f": {e.filename}" if getattr(e, "filename", None) else ""

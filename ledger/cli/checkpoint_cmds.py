@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from .._units import human_bytes
 from ._choices import ExportFormat
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 from ._output import progress
@@ -15,15 +16,6 @@ __all__ = ["register"]
 checkpoint_app = typer.Typer(
     name="checkpoint", help="Work with one checkpoint.", no_args_is_help=True
 )
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def checkpoints(
@@ -57,7 +49,8 @@ def checkpoints(
     if not rows:
         con.print(f"Run {run} has no checkpoints.")
         return
-    table = Table(title=f"checkpoints of {rows[0][0].run_id}")
+    con.print(f"checkpoints of {rows[0][0].run_id}")
+    table = Table(box=None)  # as `ledger ls`: plain columns that read the same in a log
     for col in ("step", "id", "ranks", "size", "new", "dedup", "created"):
         table.add_column(col, justify="right" if col in {"step", "size", "new"} else "left")
     for info, latest in rows:
@@ -65,8 +58,8 @@ def checkpoints(
             str(info.step),
             info.oid[:15] + (" (latest)" if latest else ""),
             str(info.world_size),
-            _size(info.bytes_total),
-            _size(info.bytes_new),
+            human_bytes(info.bytes_total),
+            human_bytes(info.bytes_new),
             f"{info.dedup_ratio:.0%}",
             info.created,
         )

@@ -10,7 +10,7 @@ import typer
 
 from ._choices import ReplayMode
 from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
-from ._output import json_stdout_guard
+from ._output import json_stdout_guard, progress_stages
 
 __all__ = ["register"]
 
@@ -130,7 +130,8 @@ def replay(
     )
     store = open_store(ledger)
     # With --json the replayed program's own output goes to stderr: stdout is the verdict only.
-    with json_stdout_guard(json_out):
+    # Progress only where no other seed's command can be writing to the terminal meanwhile.
+    with json_stdout_guard(json_out), progress_stages(enabled=jobs == 1):
         outcome = do_replay(store, run, opts)
     v = outcome.verdict
     if json_out:

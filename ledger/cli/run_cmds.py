@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from .._units import human_seconds
 from ._choices import RunStatus
 from ._common import (
     JsonOpt,
@@ -18,6 +19,7 @@ from ._common import (
     print_json,
     print_warnings,
 )
+from ._output import progress_stages
 
 __all__ = ["register"]
 
@@ -103,7 +105,8 @@ def record(
         tags={**defaults.tags, **_parse_tags(tags)},
         store_inputs=not no_store_inputs,
     )
-    result = do_record(opts, store)
+    with progress_stages():
+        result = do_record(opts, store)
     run = result.run
     if json_out:
         sys.stderr.write(
@@ -122,7 +125,7 @@ def record(
         err_console().print(
             f"ledger: run [bold]{run.run_id}[/] [{colour}]{run.status}[/]"
             f" (exit {run.exit_code if run.exit_code is not None else 'signal ' + str(run.signal)},"
-            f" {run.wall_seconds:.1f} s, {len(run.metrics)} metric series)"
+            f" {human_seconds(run.wall_seconds)}, {len(run.metrics)} metric series)"
         )
     raise typer.Exit(result.exit_code)
 

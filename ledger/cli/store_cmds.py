@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from .._units import human_bytes
 from ._common import (
     JsonOpt,
     LedgerOpt,
@@ -40,7 +41,7 @@ def verify(
     head: str | None = typer.Option(
         None,
         "--head",
-        metavar="HASH",
+        metavar="HEAD",
         help="Fail unless the log still extends this chain head (written down earlier).",
     ),
     ledger: Path | None = LedgerOpt,
@@ -122,13 +123,14 @@ def gc(
     live = f" or in use by {len(report.live_runs)} run(s) in flight" if report.live_runs else ""
     con.print(
         f"{report.reachable} reachable; {action} {len(report.unreachable)} unreachable "
-        f"object(s) ({report.freed_bytes} bytes {freed}); kept {len(report.too_young)} younger "
-        f"than {grace:g} h{live}"
+        f"object(s) ({human_bytes(report.freed_bytes)} {freed}); "
+        f"kept {len(report.too_young)} younger than {grace:g} h{live}"
     )
     if report.staging_removed:
         con.print(
             f"{'removed' if yes else 'would remove'} {len(report.staging_removed)} abandoned "
-            f"staging dir(s) ({report.staging_bytes} bytes): {', '.join(report.staging_removed)}"
+            f"staging dir(s) ({human_bytes(report.staging_bytes)}): "
+            f"{', '.join(report.staging_removed)}"
         )
     if not yes and (report.unreachable or report.staging_removed):
         con.print("Dry run: nothing was deleted. Run `ledger gc --yes` to delete.")

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
 from ..lineage import code_source
 from ..records.base import record_from_json
@@ -117,7 +118,10 @@ def _one_replay(
 
     # The exact bytes when they were stored; secrets come from the environment again.
     argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
-    ws = build_workspace(store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace)
+    with stage("building the replay workspace"):
+        ws = build_workspace(
+            store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace
+        )
     if made is not None:
         made.append(ws.root)
     if seed_value is not None and opts.seed_arg:

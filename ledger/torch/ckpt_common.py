@@ -150,10 +150,25 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
         latest = store.refs.get(latest_ref(target)) if "/" not in target else None
         if latest is not None:
             return latest
+        latest = _latest_of_named_run(store, target)
+        if latest is not None:
+            return latest
         raise UnknownIdError(
             f"{target!r} names no checkpoint, run or object",
-            hint="give 'latest', a step number, a ref, a checkpoint id, or a run id",
+            hint="give 'latest', a step number, a ref, a checkpoint id, or a run",
         ) from None
+
+
+def _latest_of_named_run(store: Store, text: str) -> str | None:
+    """The latest checkpoint of the run ``text`` names (a name, prefix or short id), as every
+    other command takes a run."""
+    from ..runs import resolve_run
+
+    try:
+        run = resolve_run(store, text)
+    except UsageError:
+        return None
+    return store.refs.get(latest_ref(run))
 
 
 def info_of(rec: Checkpoint, oid: str, **extra: Any) -> CheckpointInfo:

@@ -62,3 +62,13 @@ def test_replay_verdict_lines_are_whole_when_piped(project: Path) -> None:
         rf"REPRODUCED \(bitwise\) {re.escape(original)} → \S+-[0-9a-f]{{8}}", head[0]
     ), r.stdout
     assert re.search(r"^verdict record b3:[0-9a-f]{64}$", r.stdout, re.M), r.stdout
+
+
+def test_piped_tables_have_no_trailing_blanks(project: Path) -> None:
+    """Table cells are padded to their column's width; a log or file gets no trailing blanks."""
+    ids = run_ids(project)
+    for argv in (["ls"], ["show", ids[0]], ["ls", "--replays"]):
+        r = run_ledger(*argv, cwd=project)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip()
+        assert [line for line in r.stdout.splitlines() if line != line.rstrip()] == [], argv

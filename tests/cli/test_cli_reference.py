@@ -3,6 +3,7 @@ every option and argument of every command."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer.main
@@ -37,3 +38,16 @@ def test_reference_covers_every_option() -> None:
             walk(sub, f"{path} {name}")
 
     walk(typer.main.get_command(app), "ledger")
+
+
+def test_reference_has_no_type_placeholders() -> None:
+    """Every option value and argument has a name (`FILE`, `RUN`), never typer's `<path>`,
+    `<str>` or `{RUN}`."""
+    text = DOC.read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cell = line.split("`")[1]
+            # A choice reads <a|b>; a bare type (<path>, <str>, <int>) names nothing.
+            assert not re.search(r"<[\w\[\]]+>", cell) and "{" not in cell, line
+    for usage in re.findall(r"```\n(ledger [^\n]*)\n```", text):
+        assert "{" not in usage and usage == usage.replace(" run", " RUN"), usage

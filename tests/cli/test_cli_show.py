@@ -39,6 +39,10 @@ def _check(out: str, run_id: str) -> None:
     assert re.search(r"^  output    out  ", out, re.M)
     assert re.search(r"^  replayed by \S+ \(succeeded\)$", out, re.M), out
     assert re.search(r"^  verdict   bitwise of this run: reproduced", out, re.M), out
+    # Human units, not raw floats and byte counts; no "signal None" for a run that exited.
+    assert re.search(
+        r"^  exit      0  wall \d+\.\d{1,2} s  peak RSS \d+\.\d (KiB|MiB|GiB)$", out, re.M
+    ), out
 
 
 def test_show_subprocess(reviewed: Path) -> None:
@@ -53,3 +57,25 @@ def test_show_in_process(reviewed: Path, cli: Callable[..., Any]) -> None:
     r = cli("show", run_id, "-L", str(reviewed / ".ledger"))
     assert r.exit_code == 0, r.stderr
     _check(r.stdout, run_id)
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [(None, "?"), (0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (57249792, "54.6 MiB"),
+     (3 * 1024**4, "3.0 TiB")],
+)  # fmt: skip
+def test_human_bytes(n: int | None, text: str) -> None:
+    from ledger._units import human_bytes
+
+    assert human_bytes(n) == text
+
+
+@pytest.mark.parametrize(
+    "s, text",
+    [(0.112655, "0.11 s"), (2.345, "2.3 s"), (42.4, "42 s"), (245, "4 min 05 s"),
+     (7380, "2 h 03 min"), (None, "?")],
+)  # fmt: skip
+def test_human_seconds(s: float | None, text: str) -> None:
+    from ledger._units import human_seconds
+
+    assert human_seconds(s) == text

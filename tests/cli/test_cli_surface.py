@@ -95,6 +95,8 @@ def test_help_shows_real_types(cli: Callable[..., Any], argv: list[str]) -> None
     assert r.exit_code == 0, r.stderr
     assert "<bool>" not in r.stdout and "list[" not in r.stdout, r.stdout
     assert "Usage: ledger " in r.stdout
+    # Arguments read as documented (`RUN`), not typer's `{RUN}` and `RUN <str>`.
+    assert "<str>" not in r.stdout and "{" not in r.stdout.splitlines()[0], r.stdout
 
 
 def test_record_usage_line(cli: Callable[..., Any]) -> None:
