@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .checkpoint import (
         CheckpointInfo,
         LoadedCheckpoint,
+        PendingCheckpoint,
         ResumableSampler,
         export_checkpoint,
         import_legacy,
@@ -28,6 +29,7 @@ _CHECKPOINT_NAMES = frozenset(
     {
         "CheckpointInfo",
         "LoadedCheckpoint",
+        "PendingCheckpoint",
         "ResumableSampler",
         "export_checkpoint",
         "import_legacy",
@@ -40,6 +42,7 @@ _CHECKPOINT_NAMES = frozenset(
 __all__ = [
     "CheckpointInfo",
     "LoadedCheckpoint",
+    "PendingCheckpoint",
     "ResumableSampler",
     "Watch",
     "WorkerInit",

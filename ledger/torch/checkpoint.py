@@ -7,6 +7,7 @@ what lands on disk.
 
 from __future__ import annotations
 
+from .ckpt_background import PendingCheckpoint
 from .ckpt_common import CheckpointInfo
 from .ckpt_export import export_checkpoint, list_checkpoints
 from .ckpt_load import LoadedCheckpoint, import_legacy, load_checkpoint
@@ -16,6 +17,7 @@ from .ckpt_save import save_checkpoint
 __all__ = [
     "CheckpointInfo",
     "LoadedCheckpoint",
+    "PendingCheckpoint",
     "ResumableSampler",
     "export_checkpoint",
     "import_legacy",
