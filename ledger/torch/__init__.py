@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         list_checkpoints,
         load_checkpoint,
         save_checkpoint,
+        wait_for_checkpoints,
     )
 
 _CHECKPOINT_NAMES = frozenset(
@@ -36,6 +37,7 @@ _CHECKPOINT_NAMES = frozenset(
         "list_checkpoints",
         "load_checkpoint",
         "save_checkpoint",
+        "wait_for_checkpoints",
     }
 )
 
@@ -55,6 +57,7 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
+    "wait_for_checkpoints",
     "watch",
     "worker_init",
     "worker_init_fn",

@@ -7,7 +7,7 @@ what lands on disk.
 
 from __future__ import annotations
 
-from .ckpt_background import PendingCheckpoint
+from .ckpt_background import PendingCheckpoint, wait_for_checkpoints
 from .ckpt_common import CheckpointInfo
 from .ckpt_export import export_checkpoint, list_checkpoints
 from .ckpt_load import LoadedCheckpoint, import_legacy, load_checkpoint
@@ -24,4 +24,5 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
+    "wait_for_checkpoints",
 ]

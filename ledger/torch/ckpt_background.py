@@ -23,7 +23,7 @@ import torch
 
 from .ckpt_common import CheckpointInfo
 
-__all__ = ["PendingCheckpoint", "snapshot", "start", "wait_inflight"]
+__all__ = ["PendingCheckpoint", "snapshot", "start", "wait_for_checkpoints", "wait_inflight"]
 
 _lock = threading.Lock()
 _inflight: PendingCheckpoint | None = None
@@ -99,6 +99,15 @@ def wait_inflight() -> None:
     if pending._error is not None and not pending._reported:
         pending._reported = True
         raise pending._error
+
+
+def wait_for_checkpoints() -> None:
+    """Wait until no background save is in flight; raise its error if nobody has seen it.
+
+    Call it before ``torch.distributed.destroy_process_group()``: a background save of a
+    sharded checkpoint still talks to the other ranks.
+    """
+    wait_inflight()
 
 
 def start(step: int, blocked_since: float, work: Callable[[], CheckpointInfo]) -> PendingCheckpoint:

@@ -76,6 +76,22 @@ def save_checkpoint(
 ) -> PendingCheckpoint: ...
 
 
+@overload
+def save_checkpoint(
+    state: dict[str, Any],
+    *,
+    step: int,
+    store: Store | str | Path | None = None,
+    run_id: str | None = None,
+    keep_last: int | None = None,
+    note: str = "",
+    chunk_size: int = CHUNK_SIZE,
+    rng: bool = True,
+    trust_version_counter: bool = False,
+    background: bool,
+) -> CheckpointInfo | PendingCheckpoint: ...
+
+
 def save_checkpoint(
     state: dict[str, Any],
     *,
