@@ -7,14 +7,16 @@ so a process killed while the thread works leaves ``latest`` on the previous che
 - **Copy on save.** The caller's tensors are copied (on the CPU) before ``save_checkpoint``
   returns, so training may change them at once. Peak memory: one copy of this rank's tensors.
 - **One save in flight.** Any save (background or not) first waits for the previous one; so does
-  interpreter exit (the thread is not a daemon, and ``atexit`` waits for it as well).
+  interpreter exit (the thread is not a daemon; it uses plain threads, never an executor, which
+  would refuse work once shutdown has begun).
 - **Failures are not lost.** An error in the thread is raised by ``PendingCheckpoint.wait()``,
-  or by the next save if nobody waited.
+  or by the next save if nobody waited, or printed to stderr at exit.
 """
 
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -125,8 +127,15 @@ def start(step: int, blocked_since: float, work: Callable[[], CheckpointInfo]) -
 
 
 @atexit.register
-def _wait_at_exit() -> None:
+def _report_at_exit() -> None:
+    """The thread was joined before atexit runs; say so if its save failed unseen."""
     with _lock:
         pending = _inflight
-    if pending is not None:
-        pending._done.wait()
+    if pending is None:
+        return
+    pending._done.wait()
+    if pending._error is not None and not pending._reported:
+        sys.stderr.write(
+            f"ledger: error: the background checkpoint save of step {pending.step} failed: "
+            f"{pending._error}\nledger: hint: the previous checkpoint is still the latest\n"
+        )
