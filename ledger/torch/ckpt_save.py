@@ -11,6 +11,10 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    ``checkpoints/<run>/latest`` (each ref: log entry, then ref file, under the ref lock);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
+
+With ``background=True`` step 1's ``state_dict()`` calls and a copy of the tensors happen
+before the call returns; the rest runs in a thread (``ckpt_background``), gathering on a gloo
+group of its own, in the same order.
 """
 
 from __future__ import annotations
