@@ -234,12 +234,13 @@ def run(quick: bool) -> list[Row]:
             what,
             med[key],
             "s",
-            reference=f"{ref} {med[ref_key]:.3f} s",
+            reference=f"{ref} {med[ref_key]:.3f} s; rounds {min(ratios):.2f}-{max(ratios):.2f}x",
             ratio=r,
             target="" if limit is None else f"<= {limit}x",
             passed=None if limit is None else r <= limit,
-            note=f"{mb}; median of {len(ratios)} interleaved rounds, "
-            f"ratios {min(ratios):.2f}-{max(ratios):.2f}",
+            note=f"{mb}; each ratio: the median over {len(ratios)} interleaved rounds of the "
+            "round's figure over the same round's reference (range shown after it); a background "
+            "save holds one copy of the state (peak RSS rows)",
         )
 
     ts = "torch.save+fsync"
