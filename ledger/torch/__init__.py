@@ -16,30 +16,35 @@ if TYPE_CHECKING:
     from .checkpoint import (
         CheckpointInfo,
         LoadedCheckpoint,
+        PendingCheckpoint,
         ResumableSampler,
         export_checkpoint,
         import_legacy,
         list_checkpoints,
         load_checkpoint,
         save_checkpoint,
+        wait_for_checkpoints,
     )
 
 _CHECKPOINT_NAMES = frozenset(
     {
         "CheckpointInfo",
         "LoadedCheckpoint",
+        "PendingCheckpoint",
         "ResumableSampler",
         "export_checkpoint",
         "import_legacy",
         "list_checkpoints",
         "load_checkpoint",
         "save_checkpoint",
+        "wait_for_checkpoints",
     }
 )
 
 __all__ = [
     "CheckpointInfo",
     "LoadedCheckpoint",
+    "PendingCheckpoint",
     "ResumableSampler",
     "Watch",
     "WorkerInit",
@@ -52,6 +57,7 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
+    "wait_for_checkpoints",
     "watch",
     "worker_init",
     "worker_init_fn",

@@ -7,6 +7,7 @@ what lands on disk.
 
 from __future__ import annotations
 
+from .ckpt_background import PendingCheckpoint, wait_for_checkpoints
 from .ckpt_common import CheckpointInfo
 from .ckpt_export import export_checkpoint, list_checkpoints
 from .ckpt_load import LoadedCheckpoint, import_legacy, load_checkpoint
@@ -16,10 +17,12 @@ from .ckpt_save import save_checkpoint
 __all__ = [
     "CheckpointInfo",
     "LoadedCheckpoint",
+    "PendingCheckpoint",
     "ResumableSampler",
     "export_checkpoint",
     "import_legacy",
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
+    "wait_for_checkpoints",
 ]

@@ -7,10 +7,10 @@ Reads go straight into a freshly allocated tensor, which is hashed before anyone
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import zstandard
@@ -29,6 +29,43 @@ CHUNK_SIZE = 64 << 20  # one object per 64 MiB of a tensor
 # 1 MiB (or a whole small chunk) ~1 ms, paid per chunk on every save of fresh weights.
 _SAMPLE = 64 << 10
 _WORKERS = 4  # hashing, writing and fsync release the GIL; overlap them
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _map_threads(fn: Callable[[_T], _R], items: Sequence[_T], workers: int = _WORKERS) -> list[_R]:
+    """``[fn(x) for x in items]`` on up to ``workers`` plain threads; the first error is raised.
+
+    Not ``ThreadPoolExecutor``: it refuses work once interpreter shutdown has begun, which is
+    exactly when a background save that nobody waited for must still finish.
+    """
+    results: list[Any] = [None] * len(items)
+    errors: list[BaseException] = []
+    todo = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not errors:
+            with lock:
+                i = next(todo, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as e:
+                errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(min(workers, len(items)) - 1)]
+    for t in threads:
+        t.start()
+    work()  # this thread works too
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 @dataclass
@@ -94,8 +131,7 @@ def write_tensors(
         view = tensor_bytes(t)
         nbytes.append(len(view))
         jobs.extend((i, c) for c in _chunks(view, chunk_size))
-    with ThreadPoolExecutor(_WORKERS) as pool:
-        results = list(pool.map(lambda job: _put(objects, job[1], fault), jobs))
+    results = _map_threads(lambda job: _put(objects, job[1], fault), jobs)
     for (i, chunk), (oid, written) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
         if written:
@@ -191,6 +227,5 @@ def read_tensors(
         for j, oid in enumerate(e.chunks):
             part = view[j * chunk_size : (j + 1) * chunk_size] if view is not None else None
             jobs.append((oid, part if part is not None else memoryview(b""), e.key))
-    with ThreadPoolExecutor(_WORKERS) as pool:
-        list(pool.map(lambda job: _read_into(objects, *job), jobs))
+    _map_threads(lambda job: _read_into(objects, *job), jobs)
     return out

@@ -11,6 +11,10 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    ``checkpoints/<run>/latest`` (each ref: log entry, then ref file, under the ref lock);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
+
+With ``background=True`` step 1's ``state_dict()`` calls and a copy of the tensors happen
+before the call returns; the rest runs in a thread (``ckpt_background``), gathering on a gloo
+group of its own, in the same order.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import IntegrityError, LedgerError, MissingObjectError, UsageError
 from ..records.base import record_from_json
 from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
 from ..runtime.rng import capture_rng
 from ..store import Store
+from .ckpt_background import PendingCheckpoint, snapshot, start, wait_inflight
 from .ckpt_codec import encode_state
 from .ckpt_common import (
     CheckpointInfo,
@@ -37,10 +42,58 @@ from .ckpt_common import (
     step_ref,
     write_event,
 )
-from .ckpt_dist import all_gather_json, rank_and_world
+from .ckpt_dist import all_gather_json, background_group, rank_and_world
 from .ckpt_io import CHUNK_SIZE, write_tensors
 
 __all__ = ["save_checkpoint"]
+
+
+@overload
+def save_checkpoint(
+    state: dict[str, Any],
+    *,
+    step: int,
+    store: Store | str | Path | None = None,
+    run_id: str | None = None,
+    keep_last: int | None = None,
+    note: str = "",
+    chunk_size: int = CHUNK_SIZE,
+    rng: bool = True,
+    trust_version_counter: bool = False,
+    background: Literal[False] = False,
+) -> CheckpointInfo: ...
+
+
+@overload
+def save_checkpoint(
+    state: dict[str, Any],
+    *,
+    step: int,
+    store: Store | str | Path | None = None,
+    run_id: str | None = None,
+    keep_last: int | None = None,
+    note: str = "",
+    chunk_size: int = CHUNK_SIZE,
+    rng: bool = True,
+    trust_version_counter: bool = False,
+    background: Literal[True],
+) -> PendingCheckpoint: ...
+
+
+@overload
+def save_checkpoint(
+    state: dict[str, Any],
+    *,
+    step: int,
+    store: Store | str | Path | None = None,
+    run_id: str | None = None,
+    keep_last: int | None = None,
+    note: str = "",
+    chunk_size: int = CHUNK_SIZE,
+    rng: bool = True,
+    trust_version_counter: bool = False,
+    background: bool,
+) -> CheckpointInfo | PendingCheckpoint: ...
 
 
 def save_checkpoint(
@@ -54,13 +107,18 @@ def save_checkpoint(
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
     trust_version_counter: bool = False,
-) -> CheckpointInfo:
+    background: bool = False,
+) -> CheckpointInfo | PendingCheckpoint:
     """Save this rank's ``state`` as part of checkpoint ``step`` and publish it atomically.
 
     Under torch.distributed every rank must call this with the same ``step``. Objects with
     ``state_dict()`` (model, optimizer, scheduler, scaler, sampler, StatefulDataLoader) are
     saved through it; RNG states of this process are captured before anything else
     (``rng=False`` skips them, for imports of other checkpoints).
+
+    ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
+    writes and publishes in a thread (ckpt_background: one copy of the state in memory, one
+    save in flight; the next save and interpreter exit wait for it).
 
     ``trust_version_counter=True`` skips re-hashing CPU tensors whose storage and autograd
     version counter are unchanged since this process's previous save. It is faster, and wrong
@@ -78,86 +136,128 @@ def save_checkpoint(
         )
     if not isinstance(state, dict):
         raise UsageError(f"state must be a dict, got {type(state).__name__}")
+    if background and trust_version_counter:
+        raise UsageError(
+            "trust_version_counter=True is not supported with background=True",
+            hint="a background save copies every tensor first; drop one of the two options",
+        )
     st = open_store(store)
     run = run_id_or_env(run_id)
     rank, world = rank_and_world()
+    wait_inflight()  # at most one save in flight, and a failed background save is reported
+    group = background_group() if background else None
 
-    error: str | None = None
-    shard_oid: str | None = None
+    job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
+    job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
     try:
-        shard_oid = _write_shard(
-            st, state, run, step, rank, world, rng_state, chunk_size, trust_version_counter
-        )
+        skeleton, tensors = encode_state(state)
+        job.skeleton = skeleton
+        job.tensors = snapshot(tensors) if background else tensors
     except LedgerError as e:
-        error = f"rank {rank}: {e}"
         if world == 1:
             raise
+        job.error = f"rank {rank}: {e}"
     except Exception as e:  # other ranks must learn of it or they would wait forever
         if world == 1:
             raise
-        error = f"rank {rank}: {type(e).__name__}: {e}"
-    reports = all_gather_json({"rank": rank, "step": step, "shard": shard_oid, "error": error})
-
-    verdict: dict[str, Any] = {}
-    if rank == 0:
-        try:
-            verdict = _publish(st, reports, run, step, world, keep_last, note)
-        except LedgerError as e:
-            if world == 1:
-                raise
-            verdict = {"error": str(e)}
-    verdict = all_gather_json(verdict)[0]
-    if verdict.get("error"):
-        raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
-    rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
-    assert isinstance(rec, Checkpoint)
-    return info_of(
-        rec,
-        verdict["oid"],
-        seconds=time.perf_counter() - t0,
-        refs=verdict["refs"],
-        note=note,
-    )
+        job.error = f"rank {rank}: {type(e).__name__}: {e}"
+    if background:
+        return start(step, t0, job.run)
+    return job.run()
 
 
-def _write_shard(
-    st: Store,
-    state: dict[str, Any],
-    run: str,
-    step: int,
-    rank: int,
-    world: int,
-    rng: Any,
-    chunk_size: int,
-    trust_version_counter: bool,
-) -> str:
-    skeleton, tensors = encode_state(state)
-    fault("before-objects")
-    entries, stats = write_tensors(
-        st.objects,
-        tensors,
-        chunk_size=chunk_size,
-        fault=fault,
-        trust_version_counter=trust_version_counter,
-    )
-    fault("after-objects")
-    skeleton_oid = st.put_json(skeleton)
-    shard = CheckpointShard(
-        run_id=run,
-        step=step,
-        rank=rank,
-        world_size=world,
-        chunk_size=chunk_size,
-        tensors=entries,
-        state=skeleton_oid,
-        rng=rng,
-        created=datetime.now(UTC),
-        bytes_total=stats.bytes_total,
-        bytes_new=stats.bytes_new,
-    )
-    oid = st.put_json(shard.to_json())
-    fault("after-shard")
-    return oid
+class _Job:
+    """One rank's part of a save once its state is encoded: write, gather, publish."""
+
+    def __init__(
+        self,
+        st: Store,
+        run: str,
+        step: int,
+        rank: int,
+        world: int,
+        rng: Any,
+        chunk_size: int,
+        trust_version_counter: bool,
+    ) -> None:
+        self.st, self.run_id, self.step, self.rank, self.world = st, run, step, rank, world
+        self.rng, self.chunk_size, self.trust = rng, chunk_size, trust_version_counter
+        self.skeleton: Any = None
+        self.tensors: list[tuple[str, Any]] = []
+        self.error: str | None = None
+        self.keep_last: int | None = None
+        self.note = ""
+        self.group: Any = None
+        self.t0 = 0.0
+
+    def run(self) -> CheckpointInfo:
+        st, rank, world, step = self.st, self.rank, self.world, self.step
+        error = self.error
+        shard_oid: str | None = None
+        if error is None:
+            try:
+                shard_oid = self._write_shard()
+            except LedgerError as e:
+                error = f"rank {rank}: {e}"
+                if world == 1:
+                    raise
+            except Exception as e:  # other ranks must learn of it or they would wait forever
+                if world == 1:
+                    raise
+                error = f"rank {rank}: {type(e).__name__}: {e}"
+        self.tensors = []  # a background save's copy is no longer needed
+        reports = all_gather_json(
+            {"rank": rank, "step": step, "shard": shard_oid, "error": error}, self.group
+        )
+        verdict: dict[str, Any] = {}
+        if rank == 0:
+            try:
+                verdict = _publish(st, reports, self.run_id, step, world, self.keep_last, self.note)
+            except LedgerError as e:
+                if world == 1:
+                    raise
+                verdict = {"error": str(e)}
+        verdict = all_gather_json(verdict, self.group)[0]
+        if verdict.get("error"):
+            raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
+        rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
+        assert isinstance(rec, Checkpoint)
+        return info_of(
+            rec,
+            verdict["oid"],
+            seconds=time.perf_counter() - self.t0,
+            refs=verdict["refs"],
+            note=self.note,
+        )
+
+    def _write_shard(self) -> str:
+        st = self.st
+        fault("before-objects")
+        entries, stats = write_tensors(
+            st.objects,
+            self.tensors,
+            chunk_size=self.chunk_size,
+            fault=fault,
+            trust_version_counter=self.trust,
+        )
+        fault("after-objects")
+        skeleton_oid = st.put_json(self.skeleton)
+        shard = CheckpointShard(
+            run_id=self.run_id,
+            step=self.step,
+            rank=self.rank,
+            world_size=self.world,
+            chunk_size=self.chunk_size,
+            tensors=entries,
+            state=skeleton_oid,
+            rng=self.rng,
+            created=datetime.now(UTC),
+            bytes_total=stats.bytes_total,
+            bytes_new=stats.bytes_new,
+        )
+        oid = st.put_json(shard.to_json())
+        fault("after-shard")
+        return oid
 
 
 def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:

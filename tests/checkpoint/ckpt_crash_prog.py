@@ -1,12 +1,14 @@
 """A fork server for the crash test: torch is imported once, each save runs in a forked child
 that the test SIGKILLs (or that kills itself at a phase via LEDGER_CKPT_KILL_AT).
 
-Protocol on stdin/stdout, one line each: ``save <step> <phase or -> <delay or ->`` → the child
+Protocol on stdin/stdout, one line each: ``save <step> <phase or -> <delay or -> [bg]`` → the child
 prints ``ready <pid> <t>`` before saving and ``saved <t>`` after, ``t`` being the seconds since
 the fork (so the test can aim its kills inside a save on a machine of any speed); with a delay,
 the server SIGKILLs the child that many seconds after forking it (the server, not the test,
 kills: only the parent knows the pid is still this child); the server then prints
-``exit <status>``.
+``exit <status>``. With ``bg`` the save is a background one: the child prints ``returned <t>``
+when ``save_checkpoint`` gives control back, then overwrites every tensor in place (the save
+must have copied them), then waits for the save; the kill phases then fire in its thread.
 
 Tensor ``t<j>`` holds ``randn(step * 100 + j)`` for ``j < 4`` (new every step) and
 ``randn(j)`` otherwise (deduplicated), so a loaded checkpoint can be checked exactly.
@@ -36,15 +38,32 @@ def expected(step: int) -> dict[str, torch.Tensor]:
     return out
 
 
-def _child(ledger: str, step: int, phase: str, forked: float) -> None:
+def _child(ledger: str, step: int, phase: str, forked: float, bg: bool) -> None:
     if phase != "-":
         os.environ["LEDGER_CKPT_KILL_AT"] = phase
     state = {"weights": expected(step), "counters": {"step": step}}
     sys.stdout.write(f"ready {os.getpid()} {time.monotonic() - forked:.6f}\n")
     sys.stdout.flush()
-    save_checkpoint(
-        state, step=step, store=ledger, run_id="crash", keep_last=2, chunk_size=256 << 10
-    )
+    if bg:
+        pending = save_checkpoint(
+            state,
+            step=step,
+            store=ledger,
+            run_id="crash",
+            keep_last=2,
+            chunk_size=256 << 10,
+            background=True,
+        )
+        sys.stdout.write(f"returned {time.monotonic() - forked:.6f}\n")
+        sys.stdout.flush()
+        for t in state["weights"].values():  # training goes on while the thread writes
+            t.fill_(float("nan"))
+        state["counters"]["step"] = -1
+        pending.wait()
+    else:
+        save_checkpoint(
+            state, step=step, store=ledger, run_id="crash", keep_last=2, chunk_size=256 << 10
+        )
     sys.stdout.write(f"saved {time.monotonic() - forked:.6f}\n")
     sys.stdout.flush()
 
@@ -55,13 +74,13 @@ def main() -> None:
     a = p.parse_args()
     torch.set_num_threads(1)
     for line in sys.stdin:
-        _, step, phase, delay = line.split()
+        _, step, phase, delay, *bg = line.split()
         forked = time.monotonic()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                _child(a.ledger, int(step), phase, forked)
+                _child(a.ledger, int(step), phase, forked, bg == ["bg"])
             except BaseException as e:
                 sys.stdout.write(f"error {e!r}\n")
                 code = 1

@@ -17,7 +17,12 @@ import torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from torch.utils.data import DataLoader, Dataset
 
-from ledger.torch.checkpoint import ResumableSampler, load_checkpoint, save_checkpoint
+from ledger.torch.checkpoint import (
+    ResumableSampler,
+    load_checkpoint,
+    save_checkpoint,
+    wait_for_checkpoints,
+)
 
 
 class Noisy(Dataset[tuple[torch.Tensor, torch.Tensor]]):
@@ -48,6 +53,7 @@ def main() -> None:
     p.add_argument("--losses", required=True)
     p.add_argument("--accum", type=int, default=2)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--background", action="store_true")  # save_checkpoint(background=True)
     a = p.parse_args()
 
     torch.set_num_threads(1)
@@ -121,13 +127,24 @@ def main() -> None:
             counters["micro"] = 0
             counters["update"] += 1
             if counters["update"] in (a.save_at, a.until):
-                save_checkpoint(state, step=counters["update"], store=a.ledger, run_id=a.run_id)
+                # A background save returns once it has copied the state; training goes on
+                # while it writes, and the next save (or exit) waits for it.
+                save_checkpoint(
+                    state,
+                    step=counters["update"],
+                    store=a.ledger,
+                    run_id=a.run_id,
+                    background=a.background,
+                )
             if counters["update"] >= a.until:
                 done = True
                 break
         epoch += 1
     losses.close()
     if distributed:
+        # The last background save still gathers on its own group: wait before tearing down.
+        # A single process does not wait here, and interpreter exit must wait for it.
+        wait_for_checkpoints()
         torch.distributed.destroy_process_group()
 
 

@@ -49,13 +49,14 @@ class _Server:
         )
 
     def save(
-        self, step: int, phase: str | None, delay: float | None
+        self, step: int, phase: str | None, delay: float | None, bg: bool = False
     ) -> tuple[int, list[str], list[float]]:
         """The child's exit code (0 saved, -9 killed), what it printed, and when (seconds after
         the fork: ``ready`` just before the save starts, ``saved`` just after it ends)."""
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None
-        stdin.write(f"save {step} {phase or '-'} {'-' if delay is None else delay}\n")
+        when = "-" if delay is None else delay
+        stdin.write(f"save {step} {phase or '-'} {when}{' bg' if bg else ''}\n")
         stdin.flush()
         said: list[str] = []
         at: list[float] = []
@@ -140,3 +141,59 @@ def test_sigkill_at_any_point_keeps_latest_loadable(tmp_path: Path) -> None:
         server.close()
     steps = sorted(int(n.rsplit("-", 1)[1]) for n, _ in store.refs.iter("checkpoints/crash/step-"))
     assert latest in steps
+
+
+def test_sigkill_during_a_background_save_keeps_the_previous_checkpoint(tmp_path: Path) -> None:
+    """save_checkpoint(background=True) returns, training overwrites every tensor, and the
+    process is killed while the thread hashes, writes or publishes: ``latest`` still loads the
+    previous complete checkpoint (or the new one, once it is committed), never a mix, and a
+    completed background save holds the state as it was when save_checkpoint was called."""
+    store = Store.init(tmp_path / ".ledger")
+    server = _Server(store)
+    try:
+        rc, said, at = server.save(1, None, None, bg=True)
+        assert rc == 0 and said == ["ready", "returned", "saved"], said
+        latest = _check_latest(store)  # the tensors were overwritten with NaN after returning
+        assert latest == 1
+        step = 1
+        for phase in PHASES:
+            step += 1
+            rc, said, _ = server.save(step, phase, None, bg=True)
+            got = _check_latest(store)
+            assert rc == -9, phase
+            if phase != "before-objects":  # the thread runs after the caller got control back
+                assert "returned" in said, (phase, said)
+            if phase in BEFORE_COMMIT:
+                assert got == latest, (phase, got)
+            elif phase in AFTER_COMMIT:
+                assert got == step, (phase, got)
+            else:
+                assert got in (latest, step), (phase, got)
+            latest = got
+        # Timed kills after the caller got control back and before the save published.
+        rnd = random.Random(20261201)
+        rc, said, at = server.save(step + 1, None, None, bg=True)
+        step += 1
+        assert rc == 0
+        latest = _check_latest(store)
+        window = (at[1], at[2])
+        killed_in_background = trials = 0
+        deadline = time.monotonic() + 120
+        while killed_in_background < 3:
+            assert trials < 30 and time.monotonic() < deadline, (killed_in_background, trials)
+            trials += 1
+            step += 1
+            lo, hi = window
+            delay = None if hi <= lo else rnd.uniform(lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo))
+            rc, said, at = server.save(step, None, delay, bg=True)
+            got = _check_latest(store)
+            assert got in (latest, step) and (rc != 0 or got == step), (rc, said, got)
+            if rc == 0:
+                window = (at[1], at[2])
+            elif said == ["ready", "returned"]:
+                killed_in_background += 1
+            else:
+                window = (0.0, 0.0)
+            latest = got
+    finally:
+        server.close()

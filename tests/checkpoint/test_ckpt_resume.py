@@ -77,6 +77,22 @@ def test_resume_in_new_process_is_bitwise_identical(tmp_path: Path) -> None:
     assert state9["counters"]["micro"] == 0
 
 
+def test_background_saves_hold_the_state_of_their_step_and_resume_bitwise(tmp_path: Path) -> None:
+    """Background saves at 9 and 16 equal foreground saves of the same run bitwise (training
+    went on while they wrote; the last one is never waited for: exit must wait), and a resume
+    from the background-saved step 9 reproduces the rest of the run exactly."""
+    store = Store.init(tmp_path / ".ledger")
+    full, bg, part = tmp_path / "full.txt", tmp_path / "bg.txt", tmp_path / "part.txt"
+    _train(store.root, "full", full, "--until", "16", "--save-at", "9")
+    _train(store.root, "bg", bg, "--until", "16", "--save-at", "9", "--background")
+    assert bg.read_text() == full.read_text()  # saving in the background did not disturb it
+    _assert_same_state(store, "full", "bg", 9)
+    _assert_same_state(store, "full", "bg", 16)
+    part.write_text("".join(ln + "\n" for ln in bg.read_text().splitlines()[:18]))
+    _train(store.root, "bg", part, "--until", "16", "--resume-from", "bg", "--resume-step", "9")
+    assert part.read_text() == full.read_text()
+
+
 def test_resume_that_forgets_the_sampler_cursor_diverges(tmp_path: Path) -> None:
     """The comparison above can fail: a resume that restarts the epoch's order differs."""
     store = Store.init(tmp_path / ".ledger")
@@ -103,12 +119,18 @@ def test_resume_that_forgets_the_sampler_cursor_diverges(tmp_path: Path) -> None
 
 @pytest.mark.slow
 @pytest.mark.distributed
-def test_two_rank_resume_is_bitwise_identical(tmp_path: Path) -> None:
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_two_rank_resume_is_bitwise_identical(tmp_path: Path, background: bool) -> None:
     """torchrun, 2 ranks, gloo: the uninterrupted run also saves at step 5 (saving must not
-    disturb training); a new torchrun resumes from it. Every rank's shard must match."""
+    disturb training); a new torchrun resumes from it. Every rank's shard must match. With
+    ``background``, the first run's saves gather and publish from a thread on their own gloo
+    group while DDP all-reduces on the default one."""
     store = Store.init(tmp_path / ".ledger")
     full, resumed = tmp_path / "full.txt", tmp_path / "resumed.txt"
-    _train(store.root, "full", full, "--until", "10", "--save-at", "5", "--workers", "1", nproc=2)
+    bg = ["--background"] if background else []
+    _train(
+        store.root, "full", full, "--until", "10", "--save-at", "5", "--workers", "1", *bg, nproc=2
+    )
     _train(
         store.root,
         "res",

@@ -266,3 +266,15 @@ def test_trusting_version_counters_skips_unchanged_tensors(store: Store) -> None
     save_checkpoint({"model": model}, step=4, store=store, run_id="r")  # default: always hashes
     fresh = load_checkpoint(store=store, run_id="r").state["model"]["weight"]
     assert torch.equal(fresh, model.weight)
+    save_checkpoint({"model": model}, step=5, **opts)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)  # optimizers write in place: detected
+    model(torch.ones(2, 64)).sum().backward()
+    opt.step()
+    save_checkpoint({"model": model}, step=6, **opts)
+    loaded = load_checkpoint(store=store, run_id="r").state["model"]
+    assert torch.equal(loaded["weight"], model.weight) and torch.equal(loaded["bias"], model.bias)
+    model.bias.detach().numpy()[0] += 1.0  # a numpy view shares memory, not the counter: missed
+    save_checkpoint({"model": model}, step=7, **opts)
+    assert not torch.equal(
+        load_checkpoint(store=store, run_id="r").state["model"]["bias"], model.bias
+    )

@@ -1,0 +1,152 @@
+"""save_checkpoint(background=True): copy on save, one save in flight, errors not lost."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger.errors import UsageError
+from ledger.store import Store
+
+torch = pytest.importorskip("torch")
+
+from ledger.torch import ckpt_background  # noqa: E402
+from ledger.torch.checkpoint import (  # noqa: E402
+    PendingCheckpoint,
+    load_checkpoint,
+    save_checkpoint,
+    wait_for_checkpoints,
+)
+
+pytestmark = pytest.mark.torch
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    """Holds every background save before it writes anything, until the test sets it."""
+    ev = threading.Event()
+    ckpt_background._gate = ev
+    try:
+        yield ev
+    finally:
+        ev.set()
+        ckpt_background._gate = None
+        with contextlib.suppress(Exception):
+            wait_for_checkpoints()
+
+
+def _state(seed: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(64, 32, generator=g)
+    return {
+        "w": torch.randn(1000, generator=g),
+        "t": base.t(),  # not contiguous
+        "z": torch.complex(base, base).conj(),  # a conj view
+    }
+
+
+def test_tensors_are_copied_before_save_returns(tmp_path: Path, gate: threading.Event) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    state = _state(1)
+    want = {k: v.clone() for k, v in state.items()}
+    pending = save_checkpoint(
+        {"m": state, "n": 3}, step=1, store=store, run_id="r", background=True
+    )
+    assert isinstance(pending, PendingCheckpoint) and not pending.done()
+    for t in state.values():  # training changes everything while the save waits at the gate
+        t.zero_()
+    gate.set()
+    info = pending.wait(timeout=60)
+    assert pending.done() and info.step == 1 and info.seconds >= pending.blocked_seconds
+    loaded = load_checkpoint(store=store, run_id="r").state
+    assert loaded["n"] == 3
+    for k, v in want.items():
+        assert torch.equal(loaded["m"][k], v.resolve_conj()), k
+
+
+def test_one_save_in_flight_the_next_waits(tmp_path: Path, gate: threading.Event) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    first = save_checkpoint({"m": _state(1)}, step=1, store=store, run_id="r", background=True)
+    done: list[int] = []
+
+    def second() -> None:
+        done.append(save_checkpoint({"m": _state(2)}, step=2, store=store, run_id="r").step)
+
+    th = threading.Thread(target=second)
+    th.start()
+    time.sleep(0.5)
+    assert not done and not first.done()  # the foreground save waits for the background one
+    assert store.refs.get("checkpoints/r/latest") is None
+    gate.set()
+    th.join(60)
+    assert done == [2] and first.wait().step == 1
+    assert load_checkpoint(store=store, run_id="r").info.step == 2
+    assert load_checkpoint(1, store=store, run_id="r").info.step == 1
+
+
+def _break(store: Store) -> None:
+    """The thread cannot create its temp files: the store's tmp folder becomes a file."""
+    shutil.rmtree(store.root / "tmp")
+    (store.root / "tmp").write_bytes(b"")
+
+
+def test_a_failed_background_save_is_raised_by_wait_or_the_next_save(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    save_checkpoint({"m": _state(1)}, step=1, store=store, run_id="r", background=True)
+    _break(store)
+    gate.set()
+    with pytest.raises(OSError):
+        save_checkpoint({"m": _state(2)}, step=2, store=store, run_id="r")  # nobody waited
+    assert store.refs.get("checkpoints/r/latest") is None
+
+    gate.clear()
+    store2 = Store.init(tmp_path / "other")
+    pending = save_checkpoint({"m": _state(1)}, step=1, store=store2, run_id="r", background=True)
+    _break(store2)
+    gate.set()
+    with pytest.raises(OSError):
+        pending.wait()
+    wait_for_checkpoints()  # already reported by wait(): not raised twice
+
+
+def test_bad_state_is_refused_before_returning(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    with pytest.raises(UsageError, match="cannot checkpoint"):
+        save_checkpoint({"m": object()}, step=1, store=store, run_id="r", background=True)
+    with pytest.raises(UsageError, match="trust_version_counter"):
+        save_checkpoint(
+            {"m": _state(1)},
+            step=1,
+            store=store,
+            run_id="r",
+            background=True,
+            trust_version_counter=True,
+        )
+
+
+def test_interpreter_exit_waits_for_the_save(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    prog = (
+        "import sys, torch\n"
+        "from ledger.torch.checkpoint import save_checkpoint\n"
+        "s = {'w': torch.arange(4_000_000, dtype=torch.float32)}\n"
+        f"save_checkpoint(s, step=7, store={str(store.root)!r}, run_id='r', background=True)\n"
+        "s['w'].zero_()\n"
+        "sys.exit(0)\n"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-c", prog], env=env, check=True, timeout=120)
+    loaded = load_checkpoint(store=store, run_id="r")
+    assert loaded.info.step == 7
+    assert torch.equal(loaded.state["w"], torch.arange(4_000_000, dtype=torch.float32))
