@@ -20,9 +20,7 @@ def _cast(inputs: Any, dtype: torch.dtype) -> Any:
     return tuple(t.to(dtype) if t.is_floating_point() else t for t in as_tuple(inputs))
 
 
-def variant_outputs(
-    model: Any, inputs: Any, name: str
-) -> tuple[Any, torch.dtype]:
+def variant_outputs(model: Any, inputs: Any, name: str) -> tuple[Any, torch.dtype]:
     """The model's output under variant ``name`` (``bf16``, ``fp16``, ``bf16-autocast``,
     ``int8``, ``compile``), in float32, and the dtype whose tolerances apply."""
     with torch.no_grad():
@@ -57,7 +55,11 @@ def _float(out: Any) -> Any:
 
 
 def judge(
-    level: str, name: str, run: Callable[[], tuple[Any, torch.dtype]], ref: Any, min_cos: float,
+    level: str,
+    name: str,
+    run: Callable[[], tuple[Any, torch.dtype]],
+    ref: Any,
+    min_cos: float,
     required: bool = True,
 ) -> CheckItem:
     try:
@@ -65,20 +67,25 @@ def judge(
     except Exception as e:
         msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         return CheckItem(
-            level=level, name=name, passed=None, required=required,
-            figure=f"not supported here: {type(e).__name__}: {msg}", detail={"error": msg},
+            level=level,
+            name=name,
+            passed=None,
+            required=required,
+            figure=f"not supported here: {type(e).__name__}: {msg}",
+            detail={"error": msg},
         )
     c = compare(out, ref, dtype)
     ok = c.finite and c.cosine >= min_cos and c.close
-    figure = f"cosine {c.cosine:.6f} (>= {min_cos}), max |diff| {fmt(c.max_abs)}"
+    figure = f"cosine {c.cosine:.6f} (goal >= {min_cos}), max |diff| {fmt(c.max_abs)}"
     if not c.close:
         figure += ", not close at the dtype's tolerance"
     if not c.finite:
         figure += ", non-finite outputs"
     if c.worst_sample is not None and not ok:
         figure += f"; worst sample {c.worst_sample}"
-    return CheckItem(level=level, name=name, passed=ok, required=required, figure=figure,
-                     detail=c.to_json())
+    return CheckItem(
+        level=level, name=name, passed=ok, required=required, figure=figure, detail=c.to_json()
+    )
 
 
 def inference_checks(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:

@@ -219,8 +219,15 @@ def stability(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
             nonfinite = sum(int((~torch.isfinite(g)).sum()) for g in grads)
             value = float(loss.detach())
             rows.append(
-                {"step": step, "loss": value, "grad_norm": before, "grad_norm_clipped": after,
-                 "update_ratio": ratio, "lr": lr, "nonfinite_grads": nonfinite}
+                {
+                    "step": step,
+                    "loss": value,
+                    "grad_norm": before,
+                    "grad_norm_clipped": after,
+                    "update_ratio": ratio,
+                    "lr": lr,
+                    "nonfinite_grads": nonfinite,
+                }
             )
             if first_bad is None:
                 if not math.isfinite(value) or nonfinite or not math.isfinite(before):
@@ -237,8 +244,20 @@ def stability(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     )
     if first_bad is not None:
         figure += f"; first bad step {first_bad}: {why}"
-    clean = [{k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in r.items()} for r in rows]
-    return [_item("stability", "short run", first_bad is None, figure, steps=clean, first_bad_step=first_bad)]
+    clean = [
+        {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in r.items()}
+        for r in rows
+    ]
+    return [
+        _item(
+            "stability",
+            "short run",
+            first_bad is None,
+            figure,
+            steps=clean,
+            first_bad_step=first_bad,
+        )
+    ]
 
 
 def performance(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:

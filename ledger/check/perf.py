@@ -101,5 +101,7 @@ def measure(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     if limits:
         figure += "; " + ", ".join(limits)
     return [
-        CheckItem(level="performance", name="throughput", passed=passed, figure=figure, detail=detail)
+        CheckItem(
+            level="performance", name="throughput", passed=passed, figure=figure, detail=detail
+        )
     ]

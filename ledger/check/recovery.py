@@ -95,11 +95,20 @@ def _child(phase: str, source: str, store_dir: str, steps: int, out: str) -> Non
     Path(out).write_text(json.dumps(result), encoding="utf-8")
 
 
-def recovery_checks(spec: Any, settings: dict[str, Any], source: str | None = None) -> list[CheckItem]:
+def recovery_checks(
+    spec: Any, settings: dict[str, Any], source: str | None = None
+) -> list[CheckItem]:
     source = source or settings.get("_source")
     steps = int(settings.get("steps", 3))
     if not source:
-        return [CheckItem(level="checkpoint", name="resume", passed=None, figure="no spec source to restart from: skipped")]
+        return [
+            CheckItem(
+                level="checkpoint",
+                name="resume",
+                passed=None,
+                figure="no spec source to restart from: skipped",
+            )
+        ]
     with tempfile.TemporaryDirectory(prefix="ledger-check-") as tmp:
         from ..store import Store
 
@@ -111,14 +120,28 @@ def recovery_checks(spec: Any, settings: dict[str, Any], source: str | None = No
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         for phase in ("save", "resume"):
             out = Path(tmp) / f"{phase}.json"
-            cmd = [sys.executable, "-m", "ledger.check.recovery", phase, source,
-                   str(Path(tmp) / ".ledger"), str(steps), str(out)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "ledger.check.recovery",
+                phase,
+                source,
+                str(Path(tmp) / ".ledger"),
+                str(steps),
+                str(out),
+            ]
             p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
             if p.returncode != 0:
                 tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-                return [CheckItem(level="checkpoint", name="resume", passed=False,
-                                  figure=f"the {phase} process failed: {tail[:300]}",
-                                  detail={"stderr": p.stderr[-4000:]})]
+                return [
+                    CheckItem(
+                        level="checkpoint",
+                        name="resume",
+                        passed=False,
+                        figure=f"the {phase} process failed: {tail[:300]}",
+                        detail={"stderr": p.stderr[-4000:]},
+                    )
+                ]
             outs[phase] = json.loads(out.read_text(encoding="utf-8"))
     a, b = outs["save"], outs["resume"]
     la = [r["loss"] for r in a["continued"]]
@@ -143,8 +166,15 @@ def recovery_checks(spec: Any, settings: dict[str, Any], source: str | None = No
         figure += "differs in " + ", ".join(bad)
         if first is not None:
             figure += f" (loss first differs {steps_fmt(a['saved_step'] + first + 1)}: {la[first]!r} vs {lb[first]!r})"
-    return [CheckItem(level="checkpoint", name="resume", passed=not bad, figure=figure,
-                      detail={"uninterrupted": a, "resumed": b, "differs": bad})]
+    return [
+        CheckItem(
+            level="checkpoint",
+            name="resume",
+            passed=not bad,
+            figure=figure,
+            detail={"uninterrupted": a, "resumed": b, "differs": bad},
+        )
+    ]
 
 
 def steps_fmt(step: int) -> str:

@@ -15,6 +15,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 from . import (
     attest_cmds,
     audit_cmds,
+    check_cmds,
     checkpoint_cmds,
     config_cmds,
     replay_cmds,
@@ -73,6 +74,7 @@ audit_cmds.register(app)
 checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
+check_cmds.register(app)
 
 
 def _usage_hint(e: _cx.UsageError) -> str:
