@@ -39,7 +39,9 @@ def variant_outputs(model: Any, inputs: Any, name: str) -> tuple[Any, torch.dtyp
                 warnings.simplefilter("ignore")
                 from torch.ao.quantization import quantize_dynamic
 
-                q = quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8)
+                q = quantize_dynamic(  # type: ignore[no-untyped-call]
+                    copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8
+                )
             return call(q, inputs), torch.qint8
     raise ValueError(f"unknown precision variant {name!r}")
 

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from ..records.check import CheckItem
-from ._tensors import call, compare, flat, fmt
+from ._tensors import call, flat, fmt
 from .spec import Spec
 
 __all__ = ["LEVELS", "Level"]
@@ -125,7 +125,8 @@ def one_step(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     ]
     zero = [name for name, p in params if p.grad is not None and not bool(p.grad.any())]
     ok = not none and not nonfinite
-    figure = f"{len(params) - len(none) - len(nonfinite)}/{len(params)} trainable tensors got a finite gradient"
+    good = len(params) - len(none) - len(nonfinite)
+    figure = f"{good}/{len(params)} trainable tensors got a finite gradient"
     if none:
         figure += f"; no gradient: {', '.join(none[:8])}" + (" ..." if len(none) > 8 else "")
     if nonfinite:
@@ -166,7 +167,10 @@ def overfit(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     first, best = curve[0], min(curve)
     ok = math.isfinite(best) and best <= first / factor
     ratio = first / best if best > 0 else math.inf
-    figure = f"loss {fmt(first)} -> {fmt(best)} (/{fmt(ratio)}) in {len(curve)} steps, goal /{fmt(factor)}"
+    figure = (
+        f"loss {fmt(first)} -> {fmt(best)} (/{fmt(ratio)}) in {len(curve)} steps, "
+        f"goal /{fmt(factor)}"
+    )
     stride = max(1, len(curve) // 50)
     return [
         _item(

@@ -12,7 +12,7 @@ from ..records.check import CheckItem
 from ._tensors import call, fmt
 from .spec import Spec
 
-__all__ = ["measure", "rss_bytes", "peak_rss_bytes"]
+__all__ = ["measure", "peak_rss_bytes", "rss_bytes"]
 
 
 def rss_bytes() -> int:

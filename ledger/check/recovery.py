@@ -165,7 +165,8 @@ def recovery_checks(
     else:
         figure += "differs in " + ", ".join(bad)
         if first is not None:
-            figure += f" (loss first differs {steps_fmt(a['saved_step'] + first + 1)}: {la[first]!r} vs {lb[first]!r})"
+            at = a["saved_step"] + first + 1
+            figure += f" (loss first differs at step {at}: {la[first]!r} vs {lb[first]!r})"
     return [
         CheckItem(
             level="checkpoint",
@@ -175,10 +176,6 @@ def recovery_checks(
             detail={"uninterrupted": a, "resumed": b, "differs": bad},
         )
     ]
-
-
-def steps_fmt(step: int) -> str:
-    return f"at step {step}"
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ def item_line(item: CheckItem) -> str:
 def _title(rec: Any) -> tuple[str, list[str]]:
     if rec.kind == "gate":
         head = [
-            f"Checkpoint: `{rec.checkpoint}` ({rec.checkpoint_source}, digest `{rec.checkpoint_digest}`)",
+            f"Checkpoint: `{rec.checkpoint}` ({rec.checkpoint_source}, "
+            f"digest `{rec.checkpoint_digest}`)",
             f"Spec: `{rec.spec}`",
         ]
         if rec.run_id:
@@ -85,8 +86,9 @@ def render_html(rec: Any) -> str:
     title, head = _title(rec)
     verdict = "PASSED" if rec.passed else "FAILED"
     rows = "".join(
-        f"<tr class='{_mark(i).lower()}'><td>{_mark(i)}</td><td>{html.escape(i.level + '/' + i.name)}</td>"
-        f"<td>{html.escape(i.figure)}</td><td>{html.escape(_failing_samples(i) if i.passed is False else '')}</td></tr>"
+        f"<tr class='{_mark(i).lower()}'><td>{_mark(i)}</td>"
+        f"<td>{html.escape(i.level + '/' + i.name)}</td><td>{html.escape(i.figure)}</td>"
+        f"<td>{html.escape(_failing_samples(i) if i.passed is False else '')}</td></tr>"
         for i in rec.items
     )
     items = "".join(f"<li>{html.escape(h.replace('`', ''))}</li>" for h in head)
@@ -97,7 +99,8 @@ def render_html(rec: Any) -> str:
         "td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}"
         "tr.fail td:first-child{color:#b00;font-weight:bold}tr.pass td:first-child{color:#070}"
         "</style></head><body>"
-        f"<h1>{html.escape(title)}: {verdict}</h1><ul>{items}<li>Created: {rec.created.isoformat()}</li></ul>"
+        f"<h1>{html.escape(title)}: {verdict}</h1>"
+        f"<ul>{items}<li>Created: {rec.created.isoformat()}</li></ul>"
         "<table><tr><th>result</th><th>check</th><th>figure</th><th>failing samples</th></tr>"
         f"{rows}</table></body></html>\n"
     )

@@ -25,7 +25,8 @@ def check(
     spec: str = typer.Argument(
         ...,
         metavar="SPEC",
-        help="module:function returning a ledger.check.Spec, or a YAML file with entry: and settings.",
+        help="module:function returning a ledger.check.Spec, or a YAML file with entry: "
+        "and settings.",
     ),
     levels: str | None = typer.Option(
         None,
@@ -89,7 +90,8 @@ def check(
         )
         where = f"; stored as checks/{rec.check_id}" if result.oid else ""
         con.print(
-            f"check {verdict}: {sum(i.passed is True for i in rec.items)}/{len(rec.items)} checks passed{where}",
+            f"check {verdict}: {sum(i.passed is True for i in rec.items)}/{len(rec.items)} "
+            f"checks passed{where}",
             markup=False,
             highlight=False,
         )
@@ -100,7 +102,8 @@ def gate(
     checkpoint: str = typer.Argument(
         ...,
         metavar="CHECKPOINT",
-        help="Ledger checkpoint (id, ref, run id for its latest) or a .safetensors/.pt weights file.",
+        help="Ledger checkpoint (id, ref, or run id for its latest) or a .safetensors/.pt "
+        "weights file.",
     ),
     spec: str = typer.Option(
         ...,
@@ -128,9 +131,9 @@ def gate(
 
     Exit 0 only if every required check passed (CI can block a delivery on it), 1 otherwise.
     """
+    from ..check.report import item_line, render_html, render_markdown
     from ..errors import LedgerNotFoundError
     from ..gate import run_gate, store_gate
-    from ..check.report import item_line, render_html, render_markdown
 
     store = None
     try:

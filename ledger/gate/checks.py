@@ -136,13 +136,13 @@ def export(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
         ]
     seconds = time.perf_counter() - t0
     op_types = sorted({n.op_type for n in proto.graph.node})
+    opset = max((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), default=0)
     items = [
         _item(
             "export",
             "onnx export",
             True,
-            f"{len(proto.graph.node)} nodes, {len(op_types)} op types, opset "
-            f"{max((o.version for o in proto.opset_import if o.domain in ('', 'ai.onnx')), default=0)}, "
+            f"{len(proto.graph.node)} nodes, {len(op_types)} op types, opset {opset}, "
             f"{len(data) / 2**20:.1f} MiB in {seconds:.1f} s",
             required,
             op_types=op_types,
@@ -218,10 +218,14 @@ def precision(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckIte
                 )
             )
             continue
+
+        def run(name: str = name) -> tuple[Any, torch.dtype]:
+            return variant_outputs(model, inputs, name)
+
         item = judge(
             "precision",
             f"fp32 vs {name}",
-            lambda name=name: variant_outputs(model, inputs, name),
+            run,
             ref,
             min_cos,
             required,
@@ -241,7 +245,7 @@ def precision(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckIte
 
 def _percentile(values: list[float], q: float) -> float:
     s = sorted(values)
-    return s[min(len(s) - 1, int(math.ceil(q * len(s))) - 1)] if s else math.nan
+    return s[min(len(s) - 1, math.ceil(q * len(s)) - 1)] if s else math.nan
 
 
 def batching(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
@@ -264,9 +268,13 @@ def batching(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem
     c2 = compare([s[torch.argsort(perm)] for s in shuffled], together)
     worst = min(c1.cosine, c2.cosine)
     ok = c1.close and c2.close and worst >= min_cos
-    figure = f"{n} samples alone vs together vs shuffled: cosine {worst:.6f}, max |diff| {fmt(max(c1.max_abs, c2.max_abs))}"
+    figure = (
+        f"{n} samples alone vs together vs shuffled: cosine {worst:.6f}, "
+        f"max |diff| {fmt(max(c1.max_abs, c2.max_abs))}"
+    )
+    worst_i = c1.worst_sample if c1.cosine <= c2.cosine else c2.worst_sample
     if not ok:
-        figure += f"; outputs depend on batch composition (worst sample {c1.worst_sample if c1.cosine <= c2.cosine else c2.worst_sample})"
+        figure += f"; outputs depend on batch composition (worst sample {worst_i})"
     items.append(
         _item(
             "batching",
@@ -309,7 +317,8 @@ def batching(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem
             "batching",
             "concurrent requests",
             not bad and not errors,
-            f"{len(reqs)} requests on {threads} threads: {len(reqs) - len(bad)} match the sequential answers"
+            f"{len(reqs)} requests on {threads} threads: "
+            f"{len(reqs) - len(bad)} match the sequential answers"
             + (f"; errors: {errors[0]}" if errors else ""),
             required,
             mismatched=bad,
@@ -345,7 +354,8 @@ def batching(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem
             "batching",
             "memory stable",
             growth <= growth_mib,
-            f"RSS grew {growth:.1f} MiB over {rounds} rounds (bound {fmt(growth_mib)} MiB); {shown}",
+            f"RSS grew {growth:.1f} MiB over {rounds} rounds "
+            f"(bound {fmt(growth_mib)} MiB); {shown}",
             required,
             rss_growth_mib=growth,
             latency=stats,

@@ -71,7 +71,7 @@ def load_weights(model: Any, target: str, store: Store | None, state_key: str) -
         raise UsageError(
             f"checkpoint {oid[:15]}… does not load into the spec's model under "
             f"'{state_key}': {type(e).__name__}: {str(e)[:300]}",
-            hint="set checkpoint: {state_key: ...} in the gate spec to the key the model was saved under",
+            hint="set checkpoint: {state_key: ...} in the gate spec to the model's key",
         ) from None
     return LoadedWeights(oid, "ledger", rec.run_id, rec.step)
 
