@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from ledger.check import run_ladder  # noqa: E402
-from ledger.check.levels import LEVELS  # noqa: E402
-from ledger.check.spec import load_spec  # noqa: E402
-from ledger.errors import UsageError  # noqa: E402
+from ledger.check import run_ladder
+from ledger.check.levels import LEVELS
+from ledger.check.spec import load_spec
+from ledger.errors import UsageError
 
 pytestmark = pytest.mark.torch
 
