@@ -80,7 +80,8 @@ def test_check_exit_codes(project: Path) -> None:
 def test_gate_exit_code_reports_and_verify(project: Path) -> None:
     code = (
         "import torch, gate_models as g; torch.manual_seed(0);"
-        "torch.save(g.MLP().state_dict(), 'good.pt'); torch.save(g.Plain().state_dict(), 'plain.pt')"
+        "torch.save(g.MLP().state_dict(), 'good.pt');"
+        "torch.save(g.Plain().state_dict(), 'plain.pt')"
     )
     subprocess.run(["python", "-c", code], cwd=project, check=True)
     (project / "gate.yaml").write_text("entry: gate_models:mlp_spec\npoison: {huge_batch: 64}\n")
