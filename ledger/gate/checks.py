@@ -87,6 +87,22 @@ def _first_line(e: BaseException) -> str:
     return type(e).__name__
 
 
+_WHERE_RE = re.compile(r"# File: (?P<file>\S+?:\d+) in \w+, code: (?P<code>.+)")
+
+
+def _reason(e: BaseException) -> str:
+    """The innermost cause's message (the exporter's outer one only says which step failed),
+    and the model's own source line when the message names it."""
+    inner: BaseException = e
+    while inner.__cause__ is not None:
+        inner = inner.__cause__
+    text = _first_line(inner)
+    m = _WHERE_RE.search(f"{e}\n{inner}")
+    if m:
+        text += f" (at {m.group('file')}: {m.group('code').strip()[:120]})"
+    return text
+
+
 def export(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     """ONNX export (dynamo exporter) with a dynamic batch axis, run in ONNX Runtime (CPU)."""
     required = bool(settings.get("required", True))
@@ -120,9 +136,7 @@ def export(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
         data = proto.SerializeToString()
     except Exception as e:
         ops = _ops_in(e)
-        figure = (
-            "export failed: " + (f"operators {', '.join(ops)}; " if ops else "") + _first_line(e)
-        )
+        figure = "export failed: " + (f"operators {', '.join(ops)}; " if ops else "") + _reason(e)
         return [
             _item(
                 "export",
@@ -131,7 +145,7 @@ def export(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
                 figure,
                 required,
                 operators=ops,
-                error=_first_line(e),
+                error=_reason(e),
             )
         ]
     seconds = time.perf_counter() - t0

@@ -61,7 +61,21 @@ def load_weights(model: Any, target: str, store: Store | None, state_key: str) -
     from ..torch.ckpt_common import read_checkpoint, resolve_checkpoint
     from ..torch.ckpt_load import load_checkpoint
 
-    oid = resolve_checkpoint(store, target, None)
+    try:
+        oid = resolve_checkpoint(store, target, None)
+    except UsageError:
+        # A run name or short id: that run's latest checkpoint.
+        from ..runs import resolve_run
+
+        try:
+            run_id = resolve_run(store, target)
+        except UsageError:
+            raise UsageError(
+                f"{target!r} is no weights file, checkpoint, ref or run",
+                hint="give a .safetensors/.pt file, a checkpoint id, a ref, or a run "
+                "(id, short id or name; its latest checkpoint)",
+            ) from None
+        oid = resolve_checkpoint(store, "latest", run_id)
     rec = read_checkpoint(store, oid)
     try:
         load_checkpoint(oid, state={state_key: model}, store=store, mode="warm-start")
