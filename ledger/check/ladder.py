@@ -26,7 +26,7 @@ LEVEL_NAMES = (
     "performance",
     "inference",
 )
-# Distributed is opt-in (it is not implemented yet and would only report a skip).
+# Distributed is opt-in: it starts torchrun with 2 processes.
 DEFAULT_LEVELS = tuple(n for n in LEVEL_NAMES if n != "distributed")
 
 

@@ -283,14 +283,9 @@ def checkpoint(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
 
 
 def distributed(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
-    return [
-        _item(
-            "distributed",
-            "consistency",
-            None,
-            "not implemented in this version: skipped",
-        )
-    ]
+    from .dist import distributed_checks
+
+    return distributed_checks(spec, settings)
 
 
 LEVELS: dict[str, Level] = {

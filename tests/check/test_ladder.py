@@ -130,3 +130,21 @@ def test_yaml_settings_reach_the_level(models_dir: Path, tmp_path: Path) -> None
     r = run_ladder(str(spec), ["overfit"])
     (item,) = r.record.items
     assert item.detail["steps"] == 4 and r.raw == spec.read_bytes()
+
+
+@pytest.mark.distributed
+def test_distributed_consistency(models_dir: Path) -> None:
+    entry = "gate_models:mlp_spec"
+    good = {i.name: i for i in _level(entry, "distributed", _source=entry)}
+    assert all(i.passed for i in good.values()), [i.figure for i in good.values()]
+    assert set(good) == {
+        "gradient accumulation",
+        "2 ranks vs 1 process",
+        "sampler shards",
+        "per-rank seeds",
+    }
+    assert len(set(good["per-rank seeds"].detail["seeds"])) == 2
+    entry = "gate_models:batch_stats_spec"
+    bad = {i.name: i for i in _level(entry, "distributed", _source=entry)}
+    assert bad["2 ranks vs 1 process"].passed is False
+    assert bad["gradient accumulation"].passed is False
