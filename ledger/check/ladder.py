@@ -65,6 +65,7 @@ def run_ladder(
     keep_going: bool = False,
     run_id: str | None = None,
     on_item: Callable[[CheckItem], None] | None = None,
+    store: Store | None = None,
 ) -> CheckResult:
     """Run ``levels`` (default: all but distributed) of spec ``source`` in ladder order; stop
     after the first level with a failing required check unless ``keep_going``."""
@@ -86,6 +87,8 @@ def run_ladder(
     for name in order:
         settings = dict(loaded.settings.get(name, {}))
         settings["_source"] = source
+        settings["_store"] = store
+        settings["_run_id"] = run_id
         got = LEVELS[name](loaded.spec, settings)
         for item in got:
             items.append(item)

@@ -191,6 +191,18 @@ def _norm(tensors: list[torch.Tensor]) -> float:
 
 
 def stability(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
+    """From the bound run's ``watch`` metrics when it has them, else a short run here."""
+    store, run_id = settings.get("_store"), settings.get("_run_id")
+    if store is not None and run_id and settings.get("source", "auto") != "short-run":
+        from .recorded import recorded_stability
+
+        item = recorded_stability(store, run_id, settings)
+        if item is not None:
+            return [item]
+    return _short_run(spec, settings)
+
+
+def _short_run(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     steps = int(settings.get("steps", 20))
     clip = settings.get("clip")
     max_ratio = float(settings.get("max_update_ratio", 0.1))

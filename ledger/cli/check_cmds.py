@@ -75,6 +75,7 @@ def check(
             _split(levels),
             keep_going=keep_going,
             run_id=run_id,
+            store=store if run is not None else None,
             on_item=None
             if json_out
             else (lambda i: con.print(item_line(i), markup=False, highlight=False)),

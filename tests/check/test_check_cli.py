@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -100,3 +101,38 @@ def test_gate_exit_code_reports_and_verify(project: Path) -> None:
     assert run_ledger("verify", cwd=project).returncode == 0
     missing = run_ledger("gate", "nothing-here", "--spec", "gate.yaml", cwd=project)
     assert missing.returncode == 2 and missing.stderr.startswith("ledger: error: ")
+
+
+TRAIN = """
+import sys, torch, gate_models as g
+from ledger.torch import watch
+torch.manual_seed(0)
+m = g.MLP()
+opt = torch.optim.SGD(m.parameters(), lr=float(sys.argv[1]))
+w = watch(m, opt)
+x, y = g._vectors(8)
+for _ in range(5):
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    loss.backward()
+    w.step(loss)
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_stability_reads_a_recorded_runs_watch_metrics(project: Path) -> None:
+    (project / "train_watch.py").write_text(TRAIN)
+    for name, lr in (("calm", "0.01"), ("wild", "1000")):
+        r = run_ledger("record", "-n", name, "--", "python", "train_watch.py", lr, cwd=project)
+        assert r.returncode == 0, r.stderr
+    calm = run_ledger(
+        "check", "gate_models:mlp_spec", "--levels", "stability", "--run", "calm", cwd=project
+    )
+    assert calm.returncode == 0, calm.stdout + calm.stderr
+    assert "pass  stability/recorded run: run " in calm.stdout and "5 watched steps" in calm.stdout
+    wild = run_ledger(
+        "check", "gate_models:mlp_spec", "--levels", "stability", "--run", "wild", cwd=project
+    )
+    assert wild.returncode == 1
+    assert "FAIL  stability/recorded run" in wild.stdout
+    assert re.search(r"first bad step \d+: update ratio [\d.]+ > 0.1", wild.stdout), wild.stdout
