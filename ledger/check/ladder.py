@@ -71,17 +71,18 @@ def run_ladder(
     after the first level with a failing required check unless ``keep_going``."""
     from .. import __version__
     from ..records.check import Check
-    from .levels import LEVELS
     from .spec import load_spec
 
     wanted = list(levels or DEFAULT_LEVELS)
-    unknown = [n for n in wanted if n not in LEVELS]
+    unknown = [n for n in wanted if n not in LEVEL_NAMES]
     if unknown:
         raise UsageError(
             f"unknown level(s) {', '.join(unknown)}", hint=f"levels: {', '.join(LEVEL_NAMES)}"
         )
     order = [n for n in LEVEL_NAMES if n in wanted]
     loaded = load_spec(source)
+    from .levels import LEVELS  # torch: only once the levels and the spec are known good
+
     items: list[CheckItem] = []
     stopped: str | None = None
     for name in order:

@@ -140,7 +140,8 @@ def gate(
     try:
         store = open_store(ledger)
     except LedgerNotFoundError:
-        if not no_store or ledger_dir(ledger) is not None or not Path(checkpoint).is_file():
+        # Without a ledger only a weights file can be gated, and nothing is stored.
+        if not no_store or ledger_dir(ledger) is not None:
             raise
     if store is not None and not no_store:
         store.check_writable()

@@ -40,7 +40,6 @@ def run_gate(
     from .. import __version__
     from ..check.ladder import environment
     from ..check.spec import load_spec
-    from . import checks as gate_checks
     from .load import load_weights
 
     wanted = list(checks or GATE_CHECKS)
@@ -51,6 +50,8 @@ def run_gate(
         )
     loaded = load_spec(spec_source)
     import torch
+
+    from . import checks as gate_checks
 
     torch.manual_seed(0)
     model = loaded.spec.model()
