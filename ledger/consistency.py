@@ -43,9 +43,18 @@ _OP_KIND = {
     "audit": "audit",
     "checkpoint": "checkpoint",
     "publish": "checkpoint",
+    "check": "check",
+    "gate": "gate",
 }
 # The note each verb must carry (it repeats a field of the record, checked below).
-_OP_NOTES = {"seal": "status", "verdict": "outcome", "audit": "exit_code", "checkpoint": "step"}
+_OP_NOTES = {
+    "seal": "status",
+    "verdict": "outcome",
+    "audit": "exit_code",
+    "checkpoint": "step",
+    "check": "passed",
+    "gate": "passed",
+}
 _OP_STATUS: dict[str, Callable[[Any], bool]] = {
     "start": lambda s: s == "running",
     "seal": lambda s: s != "running",
@@ -92,6 +101,18 @@ _REF_BINDINGS = [
         "checkpoint",
         frozenset({"checkpoint", "delete"}),
         {"run_id": lambda r: r.get("run_id"), "step": lambda r: str(r.get("step"))},
+    ),
+    _Binding(
+        re.compile(r"^checks/(?P<check_id>[^/]+)$"),
+        "check",
+        frozenset({"check"}),
+        {"check_id": lambda r: r.get("check_id")},
+    ),
+    _Binding(
+        re.compile(r"^gates/(?P<gate_id>[^/]+)$"),
+        "gate",
+        frozenset({"gate"}),
+        {"gate_id": lambda r: r.get("gate_id")},
     ),
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),

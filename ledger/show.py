@@ -62,6 +62,9 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         if r["replay_of"] == run.run_id
     ]
     info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
+    from .check.linked import linked_checks
+
+    info["checks"] = linked_checks(store, run.run_id)
     if warnings:
         info["warnings"] = warnings
     return info
@@ -184,5 +187,8 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         con.print(f"  verdict   {v['mode']} {role}: {v['outcome']} ({v['oid'][:15]})")
         if v.get("summary"):
             con.print(f"            {v['summary']}", markup=False)
+    for c in info.get("checks", []):
+        verdict = "passed" if c["passed"] else "FAILED " + ", ".join(c["failed"][:5])
+        con.print(f"  {c['kind']:9} {c['id']}: {verdict} ({c['oid'][:15]})", markup=False)
     for note in run.get("notes", []):
         con.print(f"  [yellow]note[/] {note}")

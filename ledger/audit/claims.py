@@ -110,6 +110,10 @@ class Claim(BaseModel):
     margin: float | None = Field(
         None, gt=0, description="Equivalence margin in metric units (default: the claimed sd)."
     )
+    require_gate: bool = Field(
+        False,
+        description="Every run's latest checkpoint must have a passing `ledger gate` record.",
+    )
 
     @model_validator(mode="after")
     def _spread_needs_type(self) -> Claim:

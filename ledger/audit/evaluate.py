@@ -41,6 +41,7 @@ _HEADLINES = {
     "variance_sources_stated": "the claim does not say what varied between runs",
     "claim_complete": "the claim does not state everything a reproduction needs",
     "runs_reproducible": "runs behind the claim did not reproduce",
+    "delivery_gate": "a checkpoint behind the claim has no passing delivery gate",
 }
 
 
@@ -102,9 +103,24 @@ def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
     if len(values) < 2:
         return _error(head, _too_few(claim, len(values)))
     try:
-        return _judge(head, claim, values, evidence, marks, ctx.margin)
+        judged = _judge(head, claim, values, evidence, marks, ctx.margin)
     except ValueError as e:
         return _error(head, f"cannot evaluate: {e}")
+    return _with_gate(judged, ctx, evidence) if claim.require_gate else judged
+
+
+def _with_gate(judged: ClaimAudit, ctx: AuditContext, evidence: list[RunEvidence]) -> ClaimAudit:
+    """A failed gate check weighs like any failed check: not reproducible, unless the numbers
+    already say not supported."""
+    from .gates import gate_check
+
+    check = gate_check(ctx.store, [e.run_id for e in evidence if e.used])
+    update: dict[str, Any] = {"checks": [*judged.checks, check]}
+    if check.passed is False:
+        update["reasons"] = [*judged.reasons, f"{_HEADLINES['delivery_gate']} ({check.detail})"]
+        if judged.verdict != "not_supported":
+            update["verdict"] = "not_reproducible"
+    return judged.model_copy(update=update)
 
 
 def _collect(

@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 from . import (
     attest_cmds,
     audit_cmds,
+    check_cmds,
     checkpoint_cmds,
     config_cmds,
     replay_cmds,
@@ -75,6 +76,7 @@ audit_cmds.register(app)
 checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
+check_cmds.register(app)
 
 
 def _plain_arguments(cmd: Any) -> None:

@@ -21,6 +21,11 @@ CASES = [
     ["ls", "--status", "bogus"],
     ["replay", "x", "--rtol", "abc"],
     ["checkpoint", "export", "x", "-f", "onnx", "-o", "y"],
+    ["check", "--help"],
+    ["gate", "--help"],
+    ["check", "m:f", "--levels", "warp", "-L", "no-such-ledger"],
+    ["check", "m:f", "--levels", "warp", "--no-store"],
+    ["gate", "x.pt", "--spec", "m:f", "--checks", "warp", "--no-store"],
 ]
 
 
