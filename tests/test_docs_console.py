@@ -45,7 +45,10 @@ SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->\s*$")
 WRITE = re.compile(r"<!--\s*docs-test:\s*write\s+(?P<file>\S+)\s*-->\s*$")
 SETUP = re.compile(r"<!--\s*docs-test:\s*setup\s*\n(?P<body>.*?)-->", re.S)
 FENCE = re.compile(r"^```(\w*)\s*$")
-START = {"docs/tutorial/getting-started.md": "."}  # default: the docs project
+START = {  # default: the docs project
+    "docs/tutorial/getting-started.md": ".",
+    "docs/how-to/verify-and-gate.md": ".",  # its example lives in examples/verify
+}
 PROJECT = REPO / "tests" / "docs_project"
 # Pages whose blocks take more than a few seconds (a five-seed replay, ten recorded seeds,
 # importing torch): about a minute each on two shared cores.
