@@ -19,6 +19,7 @@ from . import (
     config_cmds,
     replay_cmds,
     run_cmds,
+    share_cmds,
     store_cmds,
 )
 from ._common import set_global_ledger
@@ -73,6 +74,7 @@ audit_cmds.register(app)
 checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
+share_cmds.register(app)
 
 
 def _usage_hint(e: _cx.UsageError) -> str:
