@@ -33,7 +33,7 @@ from ..errors import CorruptObjectError, FormatVersionError, UsageError
 from ..store import Store
 from ..store.anchor import chain_head
 from ..store.refs import check_ref_name
-from .closure import Closure, run_closure
+from .closure import run_closure
 from .readme import render_readme
 from .refs_in import RefsReport, import_refs
 
@@ -44,6 +44,7 @@ __all__ = [
     "ImportReport",
     "export_package",
     "import_package",
+    "package_manifest",
 ]
 
 PACKAGE_FORMAT = "ledgerpkg"
@@ -103,21 +104,28 @@ def _info(name: str, size: int) -> tarfile.TarInfo:
     return info
 
 
-def build_manifest(
-    store: Store, closure: Closure, sizes: dict[str, int], readme: bytes
-) -> dict[str, Any]:
-    head, _ = chain_head(store.log)
-    return {
-        "format": PACKAGE_FORMAT,
-        "version": PACKAGE_VERSION,
-        "origin": {"ledger": store.id, "head": head},
-        "runs": closure.runs,
-        "refs": dict(sorted(closure.refs.items())),
-        "objects": dict(sorted(sizes.items())),
-        "total_size": sum(sizes.values()),
-        "readme": hash_bytes(readme),
-        "left_out": [lo.__dict__ for lo in closure.left_out],
-    }
+def package_manifest(
+    origin: dict[str, Any],
+    runs: list[str],
+    refs: dict[str, str],
+    sizes: dict[str, int],
+    readme: bytes,
+    left_out: list[dict[str, Any]],
+) -> bytes:
+    """The canonical bytes of ``manifest.json`` (docs/format.md has a worked example)."""
+    return canonical_json(
+        {
+            "format": PACKAGE_FORMAT,
+            "version": PACKAGE_VERSION,
+            "origin": origin,
+            "runs": runs,
+            "refs": dict(sorted(refs.items())),
+            "objects": dict(sorted(sizes.items())),
+            "total_size": sum(sizes.values()),
+            "readme": hash_bytes(readme),
+            "left_out": left_out,
+        }
+    )
 
 
 def export_package(
@@ -127,7 +135,15 @@ def export_package(
     closure = run_closure(store, run_texts, data=data)
     sizes = {oid: _size_and_check(store, oid) for oid in sorted(closure.objects)}
     readme = render_readme(store, closure).encode()
-    manifest = canonical_json(build_manifest(store, closure, sizes, readme))
+    head, _ = chain_head(store.log)
+    manifest = package_manifest(
+        {"ledger": store.id, "head": head},
+        closure.runs,
+        closure.refs,
+        sizes,
+        readme,
+        [lo.__dict__ for lo in closure.left_out],
+    )
     out = out.absolute()
     try:
         fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
