@@ -7,6 +7,7 @@ Built from the records alone, so it says only what the ledger knows.
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -91,9 +92,9 @@ def _run(store: Store, closure: Closure, run_id: str, lines: list[str]) -> None:
         if contract.seed_root is not None:
             lines.append(f"- seed root (LEDGER_SEED_ROOT): {contract.seed_root}")
     if run.resolved_config is not None and store.objects.has(run.resolved_config):
-        lines.append(
-            f"- resolved config: `{store.objects.get_bytes(run.resolved_config).decode()}`"
-        )
+        cfg = store.get_json(run.resolved_config)
+        resolved = cfg.get("resolved") if isinstance(cfg, dict) else cfg
+        lines.append(f"- resolved config: `{json.dumps(resolved, sort_keys=True)}`")
     seeds = (run.runtime or {}).get("seeds") or []
     for s in seeds if isinstance(seeds, list) else []:
         if isinstance(s, dict):
@@ -128,7 +129,7 @@ def render_readme(store: Store, closure: Closure) -> str:
     lines = [
         "# Reproducibility package",
         "",
-        f"Runs: {', '.join(closure.runs)}. Made by ledger from ledger `{store.id}`.",
+        f"Runs: {', '.join(closure.runs)}. Exported from ledger `{store.id}`.",
         "",
         "## How to replay",
         "",
