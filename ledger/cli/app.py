@@ -17,6 +17,7 @@ from . import (
     audit_cmds,
     checkpoint_cmds,
     config_cmds,
+    remote_cmds,
     replay_cmds,
     run_cmds,
     share_cmds,
@@ -75,6 +76,7 @@ checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
 share_cmds.register(app)
+remote_cmds.register(app)
 
 
 def _usage_hint(e: _cx.UsageError) -> str:
