@@ -181,7 +181,12 @@ def heavy(tmp_path: Path) -> Path:
     return repo
 
 
-def _kill_midway(args: list[str], cwd: Path, after: float) -> None:
+def _files(d: Path) -> int:
+    return sum(1 for p in d.rglob("*") if p.is_file()) if d.exists() else 0
+
+
+def _kill_midway(args: list[str], cwd: Path, watch: Path, at: int) -> None:
+    """Start ``ledger ARGS`` and SIGKILL it once ``watch`` holds ``at`` files: mid-transfer."""
     p = subprocess.Popen(
         [sys.executable, "-m", "ledger", *args],
         cwd=cwd,
@@ -189,26 +194,32 @@ def _kill_midway(args: list[str], cwd: Path, after: float) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    time.sleep(after)
+    deadline = time.monotonic() + 60
+    while _files(watch) < at and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the transfer ended before it could be killed"
     p.send_signal(signal.SIGKILL)
     p.wait()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("after", [0.6, 1.2])
+@pytest.mark.parametrize("at", [3, 30])
 def test_push_and_pull_killed_midway_then_rerun_complete(
-    heavy: Path, tmp_path: Path, after: float
+    heavy: Path, tmp_path: Path, at: int
 ) -> None:
     remote = tmp_path / "remote"
-    _kill_midway(["push", str(remote)], heavy, after)
-    _remote_is_sound(remote) if remote.exists() else None
+    _kill_midway(["push", str(remote)], heavy, remote / "objects", at)
+    assert not list((remote / "origins").iterdir())  # no refs before every object is there
+    _remote_is_sound(remote)
     _json(run_ledger("push", str(remote), "--json", cwd=heavy))
     _remote_is_sound(remote)
 
     clone = tmp_path / "clone"
     clone.mkdir()
     assert run_ledger("init", cwd=clone).returncode == 0
-    _kill_midway(["pull", str(remote)], clone, after)
+    objects = clone / ".ledger" / "objects"
+    _kill_midway(["pull", str(remote)], clone, objects, at)
+    assert list(Store.open(clone / ".ledger").refs.iter()) == []
     r = run_ledger("verify", cwd=clone)
     assert r.returncode == 0, r.stdout  # no ref to a missing object, no partial object
     got = _json(run_ledger("pull", str(remote), "--json", cwd=clone))
