@@ -86,6 +86,7 @@ def _print_pull(report: object, json_out: bool) -> None:
                 "refs_added": refs.added,
                 "refs_present": refs.present,
                 "collisions": [{"ref": n, "here": h, "theirs": t} for n, h, t in refs.collisions],
+                "incomplete": report.incomplete,
             }
         )
     else:
@@ -100,6 +101,10 @@ def _print_pull(report: object, json_out: bool) -> None:
             con.print(
                 f"collision: {name} is {here} here and {theirs} on the remote; kept this ledger's",
                 markup=False,
+            )
+        for name in report.incomplete:
+            con.print(
+                f"skipped: {name}: its object is not on the remote (not added here)", markup=False
             )
     if refs.collisions:
         raise typer.Exit(1)

@@ -183,9 +183,27 @@ class Remote:
             base = str(name).rsplit("/", 1)[-1]
             if not base.endswith(".json"):
                 continue
-            data = parse_json(self.fs.cat_file(str(name)))
-            if isinstance(data, dict) and isinstance(data.get("refs"), dict):
-                out[base[: -len(".json")]] = data
+            try:
+                data = parse_json(self.fs.cat_file(str(name)))
+            except ValueError as e:
+                raise LedgerAccessError(
+                    f"remote {self.url}: origins/{base} is not valid JSON ({e}); nothing was "
+                    "changed here",
+                    hint="the ledger that wrote it can push again to rewrite it",
+                ) from None
+            except OSError as e:
+                raise self._unreachable(e) from None
+            refs = data.get("refs") if isinstance(data, dict) else None
+            if not isinstance(refs, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and OID_RE.match(v)
+                for k, v in refs.items()
+            ):
+                raise LedgerAccessError(
+                    f"remote {self.url}: origins/{base} does not hold a refs table; nothing "
+                    "was changed here",
+                    hint="the ledger that wrote it can push again to rewrite it",
+                )
+            out[base[: -len(".json")]] = data
         return out
 
     def write_origin(self, ledger_id: str, data: dict[str, Any]) -> None:

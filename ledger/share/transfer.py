@@ -40,6 +40,7 @@ class PullReport:
     fetched: int
     bytes_fetched: int
     refs: RefsReport = field(default_factory=RefsReport)
+    incomplete: list[str] = field(default_factory=list)  # refs whose object the remote lacks
 
 
 def _send(store: Store, remote: Remote, oid: str) -> int:
@@ -151,6 +152,7 @@ def pull(
             frontier = nxt - seen
     for origin, refs in sorted(chosen.items()):
         present = {n: o for n, o in refs.items() if store.objects.has(o)}
+        report.incomplete += sorted(set(refs) - set(present))
         got = import_refs(
             store, present, origin={"ledger": origin, "head": origins[origin].get("head")}
         )

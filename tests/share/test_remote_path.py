@@ -227,3 +227,18 @@ def test_push_and_pull_killed_midway_then_rerun_complete(
     r = run_ledger("verify", cwd=clone)
     assert r.returncode == 0, r.stdout
     assert len(list(Store.open(clone / ".ledger").refs.iter("runs/"))) == 1
+
+
+def test_a_damaged_origins_file_is_refused(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, _, _ = packaged
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    next((remote / "origins").glob("*.json")).write_text("{not json")
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    r = run_ledger("pull", str(remote), cwd=clone)
+    assert r.returncode == 3 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    assert list(Store.open(clone / ".ledger").objects) == []

@@ -100,6 +100,8 @@ def test_review_from_a_package_alone(authors: tuple[Path, list[str]], tmp_path: 
     pkg.parent.mkdir()
     r = run_ledger("export", *runs, "-o", str(pkg), cwd=repo)
     assert r.returncode == 0, r.stderr
+    r = run_ledger("verify", cwd=repo)  # exporting carried the commit: still a clean ledger
+    assert r.returncode == 0, r.stdout
     # The reviewer gets the package and the claims file, nothing else: repo A is gone.
     review = tmp_path / "review"
     review.mkdir()
