@@ -26,6 +26,7 @@ MODULES = [
     "bench.bench_record",
     "bench.bench_output",
     "bench.bench_gate",
+    "bench.bench_remote",
 ]
 
 

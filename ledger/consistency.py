@@ -34,6 +34,8 @@ __all__ = ["check_consistency", "check_index", "check_log_records"]
 _LINE_KEYS = {"seq", "prev", "op", "ref", "old", "new", "time"}
 # Keys that describe the change rather than the record (retention deletes).
 _NOTE_KEYS = {"reason", "keep_last"}
+# Keys of an ``import`` line: the ledger the ref came from and that ledger's chain head.
+_ORIGIN_KEYS = {"origin", "origin_head"}
 
 # What record kind each verb logs; verbs not listed (``set``) may point at anything.
 _OP_KIND = {
@@ -45,6 +47,7 @@ _OP_KIND = {
     "publish": "checkpoint",
     "check": "check",
     "gate": "gate",
+    "source": "git-source",
 }
 # The note each verb must carry (it repeats a field of the record, checked below).
 _OP_NOTES = {
@@ -58,6 +61,7 @@ _OP_NOTES = {
 _OP_STATUS: dict[str, Callable[[Any], bool]] = {
     "start": lambda s: s == "running",
     "seal": lambda s: s != "running",
+    "import": lambda s: s != "running",  # only sealed runs travel
 }
 
 
@@ -81,25 +85,25 @@ _REF_BINDINGS = [
     _Binding(
         re.compile(r"^runs/(?P<run_id>[^/]+)$"),
         "run",
-        frozenset({"start", "seal"}),
+        frozenset({"start", "seal", "import"}),
         {"run_id": lambda r: r.get("run_id")},
     ),
     _Binding(
         re.compile(r"^verdicts/(?P<original>[^/]+)/(?P<replay>[^/]+)$"),
         "verdict",
-        frozenset({"verdict"}),
+        frozenset({"verdict", "import"}),
         {"original": lambda r: r.get("original"), "replay": _first_replay},
     ),
     _Binding(
         re.compile(r"^audits/(?P<audit_id>[^/]+)$"),
         "audit",
-        frozenset({"audit"}),
+        frozenset({"audit", "import"}),
         {"audit_id": lambda r: r.get("audit_id")},
     ),
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/step-(?P<step>\d+)$"),
         "checkpoint",
-        frozenset({"checkpoint", "delete"}),
+        frozenset({"checkpoint", "delete", "import"}),
         {"run_id": lambda r: r.get("run_id"), "step": lambda r: str(r.get("step"))},
     ),
     _Binding(
@@ -117,8 +121,14 @@ _REF_BINDINGS = [
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),
         "checkpoint",
-        frozenset({"publish"}),
+        frozenset({"publish", "import"}),
         {"run_id": lambda r: r.get("run_id")},
+    ),
+    _Binding(
+        re.compile(r"^sources/git/(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})$"),
+        "git-source",
+        frozenset({"source", "import"}),
+        {"commit": lambda r: r.get("commit")},
     ),
 ]
 
@@ -185,7 +195,11 @@ def _line_problems(
     status_ok = _OP_STATUS.get(op)
     if status_ok is not None and not status_ok(rec.get("status")):
         bad(f"op {op!r} cannot log a run whose record says status {rec.get('status')!r}")
-    for key in sorted(set(d) - _LINE_KEYS - _NOTE_KEYS):
+    if op == "import":
+        for key in sorted(_ORIGIN_KEYS - set(d)):
+            bad(f"op 'import' must name the {key} it came from, and this line does not")
+    origin_keys = _ORIGIN_KEYS if op == "import" else set()
+    for key in sorted(set(d) - _LINE_KEYS - _NOTE_KEYS - origin_keys):
         if rec.get(key) != d[key]:
             bad(f"the line says {key}={d[key]!r} but record {new} says {rec.get(key)!r}")
     m = None if binding is None else binding.pattern.match(ref)

@@ -33,3 +33,20 @@ def test_canonical_example_in_format_md() -> None:
     m = re.search(r"encodes as\n`([^`]+)`", FORMAT)
     assert m is not None
     assert canonical_json({"b": [1.0, -0.0, 1e-07, 2**70], "a": "é"}).decode() == m.group(1)
+
+
+def test_package_example_in_format_md() -> None:
+    from ledger.share.package import package_manifest
+
+    hello = hash_bytes(b"hello ledger\n")
+    tree = Tree(entries=[TreeEntry(path="hello.txt", size=13, oid=hello)], total_size=13)
+    manifest = package_manifest(
+        {"ledger": "00000000-0000-4000-8000-000000000000", "head": None},
+        [],
+        {"notes/hello": tree.digest()},
+        {hello: 13, tree.digest(): len(tree.canonical())},
+        b"# Example\n",
+        [],
+    )
+    assert f"```json\n{manifest.decode()}\n```" in FORMAT
+    assert f"`objects/b3/{tree.digest()[3:]}` ({len(tree.canonical())} bytes)" in FORMAT

@@ -146,3 +146,27 @@ def restore_from_dvc(info: DvcInfo, kind: Literal["file", "dir"], dest: Path) ->
             _copy(odb.oid_to_path(hash_info.value), dest, rel, f"file {rel}", hash_info.value)
             n += 1
         return n
+
+
+def fetch_from_dvc_remote(info: DvcInfo) -> str:
+    """Fetch the data ``info.source`` tracks into the recorded repository's DVC cache from its
+    DVC remote, through DVC's Python API (``Repo.fetch``); returns the remote's name and URL.
+    Raises MissingObjectError when there is no remote or it lacks the data. The caller then
+    restores from the cache and verifies the ledger digest."""
+    repo, _ = _open_cache(info)
+    with repo:
+        name = repo.config.get("core", {}).get("remote")
+        remotes = repo.config.get("remote", {})
+        if not name or name not in remotes:
+            raise MissingObjectError(
+                info.workspace_md5,
+                f"the DVC repository {info.repo_root} has no default DVC remote to fetch from",
+            )
+        where = f"DVC remote {name} ({remotes[name].get('url')})"
+        try:
+            repo.fetch(targets=[os.fspath(Path(info.repo_root) / info.source)])
+        except Exception as e:  # DVC's own error tree: a missing or unreachable remote
+            raise MissingObjectError(
+                info.workspace_md5, f"fetching it from {where} failed: {e}"
+            ) from None
+    return where

@@ -1,6 +1,8 @@
 """Rebuild the exact code of a run in a new directory, for ``ledger replay``.
 
-Inside git: a shared clone of the source repository, the recorded commit checked out detached,
+Inside git: a shared clone of the source repository, the recorded commit checked out detached
+(or, when no repository here has the commit, the commit carried in the store by ``ledger
+export``/``push``: ``gitsource.py``),
 the stored patch applied with ``git apply --binary --index``, submodules put at their recorded
 commits, then the untracked files written. Outside git: the snapshot tree written. The user's
 own working tree is only ever read from.
@@ -163,7 +165,18 @@ def materialize_code(
             check_tree(tree, store, dest)  # every path checked before anything is written
         if snapshot.in_repo:
             src = Path(source_repo or snapshot.root).absolute()
-            if snapshot.commit is not None:
+            carried = None
+            if snapshot.commit is not None and not (
+                _is_repo(src) and _has_commit(src, snapshot.commit)
+            ):
+                from .gitsource import find_git_source  # the commit travelled with the run
+
+                carried = find_git_source(store, snapshot.commit)
+            if carried is not None:
+                from .gitsource import rebuild_from_source
+
+                rebuild_from_source(carried, store, dest)
+            elif snapshot.commit is not None:
                 _checkout(src, dest, snapshot.commit, "the code")
             else:
                 fmt = f"--object-format={snapshot.object_format}"

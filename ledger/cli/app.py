@@ -20,8 +20,10 @@ from . import (
     check_cmds,
     checkpoint_cmds,
     config_cmds,
+    remote_cmds,
     replay_cmds,
     run_cmds,
+    share_cmds,
     store_cmds,
 )
 from ._common import set_global_ledger
@@ -77,6 +79,8 @@ checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
 check_cmds.register(app)
+share_cmds.register(app)
+remote_cmds.register(app)
 
 
 def _plain_arguments(cmd: Any) -> None:

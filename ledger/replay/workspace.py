@@ -134,7 +134,24 @@ def _restore_via_dvc(store: Store, digest: InputDigest, root: Path, rel: str) ->
     if digest.kind == "dir":
         confine.make_dirs(root, rel)
     dest = root / rel
-    n = restore_from_dvc(digest.dvc, digest.kind, dest)
+    source = f"the DVC cache of {digest.dvc.repo_root}"
+    try:
+        n = restore_from_dvc(digest.dvc, digest.kind, dest)
+    except MissingObjectError as missing:
+        # Neither the store nor DVC's cache: fetch it from the repository's DVC remote.
+        from ..capture.dvcinfo import fetch_from_dvc_remote
+
+        try:
+            where = fetch_from_dvc_remote(digest.dvc)
+        except MissingObjectError as e:
+            raise MissingObjectError(missing.oid, f"{missing.message}; {e.message}") from None
+        try:
+            n = restore_from_dvc(digest.dvc, digest.kind, dest)
+        except MissingObjectError as e:
+            raise MissingObjectError(
+                e.oid, f"{e.message}, and fetching it from {where} did not bring it"
+            ) from None
+        source = f"{where}, through the DVC cache of {digest.dvc.repo_root}"
     if digest.kind == "file":
         if digest.mode is not None:
             os.chmod(dest, digest.mode & 0o777)
@@ -147,7 +164,7 @@ def _restore_via_dvc(store: Store, digest: InputDigest, root: Path, rel: str) ->
             elif entry.type == "file" and not target.is_symlink() and target.is_file():
                 os.chmod(target, entry.mode & 0o777)
     return (
-        f"input {digest.path} restored from the DVC cache of {digest.dvc.repo_root} "
+        f"input {digest.path} restored from {source} "
         f"(DVC md5 {digest.dvc.workspace_md5}, {n} files), BLAKE3 digest verified"
     )
 

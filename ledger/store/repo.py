@@ -191,6 +191,24 @@ class Store:
             atomic_write_bytes(path, oid.encode() + b"\n", self.tmp_dir)
         return entry
 
+    def create_ref(self, name: str, oid: str, *, op: str, **note: Any) -> str | None:
+        """Point ``name`` at ``oid`` only if it points nowhere yet (checked under the lock).
+        Returns None when set, else what ``name`` already holds (nothing is changed)."""
+        check_ref_name(name)
+        if not self.objects.has(oid):
+            raise UsageError(f"cannot point ref {name} at {oid}: no such object")
+        with self.lock():
+            old = self.refs.get(name)
+            if old is not None:
+                return old
+            self.log.append(
+                op=op, ref=name, old=None, new=oid, time=format_datetime(datetime.now(UTC)), **note
+            )
+            path = self.refs.path_of(name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, oid.encode() + b"\n", self.tmp_dir)
+        return None
+
     def delete_ref(self, name: str, **note: Any) -> LogEntry | None:
         with self.lock():
             old = self.refs.get(name)

@@ -182,3 +182,39 @@ def test_restore_from_a_vanished_repository_is_a_missing_object(repo: Path, tmp_
     shutil.rmtree(repo / ".dvc")
     with pytest.raises(MissingObjectError, match="is gone"):
         restore_from_dvc(d.dvc, "file", tmp_path / "labels.txt")
+
+
+@pytest.mark.slow
+def test_data_missing_from_the_store_and_cache_is_fetched_from_the_dvc_remote(
+    repo: Path, tmp_path: Path
+) -> None:
+    remote = tmp_path / "dvc-remote"
+    _run([sys.executable, "-m", "dvc", "remote", "add", "-d", "store", str(remote)], repo)
+    _run([sys.executable, "-m", "dvc", "push", "-q"], repo)
+    run_id = _record(repo)
+    for p in _dvc_cache_files(repo):
+        os.chmod(p, stat.S_IWUSR | stat.S_IRUSR)
+        p.unlink()
+    code, verdict, err = _replay(repo, run_id)
+    assert code == 0, err
+    assert verdict["outcome"] == "reproduced"
+    notes = " ".join(str(n) for n in verdict.get("notes", []))  # type: ignore[attr-defined]
+    assert f"input data restored from DVC remote store ({remote})" in notes
+    assert "BLAKE3 digest verified" in notes
+
+
+@pytest.mark.slow
+def test_a_dvc_remote_without_the_data_still_says_dvc_pull(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "empty-remote"
+    remote.mkdir()
+    _run([sys.executable, "-m", "dvc", "remote", "add", "-d", "store", str(remote)], repo)
+    run_id = _record(repo)
+    for p in _dvc_cache_files(repo):
+        os.chmod(p, stat.S_IWUSR | stat.S_IRUSR)
+        p.unlink()
+    code, _, err = _replay(repo, run_id)
+    assert code == 7, err
+    assert (
+        "is not in the DVC cache" in err and f"fetching it from DVC remote store ({remote})" in err
+    )
+    assert "did not bring it" in err

@@ -1,0 +1,157 @@
+"""remote add/list/remove, push, pull, clone: share runs through storage teams already run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._output import progress
+
+__all__ = ["register"]
+
+remote_app = typer.Typer(help="Name the remotes runs are pushed to and pulled from.")
+
+
+@remote_app.command("add")
+def remote_add(
+    name: str = typer.Argument(..., help="A short name, e.g. origin."),
+    url: str = typer.Argument(..., help="A path, or s3://bucket/prefix."),
+    ledger: Path | None = LedgerOpt,
+) -> None:
+    """Remember URL as NAME in the ledger's config (no credentials are stored)."""
+    from ..share.remote import add_remote
+
+    add_remote(open_store(ledger), name, url)
+
+
+@remote_app.command("list")
+def remote_list(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
+    """List the remotes and their URLs."""
+    from ..share.remote import list_remotes
+
+    remotes = list_remotes(open_store(ledger))
+    if json_out:
+        print_json(remotes)
+        return
+    for name, url in sorted(remotes.items()):
+        out_console().print(f"{name}\t{url}", markup=False)
+
+
+@remote_app.command("remove")
+def remote_remove(
+    name: str = typer.Argument(..., help="The remote's name."), ledger: Path | None = LedgerOpt
+) -> None:
+    """Forget a remote (nothing on the remote is deleted)."""
+    from ..share.remote import remove_remote
+
+    remove_remote(open_store(ledger), name)
+
+
+def push(
+    remote: str = typer.Argument(..., help="A remote's name or URL."),
+    runs: list[str] | None = typer.Argument(None, metavar="[RUN]...", help="Default: every run."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Send runs and everything they need to replay; only objects the remote lacks."""
+    from ..share.remote import open_remote
+    from ..share.transfer import push as do_push
+
+    store = open_store(ledger)
+    with progress("pushing") as bar:
+        report = do_push(store, open_remote(store, remote), runs, lambda n: bar.update(n))
+    if json_out:
+        print_json(report.__dict__)
+        return
+    out_console().print(
+        f"Pushed {len(report.runs)} run(s): sent {report.sent} of {report.objects} objects "
+        f"({report.bytes_sent} bytes), {report.refs} refs",
+        markup=False,
+    )
+
+
+def _print_pull(report: object, json_out: bool) -> None:
+    from ..share.transfer import PullReport
+
+    assert isinstance(report, PullReport)
+    refs = report.refs
+    if json_out:
+        print_json(
+            {
+                "origins": report.origins,
+                "fetched": report.fetched,
+                "bytes_fetched": report.bytes_fetched,
+                "refs_added": refs.added,
+                "refs_present": refs.present,
+                "collisions": [{"ref": n, "here": h, "theirs": t} for n, h, t in refs.collisions],
+                "incomplete": report.incomplete,
+            }
+        )
+    else:
+        con = out_console()
+        con.print(
+            f"Fetched {report.fetched} objects ({report.bytes_fetched} bytes) from "
+            f"{len(report.origins)} ledger(s); {len(refs.added)} refs added, "
+            f"{len(refs.present)} already here",
+            markup=False,
+        )
+        for name, here, theirs in refs.collisions:
+            con.print(
+                f"collision: {name} is {here} here and {theirs} on the remote; kept this ledger's",
+                markup=False,
+            )
+        for name in report.incomplete:
+            con.print(
+                f"skipped: {name}: its object is not on the remote (not added here)", markup=False
+            )
+    if refs.collisions:
+        raise typer.Exit(1)
+
+
+def pull(
+    remote: str = typer.Argument(..., help="A remote's name or URL."),
+    runs: list[str] | None = typer.Argument(
+        None, metavar="[RUN]...", help="Default: every run on the remote."
+    ),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Fetch the runs every ledger pushed to REMOTE, hashing each object before it is added.
+    Exit 1 if a ref collides with a different one here."""
+    from ..share.remote import open_remote
+    from ..share.transfer import pull as do_pull
+
+    store = open_store(ledger)
+    store.check_writable()
+    with progress("pulling") as bar:
+        report = do_pull(store, open_remote(store, remote), runs, lambda n: bar.update(n))
+    _print_pull(report, json_out)
+
+
+def clone(
+    url: str = typer.Argument(..., help="A path, or s3://bucket/prefix."),
+    directory: Path | None = typer.Argument(None, metavar="[DIR]", help="Default: here."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create a ledger in DIR with URL as remote 'origin', and pull every run from it."""
+    from ..share.remote import Remote, add_remote
+    from ..share.transfer import pull as do_pull
+    from ..store import Store
+
+    remote = Remote(url)
+    remote.check(create=False)  # before anything is created here
+    root = (directory or Path.cwd()) / ".ledger"
+    store = Store.init(root)
+    add_remote(store, "origin", url)
+    with progress("cloning") as bar:
+        report = do_pull(store, remote, None, lambda n: bar.update(n))
+    _print_pull(report, json_out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(remote_app, name="remote")
+    app.command()(push)
+    app.command()(pull)
+    app.command()(clone)

@@ -1,0 +1,218 @@
+"""Remotes: a folder (local or network path, or ``s3://bucket/prefix`` with ``s3fs``) that
+ledgers push runs to and pull runs from, with no server of our own (docs/format.md, "Remotes").
+
+Layout under the remote's root::
+
+    ledgerremote.json             {"format": "ledger-remote", "version": 1}
+    objects/b3/<2 hex>/<62 hex>   an object's content (its BLAKE3 is its name), written once
+    origins/<ledger id>.json      one pushing ledger's refs and chain head; only it writes it
+    tmp/                          uploads in progress
+
+Objects are content-addressed and never change, so two ledgers pushing at once cannot lose
+each other's objects; each ledger writes only its own ``origins/`` file, so they cannot lose
+each other's refs. An object is uploaded under ``tmp/`` and renamed into place after its hash
+checked; the ``origins/`` file is written after every object it names is in place. A push
+killed at any point leaves at most unnamed objects and temp files; run again, it completes.
+Names are kept in the ledger's ``config.json`` (``remotes``); credentials never are: s3fs
+reads them from the standard AWS environment and config files.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._canonical import canonical_json, parse_json
+from .._hashing import ALGO_PREFIX, OID_RE
+from ..errors import FormatVersionError, LedgerAccessError, UsageError
+from ..store import Store
+from ..store.atomic import atomic_write_bytes
+
+__all__ = ["REMOTE_VERSION", "Remote", "add_remote", "list_remotes", "open_remote", "remove_remote"]
+
+REMOTE_FORMAT = "ledger-remote"
+REMOTE_VERSION = 1
+_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+# -- names in the ledger's config ----------------------------------------------------------------
+def _update_remotes(store: Store, change: Callable[[dict[str, str]], None]) -> None:
+    """Re-read ``config.json`` under a lock, apply ``change`` to its remotes, write it back."""
+    with store.lock("config"):
+        config = parse_json((store.root / "config.json").read_bytes())
+        remotes = config.get("remotes")
+        remotes = dict(remotes) if isinstance(remotes, dict) else {}
+        change(remotes)
+        config["remotes"] = remotes
+        data = canonical_json(config) + b"\n"
+        atomic_write_bytes(store.root / "config.json", data, store.tmp_dir)
+        store.config = config
+
+
+def list_remotes(store: Store) -> dict[str, str]:
+    found = store.config.get("remotes")
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def add_remote(store: Store, name: str, url: str) -> None:
+    if not name or not set(name) <= _NAME_OK or name.startswith("."):
+        raise UsageError(f"invalid remote name {name!r}", hint="use letters, digits, '_', '-', '.'")
+    if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
+        raise UsageError(
+            "the remote URL holds credentials; they are never stored in the ledger",
+            hint="use the standard AWS environment variables or ~/.aws/credentials",
+        )
+    if "://" not in url:
+        url = str(Path(url).expanduser().absolute())
+
+    def change(remotes: dict[str, str]) -> None:
+        if name in remotes:
+            raise UsageError(
+                f"remote {name} already exists ({remotes[name]})",
+                hint=f"`ledger remote remove {name}` first",
+            )
+        remotes[name] = url
+
+    _update_remotes(store, change)
+
+
+def remove_remote(store: Store, name: str) -> None:
+    def change(remotes: dict[str, str]) -> None:
+        if name not in remotes:
+            raise UsageError(f"no remote {name}", hint="`ledger remote list` lists them")
+        del remotes[name]
+
+    _update_remotes(store, change)
+
+
+# -- the remote itself ----------------------------------------------------------------------------
+class Remote:
+    """A remote's root on some fsspec filesystem."""
+
+    def __init__(self, url: str) -> None:
+        import fsspec
+
+        self.url = url
+        try:
+            fs, root = fsspec.core.url_to_fs(url)
+        except (ImportError, ValueError) as e:
+            raise UsageError(
+                f"cannot use remote {url}: {e}",
+                hint="for s3:// remotes install the extra: pip install 'ledger-repro[remote]'",
+            ) from None
+        self.fs = fs
+        self.root = root.rstrip("/")
+
+    def _p(self, *parts: str) -> str:
+        return "/".join([self.root, *parts])
+
+    def object_path(self, oid: str) -> str:
+        digest = oid[len(ALGO_PREFIX) :]
+        return self._p("objects", "b3", digest[:2], digest[2:])
+
+    def _unreachable(self, e: Exception) -> LedgerAccessError:
+        return LedgerAccessError(
+            f"remote {self.url} cannot be reached: {e}; nothing was changed here",
+            hint="check the path or endpoint, the network, and your credentials",
+        )
+
+    def check(self, *, create: bool) -> None:
+        """Refuse a remote that is unreachable, not a ledger remote, or of a newer version;
+        with ``create``, lay out an empty one."""
+        marker = self._p("ledgerremote.json")
+        try:
+            exists = self.fs.exists(marker)
+            if not exists:
+                if not create:
+                    raise LedgerAccessError(
+                        f"{self.url} is not a ledger remote (no ledgerremote.json); nothing was "
+                        "changed here",
+                        hint="check the URL, or push to it first",
+                    )
+                self.fs.makedirs(self._p("objects", "b3"), exist_ok=True)
+                self.fs.makedirs(self._p("origins"), exist_ok=True)
+                self.fs.makedirs(self._p("tmp"), exist_ok=True)
+                self.fs.pipe_file(
+                    marker, canonical_json({"format": REMOTE_FORMAT, "version": REMOTE_VERSION})
+                )
+                return
+            info = parse_json(self.fs.cat_file(marker))
+        except OSError as e:
+            raise self._unreachable(e) from None
+        if not isinstance(info, dict) or info.get("format") != REMOTE_FORMAT:
+            raise LedgerAccessError(f"{self.url} is not a ledger remote")
+        version = info.get("version")
+        if not isinstance(version, int) or version > REMOTE_VERSION:
+            raise FormatVersionError(
+                f"remote {self.url} has format version {version}; this ledger reads up to "
+                f"{REMOTE_VERSION}",
+                hint="upgrade ledger (pip install -U ledger-repro)",
+            )
+
+    def objects(self) -> set[str]:
+        """Every object id on the remote (one listing: what to send is a set difference)."""
+        try:
+            paths = self.fs.find(self._p("objects", "b3"))
+        except FileNotFoundError:
+            return set()
+        except OSError as e:
+            raise self._unreachable(e) from None
+        out = set()
+        for p in paths:
+            parts = str(p).rsplit("/", 2)
+            oid = ALGO_PREFIX + parts[-2] + parts[-1]
+            if len(parts) == 3 and OID_RE.match(oid):
+                out.add(oid)
+        return out
+
+    def tmp_path(self) -> str:
+        return self._p("tmp", uuid.uuid4().hex)
+
+    def origins(self) -> dict[str, dict[str, Any]]:
+        """Ledger id -> ``{"refs": {...}, "head": ...}`` of every ledger that pushed here."""
+        out: dict[str, dict[str, Any]] = {}
+        try:
+            names = self.fs.ls(self._p("origins"), detail=False)
+        except FileNotFoundError:
+            return out
+        except OSError as e:
+            raise self._unreachable(e) from None
+        for name in names:
+            base = str(name).rsplit("/", 1)[-1]
+            if not base.endswith(".json"):
+                continue
+            try:
+                data = parse_json(self.fs.cat_file(str(name)))
+            except ValueError as e:
+                raise LedgerAccessError(
+                    f"remote {self.url}: origins/{base} is not valid JSON ({e}); nothing was "
+                    "changed here",
+                    hint="the ledger that wrote it can push again to rewrite it",
+                ) from None
+            except OSError as e:
+                raise self._unreachable(e) from None
+            refs = data.get("refs") if isinstance(data, dict) else None
+            if not isinstance(refs, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and OID_RE.match(v)
+                for k, v in refs.items()
+            ):
+                raise LedgerAccessError(
+                    f"remote {self.url}: origins/{base} does not hold a refs table; nothing "
+                    "was changed here",
+                    hint="the ledger that wrote it can push again to rewrite it",
+                )
+            out[base[: -len(".json")]] = data
+        return out
+
+    def write_origin(self, ledger_id: str, data: dict[str, Any]) -> None:
+        tmp = self.tmp_path()
+        self.fs.pipe_file(tmp, canonical_json(data))
+        self.fs.mv(tmp, self._p("origins", f"{ledger_id}.json"))
+
+
+def open_remote(store: Store, name_or_url: str) -> Remote:
+    """A remote by its name in the config, or by URL."""
+    url = list_remotes(store).get(name_or_url, name_or_url)
+    return Remote(url)

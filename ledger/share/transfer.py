@@ -1,0 +1,162 @@
+"""``ledger push`` / ``pull``: send or fetch only the objects the other side lacks (a set
+difference of content ids), every object hashed on arrival before it becomes visible, in
+parallel; refs last, so neither side ever holds a ref to a missing object."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
+from ..errors import CorruptObjectError
+from ..store import Store
+from ..store.anchor import chain_head
+from ..store.atomic import temp_file
+from ..store.walk import links_of
+from .closure import run_closure
+from .refs_in import RefsReport, import_refs
+from .remote import Remote
+
+__all__ = ["PullReport", "PushReport", "pull", "push"]
+
+WORKERS = 8
+Progress = Callable[[int], None]
+
+
+@dataclass
+class PushReport:
+    runs: list[str]
+    objects: int
+    sent: int
+    bytes_sent: int
+    refs: int
+
+
+@dataclass
+class PullReport:
+    origins: list[str]
+    fetched: int
+    bytes_fetched: int
+    refs: RefsReport = field(default_factory=RefsReport)
+    incomplete: list[str] = field(default_factory=list)  # refs whose object the remote lacks
+
+
+def _send(store: Store, remote: Remote, oid: str) -> int:
+    tmp = remote.tmp_path()
+    hasher, n = new_hasher(), 0
+    with store.objects.open(oid) as src, remote.fs.open(tmp, "wb") as dst:
+        while chunk := src.read(CHUNK):
+            hasher.update(chunk)
+            dst.write(chunk)
+            n += len(chunk)
+    if ALGO_PREFIX + hasher.hexdigest() != oid:
+        with contextlib.suppress(OSError):
+            remote.fs.rm(tmp)
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} is corrupt here; it was not pushed",
+            hint="run `ledger verify`; restore it from another copy",
+        )
+    final = remote.object_path(oid)
+    remote.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
+    remote.fs.mv(tmp, final)
+    return n
+
+
+def push(
+    store: Store, remote: Remote, runs: list[str] | None = None, progress: Progress | None = None
+) -> PushReport:
+    """Send ``runs`` (default: every run) and all they need; then this ledger's refs file."""
+    remote.check(create=True)
+    wanted = runs or [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
+    closure = run_closure(store, wanted)
+    missing = sorted(closure.objects - remote.objects())
+    sent = 0
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for n in pool.map(lambda oid: _send(store, remote, oid), missing):
+            sent += n
+            if progress:
+                progress(1)
+    mine = remote.origins().get(store.id, {}).get("refs", {})
+    head, _ = chain_head(store.log)
+    remote.write_origin(
+        store.id, {"ledger": store.id, "head": head, "refs": {**mine, **closure.refs}}
+    )
+    return PushReport(closure.runs, len(closure.objects), len(missing), sent, len(closure.refs))
+
+
+def _fetch(store: Store, remote: Remote, oid: str) -> int:
+    """Download ``oid`` into the ledger's tmp/, hash it, then add it. Raises on a mismatch."""
+    hasher, n = new_hasher(), 0
+    with temp_file(store.tmp_dir, prefix="pull-") as (f, tmp):
+        with remote.fs.open(remote.object_path(oid), "rb") as src:
+            while chunk := src.read(CHUNK):
+                hasher.update(chunk)
+                f.write(chunk)
+                n += len(chunk)
+        f.close()
+        if ALGO_PREFIX + hasher.hexdigest() != oid:
+            raise CorruptObjectError(
+                oid,
+                f"object {oid} on remote {remote.url} is corrupt: its content hashes to "
+                f"{ALGO_PREFIX + hasher.hexdigest()}; it was not added here",
+                hint="push it again from a ledger that holds it intact",
+            )
+        store.objects.put_file(tmp)
+    return n
+
+
+def _select(refs: dict[str, str], runs: list[str] | None) -> dict[str, str]:
+    if runs is None:
+        return dict(refs)
+    keep = set(runs)
+    for name in refs:
+        parts = name.split("/")
+        if parts[0] == "verdicts" and len(parts) == 3 and parts[1] in keep:
+            keep.add(parts[2])  # the replay runs a verdict names
+    out = {}
+    for name, oid in refs.items():
+        parts = name.split("/")
+        if parts[0] == "sources" or (len(parts) > 1 and parts[1] in keep):
+            out[name] = oid
+    return out
+
+
+def pull(
+    store: Store, remote: Remote, runs: list[str] | None = None, progress: Progress | None = None
+) -> PullReport:
+    """Fetch the runs of every ledger that pushed to ``remote`` (or only ``runs``), walking
+    links as gc does; then add the refs each origin pushed under ``import`` log lines."""
+    remote.check(create=False)
+    origins = remote.origins()
+    have_remote = remote.objects()
+    report = PullReport(sorted(origins), 0, 0)
+    chosen = {oid_: _select(data["refs"], runs) for oid_, data in origins.items()}
+    frontier = {o for refs in chosen.values() for o in refs.values()}
+    seen: set[str] = set()
+    with ThreadPoolExecutor(WORKERS) as pool:
+        while frontier:
+            seen |= frontier
+            todo = sorted(o for o in frontier if not store.objects.has(o) and o in have_remote)
+            for n in pool.map(lambda oid: _fetch(store, remote, oid), todo):
+                report.fetched += 1
+                report.bytes_fetched += n
+                if progress:
+                    progress(1)
+            nxt: set[str] = set()
+            for oid in frontier:
+                if store.objects.has(oid):
+                    nxt |= {c for c, _ in links_of(store.objects, oid)}
+            frontier = nxt - seen
+    for origin, refs in sorted(chosen.items()):
+        present = {n: o for n, o in refs.items() if store.objects.has(o)}
+        report.incomplete += sorted(set(refs) - set(present))
+        got = import_refs(
+            store, present, origin={"ledger": origin, "head": origins[origin].get("head")}
+        )
+        report.refs.added += got.added
+        report.refs.present += got.present
+        report.refs.collisions += got.collisions
+    return report

@@ -1,0 +1,244 @@
+"""push / pull / clone through a path remote: set-difference transfers, concurrent pushers,
+kills at any point, a corrupt remote object, an unreachable remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _share_lab import make_repo, record
+from _support import run_ledger, subprocess_env
+
+from ledger._hashing import hash_bytes
+from ledger.store import Store
+
+
+def _json(r: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def _remote_is_sound(remote: Path) -> None:
+    """Every visible object hashes to its name; every ref of every origin names one."""
+    objects = set()
+    for p in (remote / "objects" / "b3").rglob("*"):
+        if p.is_file():
+            oid = "b3:" + p.parent.name + p.name
+            assert hash_bytes(p.read_bytes()) == oid, f"partial or corrupt object {p}"
+            objects.add(oid)
+    for f in (remote / "origins").glob("*.json"):
+        refs = json.loads(f.read_text())["refs"]
+        assert set(refs.values()) <= objects
+
+
+def test_remote_names(packaged: tuple[Path, str, Path], tmp_path: Path) -> None:
+    repo, _, _ = packaged
+    r = run_ledger("remote", "add", "team", str(tmp_path / "r"), cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert _json(run_ledger("remote", "list", "--json", cwd=repo)) == {"team": str(tmp_path / "r")}
+    r = run_ledger("remote", "add", "team", "/elsewhere", cwd=repo)
+    assert r.returncode == 2 and "already exists" in r.stderr
+    r = run_ledger("remote", "add", "s3", "s3://key:secret@bucket/x", cwd=repo)
+    assert r.returncode == 2 and "credentials" in r.stderr
+    assert run_ledger("remote", "remove", "team", cwd=repo).returncode == 0
+    assert _json(run_ledger("remote", "list", "--json", cwd=repo)) == {}
+    assert run_ledger("remote", "remove", "team", cwd=repo).returncode == 2
+
+
+def test_push_then_clone_replays_and_a_second_push_sends_nothing(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, run_id, _ = packaged
+    remote = tmp_path / "remote"
+    first = _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    assert first["sent"] == first["objects"] and first["sent"] > 0
+    again = _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    assert again["sent"] == 0 and again["bytes_sent"] == 0
+    _remote_is_sound(remote)
+
+    # A copy of the repository elsewhere can't be reached by the clone: move repo A away.
+    hidden = tmp_path / "hidden"
+    shutil.move(repo, hidden)
+    try:
+        clone = tmp_path / "clone"
+        got = _json(run_ledger("clone", str(remote), str(clone), "--json", cwd=tmp_path))
+        assert f"runs/{run_id}" in got["refs_added"]  # type: ignore[operator]
+        assert run_ledger("verify", cwd=clone).returncode == 0
+        r = run_ledger("replay", run_id, "--json", cwd=clone)
+        assert r.returncode == 0, r.stdout + r.stderr
+        again = _json(run_ledger("pull", "origin", "--json", cwd=clone))
+        assert again["fetched"] == 0 and again["refs_added"] == []
+    finally:
+        shutil.move(hidden, repo)
+
+
+def test_two_teammates_push_at_once_and_lose_nothing(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    teams = [make_repo(tmp_path / name) for name in ("alice", "bob")]
+    runs = [record(repo) for repo in teams for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ledger", "push", str(remote)],
+            cwd=repo,
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for repo in teams
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    _remote_is_sound(remote)
+    assert len(list((remote / "origins").glob("*.json"))) == 2
+    for repo in teams:
+        got = _json(run_ledger("pull", str(remote), "--json", cwd=repo))
+        assert got["collisions"] == []
+        listed = {
+            name.split("/", 1)[1] for name, _ in Store.open(repo / ".ledger").refs.iter("runs/")
+        }
+        assert set(runs) <= listed
+        r = run_ledger("verify", cwd=repo)
+        assert r.returncode == 0, r.stdout
+    # Each origin's chain head is what that ledger had when it pushed, and its log extends it.
+    for repo in teams:
+        store = Store.open(repo / ".ledger")
+        pushed = json.loads((remote / "origins" / f"{store.id}.json").read_text())
+        r = run_ledger("verify", "--head", pushed["head"], cwd=repo)
+        assert r.returncode == 0, r.stdout
+
+
+def test_a_colliding_ref_is_reported_and_kept(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, run_id, _ = packaged
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    origin = next((remote / "origins").glob("*.json"))
+    data = json.loads(origin.read_text())
+    other = next(o for o in data["refs"].values() if o != data["refs"][f"runs/{run_id}"])
+    data["refs"][f"notes/{run_id}"] = other
+    origin.write_text(json.dumps(data))
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    store = Store.open(clone / ".ledger")
+    mine = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref(f"notes/{run_id}", mine)
+    r = run_ledger("pull", str(remote), cwd=clone)
+    assert r.returncode == 1 and f"collision: notes/{run_id}" in r.stdout
+    assert store.refs.get(f"notes/{run_id}") == mine
+
+
+def test_a_corrupt_remote_object_is_refused_and_named(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, _, _ = packaged
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    victim = next(p for p in (remote / "objects" / "b3").rglob("*") if p.is_file())
+    victim.chmod(0o644)
+    victim.write_bytes(victim.read_bytes() + b"x")
+    oid = "b3:" + victim.parent.name + victim.name
+    clone = tmp_path / "clone"
+    r = run_ledger("clone", str(remote), str(clone))
+    assert r.returncode == 5
+    assert f"object {oid} on remote" in r.stderr and "is corrupt" in r.stderr
+    store = Store.open(clone / ".ledger")
+    assert not store.objects.has(oid)
+    assert list(store.refs.iter("runs/")) == []
+    assert run_ledger("verify", cwd=clone).returncode == 0
+
+
+def test_an_unreachable_remote_changes_nothing(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, _, _ = packaged
+    before = (repo / ".ledger" / "log" / "chain.jsonl").read_bytes()
+    r = run_ledger("pull", str(tmp_path / "nowhere"), cwd=repo)
+    assert r.returncode == 3 and "not a ledger remote" in r.stderr
+    r = run_ledger("clone", str(tmp_path / "nowhere"), str(tmp_path / "c"))
+    assert r.returncode == 3 and not (tmp_path / "c").exists()
+    assert (repo / ".ledger" / "log" / "chain.jsonl").read_bytes() == before
+
+
+@pytest.fixture
+def heavy(tmp_path: Path) -> Path:
+    """A run with 60 MiB of incompressible inputs: long enough a transfer to be killed."""
+    repo = make_repo(tmp_path / "heavy")
+    big = repo / "big"
+    big.mkdir()
+    for i in range(60):
+        (big / f"{i:02d}.bin").write_bytes(os.urandom(1 << 20))
+    r = run_ledger("record", "--input", "big", "--", sys.executable, "-c", "print(1)", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    return repo
+
+
+def _files(d: Path) -> int:
+    return sum(1 for p in d.rglob("*") if p.is_file()) if d.exists() else 0
+
+
+def _kill_midway(args: list[str], cwd: Path, watch: Path, at: int) -> None:
+    """Start ``ledger ARGS`` and SIGKILL it once ``watch`` holds ``at`` files: mid-transfer."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "ledger", *args],
+        cwd=cwd,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while _files(watch) < at and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the transfer ended before it could be killed"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("at", [3, 30])
+def test_push_and_pull_killed_midway_then_rerun_complete(
+    heavy: Path, tmp_path: Path, at: int
+) -> None:
+    remote = tmp_path / "remote"
+    _kill_midway(["push", str(remote)], heavy, remote / "objects", at)
+    assert not list((remote / "origins").iterdir())  # no refs before every object is there
+    _remote_is_sound(remote)
+    _json(run_ledger("push", str(remote), "--json", cwd=heavy))
+    _remote_is_sound(remote)
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    objects = clone / ".ledger" / "objects"
+    _kill_midway(["pull", str(remote)], clone, objects, at)
+    assert list(Store.open(clone / ".ledger").refs.iter()) == []
+    r = run_ledger("verify", cwd=clone)
+    assert r.returncode == 0, r.stdout  # no ref to a missing object, no partial object
+    got = _json(run_ledger("pull", str(remote), "--json", cwd=clone))
+    assert got["collisions"] == []
+    r = run_ledger("verify", cwd=clone)
+    assert r.returncode == 0, r.stdout
+    assert len(list(Store.open(clone / ".ledger").refs.iter("runs/"))) == 1
+
+
+def test_a_damaged_origins_file_is_refused(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, _, _ = packaged
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    next((remote / "origins").glob("*.json")).write_text("{not json")
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    r = run_ledger("pull", str(remote), cwd=clone)
+    assert r.returncode == 3 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    assert list(Store.open(clone / ".ledger").objects) == []
