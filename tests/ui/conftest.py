@@ -1,0 +1,1 @@
+"""Fixtures for the index tables and the web view."""
