@@ -20,6 +20,7 @@ from . import (
     replay_cmds,
     run_cmds,
     store_cmds,
+    ui_cmds,
 )
 from ._common import set_global_ledger
 from ._output import report_error
@@ -73,6 +74,7 @@ audit_cmds.register(app)
 checkpoint_cmds.register(app)
 attest_cmds.register(app)
 config_cmds.register(app)
+ui_cmds.register(app)
 
 
 def _usage_hint(e: _cx.UsageError) -> str:
