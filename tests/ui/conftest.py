@@ -3,6 +3,8 @@ names, config and logs are hostile HTML, and a seed group."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from _sealed import build_sealed_project, copy_project
 from _ui_lab import add_run
 
 from ledger.store import Store
+from ledger.ui.server import make_server
 
 HOSTILE = "<script>alert('name')</script>"
 HOSTILE_CONFIG = '"><img src=x onerror=alert(2)>'
@@ -48,3 +51,19 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 @pytest.fixture
 def project(recorded: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return copy_project(recorded[0], tmp_path / "proj"), recorded[1]
+
+
+Project = tuple[Path, dict[str, str]]
+
+
+@pytest.fixture
+def served(project: Project) -> Iterator[tuple[int, Project]]:
+    store = Store.open(project[0] / ".ledger")
+    server = make_server(store, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], project
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -8,16 +8,12 @@ import json
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from _support import run_ledger, subprocess_env
 from conftest import HOSTILE, HOSTILE_CONFIG, HOSTILE_LOG
 
 from ledger.store import Store
-from ledger.ui.server import make_server
 
 Project = tuple[Path, dict[str, str]]
 
@@ -29,19 +25,6 @@ def _fingerprint(ledger: Path) -> str:
         if p.is_file() and not p.name.startswith("index.sqlite"):
             h.update(str(p.relative_to(ledger)).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
-
-
-@pytest.fixture
-def served(project: Project) -> Iterator[tuple[int, Project]]:
-    store = Store.open(project[0] / ".ledger")
-    server = make_server(store, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], project
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _get(

@@ -34,3 +34,5 @@
     });
   }
 })();
+// Tells a test (and a curious reader of the DOM) that the script ran under the page's policy.
+document.documentElement.setAttribute("data-ui", "ready");
