@@ -218,7 +218,9 @@ def curves(
                     continue
                 seen_groups.add(gname)
                 members = [(r, p) for r, p in by_metric[metric] if r in groups[gname]]
-                bands.append(_band(gname, members, PALETTE[len(bands) % len(PALETTE)]))
+                # Colours after the lines' own, so a band never looks like a run.
+                colour = PALETTE[(len(by_metric[metric]) + len(bands)) % len(PALETTE)]
+                bands.append(_band(gname, members, colour))
                 continue
             lines.append(
                 Line(
