@@ -25,6 +25,7 @@ MODULES = [
     "bench.bench_watch",
     "bench.bench_record",
     "bench.bench_output",
+    "bench.bench_index",
 ]
 
 

@@ -393,3 +393,32 @@ def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:
         message = e.message if isinstance(e, LedgerError) else str(e).splitlines()[0]
         return {"a": a, "b": b, "error": message}
     return d
+
+
+def audits(
+    store: Store, runs: Sequence[str] | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Stored claim audits, newest first (``runs``: only those whose evidence names one of
+    these runs), each read back from its record."""
+    import json
+
+    out = []
+    for name, oid in sorted(store.refs.iter("audits/"), reverse=True):
+        audit_id = name.split("/", 1)[1]
+        rec = _record(store, oid.strip())
+        if rec.get("kind") != "audit" or not SAFE_ID.match(audit_id):
+            continue
+        if runs is not None and not any(r in json.dumps(rec) for r in runs):
+            continue
+        counts = rec.get("counts") or {}
+        summary = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items())
+        out.append({"audit_id": audit_id, "summary": summary or "no claims"})
+        if len(out) >= limit:
+            break
+    return out
+
+
+def audit_html(store: Store, audit_id: str) -> str:
+    from ..audit import load_audit, render_html
+
+    return render_html(load_audit(store, audit_id))

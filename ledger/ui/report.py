@@ -76,6 +76,9 @@ def _write(store: Store, ids: list[str], root: Path) -> list[Path]:
                 if r["run_id"] not in all_ids:
                     all_ids.append(r["run_id"])
     pairs += [(a, b) for a, b in itertools.pairwise(ids) if (a, b) not in pairs]
+    reported_audits = data.audits(store, runs=all_ids)
+    for audit in reported_audits:
+        put(f"audits/{audit['audit_id']}.html", data.audit_html(store, audit["audit_id"]))
     put(
         "index.html",
         render(
@@ -88,7 +91,7 @@ def _write(store: Store, ids: list[str], root: Path) -> list[Path]:
             error=None,
             page_href=lambda p: "",
             diffs=pairs,
-            audits=[],
+            audits=reported_audits,
             **table,
         ),
     )

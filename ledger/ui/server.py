@@ -38,6 +38,9 @@ PER_PAGE = 50
 _RUN = re.compile(r"^/runs/(?P<id>[^/]+)\.html$")
 _LOG = re.compile(r"^/logs/(?P<id>[^/]+)-stdout\.txt$")
 _DIFF = re.compile(r"^/diff/(?P<a>[^/]+?)--(?P<b>[^/]+)\.html$")
+_AUDIT = re.compile(r"^/audits/(?P<id>[^/]+)\.html$")
+# The audit report is one self-contained file with its own inline styles and no script.
+AUDIT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
 _CURVES = re.compile(r"^/curves(?:-(?P<x>step|samples|wall))?(?P<g>-grouped)?\.html$")
 
 
@@ -93,7 +96,7 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
         error=error,
         page_href=page_href,
         diffs=[],
-        audits=[],
+        audits=data.audits(store) if page == 1 else [],
         **table,
     )
 
@@ -161,6 +164,12 @@ def route(store: Store, url: str) -> tuple[int, str, bytes]:
             d = data.diff_page(store, m.group("a"), m.group("b"))
             body = render("diff.html", root="../", live=True, curves_href="../curves.html", d=d)
             return 200, html, body.encode()
+        if m := _AUDIT.match(path):
+            return (
+                200,
+                "text/html; charset=utf-8; audit",
+                data.audit_html(store, m.group("id")).encode(),
+            )
         if m := _CURVES.match(path):
             return 200, html, _curves(store, m, q).encode()
         raise _NotFound(f"no page {path}")
@@ -195,10 +204,11 @@ def make_server(
 
         def _send(self, status: int, kind: str, body: bytes, head: bool = False) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", kind)
+            audit = kind.endswith("; audit")
+            self.send_header("Content-Type", kind.removesuffix("; audit"))
             self.send_header("Content-Length", str(len(body)))
             for k, v in HEADERS.items():
-                self.send_header(k, v)
+                self.send_header(k, AUDIT_CSP if audit and k == "Content-Security-Policy" else v)
             self.end_headers()
             if not head:
                 self.wfile.write(body)

@@ -11,9 +11,25 @@ import pytest
 from _sealed import build_sealed_project, copy_project
 from _ui_lab import add_run
 
+from ledger.audit import audit
 from ledger.store import Store
 from ledger.ui.server import make_server
 
+CLAIMS = """\
+paper: "Doe et al. 2026"
+claims:
+  - id: seeds-loss
+    source: {table: "1", row: "seeds"}
+    metric: loss
+    higher_is_better: false
+    value: 0.50
+    spread: 0.05
+    spread_type: std
+    n_seeds: 3
+    split: test
+    varied_sources: [seed]
+    runs: {names: [seeds]}
+"""
 HOSTILE = "<script>alert('name')</script>"
 HOSTILE_CONFIG = '"><img src=x onerror=alert(2)>'
 HOSTILE_LOG = "<b>step</b> </pre><script>alert(3)</script>"
@@ -42,6 +58,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
             config={"lr": 0.01, "seed": i},
             minute=1 + i,
         )
+    claims = repo.parent / "claims.yaml"
+    claims.write_text(CLAIMS, encoding="utf-8")
+    ids["audit"] = audit(store, claims).id
     ids["hostile"] = "20261130T060000.000000Z-0000beef"
     for i in range(3):
         ids[f"seed{i}"] = f"20261130T0601{i:02d}.000000Z-0000000{i}"

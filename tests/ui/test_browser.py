@@ -127,6 +127,9 @@ def test_live_pages_in_chromium(served: tuple[int, Project], tmp_path: Path) -> 
     assert loss.count('class="band"') == 1 and loss.count('class="series mean"') == 1
     assert "wall time" in loss
 
+    dom = _load(f"{base}/audits/{ids['audit']}.html", tmp_path, "view-audit.png")
+    assert "seeds-loss" in dom
+
     dom = _load(f"{base}/diff/{ids['good']}--{ids['bad']}.html", tmp_path, "view-diff.png")
     assert 'id="first-divergence"' in dom or 'id="no-divergence"' in dom
     assert ids["bad"] in dom

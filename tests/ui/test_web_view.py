@@ -74,6 +74,9 @@ def test_report_writes_a_static_escaped_site(project: Project, tmp_path: Path) -
     assert (out / f"logs/{ids['hostile']}-stdout.txt").read_text().endswith(HOSTILE_LOG + "\n")
     good = pages[f"runs/{ids['good']}.html"]
     assert ids["replay"] in good and "reproduced" in good
+    # The audit whose evidence names the reported seeds is linked and written.
+    assert f'href="audits/{ids["audit"]}.html"' in index
+    assert "Claim audit" in (out / "audits" / f"{ids['audit']}.html").read_text()
     curves = pages["curves-grouped.html"]
     assert 'class="band"' in curves and "seeds: mean, min..max of 3 runs" in curves
 
@@ -116,6 +119,11 @@ def test_server_pages(served: tuple[int, Project]) -> None:
         status, headers, body = _get(port, path)
         assert status == 200, (path, body[:300])
         assert HOSTILE not in body or path.startswith("/logs/"), path
+    assert f'href="audits/{ids["audit"]}.html"' in _get(port, "/")[2]
+    status, headers, body = _get(port, f"/audits/{ids['audit']}.html")
+    assert status == 200 and "seeds-loss" in body
+    assert "script-src" not in headers["content-security-policy"]  # no script at all
+    assert _get(port, "/audits/nope.html")[0] == 404
     status, headers, body = _get(port, f"/logs/{ids['hostile']}-stdout.txt")
     assert headers["content-type"].startswith("text/plain") and body.endswith(HOSTILE_LOG + "\n")
     # Filters: where, status, tag; a bad filter is shown, not a crash.
