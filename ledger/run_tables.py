@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from . import run_index  # noqa: F401  (registered first: our indexes are on its runs table)
 from ._sqlite import sqlite_utils
 from .errors import LedgerError
 from .index import Indexer, register_indexer

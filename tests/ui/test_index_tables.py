@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
+from _support import subprocess_env
 from _ui_lab import add_run
 
 from ledger.consistency import check_index
@@ -148,3 +152,19 @@ def test_an_index_from_the_previous_layout_is_folded_again(store: Store) -> None
         index.sync()
         assert len(index.query("SELECT * FROM params")) == 5 + 3 + 5
     assert check_index(store) == []
+
+
+def test_importing_the_query_tables_first_still_opens_an_index(tmp_path: Path) -> None:
+    # Whichever module a program imports first, the runs table exists before indexes on it.
+    code = (
+        "import sys; import ledger.run_tables; from ledger.index import Index; "
+        "from ledger.store import Store; Index(Store.init(sys.argv[1])).close()"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / ".ledger")],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
