@@ -62,7 +62,7 @@ def short_ids_of(store: Store) -> dict[str, str]:
     """Short ids of every run in ``store`` (run names are avoided, since names resolve first)."""
     from .index import Index
 
-    ids = [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
+    ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]
     with Index(store) as index:
         index.sync()
         names = {r["name"] for r in index.query("SELECT DISTINCT name FROM runs", ()) if r["name"]}

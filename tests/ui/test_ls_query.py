@@ -93,8 +93,9 @@ def test_columns_come_from_the_records(ledger: Path) -> None:
 
 def test_an_edited_params_table_cannot_make_a_run_match(ledger: Path) -> None:
     _ls(ledger)  # the index is up to date
+    # (verify also reports these synthetic runs as unreplayable: their contracts are stubs)
     clean = run_ledger("verify", "--ledger", str(ledger))
-    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "index" not in clean.stdout + clean.stderr, clean.stdout
     db = sqlite3.connect(ledger / "index.sqlite")
     db.execute("UPDATE params SET num = 5 WHERE key = 'lr'")
     db.commit()
@@ -102,7 +103,7 @@ def test_an_edited_params_table_cannot_make_a_run_match(ledger: Path) -> None:
     rows, _ = _ls(ledger, "--where", "params.lr > 1")
     assert rows == []  # the records say 0.1 and 0.001
     r = run_ledger("verify", "--ledger", str(ledger))
-    assert r.returncode != 0 and "params" in r.stdout + r.stderr
+    assert r.returncode != 0 and "params" in r.stdout and "index" in r.stdout
 
 
 @pytest.mark.parametrize(
