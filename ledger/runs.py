@@ -32,7 +32,7 @@ def run_ref(run_id: str) -> str:
 
 def resolve_run(store: Store, text: str) -> str:
     """A run id from an id, a unique id prefix, or a run name (its newest original run)."""
-    ids = sorted(name.split("/", 1)[1] for name, _ in store.refs.iter("runs/"))
+    ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]  # sorted, not read
     if text in ids:
         return text
     matches = [i for i in ids if i.startswith(text)]
