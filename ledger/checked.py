@@ -36,6 +36,15 @@ def _record(store: Store, oid: str | None, warnings: list[str], what: str) -> di
     return value
 
 
+def _ref(store: Store, ref: str) -> str | None:
+    """The ref's text (checked by ``_record``), or None once it is gone."""
+    try:
+        raw = store.refs.root.joinpath(*ref.split("/")).read_bytes()
+        return raw.decode("ascii", errors="replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def checked_runs(
     store: Store,
     index_rows: list[dict[str, Any]],
@@ -47,20 +56,22 @@ def checked_runs(
     that is missing, extra or different. ``every_run``: the ``index_rows`` are the whole
     ``runs`` table, so a run ref without a row is missing from it. Lazy: a caller that stops
     early reads only the records it showed."""
-    refs = {name: oid.strip() for name, oid in store.refs.iter("runs/")}
+    # Names only (a directory listing); each shown run's ref is read when it is reached.
+    names = set(store.refs.names("runs/"))
     by_ref = {row["ref"]: row for row in index_rows}
-    wanted = set(refs) | set(by_ref) if every_run else set(by_ref)
+    wanted = names | set(by_ref) if every_run else set(by_ref)
     for ref in sorted(wanted, reverse=True):
         run_id = ref.split("/", 1)[1]
-        if ref not in refs:
+        oid = _ref(store, ref) if ref in names else None
+        if oid is None:
             warnings.append(f"the index lists run {run_id}, which the ledger does not hold")
             continue
-        rec = _record(store, refs[ref], warnings, f"run {run_id}")
+        rec = _record(store, oid, warnings, f"run {run_id}")
         if rec is None or rec.get("kind") != "run":
             if rec is not None:
                 warnings.append(f"run {run_id}: its ref names a {rec.get('kind')} record")
             continue
-        trusted = run_row(ref, refs[ref], rec)
+        trusted = run_row(ref, oid, rec)
         row = by_ref.get(ref)
         if row is None:
             warnings.append(f"the index lacks run {run_id}; shown from its record")

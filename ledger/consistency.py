@@ -262,6 +262,22 @@ def _compare(
         q = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
         return {r[0] for r in conn.execute(q).fetchall()}
 
+    def schema(conn: sqlite3.Connection) -> dict[str, str]:
+        # Views and triggers are read by `sqlite3`/`datasette` users: an edited one lies too.
+        q = "SELECT type || ' ' || name, sql FROM sqlite_master WHERE type IN ('view','trigger')"
+        return {r[0]: r[1] for r in conn.execute(q).fetchall()}
+
+    want_schema, have_schema = schema(fresh), schema(kept)
+    for name in sorted(set(want_schema) | set(have_schema)):
+        if want_schema.get(name) != have_schema.get(name):
+            problems.append(
+                Problem(
+                    "index-mismatch",
+                    name,
+                    f"the index's {name} is {have_schema.get(name) or 'missing'!r}; "
+                    f"this version of ledger defines it as {want_schema.get(name) or 'nothing'!r}",
+                )
+            )
     want_tables, have_tables = tables(fresh), tables(kept)
     for table in sorted(want_tables - have_tables):
         problems.append(Problem("index-mismatch", table, f"the index has no {table} table"))

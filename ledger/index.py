@@ -23,7 +23,8 @@ from .store.repo import Store
 
 __all__ = ["Index", "Indexer", "register_indexer"]
 
-INDEX_VERSION = 1
+# Bumped when tables change: an index file written by another version is folded again.
+INDEX_VERSION = 2
 _BUSY_MS = 60_000
 
 
@@ -35,15 +36,20 @@ class Indexer:
     tables: Callable[[sqlite_utils.Database], None]  # create tables if missing
     add: Callable[[sqlite_utils.Database, str, str, dict[str, Any]], None]  # db, ref, oid, record
     remove: Callable[[sqlite_utils.Database, str], None]  # db, ref
+    name: str = ""  # several indexers may serve one kind; each registers under its own name
+    # Instead of ``add``, for rows that also read the objects a record links (store first).
+    add_linked: Callable[[Store, sqlite_utils.Database, str, str, dict[str, Any]], None] | None = (
+        None
+    )
 
 
 _INDEXERS: dict[str, Indexer] = {}
 # Modules that register indexers for their record kinds; imported when an Index opens.
-INDEXER_MODULES = ["ledger.run_index"]
+INDEXER_MODULES = ["ledger.run_index", "ledger.run_tables"]
 
 
 def register_indexer(indexer: Indexer) -> None:
-    _INDEXERS[indexer.kind] = indexer
+    _INDEXERS[indexer.name or indexer.kind] = indexer
 
 
 class Index:
@@ -62,6 +68,9 @@ class Index:
         self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
         self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
         self._retry(self._create_tables)
+        self._stale = self._retry(self._version) != str(INDEX_VERSION)
+        if not self._stale:
+            self._retry(self._set_version)
 
     def close(self) -> None:
         self.db.conn.close()
@@ -104,6 +113,15 @@ class Index:
         for ix in _INDEXERS.values():
             ix.tables(db)
 
+    def _version(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if row is None and self.last_seq() < 0:
+            return str(INDEX_VERSION)  # empty: nothing folded under another layout
+        return None if row is None else str(row[0])
+
+    def _set_version(self) -> None:
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
+
     # -- folding the log -------------------------------------------------------------------------
     def last_seq(self) -> int:
         row = self.db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
@@ -139,9 +157,11 @@ class Index:
         self.db.execute(
             "INSERT OR REPLACE INTO records VALUES (?,?,?)", (oid, kind, value.get("schema", 1))
         )
-        ix = _INDEXERS.get(kind)
-        if ix is not None:
-            ix.add(self.db, ref, oid, value)
+        for ix in _INDEXERS.values():
+            if ix.kind == kind and ix.add_linked is not None:
+                ix.add_linked(self.store, self.db, ref, oid, value)
+            elif ix.kind == kind:
+                ix.add(self.db, ref, oid, value)
 
     def _pending(self, after: int) -> Iterator[LogEntry]:
         for entry in self.store.log.entries():
@@ -149,7 +169,12 @@ class Index:
                 yield entry
 
     def sync(self) -> int:
-        """Apply log entries this index has not seen. Returns how many were applied."""
+        """Apply log entries this index has not seen. Returns how many were applied. An index
+        written with another table layout (``INDEX_VERSION``) is folded again from the start."""
+        if self._stale:
+            n = self.rebuild()
+            self._stale = False
+            return n
 
         def run() -> int:
             self.db.execute("BEGIN IMMEDIATE")
@@ -172,6 +197,12 @@ class Index:
         def run() -> int:
             self.db.execute("BEGIN IMMEDIATE")
             try:
+                # Views and triggers are defined again, as this version of ledger writes them.
+                for kind, name in self.db.execute(
+                    "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
+                ).fetchall():
+                    self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+                self._create_tables()
                 for (name,) in self.db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table'"
                 ).fetchall():
@@ -180,6 +211,9 @@ class Index:
                 for entry in self._pending(-1):
                     self._apply(entry)
                     n += 1
+                self.db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),)
+                )
                 self.db.execute("COMMIT")
                 return n
             except BaseException:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import AmbiguousIdError, UnknownIdError
+from .errors import AmbiguousIdError, LedgerError, UnknownIdError
 from .records.base import record_from_json
 from .records.run import Run
 from .short_ids import match_short_id
 from .store import Store
+
+if TYPE_CHECKING:
+    from .query import Filter
 
 __all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
 
@@ -28,7 +32,7 @@ def run_ref(run_id: str) -> str:
 
 def resolve_run(store: Store, text: str) -> str:
     """A run id from an id, a unique id prefix, or a run name (its newest original run)."""
-    ids = sorted(name.split("/", 1)[1] for name, _ in store.refs.iter("runs/"))
+    ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]  # sorted, not read
     if text in ids:
         return text
     matches = [i for i in ids if i.startswith(text)]
@@ -104,19 +108,24 @@ def list_runs(
     limit: int = 50,
     replays: bool = False,
     warnings: list[str] | None = None,
+    where: Sequence[Filter] = (),
+    columns: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Original runs newest first, each with ``replays``, how many replays it has (replays of
     replays included). The filters and ``limit`` select originals; with ``replays=True`` each is
     followed by its replays, oldest first, each with ``original`` set. Each row shown is rebuilt
     from its hashed record (``ledger.checked``); where the index disagrees, the record wins and
     a line is added to ``warnings``. A ``running`` run whose recorder process is gone on this
-    host is reported as ``abandoned``."""
+    host is reported as ``abandoned``. ``where`` (``ledger.query``): only originals matching
+    every filter, checked on the record; ``columns``: each row gets ``columns``, those values
+    read from the record."""
     import json
     import socket
 
     from .checked import checked_runs
     from .index import Index
     from .lineage import original_ids
+    from .run_tables import run_values
 
     if contract is not None and not contract.startswith("b3:"):
         contract = "b3:" + contract
@@ -128,7 +137,21 @@ def list_runs(
             row["status"] = "abandoned"
         return row
 
-    def select(index_rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+    def extra(row: dict[str, Any]) -> dict[str, Any] | None:
+        """The record's values, when filters or columns need them."""
+        if not where and columns is None:
+            return {}
+        try:
+            rec = store.get_json(row["oid"])
+        except LedgerError:
+            return None
+        return run_values(store, rec if isinstance(rec, dict) else {})
+
+    def select(
+        index_rows: list[dict[str, Any]],
+        notes: list[str],
+        candidates: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
         # Which runs are replays of which original comes from the index (cheap); each row shown
         # is then read back from its record.
         roots = original_ids({r["run_id"]: r["replay_of"] for r in index_rows})
@@ -137,7 +160,12 @@ def list_runs(
             if r["replay_of"] is not None and roots[r["run_id"]] != r["run_id"]:
                 under.setdefault(roots[r["run_id"]], []).append(r)
         out: list[dict[str, Any]] = []
-        for row in checked_runs(store, index_rows, notes):
+        walk = (
+            checked_runs(store, index_rows, notes)
+            if candidates is None
+            else checked_runs(store, candidates, notes, every_run=False)
+        )
+        for row in walk:
             run_id = row["run_id"]
             if row["replay_of"] is not None and roots.get(run_id, run_id) != run_id:
                 continue  # a replay: listed under its original
@@ -150,27 +178,44 @@ def list_runs(
                 continue
             if tags and any(row["tags"].get(k) != v for k, v in tags.items()):
                 continue
+            values = extra(row)
+            if values is None or not all(f.matches(values) for f in where):
+                continue
+            if columns is not None:
+                row["columns"] = {c: values.get(c) for c in columns}
             mine = under.get(run_id, [])
             row["replays"] = len(mine)
             out.append(row)
             if replays and mine:
                 for sub in reversed(list(checked_runs(store, mine, notes, every_run=False))):
                     sub = shown(sub)
+                    if columns is not None:
+                        sub_values = extra(sub) or {}
+                        sub["columns"] = {c: sub_values.get(c) for c in columns}
                     sub["original"] = run_id
                     out.append(sub)
             if sum(1 for r in out if "original" not in r) >= limit:
                 break
         return out
 
+    def candidates(index: Index) -> list[dict[str, Any]] | None:
+        if not where:
+            return None
+        parts = [f.sql() for f in where]
+        sql = " AND ".join(p[0] for p in parts)
+        args = tuple(a for p in parts for a in p[1])
+        return index.query(f"SELECT r.* FROM runs r WHERE {sql} ORDER BY r.run_id DESC", args)
+
     with Index(store) as index:
         index.sync()
         notes: list[str] = []
-        out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+        q = "SELECT * FROM runs ORDER BY run_id DESC"
+        out = select(index.query(q), notes, candidates(index))
         # A run sealed between the sync and reading its record is not a disagreement: if the
         # log moved on meanwhile, catch up once and look again.
         if notes and index.sync():
             notes = []
-            out = select(index.query("SELECT * FROM runs ORDER BY run_id DESC"), notes)
+            out = select(index.query(q), notes, candidates(index))
     if warnings is not None:
         warnings += notes
     return out

@@ -9,6 +9,7 @@ id; ``ledger ls`` prints them.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -30,18 +31,21 @@ def short_ids(run_ids: Iterable[str], *, avoid: Iterable[str] = ()) -> dict[str,
     (that would resolve as an id prefix first) and is no run name in ``avoid``; a run whose
     whole tail cannot satisfy that keeps its full id."""
     ids = sorted(set(run_ids))
-    tails = [_tail(i) for i in ids]
+    tails = sorted(_tail(i) for i in ids)
     taken = set(avoid)
+
+    def count(sorted_texts: list[str], prefix: str) -> int:
+        # How many start with ``prefix``: a range of the sorted list (O(log n), not a scan).
+        lo = bisect_left(sorted_texts, prefix)
+        return bisect_left(sorted_texts, prefix + "\U0010ffff", lo) - lo
+
     out: dict[str, str] = {}
-    for run_id, tail in zip(ids, tails, strict=True):
+    for run_id in ids:
+        tail = _tail(run_id)
         out[run_id] = run_id
         for n in range(MIN_LENGTH, len(tail) + 1):
             cand = tail[:n]
-            if (
-                sum(1 for t in tails if t.startswith(cand)) == 1
-                and not any(i.startswith(cand) for i in ids)
-                and cand not in taken
-            ):
+            if count(tails, cand) == 1 and count(ids, cand) == 0 and cand not in taken:
                 out[run_id] = cand
                 break
     return out
@@ -58,7 +62,7 @@ def short_ids_of(store: Store) -> dict[str, str]:
     """Short ids of every run in ``store`` (run names are avoided, since names resolve first)."""
     from .index import Index
 
-    ids = [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
+    ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]
     with Index(store) as index:
         index.sync()
         names = {r["name"] for r in index.query("SELECT DISTINCT name FROM runs", ()) if r["name"]}

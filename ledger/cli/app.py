@@ -25,6 +25,7 @@ from . import (
     run_cmds,
     share_cmds,
     store_cmds,
+    ui_cmds,
 )
 from ._common import set_global_ledger
 from ._output import report_error
@@ -81,6 +82,7 @@ config_cmds.register(app)
 check_cmds.register(app)
 share_cmds.register(app)
 remote_cmds.register(app)
+ui_cmds.register(app)
 
 
 def _plain_arguments(cmd: Any) -> None:

@@ -148,15 +148,30 @@ def ls(
     replays: bool = typer.Option(
         False, "--replays", help="Also list each run's replays, under it."
     ),
+    where: list[str] = typer.Option(
+        [],
+        "--where",
+        "-w",
+        metavar="FILTER",
+        help="Only runs where FIELD OP VALUE holds, e.g. 'params.lr > 0.01' (repeatable).",
+    ),
+    columns: str | None = typer.Option(
+        None,
+        "--columns",
+        metavar="FIELDS",
+        help="Show these fields after the id, e.g. name,params.lr,metrics.loss.last.",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """List original runs, newest first, with how many replays each has."""
     from ..checked import REINDEX_HINT
+    from ..query import parse_columns, parse_where
     from ..runs import list_runs
     from ..short_ids import short_ids_of
 
     warnings: list[str] = []
+    filters, chosen = parse_where(where), parse_columns(columns)
     store = open_store(ledger)
     rows = list_runs(
         store,
@@ -167,6 +182,8 @@ def ls(
         limit=limit,
         replays=replays,
         warnings=warnings,
+        where=filters,
+        columns=chosen,
     )
     print_warnings(warnings, REINDEX_HINT)
     short = short_ids_of(store)
@@ -177,6 +194,16 @@ def ls(
         return
     from rich.table import Table
 
+    if chosen is not None:
+        picked = Table(box=None)
+        picked.add_column("id", no_wrap=True)
+        for col in chosen:
+            picked.add_column(col)
+        for r in rows:
+            ident = f"↳ {r['short_id']}" if "original" in r else r["short_id"]
+            picked.add_row(ident, *(_cell(r["columns"].get(c)) for c in chosen))
+        out_console().print(picked)
+        return
     # The id column is the short id every command accepts; it is never wrapped or cut.
     table = Table(box=None)
     marks = [
@@ -203,6 +230,16 @@ def ls(
         ]
         table.add_row(*cells)
     out_console().print(table)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
 
 
 def show(

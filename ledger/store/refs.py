@@ -6,6 +6,7 @@ hash-chained log first (the commit point) and then replace the ref file atomical
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,14 +48,34 @@ class RefStore:
         return text
 
     def iter(self, prefix: str = "") -> Iterator[tuple[str, str]]:
-        base = self.root
-        if not base.is_dir():
-            return
-        for path in sorted(base.rglob("*")):
-            if not path.is_file() or path.name.startswith("."):
-                continue
-            name = path.relative_to(base).as_posix()
-            if not name.startswith(prefix):
-                continue
-            text = path.read_text("ascii", errors="replace").strip()
+        for name in self.names(prefix):
+            try:
+                text = (
+                    self.root.joinpath(*name.split("/"))
+                    .read_text("ascii", errors="replace")
+                    .strip()
+                )
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # deleted since it was listed
             yield name, text
+
+    def names(self, prefix: str = "") -> list[str]:
+        """Ref names starting with ``prefix``, sorted, without reading the refs: only the
+        folder a ``dir/`` prefix names is walked."""
+        top = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        base = self.root.joinpath(*top.split("/")) if top else self.root
+        if not base.is_dir():
+            return []
+        out: list[str] = []
+        stack = [(base, f"{top}/" if top else "")]
+        while stack:
+            folder, rel = stack.pop()
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    if e.name.startswith("."):
+                        continue
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append((Path(e.path), f"{rel}{e.name}/"))
+                    elif e.is_file() and f"{rel}{e.name}".startswith(prefix):
+                        out.append(f"{rel}{e.name}")
+        return sorted(out, key=lambda n: n.split("/"))  # the order of their paths

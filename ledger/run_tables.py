@@ -1,0 +1,283 @@
+"""The query tables of the index: ``params``, ``metrics``, ``checkpoints``, ``tags`` and views.
+
+Each is a function of one run record (and the objects it links: its resolved config, its metric
+series), so folding the log gives them like every other table and ``ledger verify`` compares
+them with a fresh fold. ``run_values`` is the same extraction as a flat dict: what ``ls
+--where/--columns`` and the web view check index answers against.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from . import run_index  # noqa: F401  (registered first: our indexes are on its runs table)
+from ._sqlite import sqlite_utils
+from .errors import LedgerError
+from .index import Indexer, register_indexer
+from .store import Store
+
+__all__ = [
+    "METRIC_STATS",
+    "best_of",
+    "flatten_params",
+    "main_metrics",
+    "run_values",
+]
+
+# What ``metrics.<name>.<stat>`` may name, and the column holding it.
+METRIC_STATS = ("first", "last", "min", "max", "count", "best", "last_step")
+# Names that go down when things improve; every other metric's best is its max.
+_LOWER_IS_BETTER = ("loss", "err", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "wer", "cer")
+_SOURCE_ORDER = {"combined": 0, "api": 1, "tensorboard": 2, "stdout": 3}
+
+
+def _tables(db: sqlite_utils.Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS params (run_id TEXT NOT NULL, key TEXT NOT NULL, "
+        "value TEXT, num REAL, type TEXT, PRIMARY KEY (run_id, key))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS metrics (run_id TEXT NOT NULL, name TEXT NOT NULL, "
+        "source TEXT NOT NULL, rank INTEGER NOT NULL, main INTEGER, count INTEGER, first REAL, "
+        "last REAL, min REAL, max REAL, best REAL, last_step INTEGER, nonfinite INTEGER, "
+        "series TEXT, PRIMARY KEY (run_id, name, source, rank))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS checkpoints (run_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "event TEXT, step INTEGER, digest TEXT, owner TEXT, rank INTEGER, bytes_total INTEGER, "
+        "bytes_new INTEGER, time TEXT, PRIMARY KEY (run_id, seq))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS tags (run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT, "
+        "PRIMARY KEY (run_id, key))"
+    )
+    for name, sql in _VIEWS.items():
+        db.execute(f"CREATE VIEW IF NOT EXISTS {name} AS {sql}")
+    for sql in _INDEXES:
+        db.execute(sql)
+
+
+_VIEWS = {
+    # Original runs only, with how many replays each has (one level) and the newest verdict.
+    "originals": (
+        "SELECT r.*, (SELECT count(*) FROM runs x WHERE x.replay_of = r.run_id) AS replays, "
+        "(SELECT v.outcome FROM verdicts v WHERE v.original = r.run_id ORDER BY v.created DESC "
+        "LIMIT 1) AS verdict FROM runs r WHERE r.replay_of IS NULL"
+    ),
+    # Each run's main series per metric name, beside the run's name and status.
+    "run_metrics": (
+        "SELECT r.run_id, r.name AS run_name, r.status, m.name AS metric, m.count, m.first, "
+        "m.last, m.min, m.max, m.best FROM runs r JOIN metrics m ON m.run_id = r.run_id "
+        "WHERE m.main = 1"
+    ),
+    "run_params": (
+        "SELECT r.run_id, r.name AS run_name, r.status, p.key, p.value, p.num "
+        "FROM runs r JOIN params p ON p.run_id = r.run_id"
+    ),
+    # Each replay beside its original and the verdict that compared them.
+    "replay_verdicts": (
+        "SELECT o.run_id AS original, o.name, x.run_id AS replay, x.status AS replay_status, "
+        "v.mode, v.outcome, v.summary FROM runs x JOIN runs o ON o.run_id = x.replay_of "
+        "LEFT JOIN verdicts v ON v.original = o.run_id AND v.replay = x.run_id"
+    ),
+}
+_INDEXES = [
+    "CREATE INDEX IF NOT EXISTS params_key ON params (key, num)",
+    "CREATE INDEX IF NOT EXISTS metrics_name ON metrics (name, main)",
+    "CREATE INDEX IF NOT EXISTS tags_key ON tags (key, value)",
+    "CREATE INDEX IF NOT EXISTS runs_replay_of ON runs (replay_of)",
+    "CREATE INDEX IF NOT EXISTS runs_run_id ON runs (run_id)",
+]
+
+
+def flatten_params(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"opt": {"lr": 0.1}}`` -> ``{"opt.lr": 0.1}``; lists stay whole values."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and v:
+                out.update(flatten_params(v, key))
+            else:
+                out[key] = v
+    elif prefix:
+        out[prefix] = value
+    return out
+
+
+def _param_cells(value: Any) -> tuple[str, float | None, str]:
+    """(value as text, the number or None, type)."""
+    if isinstance(value, bool):
+        return json.dumps(value), None, "bool"
+    if isinstance(value, int | float):
+        num = float(value)
+        return json.dumps(value), (num if math.isfinite(num) else None), type(value).__name__
+    if isinstance(value, str):
+        return value, None, "str"
+    if value is None:
+        return "null", None, "null"
+    return json.dumps(value, sort_keys=True), None, type(value).__name__
+
+
+def best_of(name: str, lo: float | None, hi: float | None) -> float | None:
+    lower = any(w in name.lower() for w in _LOWER_IS_BETTER)
+    return lo if lower else hi
+
+
+def _get(store: Store | None, oid: Any) -> Any:
+    if store is None or not isinstance(oid, str) or not store.objects.has(oid):
+        return None
+    try:
+        return store.get_json(oid)
+    except LedgerError:
+        return None
+
+
+def params_of(store: Store | None, rec: dict[str, Any]) -> dict[str, Any]:
+    config = _get(store, rec.get("resolved_config"))
+    resolved = config.get("resolved") if isinstance(config, dict) else None
+    return flatten_params(resolved) if isinstance(resolved, dict) else {}
+
+
+def _first(store: Store | None, oid: Any) -> float | None:
+    series = _get(store, oid)
+    if not isinstance(series, dict):
+        return None
+    values = series.get("value")
+    if isinstance(values, list) and values and isinstance(values[0], int | float):
+        v = float(values[0])
+        return v if math.isfinite(v) else None
+    return None
+
+
+def _metric_rows(store: Store | None, rec: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for m in rec.get("metrics") or []:
+        if not isinstance(m, dict):
+            continue
+        last = m.get("last")
+        rows.append(
+            {
+                "name": m.get("name"),
+                "source": m.get("source"),
+                "rank": -1 if m.get("rank") is None else m.get("rank"),
+                "count": m.get("count"),
+                "first": _first(store, m.get("series")),
+                "last": last if isinstance(last, int | float) else None,
+                "min": m.get("min"),
+                "max": m.get("max"),
+                "best": best_of(str(m.get("name")), m.get("min"), m.get("max")),
+                "last_step": m.get("last_step"),
+                "nonfinite": m.get("nonfinite_count"),
+                "series": m.get("series"),
+            }
+        )
+    # The main series of a name: the whole run's (rank -1) before one rank's, combined or
+    # API-logged before scraped.
+    main: dict[str, dict[str, Any]] = {}
+    for row in sorted(
+        rows, key=lambda r: (r["rank"] != -1, r["rank"], _SOURCE_ORDER.get(str(r["source"]), 9))
+    ):
+        main.setdefault(str(row["name"]), row)
+    for row in rows:
+        row["main"] = 1 if main.get(str(row["name"])) is row else 0
+    return rows
+
+
+def main_metrics(store: Store | None, rec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each metric name's main series summary (with ``first`` and ``best``)."""
+    return {str(r["name"]): r for r in _metric_rows(store, rec) if r["main"]}
+
+
+def run_values(store: Store | None, rec: dict[str, Any]) -> dict[str, Any]:
+    """Everything ``--where`` and ``--columns`` may name, read from one run record:
+    ``name``, ``status``..., ``params.<key>``, ``metrics.<name>.<stat>``, ``tags.<key>``."""
+    out: dict[str, Any] = {
+        k: rec.get(k)
+        for k in ("run_id", "name", "status", "exit_code", "started", "ended", "wall_seconds")
+    }
+    out["contract"] = rec.get("contract_digest")
+    out["replay_of"] = rec.get("replay_of")
+    for k, v in params_of(store, rec).items():
+        out[f"params.{k}"] = v
+    for name, row in main_metrics(store, rec).items():
+        for stat in METRIC_STATS:
+            out[f"metrics.{name}.{stat}"] = row[stat]
+    for k, v in (rec.get("tags") or {}).items():
+        out[f"tags.{k}"] = v
+    return out
+
+
+def _run_id(ref: str) -> str | None:
+    return ref.split("/", 1)[1] if ref.startswith("runs/") else None
+
+
+def _add(store: Store, db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    run_id = _run_id(ref)
+    if run_id is None:
+        return
+    for key, value in params_of(store, rec).items():
+        text, num, kind = _param_cells(value)
+        db.execute(
+            "INSERT OR REPLACE INTO params VALUES (?,?,?,?,?)", (run_id, key, text, num, kind)
+        )
+    for m in _metric_rows(store, rec):
+        db.execute(
+            "INSERT OR REPLACE INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                m["name"],
+                m["source"],
+                m["rank"],
+                m["main"],
+                m["count"],
+                m["first"],
+                m["last"],
+                m["min"],
+                m["max"],
+                m["best"],
+                m["last_step"],
+                m["nonfinite"],
+                m["series"],
+            ),
+        )
+    for seq, ev in enumerate(rec.get("checkpoints") or []):
+        if not isinstance(ev, dict):
+            continue
+        db.execute(
+            "INSERT OR REPLACE INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                seq,
+                ev.get("event"),
+                ev.get("step"),
+                ev.get("checkpoint_digest"),
+                ev.get("run_id"),
+                ev.get("rank"),
+                ev.get("bytes_total"),
+                ev.get("bytes_new"),
+                ev.get("time"),
+            ),
+        )
+    for k, v in (rec.get("tags") or {}).items():
+        db.execute("INSERT OR REPLACE INTO tags VALUES (?,?,?)", (run_id, str(k), str(v)))
+
+
+def _remove(db: sqlite_utils.Database, ref: str) -> None:
+    run_id = _run_id(ref)
+    if run_id is None:
+        return
+    for table in ("params", "metrics", "checkpoints", "tags"):
+        db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
+
+
+def _unused(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    raise AssertionError("run-tables rows are added with add_linked")
+
+
+RUN_TABLES_INDEXER = Indexer(
+    kind="run", tables=_tables, add=_unused, remove=_remove, name="run-tables", add_linked=_add
+)
+register_indexer(RUN_TABLES_INDEXER)

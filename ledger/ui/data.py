@@ -1,0 +1,424 @@
+"""What each page shows, gathered from hashed records (the index only picks which runs).
+
+Every function here reads through the object store, which re-hashes what it returns; rows
+come from ``list_runs`` and ``describe_run``, which check the index against the records and
+collect a warning for each disagreement.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import LedgerError
+from ..run_tables import flatten_params, main_metrics, run_values
+from ..store import Store
+from .svg import PALETTE, Band, Line
+
+__all__ = [
+    "AXES",
+    "SAFE_ID",
+    "curves",
+    "diff_page",
+    "run_page",
+    "runs_table",
+]
+
+AXES = {"step": "step", "samples": "samples seen", "wall": "wall time (s since start)"}
+# Run ids become file names in a static site; anything else is not linked.
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+LOG_TAIL_LINES = 200
+
+
+def _record(store: Store, oid: Any) -> dict[str, Any]:
+    if not isinstance(oid, str):
+        return {}
+    try:
+        value = store.get_json(oid)
+    except LedgerError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _verdicts(store: Store, run_ids: Sequence[str], warnings: list[str]) -> dict[str, Any]:
+    """The newest verdict about each original, read back from its record."""
+    from ..checked import checked_verdicts
+    from ..index import Index
+
+    out: dict[str, Any] = {}
+    if not run_ids:
+        return out
+    with Index(store) as index:
+        marks = ",".join("?" * len(run_ids))
+        rows = index.query(
+            f"SELECT * FROM verdicts WHERE original IN ({marks}) ORDER BY created", tuple(run_ids)
+        )
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_run.setdefault(str(row["original"]), []).append(row)
+    for run_id, mine in by_run.items():
+        checked = checked_verdicts(store, run_id, mine, warnings)
+        if checked:
+            out[run_id] = checked[-1]
+    return out
+
+
+def runs_table(
+    store: Store,
+    *,
+    where: Sequence[Any] = (),
+    name: str | None = None,
+    status: str | None = None,
+    tags: dict[str, str] | None = None,
+    page: int = 1,
+    per_page: int = 50,
+    only: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """One page of original runs with their main metrics, the config keys that vary, tags and
+    the newest replay verdict. ``only``: exactly these run ids (a static report)."""
+    from ..runs import list_runs
+    from ..short_ids import short_ids_of
+
+    warnings: list[str] = []
+    if only is not None:
+        rows = _only_rows(store, only, warnings)
+        has_next = False
+    else:
+        rows = list_runs(
+            store,
+            name=name,
+            status=status,
+            tags=tags,
+            limit=page * per_page + 1,
+            where=where,
+            warnings=warnings,
+        )
+        has_next = len(rows) > page * per_page
+        rows = rows[(page - 1) * per_page : page * per_page]
+    short = short_ids_of(store)
+    values: dict[str, dict[str, Any]] = {}
+    metrics: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        rec = _record(store, r["oid"])
+        values[r["run_id"]] = run_values(store, rec)
+        metrics[r["run_id"]] = main_metrics(store, rec)
+    names = Counter(n for m in metrics.values() for n in m)
+    metric_cols = [n for n, _ in names.most_common(4)]
+    keys: dict[str, set[str]] = {}
+    for v in values.values():
+        for k, val in v.items():
+            if k.startswith("params."):
+                keys.setdefault(k, set()).add(repr(val))
+    varying = [k for k, seen in keys.items() if len(seen) > 1 or len(values) == 1]
+    param_cols = sorted(varying or keys)[:5]
+    verdicts = _verdicts(store, [r["run_id"] for r in rows], warnings)
+    table = []
+    for r in rows:
+        rid = r["run_id"]
+        table.append(
+            {
+                "run_id": rid,
+                "linked": bool(SAFE_ID.match(rid)),
+                "short_id": short.get(rid, rid),
+                "name": r.get("name") or "",
+                "status": r.get("status"),
+                "started": (r.get("started") or "")[:19].replace("T", " "),
+                "wall_seconds": r.get("wall_seconds"),
+                "tags": r.get("tags") or {},
+                "replays": r.get("replays", 0),
+                "metrics": {n: metrics[rid].get(n) for n in metric_cols},
+                "params": {k: values[rid].get(k) for k in param_cols},
+                "verdict": verdicts.get(rid),
+            }
+        )
+    return {
+        "rows": table,
+        "metric_cols": metric_cols,
+        "param_cols": [k.removeprefix("params.") for k in param_cols],
+        "param_keys": param_cols,
+        "page": page,
+        "has_next": has_next,
+        "warnings": list(dict.fromkeys(warnings)),
+    }
+
+
+def _only_rows(store: Store, run_ids: Sequence[str], warnings: list[str]) -> list[dict[str, Any]]:
+    from ..checked import checked_runs
+    from ..runs import run_ref
+
+    rows = [{"ref": run_ref(r), "run_id": r} for r in run_ids]
+    # Rows built from the records themselves: no index row to disagree with.
+    out = []
+    for row in checked_runs(store, rows, [], every_run=False):
+        import json
+
+        row["tags"] = json.loads(row["tags"] or "{}")
+        out.append(row)
+    order = {r: i for i, r in enumerate(run_ids)}
+    return sorted(out, key=lambda r: order.get(r["run_id"], 0))
+
+
+def _series_points(store: Store, oid: Any, x: str) -> list[tuple[float, float]]:
+    series = _record(store, oid)
+    values = series.get("value") or []
+    xs = series.get(x) or []
+    steps = series.get("step") or []
+    out: list[tuple[float, float]] = []
+    for i, v in enumerate(values):
+        xv = xs[i] if i < len(xs) else None
+        if x == "step" and xv is None:
+            xv = steps[i] if i < len(steps) and steps[i] is not None else i
+        if xv is None or not isinstance(v, int | float) or not math.isfinite(v):
+            continue
+        out.append((float(xv), float(v)))
+    return out
+
+
+def _label(rec: dict[str, Any]) -> str:
+    rid = str(rec.get("run_id", ""))
+    name = rec.get("name")
+    return f"{name} ({rid[-8:]})" if name else rid
+
+
+def curves(
+    store: Store,
+    run_ids: Sequence[str],
+    *,
+    x: str = "step",
+    group: bool = False,
+    dashed: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """One chart per metric name over ``run_ids``: a line per run, or with ``group`` each set of
+    runs sharing a name (seeds) drawn as its mean and min..max band."""
+    from .svg import line_chart
+
+    if x not in AXES:
+        x = "step"
+    recs = {rid: _record(store, store.refs.get(f"runs/{rid}")) for rid in run_ids}
+    by_metric: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
+    for rid, rec in recs.items():
+        for name, row in main_metrics(store, rec).items():
+            by_metric.setdefault(name, []).append((rid, _series_points(store, row["series"], x)))
+    groups: dict[str, list[str]] = {}
+    if group:
+        for rid, rec in recs.items():
+            groups.setdefault(str(rec.get("name") or rid), []).append(rid)
+    charts = []
+    for metric in sorted(by_metric):
+        lines: list[Line] = []
+        bands: list[Band] = []
+        seen_groups: set[str] = set()
+        for i, (rid, points) in enumerate(by_metric[metric]):
+            gname = str(recs[rid].get("name") or rid)
+            if group and len(groups.get(gname, [])) > 1:
+                if gname in seen_groups:
+                    continue
+                seen_groups.add(gname)
+                members = [(r, p) for r, p in by_metric[metric] if r in groups[gname]]
+                # Colours after the lines' own, so a band never looks like a run.
+                colour = PALETTE[(len(by_metric[metric]) + len(bands)) % len(PALETTE)]
+                bands.append(_band(gname, members, colour))
+                continue
+            lines.append(
+                Line(
+                    _label(recs[rid]),
+                    points,
+                    PALETTE[i % len(PALETTE)],
+                    dashed=rid in dashed,
+                    run_id=rid,
+                )
+            )
+        charts.append(
+            {
+                "metric": metric,
+                "svg": line_chart(lines, x_label=AXES[x], bands=bands, title=metric),
+                "legend": [(ln.label, ln.colour, ln.dashed) for ln in lines]
+                + [
+                    (f"{b.label}: mean, min..max of {len(b.runs)} runs", b.colour, False)
+                    for b in bands
+                ],
+            }
+        )
+    return charts
+
+
+def _band(name: str, members: list[tuple[str, list[tuple[float, float]]]], colour: str) -> Band:
+    at: dict[float, list[float]] = {}
+    for _, points in members:
+        for xv, yv in points:
+            at.setdefault(xv, []).append(yv)
+    xs = sorted(at)
+    return Band(
+        label=name,
+        xs=xs,
+        lo=[min(at[v]) for v in xs],
+        hi=[max(at[v]) for v in xs],
+        mean=[sum(at[v]) / len(at[v]) for v in xs],
+        colour=colour,
+        runs=[r for r, _ in members],
+    )
+
+
+def _log_tail(store: Store, oid: Any) -> tuple[str, int] | None:
+    if not isinstance(oid, str):
+        return None
+    try:
+        text = store.objects.get_bytes(oid).decode("utf-8", errors="replace")
+    except LedgerError as e:
+        return f"(the captured output cannot be read: {e.message})", 0
+    lines = text.splitlines()
+    return "\n".join(lines[-LOG_TAIL_LINES:]), len(lines)
+
+
+def log_text(store: Store, run_id: str) -> str | None:
+    rec = _record(store, store.refs.get(f"runs/{run_id}"))
+    oid = rec.get("stdout")
+    if not isinstance(oid, str):
+        return None
+    return store.objects.get_bytes(oid).decode("utf-8", errors="replace")
+
+
+def _divergence(store: Store, original: str, replay: str) -> dict[str, Any] | None:
+    from ..records.base import record_from_json
+    from ..records.run import Run
+    from ..replay.series import run_series
+    from ..stats import compare_series
+
+    try:
+        a = record_from_json(_record(store, store.refs.get(f"runs/{original}")), Run)
+        b = record_from_json(_record(store, store.refs.get(f"runs/{replay}")), Run)
+        assert isinstance(a, Run) and isinstance(b, Run)
+        fd = (
+            compare_series(run_series(store, a), run_series(store, b))
+            .to_json()
+            .get("first_divergence")
+        )
+    except (LedgerError, ValueError, TypeError, KeyError, AssertionError):
+        return None
+    return fd if isinstance(fd, dict) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def run_page(store: Store, text: str) -> dict[str, Any]:
+    """Everything ``ledger show`` gathers, plus checkpoints, the log tail and curves against
+    the run's replays with the first divergence marked."""
+    from ..show import describe_run
+    from .svg import line_chart
+
+    info = describe_run(store, text)
+    run = info["run"]
+    rid = run["run_id"]
+    contract: dict[str, Any] = _dict(info.get("contract"))
+    code: dict[str, Any] = _dict(info.get("code"))
+    env: dict[str, Any] = _dict(info.get("environment"))
+    config = info.get("resolved_config")
+    params = flatten_params(config.get("resolved")) if isinstance(config, dict) else {}
+    replays = [r["run_id"] for r in info.get("replays", [])]
+    first_div = _divergence(store, rid, replays[0]) if replays else None
+    charts = curves(store, [rid, *replays], dashed=replays)
+    if first_div is not None:
+        for chart in charts:
+            if str(first_div.get("metric", "")).split("@")[0] == chart["metric"]:
+                # Drawn again with the marker where original and replay first part.
+                recs = [rid, *replays]
+                chart["svg"] = line_chart(
+                    [
+                        Line(
+                            ("replay " if r in replays else "original ") + r[-8:],
+                            _series_points(
+                                store,
+                                main_metrics(store, _record(store, store.refs.get(f"runs/{r}")))
+                                .get(chart["metric"], {})
+                                .get("series"),
+                                "step",
+                            ),
+                            PALETTE[i % len(PALETTE)],
+                            dashed=r in replays,
+                            run_id=r,
+                        )
+                        for i, r in enumerate(recs)
+                    ],
+                    x_label=AXES["step"],
+                    marker=(
+                        float(first_div["step"]),
+                        f"first divergence (step {first_div['step']})",
+                    ),
+                    title=chart["metric"],
+                )
+    scalars = {
+        k: v for k, v in env.items() if isinstance(v, str | int | float | bool) and k != "kind"
+    }
+    return {
+        "run": run,
+        "record": info.get("record"),
+        "short_id": rid,
+        "contract": contract,
+        "code": {
+            "commit": code.get("commit"),
+            "dirty": code.get("dirty"),
+            "patched": info.get("code_files", {}).get("patched", []),
+            "untracked": info.get("code_files", {}).get("untracked", []),
+        },
+        "inputs": contract.get("inputs") or [],
+        "params": params,
+        "environment": scalars,
+        "seeds": (run.get("runtime") or {}).get("seeds") or [],
+        "outputs": run.get("outputs") or [],
+        "checkpoints": [c for c in run.get("checkpoints") or [] if isinstance(c, dict)],
+        "checks": run.get("inputs_after") or [],
+        "notes": run.get("notes") or [],
+        "metrics": run.get("metrics") or [],
+        "replays": info.get("replays", []),
+        "verdicts": info.get("verdicts", []),
+        "first_divergence": first_div,
+        "charts": charts,
+        "log": _log_tail(store, run.get("stdout")),
+        "linked": bool(SAFE_ID.match(rid)),
+        "warnings": info.get("warnings", []),
+    }
+
+
+def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:
+    from ..diff import diff_runs
+
+    try:
+        d = diff_runs(store, a, b)
+    except (LedgerError, ValueError, TypeError, KeyError, AssertionError) as e:
+        message = e.message if isinstance(e, LedgerError) else str(e).splitlines()[0]
+        return {"a": a, "b": b, "error": message}
+    return d
+
+
+def audits(
+    store: Store, runs: Sequence[str] | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Stored claim audits, newest first (``runs``: only those whose evidence names one of
+    these runs), each read back from its record."""
+    import json
+
+    out = []
+    for name, oid in sorted(store.refs.iter("audits/"), reverse=True):
+        audit_id = name.split("/", 1)[1]
+        rec = _record(store, oid.strip())
+        if rec.get("kind") != "audit" or not SAFE_ID.match(audit_id):
+            continue
+        if runs is not None and not any(r in json.dumps(rec) for r in runs):
+            continue
+        counts = rec.get("counts") or {}
+        summary = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items())
+        out.append({"audit_id": audit_id, "summary": summary or "no claims"})
+        if len(out) >= limit:
+            break
+    return out
+
+
+def audit_html(store: Store, audit_id: str) -> str:
+    from ..audit import load_audit, render_html
+
+    return render_html(load_audit(store, audit_id))

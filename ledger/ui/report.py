@@ -1,0 +1,147 @@
+"""``ledger report RUN... -o DIR``: the web view's pages as a static, self-contained site.
+
+The folder holds HTML, one CSS and one JS file, and the runs' logs as text: nothing is fetched
+from anywhere when it is opened, so it can be attached to a paper or kept as a CI artifact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import UsageError
+from ..runs import resolve_run
+from ..store import Store
+from . import data
+from .pages import STATIC_FILES, render, static_file
+
+__all__ = ["write_report"]
+
+
+def _axis_file(x: str) -> str:
+    return "curves.html" if x == "step" else f"curves-{x}.html"
+
+
+def write_report(store: Store, runs: Sequence[str], out: Path) -> list[Path]:
+    """Write the site into ``out`` (created; an existing non-empty folder is refused unless it
+    holds an earlier report). Returns the pages written."""
+    ids = list(dict.fromkeys(resolve_run(store, r) for r in runs))
+    for rid in ids:
+        if not data.SAFE_ID.match(rid):
+            raise UsageError(f"run id {rid!r} cannot be a file name", hint="report other runs")
+    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
+        raise UsageError(
+            f"{out} exists and is not a ledger report",
+            hint="give a new or empty folder with -o",
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside the target, then swapped in: a failed report leaves no half site.
+    tmp = Path(tempfile.mkdtemp(prefix=".ledger-report-", dir=out.parent))
+    try:
+        pages = _write(store, ids, tmp)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out / p.relative_to(tmp) for p in pages]
+
+
+def _write(store: Store, ids: list[str], root: Path) -> list[Path]:
+    written: list[Path] = []
+
+    def put(rel: str, text: str) -> None:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+
+    (root / "static").mkdir()
+    for name in STATIC_FILES:
+        (root / "static" / name).write_bytes(static_file(name))
+    table = data.runs_table(store, only=ids)
+    # Replays of the reported runs are reported too: their pages are linked from the originals.
+    pairs: list[tuple[str, str]] = []
+    all_ids = list(ids)
+    for rid in ids:
+        info = data.run_page(store, rid)
+        for r in info["replays"]:
+            if data.SAFE_ID.match(r["run_id"]):
+                pairs.append((rid, r["run_id"]))
+                if r["run_id"] not in all_ids:
+                    all_ids.append(r["run_id"])
+    pairs += [(a, b) for a, b in itertools.pairwise(ids) if (a, b) not in pairs]
+    reported_audits = data.audits(store, runs=all_ids)
+    for audit in reported_audits:
+        put(f"audits/{audit['audit_id']}.html", data.audit_html(store, audit["audit_id"]))
+    put(
+        "index.html",
+        render(
+            "runs.html",
+            root="",
+            live=False,
+            curves_href="curves.html",
+            form={},
+            statuses=[],
+            error=None,
+            page_href=lambda p: "",
+            diffs=pairs,
+            audits=reported_audits,
+            **table,
+        ),
+    )
+    for rid in all_ids:
+        info = data.run_page(store, rid)
+        put(
+            f"runs/{rid}.html",
+            render(
+                "run.html",
+                root="../",
+                live=False,
+                curves_href="../curves.html",
+                log_lines=data.LOG_TAIL_LINES,
+                **info,
+            ),
+        )
+        text = data.log_text(store, rid)
+        if text is not None:
+            put(f"logs/{rid}-stdout.txt", text)
+    for x in data.AXES:
+        for group in (False, True):
+            name = _axis_file(x) if not group else _axis_file(x).replace(".html", "-grouped.html")
+            put(
+                name,
+                render(
+                    "curves.html",
+                    root="",
+                    live=False,
+                    curves_href="curves.html",
+                    charts=data.curves(store, ids, x=x, group=group),
+                    runs=ids,
+                    x=x,
+                    group=group,
+                    axis_href=lambda k, g=group: (
+                        _axis_file(k) if not g else _axis_file(k).replace(".html", "-grouped.html")
+                    ),
+                    group_href=lambda g, x=x: (
+                        _axis_file(x) if not g else _axis_file(x).replace(".html", "-grouped.html")
+                    ),
+                ),
+            )
+    for a, b in pairs:
+        put(
+            f"diff/{a}--{b}.html",
+            render(
+                "diff.html",
+                root="../",
+                live=False,
+                curves_href="../curves.html",
+                d=data.diff_page(store, a, b),
+            ),
+        )
+    return written
