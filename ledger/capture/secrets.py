@@ -25,10 +25,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from .redact import is_secret_name, redact_argv, redact_text
+
+if TYPE_CHECKING:
+    from .form_match import FormMatcher
+    from .scrub_stream import ScrubStream
 
 __all__ = [
     "ENV_FILE_PATTERNS",
@@ -351,40 +355,56 @@ class Scrubber:
 
     known: list[KnownSecret]
     hits: dict[str, set[str]] = field(default_factory=dict)  # source -> where it was found
-    _pattern: re.Pattern[bytes] | None = field(default=None, repr=False)
+    _pattern: FormMatcher | None = field(default=None, repr=False)
     _by_form: dict[bytes, str] = field(default_factory=dict, repr=False)
-    _binary: re.Pattern[bytes] | None = field(default=None, repr=False)
+    _binary: FormMatcher | None = field(default=None, repr=False)
+    longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back
 
     def __post_init__(self) -> None:
+        from .form_match import FormMatcher
+
         short: list[bytes] = []
         long: list[bytes] = []
         for k in self.known:
             for f in _forms(k.value):
                 self._by_form.setdefault(f, k.source)
                 (short if len(f) < _STANDALONE_BELOW else long).append(f)
-        long.sort(key=len, reverse=True)  # the longest form wins where forms overlap
-        alts = [re.escape(f) for f in long]
-        alts += [rb"(?<![A-Za-z0-9])" + re.escape(f) + rb"(?![A-Za-z0-9])" for f in short]
-        if alts:
-            self._pattern = re.compile(b"|".join(alts))
-        in_binary = [re.escape(f) for f in long if len(f) >= MIN_CONTENT_LEN]
+        self.longest_form = max(map(len, self._by_form), default=0)
+        # The longest form wins where forms overlap; short ones only where they stand alone.
+        if long or short:
+            self._pattern = FormMatcher(long, short)
+        in_binary = [f for f in long if len(f) >= MIN_CONTENT_LEN]
         if in_binary:
-            self._binary = re.compile(b"|".join(in_binary))
+            self._binary = FormMatcher(in_binary)
 
     def scrub(self, data: bytes, where: str) -> bytes:
         """``data`` without the known values. In binary data (a NUL in its first 8 KiB) only
         forms of ``MIN_CONTENT_LEN`` bytes or more are replaced: a short value turns up in
         megabytes of weights by chance, and replacing it there would corrupt the file."""
-        if self._pattern is None or not data:
+        matcher = self.matcher_for(data)
+        if matcher is None or not data:
             return data
-        if b"\0" in data[:8192]:
-            if self._binary is None:
-                return data
-            return self._binary.sub(lambda m: self._sub(m, where), data)
-        return self._pattern.sub(lambda m: self._sub(m, where), data)
+        return matcher.sub(data, lambda form: self.replacement(form, where))
 
-    def _sub(self, m: re.Match[bytes], where: str) -> bytes:
-        source = self._by_form.get(m[0], "secret")
+    @property
+    def forms(self) -> list[bytes]:
+        """Every byte string scrubbed: the values and their encoded forms."""
+        return list(self._by_form)
+
+    def matcher_for(self, head: bytes) -> FormMatcher | None:
+        """What :meth:`scrub` looks for in data that starts with ``head`` (its first 8 KiB
+        decide between text and binary); None when there is nothing to look for."""
+        return self._binary if b"\0" in head[:8192] else self._pattern
+
+    def stream(self, where: str) -> ScrubStream:
+        """A scrubber for data that arrives in chunks (``ledger.capture.scrub_stream``)."""
+        from .scrub_stream import ScrubStream
+
+        return ScrubStream(self, where)
+
+    def replacement(self, form: bytes, where: str) -> bytes:
+        """The marker for a form found in data; notes where it was found."""
+        source = self._by_form.get(form, "secret")
         self.hits.setdefault(source, set()).add(where)
         return marker(source).encode()
 
@@ -423,9 +443,12 @@ class Scrubber:
         return out
 
 
-def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:
+def scrub_run_dir(staging: Path, scrubber: Scrubber, logs_scrubbed: bool = False) -> list[str]:
     """Scrub what the child wrote into the staging directory before it is stored: the logs
-    (known values and detected lines) and the argparse/Hydra captures (known values)."""
+    (known values and detected lines) and the argparse/Hydra captures (known values).
+
+    ``logs_scrubbed``: the known values were scrubbed from the logs as they were written
+    (``Scrubber.stream``); a second pass could find a short value inside a marker."""
     notes: list[str] = []
     found: list[Finding] = []
     for stream in ("stdout", "stderr"):
@@ -433,7 +456,7 @@ def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:
         if not path.is_file():
             continue
         data = path.read_bytes()
-        new = scrubber.scrub(data, stream)
+        new = data if logs_scrubbed else scrubber.scrub(data, stream)
         if len(new) <= MAX_DETECT_BYTES:
             new, hits = redact_lines(new, stream)
             found += hits
