@@ -213,10 +213,21 @@ _SHORT_PASSWORD = frozenset({"-p", "-P"})
 _PLAIN = re.compile(r"^(?:-|[+-]?\d+(?:\.\d+)?$|[.~]?/|\.{1,2}$|[\w.-]*/)")
 
 
+def _attached_password(arg: str) -> bool:
+    """``-pVALUE`` (mysql, mysqldump): the password attached to ``-p``. Bundled flags stay
+    (``-pv``, ``-pvf``: all lower-case letters, under 6), so do ports and paths (``-p8080``)."""
+    if arg[:2] not in _SHORT_PASSWORD or len(arg) < 3 or arg[2] == "=":
+        return False
+    value = arg[2:]
+    if _PLAIN.match(value):
+        return False
+    return len(value) >= 6 or not (value.isalpha() and value.islower())
+
+
 def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
     """Redact a command line given as a list of arguments.
 
-    ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` loses X; every argument is
+    ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` and ``-pX`` lose X; every argument is
     also scanned as text (URLs with passwords, bearer tokens, known token formats). Of the
     single-letter options only ``-p``/``-P`` are taken as passwords, and only when their value
     is not a number, a path or another option (ports and paths stay readable).
@@ -238,6 +249,9 @@ def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
             continue
         redact_next = False
         name = arg.split("=", 1)[0]
+        if _attached_password(arg):
+            out.append(arg[:2] + REDACTED)
+            continue
         if name in _SHORT_PASSWORD:
             if "=" in arg and not _PLAIN.match(arg.split("=", 1)[1]):
                 out.append(f"{name}={REDACTED}")

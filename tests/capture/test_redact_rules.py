@@ -125,6 +125,27 @@ def test_redact_argv_forms() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("arg", "redacted"),
+    [
+        ("-phunter2", True),  # mysql -pPASSWORD
+        ("-PSecret", True),
+        ("-ppassword", True),
+        ("-p=abc", True),
+        ("-pv", False),  # bundled flags (mkdir -pv, cp -pvf)
+        ("-pvf", False),
+        ("-p8080", False),  # a port
+        ("-p./out", False),  # a path
+    ],
+)
+def test_redact_argv_password_attached_to_p(arg: str, redacted: bool) -> None:
+    out = redact_argv(["mysql", arg, "db"])
+    assert (out[1] != arg) is redacted, out
+    assert out[2] == "db"
+    if redacted:
+        assert arg[2:].lstrip("=") not in out[1]
+
+
 def test_redact_argv_value_after_secret_flag() -> None:
     # "-1x" does not look like an option, so it is taken as the secret's value; "--lr" does.
     assert redact_argv(["--token", "-1x"]) == ["--token", REDACTED]
