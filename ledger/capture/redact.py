@@ -137,10 +137,18 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S
 )
 # scheme://user:password@host -> scheme://user:***@host (a port is never followed by '@').
-_URL_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@")
+# This pattern and _ASSIGN_HEAD try a name only where a run of name characters starts (the
+# look-behind), skipping to its first letter: tried at every position inside the run, as
+# ``\b`` allows in ``a.a.a``, each attempt scans to the run's end, and a 32 KB log line took
+# minutes. A match from inside a run ends where one from its start does, so none is lost.
+_URL_USERINFO = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@"
+)
 _BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}")
 # name=value and name: value where the name looks secret (quotes around either are allowed).
-_ASSIGN_HEAD = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*")
+_ASSIGN_HEAD = re.compile(
+    r"(?<![A-Za-z0-9_.-])[0-9.-]*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*"
+)
 _ASSIGN_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s&;,\"']+")
 # --name value (command lines written as text)
 _FLAG_VALUE = re.compile(r"(?<![\w-])(?P<flag>--?[A-Za-z][\w.-]*)(?P<sp>\s+)(?P<value>[^\s-]\S*)")
@@ -166,7 +174,7 @@ def _redact_assignments(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _ASSIGN_HEAD.finditer(text):
-        if m.start() < pos or not is_secret_name(m["name"]):
+        if m.start("name") < pos or not is_secret_name(m["name"]):
             continue
         value = _ASSIGN_VALUE.match(text, m.end())
         if value is None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_FILE_PATTERNS",
     "MAX_DETECT_BYTES",
+    "MAX_DETECT_LINE",
     "Finding",
     "KnownSecret",
     "Scrubber",
@@ -75,6 +76,10 @@ ENV_FILE_PATTERNS = (
 )
 # Captured text larger than this is scrubbed of known values only, not scanned line by line.
 MAX_DETECT_BYTES = 64 << 20
+# Lines longer than this skip the detect-secrets plugins (some take ~15 us a byte: a 50 MB line
+# of output would hold the seal for many minutes); the name rules, which take linear time and
+# know the token formats, URL passwords and ``key=value`` assignments, still run over them.
+MAX_DETECT_LINE = 64 << 10
 # Content detection flags nothing shorter than this (values known at launch have no minimum).
 MIN_CONTENT_LEN = 8
 # Values shorter than this are scrubbed only where they stand alone (not inside a longer word):
@@ -153,6 +158,8 @@ def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     and ``KEY=value`` alike."""
     if len(line) < 4 or not _candidate(line):
         return None
+    if len(line) > MAX_DETECT_LINE:
+        return "name rule" if redact_text(line) != line else None
     for plugin in _plugins():
         for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):
             value = secret.secret_value or ""

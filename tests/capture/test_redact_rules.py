@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -212,3 +214,21 @@ def test_known_token_formats_never_survive(token: str, before: str) -> None:
 def test_redaction_is_idempotent(text: str) -> None:
     once = redact_text(text)
     assert redact_text(once) == once
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["x=" + "a" * 200_000, "a." * 100_000, "http://" + "a" * 200_000, "a-" * 100_000],
+)
+def test_redact_text_is_linear_on_long_runs_of_name_characters(line: str) -> None:
+    # Each of these took minutes at 32 KB when a name was tried at every position of a run.
+    start = time.perf_counter()
+    assert redact_text(line) == line
+    assert time.perf_counter() - start < 5.0
+
+
+def test_names_inside_runs_are_still_found() -> None:
+    assert redact_text("--api-key=abc123") == f"--api-key={REDACTED}"
+    assert redact_text("9db_password: x9") == f"9db_password: {REDACTED}"
+    assert redact_text("x.https://u:pw99@h/") == "x.https://u:***@h/"
+    assert redact_text("cfg.api_key=zz1 lr=0.1") == f"cfg.api_key={REDACTED} lr=0.1"
