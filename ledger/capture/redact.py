@@ -37,6 +37,7 @@ _ANY_WORDS = frozenset(
         "credential",
         "credentials",
         "creds",
+        "cred",
         "auth",
         "authorization",
         "private",
@@ -49,7 +50,7 @@ _ANY_WORDS = frozenset(
 )
 # Words that make a name secret only as its LAST word: ``api_key``, ``HF_TOKEN``, ``db_pass`` are
 # secrets, while ``key_dim``, ``pad_token_id`` and ``pass_through`` are hyperparameters.
-_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid"})
+_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid", "pin", "jwt", "otp"})
 # Run-together spellings (``APIKEY``, ``accessToken`` lower-cased, ``DBPASSWORD``).
 _SUFFIXES = (
     "apikey",

@@ -42,6 +42,7 @@ __all__ = [
     "KnownSecret",
     "Scrubber",
     "detect_line",
+    "is_setting",
     "launch_secrets",
     "marker",
     "preload",
@@ -302,6 +303,11 @@ def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[Know
 # Settings, not credentials: ``AUTH_ENABLED=true``, ``SECRETS_BACKEND_RETRIES=3``. Scrubbing
 # them would erase every "true" or "3" from the logs.
 _FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
+
+
+def is_setting(value: str) -> bool:
+    """A flag, a one- or two-digit number or nothing: never scrubbed as a secret."""
+    return _not_a_value(value)
 
 
 def _not_a_value(value: str) -> bool:

@@ -38,6 +38,10 @@ SECRET_NAMES = [
     "SESSION_ID",
     "cookie",
     "SENTRY_DSN",
+    "MY_SVC_CRED",
+    "DB_PIN",
+    "AUTH_JWT",
+    "MFA_OTP",
     "--api-key",
     "--token",
 ]
@@ -59,6 +63,10 @@ PLAIN_NAMES = [
     "keyboard",
     "lr",
     "-p",
+    "pin_memory",
+    "spin",
+    "credit",
+    "otp_window_steps",
 ]
 
 
