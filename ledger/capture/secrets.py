@@ -356,7 +356,10 @@ def _b64_cores(raw: bytes) -> set[bytes]:
 
 def _forms(value: str) -> set[bytes]:
     raw = value.encode("utf-8", "surrogateescape")
-    forms = {raw, quote(value, safe="").encode(), quote_plus(value).encode(), quote(value).encode()}
+    # A value that is not UTF-8 (os.environ holds its bytes as surrogates) is encoded as such.
+    esc = {"encoding": "utf-8", "errors": "surrogateescape"}
+    forms = {raw, quote(value, safe="", **esc).encode(), quote(value, **esc).encode()}
+    forms.add(quote_plus(value, **esc).encode())
     forms |= _b64_cores(raw)
     forms |= {raw.hex().encode(), raw.hex().upper().encode()}
     return {f for f in forms if f}
