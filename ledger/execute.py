@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-__all__ = ["ExecResult", "Sink", "execute", "interrupt_running"]
+__all__ = ["ExecResult", "LogFilter", "Sink", "execute", "interrupt_running"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
@@ -108,6 +108,7 @@ class ExecResult:
     peak_rss_bytes: int
     started_monotonic: float
     notes: list[str] = field(default_factory=list)
+    logs_filtered: bool = False  # every byte of both logs went through its LogFilter
 
 
 class Sink(Protocol):
@@ -117,8 +118,56 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
+class LogFilter(Protocol):
+    """What a stream's bytes go through before they are written to its log file (secrets
+    known at launch are scrubbed there: ``ledger.capture.scrub_stream``). ``feed`` may hold
+    bytes back; ``flush`` returns the rest at the end of the stream; ``held`` is what it
+    holds back now, unfiltered."""
+
+    def feed(self, chunk: bytes, /) -> bytes: ...
+    def flush(self) -> bytes: ...
+    def held(self) -> bytes: ...
+
+
+class _Filtered:
+    """A log file written through a LogFilter. If the filter fails (it should not), the rest
+    is written unfiltered and a note says so: the recorder then scrubs the log at seal."""
+
+    def __init__(self, log: BinaryIO, flt: LogFilter | None, errors: list[str]) -> None:
+        self.log, self.flt, self.errors, self.ok = log, flt, errors, flt is not None
+
+    def write(self, chunk: bytes) -> None:
+        if self.flt is None:
+            out = chunk
+        else:
+            try:
+                out = self.flt.feed(chunk)
+            except Exception as e:
+                self._fail(e, chunk)
+                return
+        self.log.write(out)
+        self.log.flush()  # on disk as it comes: a recorder killed now leaves what it had
+
+    def close(self) -> None:
+        if self.flt is not None:
+            try:
+                out = self.flt.flush()
+            except Exception as e:
+                self._fail(e, b"")
+                return
+            self.log.write(out)
+
+    def _fail(self, e: Exception, chunk: bytes) -> None:
+        assert self.flt is not None
+        with contextlib.suppress(Exception):
+            chunk = self.flt.held() + chunk
+        self.log.write(chunk)
+        self.errors.append(f"the log filter failed ({type(e).__name__}: {e}); logged unfiltered")
+        self.flt, self.ok = None, False
+
+
 def _pump(
-    src: BinaryIO, dest: BinaryIO, log: BinaryIO, sink: Sink | None, errors: list[str]
+    src: BinaryIO, dest: BinaryIO, log: _Filtered, sink: Sink | None, errors: list[str]
 ) -> None:
     # Each chunk is handled once and in time linear in its size: whatever the child writes
     # (a 50 MB line without a newline), this loop keeps up with the pipe. A sink that fails
@@ -149,7 +198,8 @@ def _pump(
             sink.close()
         except Exception as e:
             errors.append(f"--metric matching stopped on this stream: {type(e).__name__}: {e}")
-    log.flush()
+    log.close()
+    log.log.flush()
 
 
 def execute(
@@ -161,9 +211,12 @@ def execute(
     stderr_log: Path,
     stdout_sink: Sink | None = None,
     stderr_sink: Sink | None = None,
+    stdout_filter: LogFilter | None = None,
+    stderr_filter: LogFilter | None = None,
     run_id: str | None = None,
 ) -> ExecResult:
-    """Run ``argv`` to completion; with ``run_id``, stop what it leaves behind (module doc)."""
+    """Run ``argv`` to completion; with ``run_id``, stop what it leaves behind (module doc).
+    The terminal gets the output as it is; the log files get it through the filters."""
     interactive = sys.stdin is not None and sys.stdin.isatty()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -197,7 +250,9 @@ def execute(
             old_handlers[sig] = signal.signal(sig, forward)
     assert proc.stdout is not None and proc.stderr is not None
     sink_errors: list[str] = []
-    with open(stdout_log, "wb") as out_log, open(stderr_log, "wb") as err_log:
+    with open(stdout_log, "wb") as out_file, open(stderr_log, "wb") as err_file:
+        out_log = _Filtered(out_file, stdout_filter, sink_errors)
+        err_log = _Filtered(err_file, stderr_filter, sink_errors)
         pumps = [
             threading.Thread(
                 target=_pump,
@@ -241,6 +296,7 @@ def execute(
         # ru_maxrss is KiB on Linux: the largest single descendant, not a sum.
         peak_rss_bytes=int(after.ru_maxrss) * 1024,
         started_monotonic=t0,
+        logs_filtered=out_log.ok and err_log.ok,
         notes=(
             [
                 f"{len(stragglers)} process(es) of the run were still running after the "

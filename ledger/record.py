@@ -297,6 +297,8 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
 def record(opts: RecordOptions, store: Store) -> RecordResult:
     b = begin(opts, store)
     parser = StdoutMetrics(b.patterns)
+    # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
+    scrubber = b.frozen.scrubber
     result = execute(
         opts.command,
         run_id=b.run_id,
@@ -306,6 +308,8 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         stderr_log=b.staging / "stderr.log",
         stdout_sink=parser.stream() if b.patterns else None,
         stderr_sink=parser.stream() if b.patterns else None,
+        stdout_filter=scrubber.stream("stdout") if scrubber is not None else None,
+        stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
     )
     return finish(b, parser, result)
 
@@ -349,7 +353,7 @@ def seal(
     inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts, store)
     notes += in_notes
     scrubber = frozen.scrubber or Scrubber([])
-    notes += scrub_run_dir(staging, scrubber)
+    notes += scrub_run_dir(staging, scrubber, logs_scrubbed=result.logs_filtered)
     resolved_oid, resolved_digest = contract_mod.resolve_config(store, frozen, staging)
 
     logs = {}

@@ -49,6 +49,7 @@ def start(
         yield current_run()
         return
     from .capture.config import load_config_file
+    from .capture.redact import redact_json
     from .capture.stdout_metrics import StdoutMetrics
     from .execute import ExecResult
     from .record import RecordOptions, begin, finish
@@ -68,7 +69,8 @@ def start(
     if config is not None:
         path = b.staging / "start-config.json"
         try:
-            path.write_text(json.dumps(config, sort_keys=True, default=str))
+            # Redacted before it reaches the disk: the staging dir outlives a killed process.
+            path.write_text(json.dumps(redact_json(config), sort_keys=True, default=str))
         except (TypeError, ValueError) as e:
             from .errors import UsageError
 

@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
 from ..store import Store
 from .redact import redact_argv, redact_json
-from .secrets import Finding, Scrubber, redact_lines
+from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
 __all__ = [
     "build_config_capture",
@@ -198,6 +198,10 @@ def load_config_file(
         ) from exc
     safe = json_safe(value)
     redacted = redact_json(safe)
+    # Values under a secret key are gone from the parsed value; in the bytes a line detector
+    # cannot see them when the key is a line above (``creds:`` then ``- value: X``, a list).
+    under_keys = Scrubber(_values_under_secret_keys(safe))
+    data = under_keys.scrub(data, given)
     if scrubber is not None:
         # The stored bytes lose known secret values and every line the detector flags; the
         # parsed value loses known values too (its secret keys are gone already).
@@ -212,6 +216,24 @@ def load_config_file(
         value=redacted,
         redacted=_redacted_paths(safe, redacted),
     )
+
+
+def _values_under_secret_keys(value: Any, under: bool = False) -> list[KnownSecret]:
+    """Every string or number below a secret-named key, at any depth (settings excepted)."""
+    from .redact import is_secret_name
+    from .secrets import is_setting
+
+    if isinstance(value, Mapping):
+        out: list[KnownSecret] = []
+        for k, v in value.items():
+            out += _values_under_secret_keys(v, under or (isinstance(k, str) and is_secret_name(k)))
+        return out
+    if isinstance(value, list | tuple):
+        return [found for v in value for found in _values_under_secret_keys(v, under)]
+    if not under or value is None or isinstance(value, bool):
+        return []
+    text = str(value)
+    return [] if is_setting(text) else [KnownSecret("config", text)]
 
 
 def detect_config_paths(argv: Sequence[str], cwd: str | Path = ".") -> list[str]:

@@ -37,6 +37,7 @@ _ANY_WORDS = frozenset(
         "credential",
         "credentials",
         "creds",
+        "cred",
         "auth",
         "authorization",
         "private",
@@ -49,7 +50,7 @@ _ANY_WORDS = frozenset(
 )
 # Words that make a name secret only as its LAST word: ``api_key``, ``HF_TOKEN``, ``db_pass`` are
 # secrets, while ``key_dim``, ``pad_token_id`` and ``pass_through`` are hyperparameters.
-_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid"})
+_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid", "pin", "jwt", "otp"})
 # Run-together spellings (``APIKEY``, ``accessToken`` lower-cased, ``DBPASSWORD``).
 _SUFFIXES = (
     "apikey",
@@ -137,18 +138,18 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S
 )
 # scheme://user:password@host -> scheme://user:***@host (a port is never followed by '@').
-# The scheme starts where a run of scheme characters starts (not at every letter of
-# ``a.a.a...``, which is quadratic).
+# This pattern and _ASSIGN_HEAD try a name only where a run of name characters starts (the
+# look-behind), skipping to its first letter: tried at every position inside the run, as
+# ``\b`` allows in ``a.a.a``, each attempt scans to the run's end, and a 32 KB log line took
+# minutes. A match from inside a run ends where one from its start does, so none is lost.
 _URL_USERINFO = re.compile(
-    r"(?P<head>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@"
+    r"(?P<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@"
 )
 _BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}")
 # name=value and name: value where the name looks secret (quotes around either are allowed).
-# A run of name characters is scanned once: trying every start inside a long run (as a
-# ``[A-Za-z_][A-Za-z0-9_.-]*`` search does) is quadratic in the run's length.
-_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]+")
-_NAME_START = re.compile(r"[A-Za-z_]")
-_ASSIGN_SEP = re.compile(r"[\"']?\s*[=:]\s*")
+_ASSIGN_HEAD = re.compile(
+    r"(?<![A-Za-z0-9_.-])[0-9.-]*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*"
+)
 _ASSIGN_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s&;,\"']+")
 # --name value (command lines written as text)
 _FLAG_VALUE = re.compile(r"(?<![\w-])(?P<flag>--?[A-Za-z][\w.-]*)(?P<sp>\s+)(?P<value>[^\s-]\S*)")
@@ -171,22 +172,16 @@ _TOKENS = re.compile(
 def _redact_assignments(text: str) -> str:
     # Only the name and separator are matched first, so a non-secret assignment such as
     # ``https://...`` does not swallow a secret one later in the same value (``?api_key=``).
-    # The name is the run from its first letter or underscore (``--api-key`` names
-    # ``api-key``), followed at once by the separator.
     out: list[str] = []
     pos = 0
-    for run in _NAME_RUN.finditer(text):
-        if run.start() < pos:
+    for m in _ASSIGN_HEAD.finditer(text):
+        if m.start("name") < pos or not is_secret_name(m["name"]):
             continue
-        sep = _ASSIGN_SEP.match(text, run.end())
-        start = _NAME_START.search(text, run.start(), run.end())
-        if sep is None or start is None or not is_secret_name(text[start.start() : run.end()]):
-            continue
-        value = _ASSIGN_VALUE.match(text, sep.end())
+        value = _ASSIGN_VALUE.match(text, m.end())
         if value is None:
             continue
         quote = value[0][0] if value[0][0] in {'"', "'"} else ""
-        out += [text[pos : sep.end()], quote, REDACTED, quote]
+        out += [text[pos : m.end()], quote, REDACTED, quote]
         pos = value.end()
     out.append(text[pos:])
     return "".join(out)
@@ -227,10 +222,21 @@ _SHORT_PASSWORD = frozenset({"-p", "-P"})
 _PLAIN = re.compile(r"^(?:-|[+-]?\d+(?:\.\d+)?$|[.~]?/|\.{1,2}$|[\w.-]*/)")
 
 
+def _attached_password(arg: str) -> bool:
+    """``-pVALUE`` (mysql, mysqldump): the password attached to ``-p``. Bundled flags stay
+    (``-pv``, ``-pvf``: all lower-case letters, under 6), so do ports and paths (``-p8080``)."""
+    if arg[:2] not in _SHORT_PASSWORD or len(arg) < 3 or arg[2] == "=":
+        return False
+    value = arg[2:]
+    if _PLAIN.match(value):
+        return False
+    return len(value) >= 6 or not (value.isalpha() and value.islower())
+
+
 def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
     """Redact a command line given as a list of arguments.
 
-    ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` loses X; every argument is
+    ``--api-key=X`` and ``--api-key X`` lose X; ``password=X`` and ``-pX`` lose X; every argument is
     also scanned as text (URLs with passwords, bearer tokens, known token formats). Of the
     single-letter options only ``-p``/``-P`` are taken as passwords, and only when their value
     is not a number, a path or another option (ports and paths stay readable).
@@ -252,6 +258,9 @@ def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
             continue
         redact_next = False
         name = arg.split("=", 1)[0]
+        if _attached_password(arg):
+            out.append(arg[:2] + REDACTED)
+            continue
         if name in _SHORT_PASSWORD:
             if "=" in arg and not _PLAIN.match(arg.split("=", 1)[1]):
                 out.append(f"{name}={REDACTED}")

@@ -25,18 +25,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from .redact import is_secret_name, redact_argv, redact_text
 
+if TYPE_CHECKING:
+    from .form_match import FormMatcher
+    from .scrub_stream import ScrubStream
+
 __all__ = [
     "ENV_FILE_PATTERNS",
     "MAX_DETECT_BYTES",
+    "MAX_DETECT_LINE",
     "Finding",
     "KnownSecret",
     "Scrubber",
     "detect_line",
+    "is_setting",
     "launch_secrets",
     "marker",
     "preload",
@@ -71,9 +77,10 @@ ENV_FILE_PATTERNS = (
 )
 # Captured text larger than this is scrubbed of known values only, not scanned line by line.
 MAX_DETECT_BYTES = 64 << 20
-# Lines longer than this are not scanned by content (their cost is linear but large, about
-# 5-15 s a MiB of token-like text); values known at launch are still scrubbed from them.
-MAX_DETECT_LINE = 1 << 20
+# Lines longer than this skip the detect-secrets plugins (some take ~15 us a byte: a 50 MB line
+# of output would hold the seal for many minutes); the name rules, which take linear time and
+# know the token formats, URL passwords and ``key=value`` assignments, still run over them.
+MAX_DETECT_LINE = 64 << 10
 # Content detection flags nothing shorter than this (values known at launch have no minimum).
 MIN_CONTENT_LEN = 8
 # Values shorter than this are scrubbed only where they stand alone (not inside a longer word):
@@ -156,6 +163,8 @@ def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     and ``KEY=value`` alike."""
     if len(line) < 4 or not _candidate(line):
         return None
+    if len(line) > MAX_DETECT_LINE:
+        return "name rule" if redact_text(line) != line else None
     if len(line) > _WINDOW:
         # Some detectors' patterns are quadratic in a line's length (a 64 KiB line of
         # ``ab://`` takes seconds): long lines are judged in overlapping windows, so a
@@ -187,8 +196,6 @@ class _Judge:
         self.in_key = False
 
     def __call__(self, text: str) -> str | None:
-        if len(text) > MAX_DETECT_LINE:
-            return None  # documented: known values are still scrubbed from it
         if self.in_key:
             self.in_key = "-----END" not in text
             return "Private Key"
@@ -312,6 +319,11 @@ def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[Know
 _FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
 
 
+def is_setting(value: str) -> bool:
+    """A flag, a one- or two-digit number or nothing: never scrubbed as a secret."""
+    return _not_a_value(value)
+
+
 def _not_a_value(value: str) -> bool:
     v = value.strip().lower()
     return not v or v in _FLAG_VALUES or (v.isdigit() and len(v) <= 2)
@@ -358,9 +370,10 @@ def _b64_cores(raw: bytes) -> set[bytes]:
 
 def _forms(value: str) -> set[bytes]:
     raw = value.encode("utf-8", "surrogateescape")
-    # The bytes, not the text: a value with bytes that are not UTF-8 (surrogate escapes) is
-    # quoted as the program would write it.
-    forms = {raw, quote(raw, safe="").encode(), quote_plus(raw).encode(), quote(raw).encode()}
+    # A value that is not UTF-8 (os.environ holds its bytes as surrogates) is encoded as such.
+    esc = {"encoding": "utf-8", "errors": "surrogateescape"}
+    forms = {raw, quote(value, safe="", **esc).encode(), quote(value, **esc).encode()}
+    forms.add(quote_plus(value, **esc).encode())
     forms |= _b64_cores(raw)
     forms |= {raw.hex().encode(), raw.hex().upper().encode()}
     return {f for f in forms if f}
@@ -372,40 +385,56 @@ class Scrubber:
 
     known: list[KnownSecret]
     hits: dict[str, set[str]] = field(default_factory=dict)  # source -> where it was found
-    _pattern: re.Pattern[bytes] | None = field(default=None, repr=False)
+    _pattern: FormMatcher | None = field(default=None, repr=False)
     _by_form: dict[bytes, str] = field(default_factory=dict, repr=False)
-    _binary: re.Pattern[bytes] | None = field(default=None, repr=False)
+    _binary: FormMatcher | None = field(default=None, repr=False)
+    longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back
 
     def __post_init__(self) -> None:
+        from .form_match import FormMatcher
+
         short: list[bytes] = []
         long: list[bytes] = []
         for k in self.known:
             for f in _forms(k.value):
                 self._by_form.setdefault(f, k.source)
                 (short if len(f) < _STANDALONE_BELOW else long).append(f)
-        long.sort(key=len, reverse=True)  # the longest form wins where forms overlap
-        alts = [re.escape(f) for f in long]
-        alts += [rb"(?<![A-Za-z0-9])" + re.escape(f) + rb"(?![A-Za-z0-9])" for f in short]
-        if alts:
-            self._pattern = re.compile(b"|".join(alts))
-        in_binary = [re.escape(f) for f in long if len(f) >= MIN_CONTENT_LEN]
+        self.longest_form = max(map(len, self._by_form), default=0)
+        # The longest form wins where forms overlap; short ones only where they stand alone.
+        if long or short:
+            self._pattern = FormMatcher(long, short)
+        in_binary = [f for f in long if len(f) >= MIN_CONTENT_LEN]
         if in_binary:
-            self._binary = re.compile(b"|".join(in_binary))
+            self._binary = FormMatcher(in_binary)
 
     def scrub(self, data: bytes, where: str) -> bytes:
         """``data`` without the known values. In binary data (a NUL in its first 8 KiB) only
         forms of ``MIN_CONTENT_LEN`` bytes or more are replaced: a short value turns up in
         megabytes of weights by chance, and replacing it there would corrupt the file."""
-        if self._pattern is None or not data:
+        matcher = self.matcher_for(data)
+        if matcher is None or not data:
             return data
-        if b"\0" in data[:8192]:
-            if self._binary is None:
-                return data
-            return self._binary.sub(lambda m: self._sub(m, where), data)
-        return self._pattern.sub(lambda m: self._sub(m, where), data)
+        return matcher.sub(data, lambda form: self.replacement(form, where))
 
-    def _sub(self, m: re.Match[bytes], where: str) -> bytes:
-        source = self._by_form.get(m[0], "secret")
+    @property
+    def forms(self) -> list[bytes]:
+        """Every byte string scrubbed: the values and their encoded forms."""
+        return list(self._by_form)
+
+    def matcher_for(self, head: bytes) -> FormMatcher | None:
+        """What :meth:`scrub` looks for in data that starts with ``head`` (its first 8 KiB
+        decide between text and binary); None when there is nothing to look for."""
+        return self._binary if b"\0" in head[:8192] else self._pattern
+
+    def stream(self, where: str) -> ScrubStream:
+        """A scrubber for data that arrives in chunks (``ledger.capture.scrub_stream``)."""
+        from .scrub_stream import ScrubStream
+
+        return ScrubStream(self, where)
+
+    def replacement(self, form: bytes, where: str) -> bytes:
+        """The marker for a form found in data; notes where it was found."""
+        source = self._by_form.get(form, "secret")
         self.hits.setdefault(source, set()).add(where)
         return marker(source).encode()
 
@@ -444,9 +473,12 @@ class Scrubber:
         return out
 
 
-def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:
+def scrub_run_dir(staging: Path, scrubber: Scrubber, logs_scrubbed: bool = False) -> list[str]:
     """Scrub what the child wrote into the staging directory before it is stored: the logs
-    (known values and detected lines) and the argparse/Hydra captures (known values)."""
+    (known values and detected lines) and the argparse/Hydra captures (known values).
+
+    ``logs_scrubbed``: the known values were scrubbed from the logs as they were written
+    (``Scrubber.stream``); a second pass could find a short value inside a marker."""
     notes: list[str] = []
     found: list[Finding] = []
     for stream in ("stdout", "stderr"):
@@ -454,7 +486,7 @@ def scrub_run_dir(staging: Path, scrubber: Scrubber) -> list[str]:
         if not path.is_file():
             continue
         data = path.read_bytes()
-        new = scrubber.scrub(data, stream)
+        new = data if logs_scrubbed else scrubber.scrub(data, stream)
         if len(new) <= MAX_DETECT_BYTES:
             new, hits = redact_lines(new, stream)
             found += hits

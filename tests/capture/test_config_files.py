@@ -211,3 +211,23 @@ def test_merge_rule(store: Store, tmp_path: Path) -> None:
     assert moved.config_digest() == cap.config_digest()
     other = build_config_capture(cap.argv, files=files[:1], argparse=[launcher, train])
     assert other.config_digest() != cap.config_digest()
+
+
+@pytest.mark.parametrize("scrubbed", [False, True])
+def test_values_under_a_secret_key_leave_the_bytes_at_any_depth(
+    store: Store, tmp_path: Path, scrubbed: bool
+) -> None:
+    from ledger.capture.secrets import Scrubber
+
+    path = tmp_path / "conf.yaml"
+    path.write_text(
+        "model:\n  lr: 0.1\n  remote:\n    creds:\n      - user: bobby\n"
+        "        value: Zx81kQ9w\n        enabled: true\n    db_password: [hunter2x, 42]\n"
+    )
+    cf = load_config_file(path, store, Scrubber([]) if scrubbed else None)
+    data = store.objects.get_bytes(cf.oid)
+    for value in (b"Zx81kQ9w", b"bobby", b"hunter2x"):
+        assert value not in data
+    assert b"value: [REDACTED:config]" in data
+    assert b"enabled: true" in data and b"lr: 0.1" in data  # settings stay
+    assert cf.value["model"]["remote"]["creds"][0]["value"] == REDACTED

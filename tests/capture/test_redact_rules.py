@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -36,6 +38,10 @@ SECRET_NAMES = [
     "SESSION_ID",
     "cookie",
     "SENTRY_DSN",
+    "MY_SVC_CRED",
+    "DB_PIN",
+    "AUTH_JWT",
+    "MFA_OTP",
     "--api-key",
     "--token",
 ]
@@ -57,6 +63,10 @@ PLAIN_NAMES = [
     "keyboard",
     "lr",
     "-p",
+    "pin_memory",
+    "spin",
+    "credit",
+    "otp_window_steps",
 ]
 
 
@@ -125,6 +135,27 @@ def test_redact_argv_forms() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("arg", "redacted"),
+    [
+        ("-phunter2", True),  # mysql -pPASSWORD
+        ("-PSecret", True),
+        ("-ppassword", True),
+        ("-p=abc", True),
+        ("-pv", False),  # bundled flags (mkdir -pv, cp -pvf)
+        ("-pvf", False),
+        ("-p8080", False),  # a port
+        ("-p./out", False),  # a path
+    ],
+)
+def test_redact_argv_password_attached_to_p(arg: str, redacted: bool) -> None:
+    out = redact_argv(["mysql", arg, "db"])
+    assert (out[1] != arg) is redacted, out
+    assert out[2] == "db"
+    if redacted:
+        assert arg[2:].lstrip("=") not in out[1]
+
+
 def test_redact_argv_value_after_secret_flag() -> None:
     # "-1x" does not look like an option, so it is taken as the secret's value; "--lr" does.
     assert redact_argv(["--token", "-1x"]) == ["--token", REDACTED]
@@ -191,3 +222,21 @@ def test_known_token_formats_never_survive(token: str, before: str) -> None:
 def test_redaction_is_idempotent(text: str) -> None:
     once = redact_text(text)
     assert redact_text(once) == once
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["x=" + "a" * 200_000, "a." * 100_000, "http://" + "a" * 200_000, "a-" * 100_000],
+)
+def test_redact_text_is_linear_on_long_runs_of_name_characters(line: str) -> None:
+    # Each of these took minutes at 32 KB when a name was tried at every position of a run.
+    start = time.perf_counter()
+    assert redact_text(line) == line
+    assert time.perf_counter() - start < 5.0
+
+
+def test_names_inside_runs_are_still_found() -> None:
+    assert redact_text("--api-key=abc123") == f"--api-key={REDACTED}"
+    assert redact_text("9db_password: x9") == f"9db_password: {REDACTED}"
+    assert redact_text("x.https://u:pw99@h/") == "x.https://u:***@h/"
+    assert redact_text("cfg.api_key=zz1 lr=0.1") == f"cfg.api_key={REDACTED} lr=0.1"

@@ -153,3 +153,17 @@ def test_plain_snapshot_outside_git_is_redacted_too(tmp_path: Path, store: Store
     assert b"xoxb" not in files["train.py"] and files["train.py"].startswith(b"x = 1\n")
     assert files["w.bin"] == b"\0\1" + b"tk4Q" * 4  # binary data is not corrupted
     assert any("credential files, never captured" in n and ".env" in n for n in snap.notes)
+
+
+def test_a_long_line_is_checked_by_the_name_rules_in_linear_time() -> None:
+    import time
+
+    from ledger.capture.secrets import MAX_DETECT_LINE
+
+    filler = "checkpoints/model_step_000100.pt " * (MAX_DETECT_LINE // 16)
+    start = time.perf_counter()
+    assert detect_line("a" * 5_000_000) is None
+    assert detect_line(filler) is None
+    assert detect_line(filler + "{'api_key': 'zQ8v1kLm'}" + filler) == "name rule"
+    assert detect_line(filler + "ghp_" + "R8s2Lq0Xv6Tn4Wm1Kb9Pz3Yc7Hd5Jf2Ga8Ne") == "name rule"
+    assert time.perf_counter() - start < 20.0  # minutes before the cap

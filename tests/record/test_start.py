@@ -79,3 +79,28 @@ def test_start_under_record_reuses_the_recorded_run(tmp_path: Path) -> None:
     r = run_ledger("record", "--", sys.executable, "t.py", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert len(_runs(tmp_path)) == 1
+
+
+def test_start_config_secrets_never_reach_the_disk(tmp_path: Path) -> None:
+    secret = "Zq81kLm9xxQ"
+    (tmp_path / "s.py").write_text(
+        "import os, pathlib, ledger\n"  # the value comes from outside the code snapshot
+        "with ledger.start(config={'lr': 0.1, 'api': {'token': os.environ['VALUE']}}):\n"
+        "    staged = pathlib.Path(os.environ['LEDGER_RUN_DIR'])\n"
+        "    files = [p.read_bytes() for p in staged.rglob('*') if p.is_file()]\n"
+        "    leak = any(os.environb[b'VALUE'] in d for d in files)\n"
+        "    print('LEAK' if leak else 'clean', len(files))\n"
+    )
+    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    r = subprocess.run(
+        [sys.executable, "s.py"],
+        cwd=tmp_path,
+        env=subprocess_env(VALUE=secret),
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("clean") and not r.stdout.startswith("clean 0"), r.stdout
+    store = Store.open(tmp_path / ".ledger")
+    leaked = [store.objects.get_bytes(o)[:300] for o in store.objects]
+    assert not [d for d in leaked if secret.encode() in d], leaked

@@ -48,9 +48,9 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _interrupt(cmd: list[str], cwd: Path) -> tuple[int, str]:
-    """Start ``ledger CMD`` in a process group of its own, SIGINT the group once the program
-    says "ready", and return the exit code and stderr."""
+def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT) -> tuple[int, str]:
+    """Start ``ledger CMD`` in a process group of its own, signal the group (SIGINT unless
+    told) once the program says "ready", and return the exit code and stderr."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", *cmd],
         cwd=cwd,
@@ -67,13 +67,14 @@ def _interrupt(cmd: list[str], cwd: Path) -> tuple[int, str]:
         if line == b"ready\n" or not line:
             break
     time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
     return proc.returncode, err.decode()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_ctrl_c_during_replay_stores_no_verdict_and_audit_keeps_the_last_one(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, sig: int
 ) -> None:
     r = run_ledger(
         "record", "--metric", METRIC, "--json", "--", sys.executable, "pausing.py", cwd=repo
@@ -85,8 +86,8 @@ def test_ctrl_c_during_replay_stores_no_verdict_and_audit_keeps_the_last_one(
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    code, err = _interrupt(["replay", run_id, "--workspace-dir", str(ws)], repo)
-    assert code == 130, err
+    code, err = _interrupt(["replay", run_id, "--workspace-dir", str(ws)], repo, sig)
+    assert code == 128 + sig, err
     assert "interrupted" in err and "no verdict was stored" in err and "Traceback" not in err
     assert sorted(n for n, _ in store.refs.iter("verdicts/")) == verdicts_before
     assert list(ws.iterdir()) == []  # its workspace is gone
@@ -95,7 +96,7 @@ def test_ctrl_c_during_replay_stores_no_verdict_and_audit_keeps_the_last_one(
     interrupted = [row for row in rows if row["status"] == "interrupted"]
     assert len(interrupted) == 1
     _, attempt = load_run(store, interrupted[0]["run_id"])
-    assert attempt.replay_of == run_id and attempt.interrupted_by == signal.SIGINT
+    assert attempt.replay_of == run_id and attempt.interrupted_by == sig
     # The audit's view of the run is still its last completed replay.
     assert recorded_replays(store)[run_id].outcome == "reproduced"
     shown = json.loads(run_ledger("show", run_id, "--json", cwd=repo).stdout)
