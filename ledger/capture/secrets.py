@@ -546,6 +546,21 @@ def restore_argv(argv: Sequence[str], environ: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _read_inside(base: Path, name: str) -> list[bytes]:
+    """The lines of ``base/name``, or none when the name (from a stored patch, which may be
+    crafted) leads outside ``base``: ``..``, an absolute path, or a symlink on the way."""
+    from .confine import OutsideError, parts
+
+    try:
+        parts(name)
+        path = base / name
+        if not os.path.realpath(path).startswith(os.path.realpath(base) + os.sep):
+            return []
+        return path.read_bytes().splitlines(keepends=True)
+    except (OutsideError, OSError):
+        return []
+
+
 def restore_patch_context(data: bytes, base: Path) -> bytes:
     """The stored patch with its redacted context and removed lines taken again from the files
     under ``base`` (the recorded commit, checked out): those lines are in the commit, so the
@@ -562,10 +577,7 @@ def restore_patch_context(data: bytes, base: Path) -> bytes:
             old_lines = []
         elif line.startswith(b"--- a/"):
             name = line[6:].rstrip(b"\r\n").decode("utf-8", "surrogateescape")
-            try:
-                old_lines = (base / name).read_bytes().splitlines(keepends=True)
-            except OSError:
-                old_lines = []
+            old_lines = _read_inside(base, name)
         elif line.startswith(b"GIT binary patch"):
             in_binary = True
         elif m := _HUNK.match(line):

@@ -167,3 +167,19 @@ def test_a_long_line_is_checked_by_the_name_rules_in_linear_time() -> None:
     assert detect_line(filler + "{'api_key': 'zQ8v1kLm'}" + filler) == "name rule"
     assert detect_line(filler + "ghp_" + "R8s2Lq0Xv6Tn4Wm1Kb9Pz3Yc7Hd5Jf2Ga8Ne") == "name rule"
     assert time.perf_counter() - start < 20.0  # minutes before the cap
+
+
+def test_restore_patch_context_never_reads_outside_the_checkout(tmp_path: Path) -> None:
+    """A crafted stored patch naming ``../outside`` (or a symlink out) gets no line from there."""
+    base = tmp_path / "checkout"
+    base.mkdir()
+    (tmp_path / "outside.txt").write_bytes(b"TOP-SECRET-LINE\n")
+    (base / "link.txt").symlink_to(tmp_path / "outside.txt")
+    for name in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt")):
+        patch = (
+            f"diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n@@ -1,1 +1,2 @@\n"
+            " [REDACTED:Secret Keyword]\n+added\n"
+        ).encode()
+        restored = restore_patch_context(patch, base)
+        assert b"TOP-SECRET-LINE" not in restored, name
+        assert b"[REDACTED:Secret Keyword]" in restored
