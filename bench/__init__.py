@@ -24,6 +24,7 @@ MODULES = [
     "bench.bench_logging",
     "bench.bench_watch",
     "bench.bench_record",
+    "bench.bench_replay",
     "bench.bench_output",
     "bench.bench_gate",
     "bench.bench_remote",

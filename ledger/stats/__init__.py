@@ -7,60 +7,131 @@ described in docs/explanation/statistics.md.
 
 from __future__ import annotations
 
-from .arrays import ArrayComparison, compare_arrays
-from .claims import (
-    ClaimVerdict,
-    ConsistencyCheck,
-    ConsistencyReport,
-    check_consistency,
-    claim_tost,
-    claim_verdict,
-    combine_verdicts,
-    expected_range,
-    rounding_halfwidth,
-    sigma_readings,
-    spread_to_sigma,
-)
-from .equivalence import (
-    ALPHA,
-    BootstrapResult,
-    SingleRunPlacement,
-    TostResult,
-    bootstrap_delta,
-    default_margin,
-    place_single_run,
-    welch_tost,
-    welch_tost_from_stats,
-)
-from .multiseed import SeedComparison, compare_seeds
-from .power import MAX_SEEDS, seeds_needed, tost_power
-from .series import (
-    MetricComparison,
-    SeriesComparison,
-    StructuralDivergence,
-    ValueDivergence,
-    compare_series,
-)
-from .summary import (
-    SampleSummary,
-    iqm,
-    mean,
-    median,
-    probability_of_improvement,
-    sem,
-    std,
-    summarize,
-)
-from .tolerance import (
-    DEFAULT_TOLERANCES,
-    EXACT,
-    Tolerance,
-    bitwise_equal,
-    default_tolerance,
-    is_close,
-    is_exact_dtype,
-    normalize_dtype,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .arrays import ArrayComparison, compare_arrays
+    from .claims import (
+        ClaimVerdict,
+        ConsistencyCheck,
+        ConsistencyReport,
+        check_consistency,
+        claim_tost,
+        claim_verdict,
+        combine_verdicts,
+        expected_range,
+        rounding_halfwidth,
+        sigma_readings,
+        spread_to_sigma,
+    )
+    from .equivalence import (
+        ALPHA,
+        BootstrapResult,
+        SingleRunPlacement,
+        TostResult,
+        bootstrap_delta,
+        default_margin,
+        place_single_run,
+        welch_tost,
+        welch_tost_from_stats,
+    )
+    from .multiseed import SeedComparison, compare_seeds
+    from .power import MAX_SEEDS, seeds_needed, tost_power
+    from .series import (
+        MetricComparison,
+        SeriesComparison,
+        StructuralDivergence,
+        ValueDivergence,
+        compare_series,
+    )
+    from .summary import (
+        SampleSummary,
+        iqm,
+        mean,
+        median,
+        probability_of_improvement,
+        sem,
+        std,
+        summarize,
+    )
+    from .tolerance import (
+        DEFAULT_TOLERANCES,
+        EXACT,
+        Tolerance,
+        bitwise_equal,
+        default_tolerance,
+        is_close,
+        is_exact_dtype,
+        normalize_dtype,
+    )
+
+# Names load on first use (PEP 562): replay's bitwise and tolerance checks need numpy only, and
+# importing the claim and equivalence tests would pull in scipy (seconds) for every replay.
+_WHERE = {
+    "ArrayComparison": "arrays",
+    "compare_arrays": "arrays",
+    "ClaimVerdict": "claims",
+    "ConsistencyCheck": "claims",
+    "ConsistencyReport": "claims",
+    "check_consistency": "claims",
+    "claim_tost": "claims",
+    "claim_verdict": "claims",
+    "combine_verdicts": "claims",
+    "expected_range": "claims",
+    "rounding_halfwidth": "claims",
+    "sigma_readings": "claims",
+    "spread_to_sigma": "claims",
+    "ALPHA": "equivalence",
+    "BootstrapResult": "equivalence",
+    "SingleRunPlacement": "equivalence",
+    "TostResult": "equivalence",
+    "bootstrap_delta": "equivalence",
+    "default_margin": "equivalence",
+    "place_single_run": "equivalence",
+    "welch_tost": "equivalence",
+    "welch_tost_from_stats": "equivalence",
+    "SeedComparison": "multiseed",
+    "compare_seeds": "multiseed",
+    "MAX_SEEDS": "power",
+    "seeds_needed": "power",
+    "tost_power": "power",
+    "MetricComparison": "series",
+    "SeriesComparison": "series",
+    "StructuralDivergence": "series",
+    "ValueDivergence": "series",
+    "compare_series": "series",
+    "SampleSummary": "summary",
+    "iqm": "summary",
+    "mean": "summary",
+    "median": "summary",
+    "probability_of_improvement": "summary",
+    "sem": "summary",
+    "std": "summary",
+    "summarize": "summary",
+    "DEFAULT_TOLERANCES": "tolerance",
+    "EXACT": "tolerance",
+    "Tolerance": "tolerance",
+    "bitwise_equal": "tolerance",
+    "default_tolerance": "tolerance",
+    "is_close": "tolerance",
+    "is_exact_dtype": "tolerance",
+    "normalize_dtype": "tolerance",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "ALPHA",

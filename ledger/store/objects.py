@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+import blake3
 import zstandard
 
 from .._hashing import ALGO_PREFIX, CHUNK, OID_RE, hash_bytes, new_hasher
@@ -60,6 +61,26 @@ def _real_fd(stream: object) -> int | None:
     import stat
 
     return fd if isinstance(fd, int) and stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+# Raw streams are copied in pieces of this size: BLAKE3 hashes one piece (in its own threads,
+# without the GIL) while the previous write and the next read run; three pieces in memory.
+PIPE_CHUNK = 4 << 20
+
+
+def _hash_and_write(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO) -> None:
+    """Read ``stream`` once, hashing each piece while writing it: the hash and the copy overlap
+    instead of adding up. Every byte hashed is a byte written, so the id names what is stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chunk = first + stream.read(PIPE_CHUNK - len(first)) if len(first) < PIPE_CHUNK else first
+    with ThreadPoolExecutor(1, thread_name_prefix="ledger-hash") as pool:
+        while chunk:
+            hashed = pool.submit(hasher.update, chunk)
+            out.write(chunk)
+            following = stream.read(PIPE_CHUNK)
+            hashed.result()
+            chunk = following
 
 
 class ObjectStore:
@@ -204,11 +225,14 @@ class ObjectStore:
             if use_zstd:
                 writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(f, closefd=False)
                 sink = writer  # type: ignore[assignment]
-            chunk = first
-            while chunk:
-                hasher.update(chunk)
-                sink.write(chunk)
-                chunk = stream.read(CHUNK)
+            if writer is None:
+                _hash_and_write(stream, first, hasher, f)
+            else:
+                chunk = first
+                while chunk:
+                    hasher.update(chunk)
+                    sink.write(chunk)
+                    chunk = stream.read(CHUNK)
             if writer is not None:
                 writer.flush(zstandard.FLUSH_FRAME)
             f.flush()

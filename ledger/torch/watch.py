@@ -11,7 +11,8 @@ Cost is bounded by ``every``: between logged steps ``step`` only keeps a detache
 the loss (and to the clip norm, which clipping computes anyway); on a logged step it reads them
 all at once (one device sync), so the first non-finite loss step is exact, and so is the first
 non-finite gradient step when ``clip`` is set (otherwise it is the first logged step that saw it).
-Logged steps also copy the parameters once to measure ‖Δθ‖/(‖θ‖+ε).
+Logged steps also copy the parameters once to measure ‖Δθ‖/(‖θ‖+ε). Norms are fused
+(``torch._foreach_norm``, one kernel per group of tensors) and read back together.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Watch:
         self._norms: list[tuple[int, Any]] = []
         self._snapshot: list[Any] | None = None
         self._logged_step = 0
+        self._theta_norm = 0.0  # ‖θ‖ on the last logged step, before the optimizer's update
         self._hook = optimizer.register_step_post_hook(self._after_step) if optimizer else None
 
     def close(self) -> None:
@@ -88,7 +90,8 @@ class Watch:
             return None
         self.run.log(step=s, samples=samples, **{self.prefix + k: v for k, v in values.items()})
         if self._hook is not None:
-            self._snapshot = [p.detach().clone() for _, p in self.params]
+            with torch.no_grad():  # one fused copy of every parameter
+                self._snapshot = list(torch._foreach_mul([p.detach() for _, p in self.params], 1))
             self._logged_step = s
         return values
 
@@ -98,6 +101,10 @@ class Watch:
 
         if not pending:
             return None, 0, None
+        if len(pending) == 1:  # every=1: one read, no stacking
+            step, value = pending.pop()
+            x = float(value)
+            return (None, 0, x) if math.isfinite(x) else (step, 1, x)
         vals = torch.stack(
             [torch.as_tensor(v, dtype=torch.float64).reshape(()) for _, v in pending]
         )
@@ -108,8 +115,6 @@ class Watch:
         return first, sum(bad), last
 
     def _measure(self, s: int) -> dict[str, float]:
-        import torch
-
         values: dict[str, float] = {}
         bad_loss, n_bad_loss, last_loss = self._first_bad(self._losses)
         if last_loss is not None:
@@ -117,15 +122,16 @@ class Watch:
             values["nonfinite_loss"] = n_bad_loss
         grads = [(n, p.grad) for n, p in self.params if p.grad is not None]
         values["params_without_grad"] = len(self.params) - len(grads)
+        # One norm per tensor for gradients and parameters (two fused kernels), read in one
+        # sync: the gradient norm, the ‖θ‖ of the update ratio and the non-finite check all
+        # come from them. A norm is finite only if every element is; the elements are counted
+        # one by one only when one is not.
+        g_norms, p_norms = _norms([g.detach() for _, g in grads], [p for _, p in self.params])
         bad_norm = None
         if self.clip is not None and self._norms:
             bad_norm, _, norm = self._first_bad(self._norms)
         elif grads:
-            norm = float(
-                torch.linalg.vector_norm(
-                    torch.stack([torch.linalg.vector_norm(g.detach().double()) for _, g in grads])
-                )
-            )
+            norm = math.sqrt(math.fsum(x * x for x in g_norms))
         else:
             norm = None
         if norm is not None:
@@ -133,10 +139,17 @@ class Watch:
             if self.clip is not None:
                 coef = min(1.0, self.clip / (norm + 1e-6)) if math.isfinite(norm) else 1.0
                 values["grad_norm_clipped"] = norm * coef
-        grad_counts = _nonfinite_counts([g for _, g in grads])
-        param_counts = _nonfinite_counts([p.detach() for _, p in self.params])
+        finite_g = all(math.isfinite(x) for x in g_norms)
+        finite_p = all(math.isfinite(x) for x in p_norms)
+        grad_counts = [0] * len(grads) if finite_g else _nonfinite_counts([g for _, g in grads])
+        param_counts = (
+            [0] * len(self.params)
+            if finite_p
+            else _nonfinite_counts([p.detach() for _, p in self.params])
+        )
         values["nonfinite_grads"] = sum(grad_counts)
         values["nonfinite_params"] = sum(param_counts)
+        self._theta_norm = math.sqrt(math.fsum(x * x for x in p_norms))
         if self.optimizer is not None:
             groups = self.optimizer.param_groups
             for i, g in enumerate(groups):
@@ -170,12 +183,9 @@ class Watch:
 
         try:
             with torch.no_grad():
-                d2 = sum(
-                    float(torch.sum((p.detach().double() - q.double()) ** 2))
-                    for (_, p), q in zip(self.params, snap, strict=True)
-                )
-                t2 = sum(float(torch.sum(q.double() ** 2)) for q in snap)
-            ratio = math.sqrt(d2) / (math.sqrt(t2) + EPS)
+                now = [p.detach() for _, p in self.params]
+                (d_norms,) = _norms(list(torch._foreach_sub(now, snap)))
+            ratio = math.sqrt(math.fsum(x * x for x in d_norms)) / (self._theta_norm + EPS)
             self.run.log(step=self._logged_step, **{self.prefix + "update_ratio": ratio})
         except Exception as e:
             warn_once("watch", f"watch could not measure the update ratio: {e}")
@@ -202,6 +212,29 @@ class Watch:
                 append_line(run.file("alerts", ".jsonl"), alert)
             except OSError as e:
                 warn_once("alert-write", f"could not write an alert: {e}")
+
+
+def _norms(*groups: list[Any]) -> list[list[float]]:
+    """The 2-norm of each tensor of each group (in float64 from per-tensor norms), read with
+    one device sync."""
+    import torch
+
+    # Half-precision norms overflow where the float32 ones do not.
+    wide = (torch.float32, torch.float64)
+    flat = [t if t.dtype in wide else t.float() for g in groups for t in g]
+    if not flat:
+        return [[] for _ in groups]
+    with torch.no_grad():
+        norms = torch._foreach_norm(flat)
+        if len({(n.device, n.dtype) for n in norms}) == 1:
+            values = torch.stack(norms).double().tolist()
+        else:  # parameters on several devices: one sync per norm
+            values = [float(n) for n in norms]
+    out, i = [], 0
+    for g in groups:
+        out.append(values[i : i + len(g)])
+        i += len(g)
+    return out
 
 
 def _nonfinite_counts(tensors: list[Any]) -> list[int]:

@@ -137,3 +137,31 @@ def test_bad_every_is_rejected() -> None:
     model, opt = _model()
     with pytest.raises(ValueError, match="every"):
         watch(model, opt, every=0)
+
+
+def test_half_precision_norms_do_not_overflow(tmp_path: Path) -> None:
+    """Per-tensor norms are taken in float32 at least: a float16 gradient whose norm overflows
+    float16 still gives a finite grad_norm, no non-finite count, and the exact update ratio."""
+    run = Run(run_dir=tmp_path, rank=RankInfo())
+    model = nn.Linear(64, 64).half()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    w = watch(model, opt, every=1, run=run)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 3000.0)  # the norm, 1.9e5, is above float16's 65504
+    before = [p.detach().double().clone() for p in model.parameters()]
+    values = w.step(torch.tensor(1.0))
+    opt.step()
+    w.close()
+    assert values is not None
+    n = sum(p.numel() for p in model.parameters())
+    assert values["grad_norm"] == pytest.approx(3000.0 * math.sqrt(n), rel=1e-3)
+    assert values["nonfinite_grads"] == 0 == values["nonfinite_params"]
+    after = [p.detach().double() for p in model.parameters()]
+    d = math.sqrt(sum(float(((a - b) ** 2).sum()) for a, b in zip(after, before, strict=True)))
+    t = math.sqrt(sum(float((b**2).sum()) for b in before))
+    run.close()
+    points = [
+        json.loads(x) for x in (tmp_path / "metrics" / "rank-0.jsonl").read_text().splitlines()[1:]
+    ]
+    logged = [p["v"]["watch/update_ratio"] for p in points if "watch/update_ratio" in p["v"]]
+    assert logged == [pytest.approx(d / t, rel=1e-3)]

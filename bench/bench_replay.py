@@ -1,0 +1,126 @@
+"""Replay overhead: ``ledger replay RUN`` of a ~10 s training command against the same command
+run bare, interleaved in one run. What replay adds beyond the command itself: rebuilding the
+workspace, recording the replayed run (start-up and sealing), comparing and the verdict."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import Row
+
+NAME = "replay: overhead beyond the command"
+REPO = Path(__file__).resolve().parent.parent
+
+# A small deterministic "training": seeded steps that print a loss, a pause per step standing
+# in for the compute (so the command's own time does not swing with the machine's load), and a
+# model file at the end.
+TRAIN = """
+import json, random, sys, time
+steps, pause = int(sys.argv[1]), float(sys.argv[2])
+rng = random.Random(0)
+w = [rng.gauss(0, 1) for _ in range(256)]
+for step in range(steps):
+    grad = [x * 0.01 + rng.gauss(0, 1e-3) for x in w]
+    w = [x - g for x, g in zip(w, grad)]
+    loss = sum(x * x for x in w) / len(w)
+    print(f"step {step} loss {loss:.6f}", flush=True)
+    time.sleep(pause)
+with open("model.json", "w") as f:
+    json.dump(w, f)
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("LEDGER_DIR", None)
+    return env
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def _project(root: Path, env: dict[str, str]) -> None:
+    root.mkdir(parents=True)
+    (root / "train.py").write_text(TRAIN)
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "bench@example.org"],
+        ["config", "user.name", "bench"],
+        ["add", "train.py"],
+        ["commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "ledger", "init"], cwd=root, env=env, check=True, capture_output=True
+    )
+
+
+def run(quick: bool) -> list[Row]:
+    steps, pause = (20, 0.1) if quick else (100, 0.1)
+    reps = 2 if quick else 3
+    env = _env()
+    tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-replay-", dir="/tmp"))
+    try:
+        project = tmp / "project"
+        _project(project, env)
+        command = [sys.executable, "train.py", str(steps), str(pause)]
+        recorded = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ledger",
+                "record",
+                "--name",
+                "bench",
+                "--output",
+                "model.json",
+                "--metric",
+                r"step (?P<step>\d+) loss (?P<loss>\S+)",
+                "--",
+                *command,
+            ],
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        del recorded
+        replay = [sys.executable, "-m", "ledger", "replay", "bench"]
+        times: dict[str, list[float]] = {"bare": [], "replay": []}
+        for _ in range(reps):  # interleaved, so drifting load hits both alike
+            times["bare"].append(_timed(command, project, env))
+            times["replay"].append(_timed(replay, project, env))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    bare_s = statistics.median(times["bare"])
+    rep_s = statistics.median(times["replay"])
+    over = rep_s - bare_s
+    note = (
+        f"a {steps}-step command ({steps} × {pause} s pauses plus a little compute) that prints a "
+        "loss per step and writes model.json; recorded once with `--metric` and `--output`, then "
+        f"median of {reps} interleaved runs of the bare command and of `ledger replay` "
+        "(bitwise mode: the verdict compares the loss series and the output)"
+    )
+    return [
+        Row(NAME, "the command, bare", bare_s, "s", note=note),
+        Row(
+            NAME,
+            "`ledger replay` of its recorded run",
+            rep_s,
+            "s",
+            "the command, bare",
+            rep_s / bare_s,
+        ),
+        Row(NAME, "replay overhead (difference)", over, "s", "", None, "≤ +1.0 s", over <= 1.0),
+    ]

@@ -1,0 +1,95 @@
+"""Lines the secret detectors found clean, remembered between runs of one ledger.
+
+At launch every environment variable (and argument) that could hold a token goes through the
+content detectors; importing them costs 0.2-0.4 s, most of a ``ledger record``'s start-up. The
+environment rarely changes between runs, so the lines found clean are remembered in
+``.ledger/cache/secrets-clean.v1``, as 16-byte keyed BLAKE3 hashes (the key is random and
+stored in the same file: the memo names no value, though a guess can be checked against it;
+only lines judged *not* to be secrets are ever in it). A line that holds a secret is never
+remembered, so it is found again on every run. The memo is dropped whenever the detection
+rules can have changed: another ledger version, another detect-secrets version, or an edit of
+the rules' source files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import blake3
+
+from ..store.atomic import atomic_write_bytes
+
+__all__ = ["MEMO_NAME", "CleanMemo"]
+
+MEMO_NAME = "secrets-clean.v1"
+MAX_LINES = 8192  # the oldest are dropped beyond this (an environment has a few hundred)
+_RULES = ("secrets.py", "redact.py")
+
+
+def _tag() -> str:
+    """What the detection results depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+
+    try:
+        detector = version("detect-secrets")
+    except PackageNotFoundError:
+        detector = "none"
+    h = blake3.blake3(f"{__version__}\0{detector}\0".encode())
+    here = Path(__file__).parent
+    for name in _RULES:
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:32]
+
+
+class CleanMemo:
+    def __init__(self, path: Path | None, key: bytes, lines: list[str], tag: str) -> None:
+        self.path = path
+        self.key = key
+        self.tag = tag
+        self._lines = dict.fromkeys(lines)  # insertion order: oldest first
+        self._dirty = False
+
+    @classmethod
+    def load(cls, path: Path | None) -> CleanMemo:
+        tag = _tag()
+        if path is not None:
+            try:
+                data = json.loads(path.read_bytes())
+                if data["tag"] == tag:
+                    return cls(path, bytes.fromhex(data["key"]), list(data["clean"]), tag)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # absent, damaged or stale: start afresh
+        return cls(path, os.urandom(32), [], tag)
+
+    @classmethod
+    def for_store(cls, root: Path) -> CleanMemo:
+        """The memo of the ledger at ``root``."""
+        return cls.load(root / "cache" / MEMO_NAME)
+
+    def _digest(self, line: str) -> str:
+        return blake3.blake3(line.encode("utf-8", "surrogateescape"), key=self.key).hexdigest(16)
+
+    def __contains__(self, line: object) -> bool:
+        return isinstance(line, str) and self._digest(line) in self._lines
+
+    def add(self, line: str) -> None:
+        d = self._digest(line)
+        if d not in self._lines:
+            self._lines[d] = None
+            self._dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self._dirty:
+            return
+        lines = list(self._lines)[-MAX_LINES:]
+        data = {"tag": self.tag, "key": self.key.hex(), "clean": lines}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.path, json.dumps(data).encode())
+        except OSError:
+            return  # a read-only ledger: detection simply runs again next time
+        self._dirty = False

@@ -1,0 +1,75 @@
+"""Storing many files at once (``ledger.store.batch``) and the pipelined large-file put: the
+same ids, codecs and content as one put at a time, nothing left in the temp directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ledger._hashing import hash_bytes, hash_file
+from ledger.store import Store, batch
+from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, PIPE_CHUNK
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.init(tmp_path / ".ledger")
+
+
+def _files(root: Path) -> list[str]:
+    root.mkdir()
+    contents = {
+        "empty": b"",
+        "text": b"hello world\n" * 500,  # compressible: stored zstd
+        "random": os.urandom(40_000),  # stored raw
+        "dup-a": b"same bytes",
+        "dup-b": b"same bytes",  # the same object twice in one batch
+        "big": os.urandom(batch.SMALL + 5),  # streamed by put_stream
+    }
+    for name, data in contents.items():
+        (root / name).write_bytes(data)
+    return [str(root / n) for n in contents]
+
+
+def test_put_files_matches_one_at_a_time(store: Store, tmp_path: Path) -> None:
+    paths = _files(tmp_path / "in")
+    oids = batch.put_files(store.objects, paths)
+    assert oids == [hash_file(p) for p in paths]
+    for p, oid in zip(paths, oids, strict=True):
+        assert store.objects.get_bytes(oid) == Path(p).read_bytes()
+        store.objects.verify(oid)
+    pairs = zip(paths, oids, strict=True)
+    codec = {Path(p).name: store.objects.path_of(o).read_bytes()[0] for p, o in pairs}
+    assert codec["text"] == CODEC_ZSTD and codec["random"] == CODEC_RAW
+    assert list(store.objects.tmp_dir.iterdir()) == []
+    # Stored again: every object is already there, nothing is rewritten.
+    assert batch.put_files(store.objects, paths) == oids
+    assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+def test_put_files_in_several_batches(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch, "_BATCH", 2)
+    paths = _files(tmp_path / "in")
+    assert batch.put_files(store.objects, paths) == [hash_file(p) for p in paths]
+
+
+def test_a_failed_read_leaves_no_temp_files(store: Store, tmp_path: Path) -> None:
+    paths = _files(tmp_path / "in")
+    with pytest.raises(FileNotFoundError):
+        batch.put_files(store.objects, [*paths[:3], str(tmp_path / "gone"), *paths[3:]])
+    assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("size", [0, 5, PIPE_CHUNK - 1, PIPE_CHUNK, 2 * PIPE_CHUNK + 7])
+def test_pipelined_put_file_round_trip(store: Store, tmp_path: Path, size: int) -> None:
+    src = tmp_path / "src.bin"
+    data = os.urandom(size)
+    src.write_bytes(data)
+    oid = store.objects.put_file(src)
+    assert oid == hash_bytes(data)
+    assert store.objects.get_bytes(oid) == data
+    assert store.objects.path_of(oid).read_bytes()[0] == CODEC_RAW or size < 64
