@@ -9,13 +9,12 @@ recorder. ``BENCH_RUNS`` sets how many (default 100,000; ``--quick``: 2,000).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +163,9 @@ def run(quick: bool) -> list[Row]:
         ml = _mlflow(n, Path(tmp))
         if ml is None:  # no row with a made-up value: the note says it was not measured
             last = rows.pop()
-            rows.append(replace(last, note="mlflow search_runs: not measured, mlflow is not installed"))
+            rows.append(
+                replace(last, note="mlflow search_runs: not measured, mlflow is not installed")
+            )
         else:
             rows.append(
                 Row(
