@@ -60,12 +60,17 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_store.py",
     ],
     "ledger/store/verify.py": [
-        "tests/test_log_and_refs.py",
+        "tests/test_store_verify.py",
         "tests/test_integrity_holes.py",
-        "tests/test_cli_store.py",
-        "tests/test_gc.py",
+        "tests/test_log_and_refs.py",
     ],
-    "ledger/store/gc.py": ["tests/test_gc.py", "tests/test_cli_store.py"],
+    "ledger/store/gc.py": ["tests/test_gc_sweep.py", "tests/test_gc.py"],
+    "ledger/store/staging.py": [
+        "tests/test_store_staging.py",
+        "tests/test_gc_sweep.py",
+        "tests/test_store_verify.py",
+    ],
+    "ledger/store/anchor.py": ["tests/test_store_anchor.py", "tests/test_store_verify.py"],
     "ledger/capture/redact.py": [
         "tests/capture/test_redact_rules.py",
         "tests/capture/test_redact_stored.py",
@@ -89,7 +94,23 @@ MODULES: dict[str, list[str]] = {
 # "durability:" marks a mutant that only a crash or power loss between two steps could show.
 _LOG = "ledger/store/log.py"
 _OBJ = "ledger/store/objects.py"
+_VERIFY = "ledger/store/verify.py"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (_VERIFY, "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "Problem"
+    ),
+    (_VERIFY, "log_entries: int = 0", "0 -> 1"): (
+        "the default is never seen: verify_store always sets log_entries from chain_head"
+    ),
+    (
+        _VERIFY,
+        'where = "end of log" if p.line < 0 else f"log line {p.line}"',
+        "p.line < 0 -> p.line <= 0",
+    ): "log lines are numbered from 1 and the end of the log is -1: no problem has line 0",
+    (_VERIFY, 'where = "end of log" if p.line < 0 else f"log line {p.line}"', "0 -> 1"): (
+        "log lines are numbered from 1 and the end of the log is -1: no problem has line 0"
+    ),
     (_LOG, "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment, and no code assigns to a LogEntry or ChainProblem"
     ),
