@@ -72,6 +72,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/store/anchor.py": ["tests/test_store_anchor.py", "tests/test_store_verify.py"],
     "ledger/capture/redact.py": [
+        "tests/capture/test_redact_edges.py",
         "tests/capture/test_redact_rules.py",
         "tests/capture/test_redact_stored.py",
     ],
