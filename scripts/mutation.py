@@ -97,8 +97,44 @@ _LOG = "ledger/store/log.py"
 _OBJ = "ledger/store/objects.py"
 _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
+_REDACT = "ledger/capture/redact.py"
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("ledger/store/anchor.py", "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "HeadCheck"
+    ),
+    (_REDACT, "return False", "return X -> return None"): (
+        "None is as false as False to every caller of is_secret_name (`if`/`not`/`and`)"
+    ),
+    (
+        _REDACT,
+        "while len(words) > 1 and words[-1] in _QUALIFIERS:",
+        "len(words) > 1 -> len(words) >= 1",
+    ): (
+        "also pops a name's only word when it is a qualifier; no qualifier is a secret word, "
+        "so the name is not secret either way"
+    ),
+    (
+        _REDACT,
+        'if _OPTION.match(arg) and len(name.lstrip("-")) > 1:',
+        "len(name.lstrip('-')) > 1 -> len(name.lstrip('-')) >= 1",
+    ): (
+        "a one-letter option other than -p/-P is never a secret name, and its `=value` is "
+        "scanned the same as the whole argument"
+    ),
+    (_REDACT, 'if _OPTION.match(arg) and len(name.lstrip("-")) > 1:', "1 -> 2"): (
+        "no secret name has two letters, and a non-secret `--xy=value` is scanned the same "
+        "as the whole argument"
+    ),
+    (
+        _REDACT,
+        'out.append(f"{name}={redact_text(value)}")',
+        "drop call: out.append(f'{name}={redact_text(value)}')",
+    ): (
+        "falls through to scanning the whole argument: a non-secret `name=` prefix never "
+        "changes what redact_text finds in the value"
+    ),
     (_GC, "reachable: int = 0", "0 -> 1"): (
         "the default is never seen: collect_garbage always sets reachable"
     ),
@@ -113,6 +149,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (_GC, "report.too_young.append(oid)", "drop call: report.too_young.append(oid)"): (
         f"the one after a failed sweep: {_RACE} (a touch between the stat and the sweep)"
+    ),
+    (_GC, "shutil.rmtree(s.path, ignore_errors=True)", "True -> False"): (
+        f"{_RACE} (a staging dir removed by another gc between the scan and the rmtree)"
     ),
     (_GC, "tmp.unlink(missing_ok=True)", "True -> False"): (
         f"{_RACE} (a temp file renamed away between gc's lstat and its unlink)"

@@ -115,6 +115,8 @@ def test_an_object_written_exactly_when_a_live_run_began_is_kept(store: Store) -
     fd = open_staging(run)
     try:
         os.utime(run / ".lease", (began, began))
+        dry = collect_garbage(store, grace_seconds=3600)
+        assert dry.too_young == [oid] and dry.unreachable == []
         report = collect_garbage(store, delete=True, grace_seconds=3600)
         assert report.too_young == [oid] and store.objects.has(oid)
     finally:
