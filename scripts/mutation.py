@@ -100,6 +100,16 @@ _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "StagingDir"
+    ),
+    (
+        "ledger/store/staging.py",
+        "live = bool(held) or (held is None and time.time() - last < UNLEASED_MIN_AGE)",
+        "time.time() - last < UNLEASED_MIN_AGE -> time.time() - last <= UNLEASED_MIN_AGE",
+    ): "equality to the float time.time() read inside scan_staging: no test can arrange it "
+    "without a fake clock",
     ("ledger/store/anchor.py", "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
         "HeadCheck"

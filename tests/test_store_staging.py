@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -23,6 +24,10 @@ def test_open_staging_holds_a_named_lease_and_nothing_else(tmp_path: Path) -> No
     fd = open_staging(run)
     try:
         assert sorted(p.name for p in run.iterdir()) == [LEASE]
+        umask = os.umask(0)
+        os.umask(umask)
+        # readable by all: a gc or verify run by another user probes it
+        assert stat.S_IMODE((run / LEASE).stat().st_mode) == 0o644 & ~umask
         [found] = scan_staging(tmp_path / "staging")
         assert found.live and found.run_id == "run-1" and found.path == run
     finally:
@@ -91,7 +96,7 @@ def test_an_unleased_dir_is_live_while_young(tmp_path: Path) -> None:
     young.mkdir()
     old = tmp_path / "old"
     old.mkdir()
-    _age(old, 3600)
+    _age(old, 900)  # past the ten minutes a recorder may take to take its lease
     found = {s.run_id: s for s in scan_staging(tmp_path)}
     assert found["young"].live and not found["old"].live
     assert found["old"].started == old.stat().st_mtime
@@ -104,3 +109,21 @@ def test_scan_of_a_missing_root_and_of_stray_entries(tmp_path: Path) -> None:
     target.mkdir()
     (tmp_path / "link").symlink_to(target)
     assert scan_staging(tmp_path) == []
+
+
+def test_release_tolerates_a_dir_already_gone(tmp_path: Path) -> None:
+    run = tmp_path / "run-5"
+    fd = open_staging(run)
+    (run / LEASE).unlink()
+    run.rmdir()  # removed by hand while the recorder ran
+    release_staging(run, fd)
+    assert not run.exists()
+
+
+def test_scanning_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    for name in ("a", "b", "c"):
+        release_staging(tmp_path / name, open_staging(tmp_path / name), remove=False)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        assert [s.live for s in scan_staging(tmp_path)] == [False, False, False]
+    assert len(os.listdir("/proc/self/fd")) == before
