@@ -30,6 +30,8 @@ from ledger.capture.redact import (
         "GH_TOKEN_b64",
         "HF_TOKEN_BASE64",
         "DB_PASSWORD_V2",
+        "TOKEN_PROD",
+        "KEY_DEV",
     ],
 )
 def test_numbered_and_qualified_secret_names(name: str) -> None:
@@ -89,6 +91,9 @@ def test_markers_of_known_values_are_kept_and_end_a_pending_value() -> None:
         (["-p=hunter2"], [f"-p={REDACTED}"]),
         (["-p=3306"], ["-p=3306"]),
         (["-p=3306", "hunter2"], ["-p=3306", "hunter2"]),
+        (["-p=3=x"], [f"-p={REDACTED}"]),  # the whole value, not its first `=` part
+        (["-p", "pw", "train.py"], ["-p", REDACTED, "train.py"]),
+        (["--token", "abc", "train.py"], ["--token", REDACTED, "train.py"]),
         (["-x", "hunter2"], ["-x", "hunter2"]),
         (["--token=abc", "next"], [f"--token={REDACTED}", "next"]),
         (["--db=postgres://a:pw@h/x"], ["--db=postgres://a:***@h/x"]),
