@@ -60,15 +60,25 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_store.py",
     ],
     "ledger/store/verify.py": [
-        "tests/test_log_and_refs.py",
+        "tests/test_store_verify.py",
         "tests/test_integrity_holes.py",
-        "tests/test_cli_store.py",
-        "tests/test_gc.py",
+        "tests/test_log_and_refs.py",
     ],
-    "ledger/store/gc.py": ["tests/test_gc.py", "tests/test_cli_store.py"],
+    "ledger/store/gc.py": ["tests/test_gc_sweep.py", "tests/test_gc.py"],
+    "ledger/store/staging.py": [
+        "tests/test_store_staging.py",
+        "tests/test_gc_sweep.py",
+        "tests/test_store_verify.py",
+    ],
+    "ledger/store/anchor.py": ["tests/test_store_anchor.py", "tests/test_store_verify.py"],
     "ledger/capture/redact.py": [
+        "tests/capture/test_redact_edges.py",
         "tests/capture/test_redact_rules.py",
         "tests/capture/test_redact_stored.py",
+    ],
+    "ledger/capture/secrets.py": [
+        "tests/capture/test_secret_scrub.py",
+        "tests/capture/test_secret_corpus.py",
     ],
     "ledger/stats/tolerance.py": [
         "tests/stats/test_stats_tolerance.py",
@@ -89,7 +99,95 @@ MODULES: dict[str, list[str]] = {
 # "durability:" marks a mutant that only a crash or power loss between two steps could show.
 _LOG = "ledger/store/log.py"
 _OBJ = "ledger/store/objects.py"
+_VERIFY = "ledger/store/verify.py"
+_GC = "ledger/store/gc.py"
+_REDACT = "ledger/capture/redact.py"
+_RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "StagingDir"
+    ),
+    (
+        "ledger/store/staging.py",
+        "live = bool(held) or (held is None and time.time() - last < UNLEASED_MIN_AGE)",
+        "time.time() - last < UNLEASED_MIN_AGE -> time.time() - last <= UNLEASED_MIN_AGE",
+    ): "equality to the float time.time() read inside scan_staging: no test can arrange it "
+    "without a fake clock",
+    ("ledger/store/anchor.py", "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "HeadCheck"
+    ),
+    (_REDACT, 'name = arg.split("=", 1)[0]', "1 -> 2"): (
+        "the part before the first `=` is the same however many splits follow"
+    ),
+    (_REDACT, "return False", "return X -> return None"): (
+        "None is as false as False to every caller of is_secret_name (`if`/`not`/`and`)"
+    ),
+    (
+        _REDACT,
+        "while len(words) > 1 and words[-1] in _QUALIFIERS:",
+        "len(words) > 1 -> len(words) >= 1",
+    ): (
+        "also pops a name's only word when it is a qualifier; no qualifier is a secret word, "
+        "so the name is not secret either way"
+    ),
+    (
+        _REDACT,
+        'if _OPTION.match(arg) and len(name.lstrip("-")) > 1:',
+        "len(name.lstrip('-')) > 1 -> len(name.lstrip('-')) >= 1",
+    ): (
+        "a one-letter option other than -p/-P is never a secret name, and its `=value` is "
+        "scanned the same as the whole argument"
+    ),
+    (_REDACT, 'if _OPTION.match(arg) and len(name.lstrip("-")) > 1:', "1 -> 2"): (
+        "no secret name has two letters, and a non-secret `--xy=value` is scanned the same "
+        "as the whole argument"
+    ),
+    (_GC, "reachable: int = 0", "0 -> 1"): (
+        "the default is never seen: collect_garbage always sets reachable"
+    ),
+    (_GC, "dry_run: bool = True", "True -> False"): (
+        "the default is never seen: collect_garbage always passes dry_run"
+    ),
+    (_GC, 'aside = store.tmp_dir / f"gc-{oid[3:]}"', "3 -> 4"): (
+        "the name of gc's own short-lived temp file; still unique per object swept in turn"
+    ),
+    (_GC, "return False", "return X -> return None"): (
+        "None is as false as False to the one caller (`not _sweep(...)`)"
+    ),
+    (_GC, "report.too_young.append(oid)", "drop call: report.too_young.append(oid)"): (
+        f"the one after a failed sweep: {_RACE} (a touch between the stat and the sweep)"
+    ),
+    (_GC, "shutil.rmtree(s.path, ignore_errors=True)", "True -> False"): (
+        f"{_RACE} (a staging dir removed by another gc between the scan and the rmtree)"
+    ),
+    (_GC, "tmp.unlink(missing_ok=True)", "True -> False"): (
+        f"{_RACE} (a temp file renamed away between gc's lstat and its unlink)"
+    ),
+    (
+        _GC,
+        "if s.live or now - s.last_write < grace_seconds:",
+        "now - s.last_write < grace_seconds -> now - s.last_write <= grace_seconds",
+    ): (
+        "equality to the float `now` that collect_garbage reads itself: no test can arrange "
+        "it without a fake clock"
+    ),
+    (_VERIFY, "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
+        "Problem"
+    ),
+    (_VERIFY, "log_entries: int = 0", "0 -> 1"): (
+        "the default is never seen: verify_store always sets log_entries from chain_head"
+    ),
+    (
+        _VERIFY,
+        'where = "end of log" if p.line < 0 else f"log line {p.line}"',
+        "p.line < 0 -> p.line <= 0",
+    ): "log lines are numbered from 1 and the end of the log is -1: no problem has line 0",
+    (_VERIFY, 'where = "end of log" if p.line < 0 else f"log line {p.line}"', "0 -> 1"): (
+        "log lines are numbered from 1 and the end of the log is -1: no problem has line 0"
+    ),
     (_LOG, "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment, and no code assigns to a LogEntry or ChainProblem"
     ),

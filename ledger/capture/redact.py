@@ -120,8 +120,10 @@ def is_secret_name(name: str) -> bool:
     bare = name.strip().lstrip("-")
     if name.strip().lower() in _NOT_SECRET:  # the variable PWD; an option --pwd is a password
         return False
-    # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``.
-    words = [w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(bare) if w]
+    # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``; but
+    # not in a qualifier spelled with digits (``b64``, ``base64``).
+    words = [w.lower() for w in _WORD_SPLIT.split(bare) if w]
+    words = [w if w in _QUALIFIERS else w.rstrip("0123456789") for w in words]
     words = [w for w in words if w]
     while len(words) > 1 and words[-1] in _QUALIFIERS:
         words.pop()

@@ -147,7 +147,10 @@ def check_all_runs(
     """``check_run_material`` for every run ref; only runs with something to say."""
     out = []
     for name, _ in store.refs.iter("runs/"):
-        oid = store.refs.get(name)
+        try:
+            oid = store.refs.get(name)
+        except LedgerError:
+            continue  # an unreadable ref: verify_store reports it as bad-ref
         if oid is None or not store.objects.has(oid):
             continue
         run_id = name.split("/", 1)[1]
