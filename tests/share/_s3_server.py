@@ -104,6 +104,10 @@ def seaweed_s3(workdir: Path, bucket: str = "ledger-test") -> Iterator[S3Server]
         "-s3",
         f"-s3.port={s3}",
         f"-s3.port.grpc={s3_g}",
+        "-s3.port.iceberg=0",  # off: their fixed default ports would clash between servers
+        "-s3.port.lance=0",
+        f"-s3.localSocket={workdir / 's3.sock'}",
+        f"-filer.localSocket={workdir / 'filer.sock'}",
         f"-s3.config={config}",
     ]
     log = (workdir / "weed.log").open("wb")

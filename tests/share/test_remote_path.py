@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _s3_server import RemoteUnderTest
+from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import make_repo, record
 from _support import run_ledger, subprocess_env
 
@@ -263,3 +263,42 @@ def test_a_damaged_origins_file_is_refused(
     r = run_ledger("pull", str(remote), cwd=clone)
     assert r.returncode == 3 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
     assert list(Store.open(clone / ".ledger").objects) == []
+
+
+def test_an_s3_remote_reads_endpoint_and_credentials_from_an_aws_profile(
+    packaged: tuple[Path, str, Path],
+    tmp_path: Path,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No AWS variables but AWS_PROFILE and the config files: the standard AWS resolution
+    finds the endpoint, region and credentials; none of them lands in the ledger."""
+    repo, run_id, _ = packaged
+    env = s3_server.env()
+    for key in env:
+        monkeypatch.delenv(key, raising=False)
+    config, creds = tmp_path / "aws-config", tmp_path / "aws-credentials"
+    config.write_text(
+        f"[profile team]\nregion = {env['AWS_DEFAULT_REGION']}\n"
+        f"endpoint_url = {env['AWS_ENDPOINT_URL']}\n"
+    )
+    creds.write_text(
+        f"[team]\naws_access_key_id = {env['AWS_ACCESS_KEY_ID']}\n"
+        f"aws_secret_access_key = {env['AWS_SECRET_ACCESS_KEY']}\n"
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_PROFILE", "team")
+    url = f"s3://{s3_server.bucket}/profile-{tmp_path.name}"
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    assert run_ledger("remote", "add", "team", url, cwd=clone).returncode == 0
+    _json(run_ledger("push", url, "--json", cwd=repo))
+    got = _json(run_ledger("pull", "team", "--json", cwd=clone))
+    assert f"runs/{run_id}" in got["refs_added"]  # type: ignore[operator]
+    stored = (clone / ".ledger" / "config.json").read_text()
+    assert env["AWS_SECRET_ACCESS_KEY"] not in stored and env["AWS_ACCESS_KEY_ID"] not in stored
+    monkeypatch.setenv("AWS_PROFILE", "nobody")
+    r = run_ledger("pull", "team", cwd=clone)
+    assert r.returncode == 3 and "nobody" in r.stderr and "Traceback" not in r.stderr, r.stderr
