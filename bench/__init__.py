@@ -28,6 +28,7 @@ MODULES = [
     "bench.bench_output",
     "bench.bench_gate",
     "bench.bench_remote",
+    "bench.bench_remote_s3",
     "bench.bench_index",
 ]
 

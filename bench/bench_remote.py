@@ -2,9 +2,7 @@
 with fsspec (what `aws s3 sync`-style tools do: list, copy what differs), and a second push of
 the same runs, which must send nothing.
 
-SeaweedFS is not installable on this machine (neither Debian nor PyPI carries it), so the
-loopback S3 variant of this benchmark is not measured; the path remote exercises the same code
-through fsspec's local filesystem."""
+The same over a real S3 server on loopback (SeaweedFS) is bench/bench_remote_s3.py."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ reads them from the standard AWS environment and config files.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,20 @@ _NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-
 
 
 # -- names in the ledger's config ----------------------------------------------------------------
+def _backend_errors() -> tuple[type[BaseException], ...]:
+    """What a remote's filesystem raises when it cannot be reached: ``OSError`` for paths and
+    for most s3fs failures, and botocore's own errors (a refused connection, missing
+    credentials, a bad endpoint) that s3fs lets through untranslated."""
+    errors: list[type[BaseException]] = [OSError]
+    try:
+        from botocore.exceptions import BotoCoreError
+    except ImportError:
+        pass
+    else:
+        errors.append(BotoCoreError)
+    return tuple(errors)
+
+
 def _update_remotes(store: Store, change: Callable[[dict[str, str]], None]) -> None:
     """Re-read ``config.json`` under a lock, apply ``change`` to its remotes, write it back."""
     with store.lock("config"):
@@ -104,6 +119,7 @@ class Remote:
             ) from None
         self.fs = fs
         self.root = root.rstrip("/")
+        self.errors = _backend_errors()
 
     def _p(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -112,11 +128,19 @@ class Remote:
         digest = oid[len(ALGO_PREFIX) :]
         return self._p("objects", "b3", digest[:2], digest[2:])
 
-    def _unreachable(self, e: Exception) -> LedgerAccessError:
+    def _unreachable(self, e: BaseException) -> LedgerAccessError:
         return LedgerAccessError(
             f"remote {self.url} cannot be reached: {e}; nothing was changed here",
             hint="check the path or endpoint, the network, and your credentials",
         )
+
+    @contextmanager
+    def reaching(self) -> Iterator[None]:
+        """Turn the backend's failures inside the block into one clear error (exit code 3)."""
+        try:
+            yield
+        except self.errors as e:
+            raise self._unreachable(e) from None
 
     def check(self, *, create: bool) -> None:
         """Refuse a remote that is unreachable, not a ledger remote, or of a newer version;
@@ -139,7 +163,7 @@ class Remote:
                 )
                 return
             info = parse_json(self.fs.cat_file(marker))
-        except OSError as e:
+        except self.errors as e:
             raise self._unreachable(e) from None
         if not isinstance(info, dict) or info.get("format") != REMOTE_FORMAT:
             raise LedgerAccessError(f"{self.url} is not a ledger remote")
@@ -157,7 +181,7 @@ class Remote:
             paths = self.fs.find(self._p("objects", "b3"))
         except FileNotFoundError:
             return set()
-        except OSError as e:
+        except self.errors as e:
             raise self._unreachable(e) from None
         out = set()
         for p in paths:
@@ -177,7 +201,7 @@ class Remote:
             names = self.fs.ls(self._p("origins"), detail=False)
         except FileNotFoundError:
             return out
-        except OSError as e:
+        except self.errors as e:
             raise self._unreachable(e) from None
         for name in names:
             base = str(name).rsplit("/", 1)[-1]
@@ -191,7 +215,7 @@ class Remote:
                     "changed here",
                     hint="the ledger that wrote it can push again to rewrite it",
                 ) from None
-            except OSError as e:
+            except self.errors as e:
                 raise self._unreachable(e) from None
             refs = data.get("refs") if isinstance(data, dict) else None
             if not isinstance(refs, dict) or not all(
@@ -208,8 +232,9 @@ class Remote:
 
     def write_origin(self, ledger_id: str, data: dict[str, Any]) -> None:
         tmp = self.tmp_path()
-        self.fs.pipe_file(tmp, canonical_json(data))
-        self.fs.mv(tmp, self._p("origins", f"{ledger_id}.json"))
+        with self.reaching():
+            self.fs.pipe_file(tmp, canonical_json(data))
+            self.fs.mv(tmp, self._p("origins", f"{ledger_id}.json"))
 
 
 def open_remote(store: Store, name_or_url: str) -> Remote:

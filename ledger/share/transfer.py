@@ -46,11 +46,16 @@ class PullReport:
 def _send(store: Store, remote: Remote, oid: str) -> int:
     tmp = remote.tmp_path()
     hasher, n = new_hasher(), 0
-    with store.objects.open(oid) as src, remote.fs.open(tmp, "wb") as dst:
+    with remote.reaching():
+        dst = remote.fs.open(tmp, "wb")
+    with store.objects.open(oid) as src:
         while chunk := src.read(CHUNK):
             hasher.update(chunk)
-            dst.write(chunk)
+            with remote.reaching():
+                dst.write(chunk)
             n += len(chunk)
+    with remote.reaching():
+        dst.close()  # an S3 upload completes here
     if ALGO_PREFIX + hasher.hexdigest() != oid:
         with contextlib.suppress(OSError):
             remote.fs.rm(tmp)
@@ -60,8 +65,9 @@ def _send(store: Store, remote: Remote, oid: str) -> int:
             hint="run `ledger verify`; restore it from another copy",
         )
     final = remote.object_path(oid)
-    remote.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
-    remote.fs.mv(tmp, final)
+    with remote.reaching():
+        remote.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
+        remote.fs.mv(tmp, final)
     return n
 
 
@@ -91,8 +97,14 @@ def _fetch(store: Store, remote: Remote, oid: str) -> int:
     """Download ``oid`` into the ledger's tmp/, hash it, then add it. Raises on a mismatch."""
     hasher, n = new_hasher(), 0
     with temp_file(store.tmp_dir, prefix="pull-") as (f, tmp):
-        with remote.fs.open(remote.object_path(oid), "rb") as src:
-            while chunk := src.read(CHUNK):
+        with remote.reaching():
+            src = remote.fs.open(remote.object_path(oid), "rb")
+        with src:
+            while True:
+                with remote.reaching():
+                    chunk = src.read(CHUNK)
+                if not chunk:
+                    break
                 hasher.update(chunk)
                 f.write(chunk)
                 n += len(chunk)

@@ -1,5 +1,6 @@
-"""push / pull / clone through a path remote: set-difference transfers, concurrent pushers,
-kills at any point, a corrupt remote object, an unreachable remote."""
+"""push / pull / clone through a path remote and, where marked ``remote``, a real S3 server
+(SeaweedFS on loopback, tests/share/_s3_server.py) too: set-difference transfers, concurrent
+pushers, kills at any point, a corrupt remote object, an unreachable remote."""
 
 from __future__ import annotations
 
@@ -7,35 +8,24 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import make_repo, record
 from _support import run_ledger, subprocess_env
 
-from ledger._hashing import hash_bytes
 from ledger.store import Store
 
 
 def _json(r: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)  # type: ignore[no-any-return]
-
-
-def _remote_is_sound(remote: Path) -> None:
-    """Every visible object hashes to its name; every ref of every origin names one."""
-    objects = set()
-    for p in (remote / "objects" / "b3").rglob("*"):
-        if p.is_file():
-            oid = "b3:" + p.parent.name + p.name
-            assert hash_bytes(p.read_bytes()) == oid, f"partial or corrupt object {p}"
-            objects.add(oid)
-    for f in (remote / "origins").glob("*.json"):
-        refs = json.loads(f.read_text())["refs"]
-        assert set(refs.values()) <= objects
 
 
 def test_remote_names(packaged: tuple[Path, str, Path], tmp_path: Path) -> None:
@@ -53,22 +43,21 @@ def test_remote_names(packaged: tuple[Path, str, Path], tmp_path: Path) -> None:
 
 
 def test_push_then_clone_replays_and_a_second_push_sends_nothing(
-    packaged: tuple[Path, str, Path], tmp_path: Path
+    packaged: tuple[Path, str, Path], tmp_path: Path, remote: RemoteUnderTest
 ) -> None:
     repo, run_id, _ = packaged
-    remote = tmp_path / "remote"
-    first = _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    first = _json(run_ledger("push", remote.url, "--json", cwd=repo))
     assert first["sent"] == first["objects"] and first["sent"] > 0
-    again = _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    again = _json(run_ledger("push", remote.url, "--json", cwd=repo))
     assert again["sent"] == 0 and again["bytes_sent"] == 0
-    _remote_is_sound(remote)
+    remote.sound()
 
     # A copy of the repository elsewhere can't be reached by the clone: move repo A away.
     hidden = tmp_path / "hidden"
     shutil.move(repo, hidden)
     try:
         clone = tmp_path / "clone"
-        got = _json(run_ledger("clone", str(remote), str(clone), "--json", cwd=tmp_path))
+        got = _json(run_ledger("clone", remote.url, str(clone), "--json", cwd=tmp_path))
         assert f"runs/{run_id}" in got["refs_added"]  # type: ignore[operator]
         assert run_ledger("verify", cwd=clone).returncode == 0
         r = run_ledger("replay", run_id, "--json", cwd=clone)
@@ -95,7 +84,7 @@ def test_two_teammates_push_at_once_and_lose_nothing(tmp_path: Path) -> None:
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    _remote_is_sound(remote)
+    RemoteUnderTest(str(remote)).sound()
     assert len(list((remote / "origins").glob("*.json"))) == 2
     for repo in teams:
         got = _json(run_ledger("pull", str(remote), "--json", cwd=repo))
@@ -137,18 +126,17 @@ def test_a_colliding_ref_is_reported_and_kept(
 
 
 def test_a_corrupt_remote_object_is_refused_and_named(
-    packaged: tuple[Path, str, Path], tmp_path: Path
+    packaged: tuple[Path, str, Path], tmp_path: Path, remote: RemoteUnderTest
 ) -> None:
     repo, _, _ = packaged
-    remote = tmp_path / "remote"
-    _json(run_ledger("push", str(remote), "--json", cwd=repo))
-    victim = next(p for p in (remote / "objects" / "b3").rglob("*") if p.is_file())
-    victim.chmod(0o644)
-    victim.write_bytes(victim.read_bytes() + b"x")
-    oid = "b3:" + victim.parent.name + victim.name
+    _json(run_ledger("push", remote.url, "--json", cwd=repo))
+    oid, victim = next(iter(sorted(remote.objects().items())))
+    if remote.url.startswith("/"):
+        Path(victim).chmod(0o644)
+    remote.fs.pipe_file(victim, remote.fs.cat_file(victim) + b"x")
     clone = tmp_path / "clone"
-    r = run_ledger("clone", str(remote), str(clone))
-    assert r.returncode == 5
+    r = run_ledger("clone", remote.url, str(clone))
+    assert r.returncode == 5, r.stderr
     assert f"object {oid} on remote" in r.stderr and "is corrupt" in r.stderr
     store = Store.open(clone / ".ledger")
     assert not store.objects.has(oid)
@@ -168,6 +156,42 @@ def test_an_unreachable_remote_changes_nothing(
     assert (repo / ".ledger" / "log" / "chain.jsonl").read_bytes() == before
 
 
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", ["push", "pull", "clone"])
+def test_an_unreachable_s3_endpoint_is_a_clear_error_that_changes_nothing(
+    packaged: tuple[Path, str, Path],
+    tmp_path: Path,
+    s3_server: object,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """No S3 server answers at the endpoint: exit 3, the endpoint named, no traceback."""
+    repo, _, _ = packaged
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    before = sorted(p.relative_to(repo) for p in (repo / ".ledger").rglob("*") if p.is_file())
+    chain = (repo / ".ledger" / "log" / "chain.jsonl").read_bytes()
+    url = "s3://ledger-test/team"
+    if command == "clone":
+        r = run_ledger("clone", url, str(tmp_path / "c"), cwd=tmp_path)
+        assert not (tmp_path / "c").exists()
+    else:
+        r = run_ledger(command, url, cwd=repo)
+    assert r.returncode == 3, r.stderr
+    assert "cannot be reached" in r.stderr and endpoint in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert (repo / ".ledger" / "log" / "chain.jsonl").read_bytes() == chain
+    after = sorted(p.relative_to(repo) for p in (repo / ".ledger").rglob("*") if p.is_file())
+    assert after == before
+
+
 @pytest.fixture
 def heavy(tmp_path: Path) -> Path:
     """A run with 60 MiB of incompressible inputs: long enough a transfer to be killed."""
@@ -181,12 +205,8 @@ def heavy(tmp_path: Path) -> Path:
     return repo
 
 
-def _files(d: Path) -> int:
-    return sum(1 for p in d.rglob("*") if p.is_file()) if d.exists() else 0
-
-
-def _kill_midway(args: list[str], cwd: Path, watch: Path, at: int) -> None:
-    """Start ``ledger ARGS`` and SIGKILL it once ``watch`` holds ``at`` files: mid-transfer."""
+def _kill_midway(args: list[str], cwd: Path, count: Callable[[], int], at: int) -> None:
+    """Start ``ledger ARGS`` and SIGKILL it once ``count()`` reaches ``at``: mid-transfer."""
     p = subprocess.Popen(
         [sys.executable, "-m", "ledger", *args],
         cwd=cwd,
@@ -195,7 +215,7 @@ def _kill_midway(args: list[str], cwd: Path, watch: Path, at: int) -> None:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while _files(watch) < at and p.poll() is None and time.monotonic() < deadline:
+    while count() < at and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
     assert p.poll() is None, "the transfer ended before it could be killed"
     p.send_signal(signal.SIGKILL)
@@ -205,24 +225,25 @@ def _kill_midway(args: list[str], cwd: Path, watch: Path, at: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("at", [3, 30])
 def test_push_and_pull_killed_midway_then_rerun_complete(
-    heavy: Path, tmp_path: Path, at: int
+    heavy: Path, tmp_path: Path, at: int, remote: RemoteUnderTest
 ) -> None:
-    remote = tmp_path / "remote"
-    _kill_midway(["push", str(remote)], heavy, remote / "objects", at)
-    assert not list((remote / "origins").iterdir())  # no refs before every object is there
-    _remote_is_sound(remote)
-    _json(run_ledger("push", str(remote), "--json", cwd=heavy))
-    _remote_is_sound(remote)
+    _kill_midway(["push", remote.url], heavy, lambda: len(remote.files("objects")), at)
+    assert remote.files("origins") == []  # no refs before every object is there
+    remote.sound()
+    _json(run_ledger("push", remote.url, "--json", cwd=heavy))
+    remote.sound()
 
     clone = tmp_path / "clone"
     clone.mkdir()
     assert run_ledger("init", cwd=clone).returncode == 0
     objects = clone / ".ledger" / "objects"
-    _kill_midway(["pull", str(remote)], clone, objects, at)
+    _kill_midway(
+        ["pull", remote.url], clone, lambda: sum(1 for p in objects.rglob("*") if p.is_file()), at
+    )
     assert list(Store.open(clone / ".ledger").refs.iter()) == []
     r = run_ledger("verify", cwd=clone)
     assert r.returncode == 0, r.stdout  # no ref to a missing object, no partial object
-    got = _json(run_ledger("pull", str(remote), "--json", cwd=clone))
+    got = _json(run_ledger("pull", remote.url, "--json", cwd=clone))
     assert got["collisions"] == []
     r = run_ledger("verify", cwd=clone)
     assert r.returncode == 0, r.stdout
@@ -242,3 +263,42 @@ def test_a_damaged_origins_file_is_refused(
     r = run_ledger("pull", str(remote), cwd=clone)
     assert r.returncode == 3 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
     assert list(Store.open(clone / ".ledger").objects) == []
+
+
+def test_an_s3_remote_reads_endpoint_and_credentials_from_an_aws_profile(
+    packaged: tuple[Path, str, Path],
+    tmp_path: Path,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No AWS variables but AWS_PROFILE and the config files: the standard AWS resolution
+    finds the endpoint, region and credentials; none of them lands in the ledger."""
+    repo, run_id, _ = packaged
+    env = s3_server.env()
+    for key in env:
+        monkeypatch.delenv(key, raising=False)
+    config, creds = tmp_path / "aws-config", tmp_path / "aws-credentials"
+    config.write_text(
+        f"[profile team]\nregion = {env['AWS_DEFAULT_REGION']}\n"
+        f"endpoint_url = {env['AWS_ENDPOINT_URL']}\n"
+    )
+    creds.write_text(
+        f"[team]\naws_access_key_id = {env['AWS_ACCESS_KEY_ID']}\n"
+        f"aws_secret_access_key = {env['AWS_SECRET_ACCESS_KEY']}\n"
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_PROFILE", "team")
+    url = f"s3://{s3_server.bucket}/profile-{tmp_path.name}"
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    assert run_ledger("remote", "add", "team", url, cwd=clone).returncode == 0
+    _json(run_ledger("push", url, "--json", cwd=repo))
+    got = _json(run_ledger("pull", "team", "--json", cwd=clone))
+    assert f"runs/{run_id}" in got["refs_added"]  # type: ignore[operator]
+    stored = (clone / ".ledger" / "config.json").read_text()
+    assert env["AWS_SECRET_ACCESS_KEY"] not in stored and env["AWS_ACCESS_KEY_ID"] not in stored
+    monkeypatch.setenv("AWS_PROFILE", "nobody")
+    r = run_ledger("pull", "team", cwd=clone)
+    assert r.returncode == 3 and "nobody" in r.stderr and "Traceback" not in r.stderr, r.stderr
