@@ -344,6 +344,24 @@ def check_index(store: Store) -> list[Problem]:
             _copy_index(path, kept)
         except sqlite3.DatabaseError as e:
             return [Problem("index-mismatch", "index.sqlite", f"the index cannot be read ({e})")]
+        # An index of another layout would be folded again from the start, hiding any edit:
+        # a version that is not this ledger's is itself reported (any other command rebuilds
+        # such an index on first use; `ledger reindex` does it now).
+        from .index import INDEX_VERSION
+
+        row = kept.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        has_log = kept.execute("SELECT 1 FROM meta WHERE key='last_seq'").fetchone() is not None
+        if (row is not None or has_log) and (row is None or str(row[0]) != str(INDEX_VERSION)):
+            version = "none" if row is None else repr(row[0])
+            return [
+                Problem(
+                    "index-mismatch",
+                    "index.sqlite",
+                    f"the index says layout version {version}, this ledger writes "
+                    f"{INDEX_VERSION}: written by another version of ledger, or edited; "
+                    "`ledger reindex` rebuilds it",
+                )
+            ]
         entries = list(store.log.entries())
         # Entries appended since the index was last used are not differences: catch up first.
         _Snapshot(store, conn=kept).sync()

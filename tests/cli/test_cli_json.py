@@ -16,7 +16,10 @@ from ledger.cli.app import app
 
 # Commands whose output is not data: `cat` writes an object's raw bytes; `record`'s stdout is
 # the recorded command's own output, so its --json summary goes to stderr (documented).
-NO_STDOUT_JSON = {"cat", "record"}
+# cat prints raw bytes, record's JSON goes to stderr (stdout is the program's), ui is a server
+# that prints only the address it listens on, report writes a site and names its folder, and
+# remote add / remove change the config and print nothing but a confirmation.
+NO_STDOUT_JSON = {"cat", "record", "ui", "report", "remote add", "remote remove"}
 
 
 def _leaf_commands() -> dict[str, Any]:

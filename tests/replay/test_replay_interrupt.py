@@ -27,7 +27,7 @@ print("epoch 0 loss 0.5", flush=True)
 if os.environ.get("PAUSE"):
     print("ready", flush=True)
     try:
-        time.sleep(60)
+        time.sleep(600)
     except KeyboardInterrupt:
         sys.exit(1)  # a program that exits 1 on Ctrl-C, as many do
 """
@@ -68,7 +68,7 @@ def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT) -> tuple[int
             break
     time.sleep(0.2)
     os.killpg(proc.pid, sig)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=240)
     return proc.returncode, err.decode()
 
 
@@ -172,7 +172,8 @@ def test_ctrl_c_during_a_seeds_replay_stops_every_seed(repo: Path, tmp_path: Pat
         repo,
     )  # fmt: skip
     assert code == 130, err
-    assert time.monotonic() - t0 < 45  # the seeds sleep 60 s: they were stopped, not awaited
+    # The seeds sleep 600 s: they were stopped, not awaited (a wide margin for a loaded machine).
+    assert time.monotonic() - t0 < 300
     store = Store.open(repo / ".ledger")
     assert list(store.refs.iter("verdicts/")) == []
     assert list(ws.iterdir()) == []
