@@ -3,7 +3,7 @@ captured logs (when asked), and the checkpoints each saved, paired by step."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..records.run import Run
@@ -40,8 +40,12 @@ def compare_run_outputs(
     for out in original.outputs:
         other = replayed.get(out.path)
         cmp = compare_trees(store, out.tree, other.tree if other else None, settings, workdir)
+        # A file output's tree holds just that file, named as the output; a directory's files
+        # are labelled below it (never by a substring test: `out` holds `layout.txt`).
+        name = PurePosixPath(out.path).name
+        single = len(cmp.files) == 1 and cmp.files[0].path == name
         for f in cmp.files:
-            path = f"{out.path}/{f.path}" if out.path not in f.path else f.path
+            path = out.path if single else f"{out.path.rstrip('/')}/{f.path}"
             results.append(_row(f, path))
     if opts.include_logs:
         for stream in ("stdout", "stderr"):
