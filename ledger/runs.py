@@ -160,6 +160,7 @@ def list_runs(
             if r["replay_of"] is not None and roots[r["run_id"]] != r["run_id"]:
                 under.setdefault(roots[r["run_id"]], []).append(r)
         out: list[dict[str, Any]] = []
+        originals = 0
         walk = (
             checked_runs(store, index_rows, notes)
             if candidates is None
@@ -194,7 +195,8 @@ def list_runs(
                         sub["columns"] = {c: sub_values.get(c) for c in columns}
                     sub["original"] = run_id
                     out.append(sub)
-            if sum(1 for r in out if "original" not in r) >= limit:
+            originals += 1
+            if originals >= limit:
                 break
         return out
 
