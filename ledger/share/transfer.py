@@ -5,17 +5,17 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
 from .._progress import stage
 from ..errors import CorruptObjectError, UsageError
 from ..store import Store
 from ..store.anchor import chain_head
-from ..store.atomic import temp_file
 from ..store.walk import links_of
 from .closure import commit_of_run, run_closure
 from .refs_in import RefsReport, import_refs
@@ -100,31 +100,38 @@ def push(
     return PushReport(closure.runs, len(closure.objects), len(missing), sent, len(closure.refs))
 
 
+class _RemoteReader(io.RawIOBase):
+    """A remote file read through ``remote.reaching`` (its failures become one clear error)."""
+
+    def __init__(self, remote: Remote, src: BinaryIO) -> None:
+        self._remote, self._src, self.n = remote, src, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        with self._remote.reaching():
+            chunk = self._src.read(-1 if size is None else size)
+        self.n += len(chunk)
+        return bytes(chunk)
+
+
 def _fetch(store: Store, remote: Remote, oid: str) -> int:
-    """Download ``oid`` into the ledger's tmp/, hash it, then add it. Raises on a mismatch."""
-    hasher, n = new_hasher(), 0
-    with temp_file(store.tmp_dir, prefix="pull-") as (f, tmp):
-        with remote.reaching():
-            src = remote.fs.open(remote.object_path(oid), "rb")
-        with src:
-            while True:
-                with remote.reaching():
-                    chunk = src.read(CHUNK)
-                if not chunk:
-                    break
-                hasher.update(chunk)
-                f.write(chunk)
-                n += len(chunk)
-        f.close()
-        if ALGO_PREFIX + hasher.hexdigest() != oid:
+    """Stream ``oid`` from the remote into the object store, hashed as it is written and
+    published only when its hash is its name. Raises CorruptObjectError otherwise."""
+    with remote.reaching():
+        src = remote.fs.open(remote.object_path(oid), "rb")
+    with src:
+        reader = _RemoteReader(remote, src)
+        try:
+            store.objects.put_stream(reader, expect=oid)  # type: ignore[arg-type]
+        except CorruptObjectError as e:
             raise CorruptObjectError(
                 oid,
-                f"object {oid} on remote {remote.url} is corrupt: its content hashes to "
-                f"{ALGO_PREFIX + hasher.hexdigest()}; it was not added here",
+                f"object {oid} on remote {remote.url} is corrupt: {e.message}",
                 hint="push it again from a ledger that holds it intact",
-            )
-        store.objects.put_file(tmp)
-    return n
+            ) from None
+    return reader.n
 
 
 def _select(refs: dict[str, str], runs: list[str] | None, sources: bool) -> dict[str, str]:
