@@ -220,3 +220,19 @@ def test_copy_to_real_files_and_buffers(store: Store, tmp_path: Path) -> None:
         buf = io.BytesIO()
         store.objects.copy_to(oid, buf)
         assert buf.getvalue() == content
+
+
+@pytest.mark.parametrize("size", [10, 3 << 20])
+@pytest.mark.parametrize("compressible", [True, False])
+def test_a_stream_expected_under_another_id_is_never_published(
+    store: Store, size: int, compressible: bool
+) -> None:
+    data = (b"a" * size) if compressible else os.urandom(size)
+    wrong = hash_bytes(data + b"!")
+    with pytest.raises(CorruptObjectError) as e:
+        store.objects.put_stream(io.BytesIO(data), expect=wrong)
+    assert e.value.oid == wrong
+    assert not store.objects.has(wrong) and not store.objects.has(hash_bytes(data))
+    assert [p for p in store.tmp_dir.iterdir() if p.name.startswith("obj-")] == []
+    assert store.objects.put_stream(io.BytesIO(data), expect=hash_bytes(data)) == hash_bytes(data)
+    assert store.objects.get_bytes(hash_bytes(data)) == data

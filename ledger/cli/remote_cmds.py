@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
-from ._output import progress
+from ._output import progress_stages
 
 __all__ = ["register"]
 
@@ -60,8 +60,8 @@ def push(
     from ..share.transfer import push as do_push
 
     store = open_store(ledger)
-    with progress("pushing") as bar:
-        report = do_push(store, open_remote(store, remote), runs, lambda n: bar.update(n))
+    with progress_stages():
+        report = do_push(store, open_remote(store, remote), runs)
     if json_out:
         print_json(report.__dict__)
         return
@@ -113,7 +113,9 @@ def _print_pull(report: object, json_out: bool) -> None:
 def pull(
     remote: str = typer.Argument(..., help="A remote's name or URL."),
     runs: list[str] | None = typer.Argument(
-        None, metavar="[RUN]...", help="Default: every run on the remote."
+        None,
+        metavar="[RUN]...",
+        help="Run ids or unique prefixes (with their replays and code). Default: every run.",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
@@ -125,8 +127,8 @@ def pull(
 
     store = open_store(ledger)
     store.check_writable()
-    with progress("pulling") as bar:
-        report = do_pull(store, open_remote(store, remote), runs, lambda n: bar.update(n))
+    with progress_stages():
+        report = do_pull(store, open_remote(store, remote), runs)
     _print_pull(report, json_out)
 
 
@@ -145,8 +147,8 @@ def clone(
     root = (directory or Path.cwd()) / ".ledger"
     store = Store.init(root)
     add_remote(store, "origin", url)
-    with progress("cloning") as bar:
-        report = do_pull(store, remote, None, lambda n: bar.update(n))
+    with progress_stages():
+        report = do_pull(store, remote, None)
     _print_pull(report, json_out)
 
 

@@ -23,7 +23,7 @@ from ..runs import resolve_run
 from ..store import Store
 from ..store.walk import reachable
 
-__all__ = ["Closure", "LeftOut", "run_closure"]
+__all__ = ["Closure", "LeftOut", "commit_of_run", "run_closure"]
 
 
 @dataclass
@@ -61,6 +61,17 @@ def _run_refs(store: Store, run_id: str, refs: dict[str, str], queue: list[str])
             if prefix.startswith("verdicts/"):
                 verdict = store.get_json(target)
                 queue += [r for r in verdict.get("replays", []) if isinstance(r, str)]
+
+
+def commit_of_run(store: Store, run_oid: str) -> str | None:
+    """The commit a run's code was recorded at (None outside a repository), from its record."""
+    run = _record(store, run_oid, Run)
+    assert isinstance(run, Run)
+    contract = _record(store, run.contract, Contract)
+    assert isinstance(contract, Contract)
+    code = _record(store, contract.code, CodeSnapshot)
+    assert isinstance(code, CodeSnapshot)
+    return code.commit if code.in_repo else None
 
 
 def _carry_code(store: Store, run: Run, refs: dict[str, str], notes: list[str]) -> None:

@@ -19,6 +19,9 @@ reads them from the standard AWS environment and config files.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -100,6 +103,18 @@ def remove_remote(store: Store, name: str) -> None:
         del remotes[name]
 
     _update_remotes(store, change)
+
+
+def _modified(entry: dict[str, Any]) -> float | None:
+    """An fsspec listing entry's modification time in epoch seconds: ``mtime`` on local paths,
+    ``LastModified`` (a datetime) on S3."""
+    for key in ("mtime", "LastModified", "last_modified", "created"):
+        value = entry.get(key)
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, datetime.datetime):
+            return value.timestamp()
+    return None
 
 
 # -- the remote itself ----------------------------------------------------------------------------
@@ -193,6 +208,28 @@ class Remote:
 
     def tmp_path(self) -> str:
         return self._p("tmp", uuid.uuid4().hex)
+
+    def sweep_tmp(self, older_than_s: float) -> int:
+        """Remove uploads left in ``tmp/`` by killed pushes once older than ``older_than_s``
+        (younger ones may be a teammate's push in progress); returns how many went. Best
+        effort: an upload that cannot be listed or removed is left for a later push."""
+        try:
+            entries = self.fs.ls(self._p("tmp"), detail=True)
+        except FileNotFoundError:
+            return 0
+        except self.errors as e:
+            raise self._unreachable(e) from None
+        now, gone = time.time(), 0
+        for entry in entries:
+            if entry.get("type") != "file":
+                continue
+            stamp = _modified(entry)
+            if stamp is None or now - stamp < older_than_s:
+                continue
+            with contextlib.suppress(*self.errors):
+                self.fs.rm_file(str(entry["name"]))
+                gone += 1
+        return gone
 
     def origins(self) -> dict[str, dict[str, Any]]:
         """Ledger id -> ``{"refs": {...}, "head": ...}`` of every ledger that pushed here."""

@@ -5,17 +5,19 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, BinaryIO
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
-from ..errors import CorruptObjectError
+from .._progress import stage
+from ..errors import CorruptObjectError, UsageError
 from ..store import Store
 from ..store.anchor import chain_head
-from ..store.atomic import temp_file
 from ..store.walk import links_of
-from .closure import run_closure
+from .closure import commit_of_run, run_closure
 from .refs_in import RefsReport, import_refs
 from .remote import Remote
 
@@ -23,6 +25,9 @@ __all__ = ["PullReport", "PushReport", "pull", "push"]
 
 WORKERS = 8
 Progress = Callable[[int], None]
+# An upload left in the remote's tmp/ by a push that was killed is removed by a later push
+# once it is this old; younger ones may belong to a teammate's push still running.
+STALE_UPLOAD_S = 24 * 3600
 
 
 @dataclass
@@ -80,9 +85,11 @@ def push(
     closure = run_closure(store, wanted)
     missing = sorted(closure.objects - remote.objects())
     sent = 0
-    with ThreadPoolExecutor(WORKERS) as pool:
+    remote.sweep_tmp(STALE_UPLOAD_S)
+    with stage("pushing objects", len(missing)) as ticker, ThreadPoolExecutor(WORKERS) as pool:
         for n in pool.map(lambda oid: _send(store, remote, oid), missing):
             sent += n
+            ticker(1, n)
             if progress:
                 progress(1)
     mine = remote.origins().get(store.id, {}).get("refs", {})
@@ -93,34 +100,43 @@ def push(
     return PushReport(closure.runs, len(closure.objects), len(missing), sent, len(closure.refs))
 
 
+class _RemoteReader(io.RawIOBase):
+    """A remote file read through ``remote.reaching`` (its failures become one clear error)."""
+
+    def __init__(self, remote: Remote, src: BinaryIO) -> None:
+        self._remote, self._src, self.n = remote, src, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        with self._remote.reaching():
+            chunk = self._src.read(-1 if size is None else size)
+        self.n += len(chunk)
+        return bytes(chunk)
+
+
 def _fetch(store: Store, remote: Remote, oid: str) -> int:
-    """Download ``oid`` into the ledger's tmp/, hash it, then add it. Raises on a mismatch."""
-    hasher, n = new_hasher(), 0
-    with temp_file(store.tmp_dir, prefix="pull-") as (f, tmp):
-        with remote.reaching():
-            src = remote.fs.open(remote.object_path(oid), "rb")
-        with src:
-            while True:
-                with remote.reaching():
-                    chunk = src.read(CHUNK)
-                if not chunk:
-                    break
-                hasher.update(chunk)
-                f.write(chunk)
-                n += len(chunk)
-        f.close()
-        if ALGO_PREFIX + hasher.hexdigest() != oid:
+    """Stream ``oid`` from the remote into the object store, hashed as it is written and
+    published only when its hash is its name. Raises CorruptObjectError otherwise."""
+    with remote.reaching():
+        src = remote.fs.open(remote.object_path(oid), "rb")
+    with src:
+        reader = _RemoteReader(remote, src)
+        try:
+            store.objects.put_stream(reader, expect=oid)  # type: ignore[arg-type]
+        except CorruptObjectError as e:
             raise CorruptObjectError(
                 oid,
-                f"object {oid} on remote {remote.url} is corrupt: its content hashes to "
-                f"{ALGO_PREFIX + hasher.hexdigest()}; it was not added here",
+                f"object {oid} on remote {remote.url} is corrupt: {e.message}",
                 hint="push it again from a ledger that holds it intact",
-            )
-        store.objects.put_file(tmp)
-    return n
+            ) from None
+    return reader.n
 
 
-def _select(refs: dict[str, str], runs: list[str] | None) -> dict[str, str]:
+def _select(refs: dict[str, str], runs: list[str] | None, sources: bool) -> dict[str, str]:
+    """The refs of ``runs`` (every ref when None) and the replay runs their verdicts name;
+    ``sources/`` refs only when ``sources`` (a selection takes only the commits its runs need)."""
     if runs is None:
         return dict(refs)
     keep = set(runs)
@@ -131,37 +147,97 @@ def _select(refs: dict[str, str], runs: list[str] | None) -> dict[str, str]:
     out = {}
     for name, oid in refs.items():
         parts = name.split("/")
-        if parts[0] == "sources" or (len(parts) > 1 and parts[1] in keep):
+        if (sources and parts[0] == "sources") or (
+            parts[0] != "sources" and len(parts) > 1 and parts[1] in keep
+        ):
             out[name] = oid
     return out
+
+
+def _resolve_remote_runs(origins: dict[str, dict[str, Any]], texts: list[str]) -> list[str]:
+    """Run ids on the remote for ``texts`` (a full id or a unique prefix of one)."""
+    names = {n for data in origins.values() for n in data["refs"]}
+    ids = sorted(n.split("/", 1)[1] for n in names if n.startswith("runs/"))
+    out = []
+    for text in texts:
+        if text in ids:
+            out.append(text)
+            continue
+        found = [i for i in ids if i.startswith(text)] if text else []
+        if not found:
+            raise UsageError(
+                f"no run {text} on the remote; nothing was fetched",
+                hint="`ledger pull REMOTE` without runs fetches every run it holds",
+            )
+        if len(found) > 1:
+            shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+            raise UsageError(
+                f"run prefix {text} is ambiguous on the remote: {shown}; nothing was fetched",
+                hint="give more characters of the run id",
+            )
+        out.append(found[0])
+    return out
+
+
+def _fetch_closure(
+    store: Store,
+    remote: Remote,
+    pool: ThreadPoolExecutor,
+    frontier: set[str],
+    have_remote: set[str],
+    report: PullReport,
+    ticker: Callable[[int, int], None],
+    progress: Progress | None,
+) -> None:
+    """Fetch ``frontier`` and every object it links to that this ledger lacks, round by round."""
+    seen: set[str] = set()
+    while frontier:
+        seen |= frontier
+        todo = sorted(o for o in frontier if not store.objects.has(o) and o in have_remote)
+        for n in pool.map(lambda oid: _fetch(store, remote, oid), todo):
+            report.fetched += 1
+            report.bytes_fetched += n
+            ticker(1, n)
+            if progress:
+                progress(1)
+        nxt: set[str] = set()
+        for oid in frontier:
+            if store.objects.has(oid):
+                nxt |= {c for c, _ in links_of(store.objects, oid)}
+        frontier = nxt - seen
 
 
 def pull(
     store: Store, remote: Remote, runs: list[str] | None = None, progress: Progress | None = None
 ) -> PullReport:
-    """Fetch the runs of every ledger that pushed to ``remote`` (or only ``runs``), walking
-    links as gc does; then add the refs each origin pushed under ``import`` log lines."""
+    """Fetch the runs of every ledger that pushed to ``remote`` (or only ``runs``: ids or
+    unique prefixes, with the replays their verdicts name and the commits their code needs),
+    walking links as gc does; then add the refs each origin pushed under ``import`` log lines."""
     remote.check(create=False)
     origins = remote.origins()
+    if runs is not None:
+        runs = _resolve_remote_runs(origins, runs)
     have_remote = remote.objects()
     report = PullReport(sorted(origins), 0, 0)
-    chosen = {oid_: _select(data["refs"], runs) for oid_, data in origins.items()}
-    frontier = {o for refs in chosen.values() for o in refs.values()}
-    seen: set[str] = set()
-    with ThreadPoolExecutor(WORKERS) as pool:
-        while frontier:
-            seen |= frontier
-            todo = sorted(o for o in frontier if not store.objects.has(o) and o in have_remote)
-            for n in pool.map(lambda oid: _fetch(store, remote, oid), todo):
-                report.fetched += 1
-                report.bytes_fetched += n
-                if progress:
-                    progress(1)
-            nxt: set[str] = set()
-            for oid in frontier:
-                if store.objects.has(oid):
-                    nxt |= {c for c, _ in links_of(store.objects, oid)}
-            frontier = nxt - seen
+    chosen = {o: _select(data["refs"], runs, runs is None) for o, data in origins.items()}
+    with stage("pulling objects") as ticker, ThreadPoolExecutor(WORKERS) as pool:
+        frontier = {o for refs in chosen.values() for o in refs.values()}
+        _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker, progress)
+        if runs is not None:
+            # The carried commits of the runs chosen (and of the replays their verdicts name).
+            for origin, refs in chosen.items():
+                commits = {
+                    commit_of_run(store, oid)
+                    for name, oid in refs.items()
+                    if name.startswith("runs/") and store.objects.has(oid)
+                }
+                for name, oid in origins[origin]["refs"].items():
+                    if name.startswith("sources/git/") and name.rsplit("/", 1)[1] in commits:
+                        refs[name] = oid
+            frontier = {
+                o for refs in chosen.values() for n, o in refs.items() if n.startswith("sources/")
+            }
+            _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker, progress)
     for origin, refs in sorted(chosen.items()):
         present = {n: o for n, o in refs.items() if store.objects.has(o)}
         report.incomplete += sorted(set(refs) - set(present))

@@ -213,8 +213,12 @@ class ObjectStore:
             new = self._publish(tmp, oid)
         return oid, new
 
-    def put_stream(self, stream: BinaryIO, *, compress: bool | None = None) -> str:
-        """Store a stream of any length in constant memory; returns its id."""
+    def put_stream(
+        self, stream: BinaryIO, *, compress: bool | None = None, expect: str | None = None
+    ) -> str:
+        """Store a stream of any length in constant memory; returns its id. With ``expect``
+        (content fetched by its id), content that hashes to anything else is never published:
+        CorruptObjectError, and nothing is left behind."""
         first = stream.read(SAMPLE)
         use_zstd = compression_pays(first) if compress is None else compress
         hasher = new_hasher()
@@ -239,6 +243,10 @@ class ObjectStore:
             os.fsync(f.fileno())
             f.close()
             oid = ALGO_PREFIX + hasher.hexdigest()
+            if expect is not None and oid != expect:
+                raise CorruptObjectError(
+                    expect, f"content fetched as {expect} hashes to {oid}; it was not stored"
+                )
             self._publish(tmp, oid)
         return oid
 

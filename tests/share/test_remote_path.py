@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
-from _share_lab import make_repo, record
+from _share_lab import SCRIPT, git_env, make_repo, record
 from _support import run_ledger, subprocess_env
 
 from ledger.store import Store
@@ -68,13 +68,14 @@ def test_push_then_clone_replays_and_a_second_push_sends_nothing(
         shutil.move(hidden, repo)
 
 
-def test_two_teammates_push_at_once_and_lose_nothing(tmp_path: Path) -> None:
-    remote = tmp_path / "remote"
+def test_two_teammates_push_at_once_and_lose_nothing(
+    tmp_path: Path, remote: RemoteUnderTest
+) -> None:
     teams = [make_repo(tmp_path / name) for name in ("alice", "bob")]
     runs = [record(repo) for repo in teams for _ in range(2)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "ledger", "push", str(remote)],
+            [sys.executable, "-m", "ledger", "push", remote.url],
             cwd=repo,
             env=subprocess_env(),
             stdout=subprocess.PIPE,
@@ -84,10 +85,10 @@ def test_two_teammates_push_at_once_and_lose_nothing(tmp_path: Path) -> None:
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    RemoteUnderTest(str(remote)).sound()
-    assert len(list((remote / "origins").glob("*.json"))) == 2
+    remote.sound()
+    assert len(remote.files("origins")) == 2
     for repo in teams:
-        got = _json(run_ledger("pull", str(remote), "--json", cwd=repo))
+        got = _json(run_ledger("pull", remote.url, "--json", cwd=repo))
         assert got["collisions"] == []
         listed = {
             name.split("/", 1)[1] for name, _ in Store.open(repo / ".ledger").refs.iter("runs/")
@@ -98,9 +99,79 @@ def test_two_teammates_push_at_once_and_lose_nothing(tmp_path: Path) -> None:
     # Each origin's chain head is what that ledger had when it pushed, and its log extends it.
     for repo in teams:
         store = Store.open(repo / ".ledger")
-        pushed = json.loads((remote / "origins" / f"{store.id}.json").read_text())
+        pushed = json.loads(remote.fs.cat_file(f"{remote.root}/origins/{store.id}.json"))
         r = run_ledger("verify", "--head", pushed["head"], cwd=repo)
         assert r.returncode == 0, r.stdout
+
+
+def _commit(repo: Path, message: str) -> str:
+    subprocess.run(["git", "commit", "-qam", message], cwd=repo, check=True, env=git_env())
+    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True)
+    return out.stdout.decode().strip()
+
+
+def test_pulling_chosen_runs_takes_only_their_code_and_replays(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    first = record(repo)
+    (repo / "train.py").write_text(SCRIPT + "print('v2')\n")
+    second_commit = _commit(repo, "v2")
+    second = record(repo)
+    assert run_ledger("replay", second, cwd=repo).returncode == 0
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    got = _json(run_ledger("pull", str(remote), second[:-2], "--json", cwd=clone))
+    added = set(got["refs_added"])  # type: ignore[arg-type]
+    assert f"runs/{second}" in added and f"runs/{first}" not in added
+    assert f"sources/git/{second_commit}" in added
+    assert [n for n in added if n.startswith("sources/")] == [f"sources/git/{second_commit}"]
+    assert any(n.startswith(f"verdicts/{second}/") for n in added)
+    replays = [n.split("/")[2] for n in added if n.startswith(f"verdicts/{second}/")]
+    assert all(f"runs/{r}" in added for r in replays)
+    assert run_ledger("verify", cwd=clone).returncode == 0
+    r = run_ledger("replay", second, "--json", cwd=clone)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_pulling_an_unknown_or_ambiguous_run_is_refused_and_fetches_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    run_id = record(repo)
+    record(repo)
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    before = sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file())
+    r = run_ledger("pull", str(remote), "nosuchrun", cwd=clone)
+    assert r.returncode == 2 and "no run nosuchrun on the remote" in r.stderr, r.stderr
+    r = run_ledger("pull", str(remote), "", cwd=clone)
+    assert r.returncode == 2, r.stderr
+    # Every run id shares the year-month prefix: ambiguous.
+    r = run_ledger("pull", str(remote), run_id[:4], cwd=clone)
+    assert r.returncode == 2 and "ambiguous" in r.stderr, r.stderr
+    assert sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file()) == before
+
+
+def test_a_push_sweeps_uploads_killed_pushes_left_and_keeps_recent_ones(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, _, _ = packaged
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    stale, recent = remote / "tmp" / "stale-upload", remote / "tmp" / "recent-upload"
+    stale.write_bytes(b"half an object")
+    recent.write_bytes(b"a teammate's upload in flight")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(stale, (two_days_ago, two_days_ago))
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    assert not stale.exists()
+    assert recent.exists()
 
 
 def test_a_colliding_ref_is_reported_and_kept(
