@@ -115,6 +115,7 @@ def _common(claim: ComparisonClaim) -> dict[str, Any]:
         "difference": claim.difference,
         "difference_decimals": claim.difference_decimals,
         "alpha": claim.alpha,
+        "labels": (claim.a, claim.b),
     }
 
 

@@ -124,13 +124,14 @@ def compare_methods(
     power: float = 0.8,
     n_resamples: int = 10_000,
     seed: int = 0,
+    labels: tuple[str, str] = ("A", "B"),
 ) -> ComparisonResult:
     """Method A's runs against method B's on one metric of one task (Welch decides)."""
     alpha = check_probability(alpha, "alpha")
     x, y = _values(a, "a"), _values(b, "b")
     head = _head(direction, higher_is_better, alpha, "mean", "welch", x.size, y.size, seed)
     if x.size < MIN_RUNS or y.size < MIN_RUNS:
-        return _insufficient(head, {"A": x.size, "B": y.size})
+        return _insufficient(head, {labels[0]: x.size, labels[1]: y.size})
     _check_resampling(n_resamples, seed)
     claimed = _claimed(difference, difference_decimals)
     w = _welch(x, y, level=1 - alpha)
@@ -184,10 +185,12 @@ def compare_tasks(
     power: float = 0.8,
     n_resamples: int = 10_000,
     seed: int = 0,
+    labels: tuple[str, str] = ("A", "B"),
 ) -> ComparisonResult:
     """Several tasks: the IQM (or mean) over all runs and tasks, stratified bootstrap CI.
 
     ``a`` and ``b`` map each task to that method's run values; both must name the same tasks.
+    ``labels`` name the two methods in the reason of an ``insufficient`` verdict.
     """
     alpha = check_probability(alpha, "alpha")
     if aggregate not in ("iqm", "mean"):
@@ -220,7 +223,7 @@ def compare_tasks(
     short = {
         f"{side} on {t}": v.size
         for t in tasks
-        for side, v in (("A", xs[t]), ("B", ys[t]))
+        for side, v in ((labels[0], xs[t]), (labels[1], ys[t]))
         if v.size < MIN_RUNS
     }
     if short:
