@@ -12,6 +12,7 @@ from ._format import (
 )
 from .check import AuditResult
 from .plot import claim_svg
+from .plot_compare import COMPARISON_LEGEND, comparison_svg
 
 __all__ = ["render_html"]
 
@@ -71,6 +72,10 @@ def render_html(result: AuditResult) -> str:
                 "(c ± rounding) · green: region where the 90% CI must lie to support it · "
                 "bars: 95% (thin) and 90% (thick) CI of the runs' mean</p>"
             )
+        svg = comparison_svg(c)
+        if svg:
+            h.append(svg)
+            h.append(f'<p class="legend">{escape(COMPARISON_LEGEND)}</p>')
         if c.margin is not None:
             h.append(f"<p>Margin δ = {c.margin:.6g} ({escape(c.margin_source or '')}).</p>")
         if c.checks:

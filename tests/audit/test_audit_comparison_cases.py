@@ -138,3 +138,30 @@ def test_selector_that_matches_nothing_and_replays_as_seeds(lab: Lab) -> None:
     )
     skipped = [e for e in c.runs if not e.used]
     assert [e.run_id for e in skipped] == ["b-replay"] and "not a seed" in (skipped[0].note or "")
+
+
+def test_html_draws_the_difference_against_zero(lab: Lab) -> None:
+    from ledger.audit import render_html
+
+    lab.seeds("a", [93.1, 93.4, 93.0, 93.6, 93.3])
+    lab.seeds("b", [92.5, 92.9, 92.6, 93.0, 92.7])
+    path = lab.claims(
+        "methods:\n  a: {names: [a]}\n  b: {names: [b]}\n"
+        "claims:\n  - {kind: comparison, metric: test/acc, a: a, b: b, difference: 0.5}\n"
+        "  - {kind: comparison, metric: test/acc, a: b, b: a}\n"
+    )
+    html = render_html(audit(lab.store, path))
+    assert html.count("<svg") == 2 and "<script" not in html
+    svgs = re.findall(r"<svg.*?</svg>", html, flags=re.S)
+
+    def xs(svg: str) -> tuple[float, float, float]:
+        zero = float(re.search(r'class="zero" x1="([\d.]+)"', svg).group(1))  # type: ignore[union-attr]
+        ci = re.search(r'class="ci" x1="([\d.]+)" y1="50" x2="([\d.]+)"', svg)
+        assert ci is not None
+        return zero, float(ci.group(1)), float(ci.group(2))
+
+    zero, lo, hi = xs(svgs[0])
+    assert zero < lo < hi  # a - b > 0: the decisive CI lies right of zero
+    assert 'class="claimed"' in svgs[0]
+    zero, lo, hi = xs(svgs[1])
+    assert lo < hi < zero  # b - a < 0: left of zero
