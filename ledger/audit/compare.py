@@ -53,6 +53,17 @@ def evaluate_comparison(
         include = claim.include_replays or selector.include_replays
         evidence.extend(_collect(ctx, claim, name, selected, include))
     head["runs"] = evidence
+    both = sorted(
+        {e.run_id for e in evidence if e.method == claim.a}
+        & {e.run_id for e in evidence if e.method == claim.b}
+    )
+    if both:
+        shown = ", ".join(both[:3]) + (", ..." if len(both) > 3 else "")
+        return _error(
+            head,
+            f"methods {claim.a!r} and {claim.b!r} select the same {len(both)} run(s) ({shown}); "
+            "a run can stand for one method only: narrow the selectors in `methods`",
+        )
     values = {
         name: [e for e in evidence if e.method == name and e.used] for name in (claim.a, claim.b)
     }

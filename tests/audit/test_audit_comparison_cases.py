@@ -165,3 +165,14 @@ def test_html_draws_the_difference_against_zero(lab: Lab) -> None:
     assert 'class="claimed"' in svgs[0]
     zero, lo, hi = xs(svgs[1])
     assert lo < hi < zero  # b - a < 0: left of zero
+
+
+def test_overlapping_methods_are_an_error(lab: Lab) -> None:
+    lab.seeds("a", [1.0, 1.1, 1.2], tags={"lr": "0.1"})
+    c = _one(
+        lab,
+        "  - {kind: comparison, metric: test/acc, a: x, b: y}\n",
+        "  x: {names: [a]}\n  y: {tags: {lr: '0.1'}}\n",
+    )
+    assert c.verdict == "error"
+    assert "methods 'x' and 'y' select the same 3 run(s) (a-00, a-01, a-02)" in c.reasons[0]
