@@ -81,7 +81,7 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
             f"{name}:1: the claims file must be a mapping with a `claims:` list",
             hint="start the file with `claims:` followed by `- metric: ...` items",
         )
-    top_dupes = [d for loc, d in dupes.items() if len(loc) == 1]
+    top_dupes = [d for loc, d in dupes.items() if len(loc) == 1 or loc[0] == "methods"]
     unknown = sorted(str(k) for k in data if k not in _TOP_KEYS)
     if top_dupes or unknown:
         line, first = (
@@ -94,7 +94,8 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
         )
         raise UsageError(
             f"{name}:{line}: {first}",
-            hint="the top level holds only version, paper, methods and claims",
+            hint="each key appears once; the top level holds only version, paper, methods "
+            "and claims",
         )
     claims = data.get("claims")
     if not isinstance(claims, list) or not claims:
@@ -253,6 +254,14 @@ def _load_one(
             )
         )
         return LoadedClaim(i, claim_id, line, None, tuple(problems), item)
+    if model is Claim and "kind" not in data and {"a", "b"} & set(data):
+        problems.append(
+            ClaimProblem(
+                line=line,
+                field="kind",
+                message="a and b name methods of a comparative claim: add `kind: comparison`",
+            )
+        )
     if model is Claim and "decimals" not in data and "value" in data:
         digits = _decimals_of(_value_text(root, (*base, "value")))
         if digits is not None:

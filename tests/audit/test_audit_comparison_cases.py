@@ -176,3 +176,42 @@ def test_overlapping_methods_are_an_error(lab: Lab) -> None:
     )
     assert c.verdict == "error"
     assert "methods 'x' and 'y' select the same 3 run(s) (a-00, a-01, a-02)" in c.reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "methods: {x: {names: [a]}}\nclaims:\n  - {metric: m, a: x, b: x}\n",
+            (3, "kind", "add `kind: comparison`"),
+        ),
+        (
+            "methods: {x: {names: [a]}, y: {names: [b]}}\n"
+            "claims:\n  - {kind: comparison, metric: m, a: x, b: y, tasks: [pong]}\n",
+            (3, "", "tasks are given without task_tag"),
+        ),
+        (
+            "methods: {x: {names: [a]}, y: {names: [b]}}\n"
+            "claims:\n  - {kind: comparison, metric: m, a: x, b: y, aggregate: median}\n",
+            (3, "aggregate", "'iqm' or 'mean'"),
+        ),
+        (
+            "methods: {x: {names: [a]}, y: {names: [b]}}\n"
+            "claims:\n  - {kind: comparison, metric: m, a: x, b: x}\n",
+            (3, "", "a and b name the same method 'x'"),
+        ),
+    ],
+)
+def test_comparison_claim_mistakes(text: str, expected: tuple[int, str, str]) -> None:
+    problems = parse_claims(text.encode(), "c.yaml").problems
+    assert any((p.line, p.field) == expected[:2] and expected[2] in p.message for p in problems), (
+        problems
+    )
+
+
+def test_duplicate_method_is_a_usage_error() -> None:
+    from ledger.errors import UsageError
+
+    text = "methods:\n  x: {names: [a]}\n  x: {names: [b]}\nclaims:\n  - {kind: comparison}\n"
+    with pytest.raises(UsageError, match=r"c.yaml:3: duplicate key 'x' \(first at line 2\)"):
+        parse_claims(text.encode(), "c.yaml")
