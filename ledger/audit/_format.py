@@ -9,7 +9,9 @@ from ..records.audit import ClaimAudit
 VERDICT_LABELS = {
     "supported": "supported",
     "not_supported": "not supported",
+    "contradicted": "contradicted",
     "inconclusive": "inconclusive",
+    "insufficient": "insufficient",
     "not_reproducible": "not reproducible",
     "error": "error",
 }
@@ -24,10 +26,45 @@ def verdict_label(c: ClaimAudit) -> str:
     return label
 
 
+def is_comparison(c: ClaimAudit) -> bool:
+    return c.claim is not None and c.claim.get("kind") == "comparison"
+
+
+def _comparison_claimed(claim: dict[str, Any]) -> str:
+    text = f"{claim['a']} {claim['direction']} than {claim['b']}"
+    if claim.get("difference") is not None:
+        d = claim.get("difference_decimals")
+        diff = float(claim["difference"])
+        text += f" by {diff:+.{int(d)}f}" if d is not None else f" by {diff:+g}"
+    if claim.get("task_tag"):
+        tasks = claim.get("tasks") or []
+        text += f", {len(tasks) or 'all'} tasks ({claim['aggregate']})"
+    return text
+
+
+def _comparison_recorded(c: ClaimAudit) -> str:
+    r: dict[str, Any] | None = c.statistics.get("comparison")
+    if not r:
+        return "—"
+    if r.get("difference") is None:
+        return f"n={r['n_a']}/{r['n_b']}"
+    lo, hi = r["difference_ci"]
+    diff = f"Δ {float(r['difference']):.4g} [{float(lo):.4g}, {float(hi):.4g}]"
+    return f"{diff}, n={r['n_a']}/{r['n_b']}"
+
+
+def run_label(run_id: str, method: str | None, task: str | None) -> str:
+    """A run as the reports list it: its id, and for comparisons its method and task."""
+    extra = ", ".join(x for x in (method, task) if x)
+    return f"{run_id} ({extra})" if extra else run_id
+
+
 def claimed_text(c: ClaimAudit) -> str:
     claim = c.claim
     if claim is None:
         return "—"
+    if is_comparison(c):
+        return _comparison_claimed(claim)
     d = int(claim["decimals"])
     text = f"{float(claim['value']):.{d}f}"
     if claim.get("spread") is not None:
@@ -43,6 +80,8 @@ def claimed_text(c: ClaimAudit) -> str:
 
 
 def recorded_text(c: ClaimAudit) -> str:
+    if is_comparison(c):
+        return _comparison_recorded(c)
     summary: dict[str, Any] | None = c.statistics.get("summary")
     if not summary:
         return "—"

@@ -87,6 +87,7 @@ def audit(
         recorded=recorded_replays(store),
         margin=margin,
         replayer=replayer if replay else None,
+        methods=loaded.methods,
     )
     results = [evaluate_claim(c, ctx) for c in loaded.claims]
     from .. import __version__

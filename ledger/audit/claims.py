@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 __all__ = [
+    "AnyClaim",
     "Claim",
     "ClaimSource",
     "ClaimsFile",
+    "ComparisonClaim",
     "RunSelector",
     "claims_json_schema",
     "write_claims_schema",
@@ -26,6 +28,7 @@ SpreadType = Literal["std", "sem", "ci", "range", "unspecified"]
 Aggregate = Literal["mean", "median", "iqm", "max"]
 Split = Literal["val", "test"]
 Checkpoint = Literal["final", "best-val", "best-test"]
+Direction = Literal["better", "worse"]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -81,6 +84,7 @@ class Claim(BaseModel):
     model_config = _STRICT
 
     id: str = Field(description="Short unique name; defaults to claim-<position>.")
+    kind: Literal["value"] = Field("value", description="A reported number (the default).")
     metric: str = Field(description="Name of the recorded metric series holding the number.")
     higher_is_better: bool = True
     value: float = Field(description="The number as printed in the paper.")
@@ -125,14 +129,98 @@ class Claim(BaseModel):
         return self
 
 
+class ComparisonClaim(BaseModel):
+    """One comparative statement, e.g. "ours beats PPO" or "ours is 1.5 points above PPO"."""
+
+    model_config = _STRICT
+
+    id: str = Field(description="Short unique name; defaults to claim-<position>.")
+    kind: Literal["comparison"]
+    metric: str = Field(description="Name of the recorded metric series compared.")
+    higher_is_better: bool = True
+    a: str = Field(description="The method claimed better (or worse): a key of `methods`.")
+    b: str = Field(description="The method it is compared with: a key of `methods`.")
+    direction: Direction = Field(
+        "better", description="`better`: a beats b (per higher_is_better); `worse`: b beats a."
+    )
+    difference: float | None = Field(
+        None, description="Claimed mean(a) - mean(b) in metric units, as printed (signed)."
+    )
+    difference_decimals: int | None = Field(
+        None, ge=0, le=12, description="Digits of `difference` as printed; read off it if omitted."
+    )
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="Significance level of the test.")
+    checkpoint: Checkpoint = Field("final", description="Which checkpoint each value is from.")
+    selection_metric: str | None = Field(
+        None, description="Series that picks the best checkpoint (default: metric on that split)."
+    )
+    split: Split | None = Field(None, description="Split the metric is measured on.")
+    task_tag: str | None = Field(
+        None, description="Run tag naming the task (game, dataset): makes a multi-task claim."
+    )
+    tasks: list[str] = Field(
+        default_factory=list, description="Tasks to compare on (default: every task found)."
+    )
+    aggregate: Literal["iqm", "mean"] = Field(
+        "iqm", description="Across tasks: interquartile mean (rliable) or mean of all runs."
+    )
+    normalize: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="Per task [low, high]: scores become (x - low) / (high - low).",
+    )
+    include_replays: bool = Field(
+        False, description="Also use runs that replay another run (off: replays are not seeds)."
+    )
+    source: ClaimSource = Field(default_factory=ClaimSource)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ComparisonClaim:
+        if self.a == self.b:
+            raise ValueError(f"a and b name the same method {self.a!r}; compare two methods")
+        if self.difference is not None and self.difference != 0:
+            up = self.difference > 0
+            claims_better = up == self.higher_is_better
+            if claims_better != (self.direction == "better"):
+                raise ValueError(
+                    f"difference {self.difference:g} says {self.a} is "
+                    f"{'better' if claims_better else 'worse'} than {self.b} "
+                    f"(higher_is_better: {str(self.higher_is_better).lower()}), but direction "
+                    f"is {self.direction}; difference is mean(a) - mean(b), signed"
+                )
+        if self.tasks and self.task_tag is None:
+            raise ValueError("tasks are given without task_tag: name the run tag holding the task")
+        if self.normalize and self.task_tag is None:
+            raise ValueError("normalize is per task: give task_tag too")
+        for task, (low, high) in self.normalize.items():
+            if not high > low:
+                raise ValueError(f"normalize[{task}]: high must exceed low, got [{low}, {high}]")
+        return self
+
+
+def _claim_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("kind", "value"))
+    return str(getattr(value, "kind", "value"))
+
+
+AnyClaim = Annotated[
+    Annotated[Claim, Tag("value")] | Annotated[ComparisonClaim, Tag("comparison")],
+    Discriminator(_claim_kind),
+]
+
+
 class ClaimsFile(BaseModel):
-    """The whole file: an optional default paper and the list of claims."""
+    """The whole file: an optional default paper, named methods, and the list of claims."""
 
     model_config = _STRICT
 
     version: Literal[1] = 1
     paper: str | None = Field(None, description="Default for every claim's source.paper.")
-    claims: list[Claim] = Field(min_length=1)
+    methods: dict[str, RunSelector] = Field(
+        default_factory=dict,
+        description="Named run selections that comparison claims refer to as `a` and `b`.",
+    )
+    claims: list[AnyClaim] = Field(min_length=1)
 
 
 def claims_json_schema() -> dict[str, Any]:
@@ -143,6 +231,8 @@ def claims_json_schema() -> dict[str, Any]:
     # `id` and `decimals` have defaults filled in by the loader, so authors may omit them.
     claim = schema["$defs"]["Claim"]
     claim["required"] = [r for r in claim.get("required", []) if r not in {"id", "decimals"}]
+    comparison = schema["$defs"]["ComparisonClaim"]
+    comparison["required"] = [r for r in comparison.get("required", []) if r != "id"]
     return schema
 
 

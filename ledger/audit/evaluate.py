@@ -25,7 +25,8 @@ from ..stats import (
     summarize,
 )
 from ..store import Store
-from .claims import Claim
+from .claims import Claim, ComparisonClaim, RunSelector
+from .compare import evaluate_comparison
 from .load import LoadedClaim
 from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
 from .select import RecordedRun, run_value, select_runs, test_selection_marks
@@ -52,6 +53,7 @@ class AuditContext:
     recorded: dict[str, ReplayCheck]
     margin: float | None = None
     replayer: Replayer | None = None
+    methods: dict[str, RunSelector] = field(default_factory=dict)
     _replayed: dict[str, ReplayCheck] = field(default_factory=dict)
 
     def replay_of(self, run_id: str) -> ReplayCheck | None:
@@ -81,8 +83,10 @@ def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
         "line": loaded.line,
         "source": {k: v for k, v in claim.source.model_dump().items() if v is not None},
         "claim": claim.model_dump(mode="json"),
-        "varied_sources": claim.varied_sources,
     }
+    if isinstance(claim, ComparisonClaim):
+        return evaluate_comparison(claim, head, ctx)
+    head["varied_sources"] = claim.varied_sources
     selected = select_runs(ctx.runs, claim.runs)
     if not selected:
         return _error(

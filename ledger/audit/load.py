@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,16 @@ from pydantic import ValidationError
 
 from ..errors import UsageError
 from ..records.audit import ClaimProblem
-from .claims import Claim
+from .claims import Claim, ComparisonClaim, RunSelector
 
 __all__ = ["LoadedClaim", "LoadedClaims", "load_claims", "parse_claims"]
 
 Loc = tuple[str | int, ...]
-_TOP_KEYS = {"version", "paper", "claims"}
+_TOP_KEYS = {"version", "paper", "methods", "claims"}
+_KINDS: dict[str, type[Claim] | type[ComparisonClaim]] = {
+    "value": Claim,
+    "comparison": ComparisonClaim,
+}
 _PLAIN_DECIMAL = re.compile(r"^[+-]?(\d+)(?:\.(\d*))?$")
 
 
@@ -32,7 +36,7 @@ class LoadedClaim:
     index: int
     id: str
     line: int | None
-    claim: Claim | None  # None when the claim did not validate
+    claim: Claim | ComparisonClaim | None  # None when the claim did not validate
     problems: tuple[ClaimProblem, ...]
     raw: Any
 
@@ -43,6 +47,7 @@ class LoadedClaims:
     raw: bytes
     paper: str | None
     claims: tuple[LoadedClaim, ...]
+    methods: dict[str, RunSelector] = field(default_factory=dict)
 
     @property
     def problems(self) -> list[ClaimProblem]:
@@ -76,7 +81,7 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
             f"{name}:1: the claims file must be a mapping with a `claims:` list",
             hint="start the file with `claims:` followed by `- metric: ...` items",
         )
-    top_dupes = [d for loc, d in dupes.items() if len(loc) == 1]
+    top_dupes = [d for loc, d in dupes.items() if len(loc) == 1 or loc[0] == "methods"]
     unknown = sorted(str(k) for k in data if k not in _TOP_KEYS)
     if top_dupes or unknown:
         line, first = (
@@ -89,7 +94,8 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
         )
         raise UsageError(
             f"{name}:{line}: {first}",
-            hint="the top level holds only version, paper and claims",
+            hint="each key appears once; the top level holds only version, paper, methods "
+            "and claims",
         )
     claims = data.get("claims")
     if not isinstance(claims, list) or not claims:
@@ -105,10 +111,11 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
             f"{data.get('version')!r}",
             hint="this ledger reads version 1",
         )
+    methods = _methods(data.get("methods"), name, lines)
     loaded: list[LoadedClaim] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(claims):
-        one = _load_one(i, item, paper, node, lines, dupes)
+        one = _load_one(i, item, paper, node, lines, dupes, methods)
         if one.id in seen:
             problem = ClaimProblem(
                 line=_line_or_none(lines, ("claims", i, "id")) or one.line,
@@ -118,7 +125,32 @@ def parse_claims(raw: bytes, name: str = "<claims>") -> LoadedClaims:
             one = LoadedClaim(one.index, one.id, one.line, None, (*one.problems, problem), item)
         seen.setdefault(one.id, i)
         loaded.append(one)
-    return LoadedClaims(path=name, raw=raw, paper=paper, claims=tuple(loaded))
+    return LoadedClaims(path=name, raw=raw, paper=paper, claims=tuple(loaded), methods=methods)
+
+
+def _methods(value: Any, name: str, lines: dict[Loc, tuple[int, int]]) -> dict[str, RunSelector]:
+    """The top-level ``methods``: method name -> run selector. A mistake here breaks the file."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"{name}:{_line(lines, ('methods',))}: `methods` must be a mapping of method names "
+            "to run selectors",
+            hint="e.g. methods: {ours: {names: [ours-*]}, ppo: {tags: {algo: ppo}}}",
+        )
+    out: dict[str, RunSelector] = {}
+    for key, selector in value.items():
+        try:
+            out[str(key)] = RunSelector.model_validate(selector)
+        except ValidationError as e:
+            err = e.errors(include_url=False)[0]
+            loc: Loc = ("methods", str(key), *err["loc"])
+            where = ".".join(str(p) for p in loc)
+            raise UsageError(
+                f"{name}:{_line(lines, loc)}: {where}: {_message(err, loc)}",
+                hint="a method is a run selector: ids, names, tags, contract, include_replays",
+            ) from None
+    return out
 
 
 def _compose(text: str, name: str) -> tuple[yaml.Node | None, Any]:
@@ -196,6 +228,7 @@ def _load_one(
     root: yaml.Node | None,
     lines: dict[Loc, tuple[int, int]],
     dupes: dict[Loc, tuple[int, str]],
+    methods: dict[str, RunSelector] | None = None,
 ) -> LoadedClaim:
     base: Loc = ("claims", i)
     line = _line_or_none(lines, base)
@@ -210,27 +243,70 @@ def _load_one(
     ]
     data = dict(item)
     data.setdefault("id", claim_id)
-    if "decimals" not in data and "value" in data:
+    kind = data.get("kind", "value")
+    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        problems.append(
+            ClaimProblem(
+                line=_line_or_none(lines, (*base, "kind")),
+                field="kind",
+                message=f"unknown claim kind {kind!r}: use value (the default) or comparison",
+            )
+        )
+        return LoadedClaim(i, claim_id, line, None, tuple(problems), item)
+    if model is Claim and "kind" not in data and {"a", "b"} & set(data):
+        problems.append(
+            ClaimProblem(
+                line=line,
+                field="kind",
+                message="a and b name methods of a comparative claim: add `kind: comparison`",
+            )
+        )
+    if model is Claim and "decimals" not in data and "value" in data:
         digits = _decimals_of(_value_text(root, (*base, "value")))
         if digits is not None:
             data["decimals"] = digits
+    if model is ComparisonClaim and "difference_decimals" not in data and "difference" in data:
+        digits = _decimals_of(_value_text(root, (*base, "difference")))
+        if digits is not None:
+            data["difference_decimals"] = digits
     if paper is not None:
         source = data.get("source")
         if source is None:
             data["source"] = {"paper": paper}
         elif isinstance(source, dict):
             data["source"] = {"paper": paper, **source}
-    claim: Claim | None = None
+    claim: Claim | ComparisonClaim | None = None
     try:
-        claim = Claim.model_validate(data)
+        claim = model.model_validate(data)
     except ValidationError as e:
         found = _problems(e, base, lines)
         if any(p.field == "value" for p in found):  # decimals could not be read off a bad value
             found = [p for p in found if p.field != "decimals"]
         problems.extend(found)
+    if isinstance(claim, ComparisonClaim):
+        problems.extend(_unknown_methods(claim, methods or {}, base, lines))
     if problems:
         claim = None
     return LoadedClaim(i, claim_id, line, claim, tuple(problems), item)
+
+
+def _unknown_methods(
+    claim: ComparisonClaim,
+    methods: dict[str, RunSelector],
+    base: Loc,
+    lines: dict[Loc, tuple[int, int]],
+) -> list[ClaimProblem]:
+    defined = ", ".join(sorted(methods)) or "none (add a top-level `methods:` mapping)"
+    return [
+        ClaimProblem(
+            line=_line_or_none(lines, (*base, side)),
+            field=side,
+            message=f"unknown method {name!r}; methods defined: {defined}",
+        )
+        for side, name in (("a", claim.a), ("b", claim.b))
+        if name not in methods
+    ]
 
 
 def _decimals_of(text: str | None) -> int | None:

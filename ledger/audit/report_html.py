@@ -6,11 +6,13 @@ from html import escape
 
 from ._format import (
     check_mark,
+    run_label,
     summary_cells,
     verdict_label,
 )
 from .check import AuditResult
 from .plot import claim_svg
+from .plot_compare import COMPARISON_LEGEND, comparison_svg
 
 __all__ = ["render_html"]
 
@@ -25,6 +27,7 @@ code{font-size:.85em}
 .v{font-weight:600;padding:.1rem .4rem;border-radius:.25rem;white-space:nowrap}
 .supported{background:#c6f6d5}.not_supported{background:#fed7d7}
 .inconclusive{background:#fefcbf}.not_reproducible{background:#e9d8fd}.error{background:#fed7d7}
+.contradicted{background:#fed7d7}.insufficient{background:#fefcbf}
 .FAIL{color:#c53030;font-weight:600}.pass{color:#2f855a}
 section.claim{border-top:2px solid #e2e8f0;margin-top:1.5rem}
 .legend{font-size:.8rem;color:#4a5568}
@@ -69,6 +72,10 @@ def render_html(result: AuditResult) -> str:
                 "(c ± rounding) · green: region where the 90% CI must lie to support it · "
                 "bars: 95% (thin) and 90% (thick) CI of the runs' mean</p>"
             )
+        svg = comparison_svg(c)
+        if svg:
+            h.append(svg)
+            h.append(f'<p class="legend">{escape(COMPARISON_LEGEND)}</p>')
         if c.margin is not None:
             h.append(f"<p>Margin δ = {c.margin:.6g} ({escape(c.margin_source or '')}).</p>")
         if c.checks:
@@ -89,7 +96,8 @@ def render_html(result: AuditResult) -> str:
                 value = "—" if e.value is None else f"{e.value:.6g}"
                 used = "" if e.used else " (not used)"
                 h.append(
-                    f"<tr><td><code>{escape(e.run_id)}</code>{used}</td><td>{value}</td>"
+                    f"<tr><td><code>{escape(run_label(e.run_id, e.method, e.task))}</code>"
+                    f"{used}</td><td>{value}</td>"
                     f"<td>{'' if e.step is None else e.step}</td>"
                     f"<td>{escape(e.replay_detail or e.replay)}</td>"
                     f"<td>{escape(e.note or '')}</td></tr>"

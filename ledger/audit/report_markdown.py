@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._format import (
     check_mark,
+    run_label,
     summary_cells,
     verdict_label,
 )
@@ -49,7 +50,8 @@ def render_markdown(result: AuditResult) -> str:
                 value = "—" if e.value is None else f"{e.value:.6g}"
                 used = "" if e.used else " (not used)"
                 out.append(
-                    f"| `{e.run_id}`{used} | {value} | {'' if e.step is None else e.step} | "
+                    f"| `{run_label(e.run_id, e.method, e.task)}`{used} | {value} | "
+                    f"{'' if e.step is None else e.step} | "
                     f"{_cell(e.replay_detail or e.replay)} | {_cell(e.note or '')} |"
                 )
     out.append("")

@@ -20,7 +20,9 @@ __all__ = ["render_text"]
 _COLOURS = {
     "supported": "green",
     "not_supported": "red",
+    "contradicted": "red",
     "inconclusive": "yellow",
+    "insufficient": "yellow",
     "not_reproducible": "magenta",
     "error": "red",
 }
@@ -59,9 +61,14 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
                     f"    {check_mark(check.passed):4} {check.name}: {escape(check.detail)}"
                 )
             used = [e for e in c.runs if e.used]
-            if used:
-                shown = ", ".join(f"{e.run_id}={e.value:.6g}" for e in used if e.value is not None)
-                console.print(f"    runs: {escape(shown)}")
+            for method in dict.fromkeys(e.method for e in used):
+                shown = ", ".join(
+                    f"{e.run_id}={e.value:.6g}" + (f" ({e.task})" if e.task else "")
+                    for e in used
+                    if e.value is not None and e.method == method
+                )
+                label = f"runs of {method}" if method else "runs"
+                console.print(f"    {escape(label)}: {escape(shown)}")
             for e in c.runs:
                 if not e.used and e.note:
                     console.print(f"    skipped {escape(e.run_id)}: {escape(e.note)}")

@@ -21,7 +21,7 @@ from ..records.base import record_from_json
 from ..records.metrics import MetricSeries, MetricSummary
 from ..records.run import Run
 from ..store import Store
-from .claims import Claim, RunSelector
+from .claims import Claim, ComparisonClaim, RunSelector
 
 __all__ = [
     "SELECTION_KEYS",
@@ -109,7 +109,7 @@ def _series(store: Store, summary: MetricSummary) -> MetricSeries:
     return rec
 
 
-def selection_metric(claim: Claim, run: Run) -> str | None:
+def selection_metric(claim: Claim | ComparisonClaim, run: Run) -> str | None:
     """The series that picks the checkpoint: given, or ``metric`` with its split word swapped."""
     if claim.selection_metric is not None:
         return claim.selection_metric
@@ -127,7 +127,7 @@ def selection_metric(claim: Claim, run: Run) -> str | None:
     return "".join(_SPLIT_WORDS[split][0] if i == at[0] else t for i, t in enumerate(tokens))
 
 
-def run_value(store: Store, claim: Claim, run: Run) -> RunValue:
+def run_value(store: Store, claim: Claim | ComparisonClaim, run: Run) -> RunValue:
     summary = _summary(run, claim.metric)
     if summary is None:
         have = ", ".join(metric_names(run)) or "none"

@@ -40,7 +40,7 @@ def audit(
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Check claims like "93.1 ± 0.2 over 5 seeds" against the recorded runs.
+    """Check claims like "93.1 ± 0.2 over 5 seeds" or "A beats B" against the recorded runs.
 
     Exit 0 if every claim is supported, 1 if any is not, 2 if the claims file has mistakes.
     """

@@ -22,8 +22,15 @@ __all__ = [
 ]
 
 # "error": the claim could not be judged at all (malformed claim, unknown metric, no runs).
+# "contradicted" and "insufficient" are verdicts of comparative claims (A beats B).
 ClaimVerdictName = Literal[
-    "supported", "not_supported", "inconclusive", "not_reproducible", "error"
+    "supported",
+    "not_supported",
+    "contradicted",
+    "inconclusive",
+    "insufficient",
+    "not_reproducible",
+    "error",
 ]
 
 
@@ -63,6 +70,8 @@ class RunEvidence(BaseModel):
     note: str | None = None
     replay: str  # outcome of the run's own replay, or "no replay recorded"
     replay_detail: str | None = None
+    method: str | None = None  # comparative claims: the method the run stands for
+    task: str | None = None  # multi-task comparative claims: the run's task
 
 
 class ClaimAudit(BaseModel):
