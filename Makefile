@@ -11,6 +11,9 @@ PIP := $(PYTHON) -m pip
 install:
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[all]'
+	# rliable's metrics cross-check the audit's multi-task statistics (tests/stats); its
+	# bootstrap module needs arch, which does not import with this pandas: metrics only.
+	$(PIP) install -q --no-deps rliable==1.2.0
 
 demo: install
 	bash examples/demo.sh

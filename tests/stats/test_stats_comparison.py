@@ -3,10 +3,12 @@ against rliable's published definitions, stratified bootstrap, determinism."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
 import pytest
+from _support import require_component
 from scipy import stats
 
 from ledger.stats import compare_methods, compare_tasks, trimmed_iqm
@@ -107,7 +109,12 @@ def test_multi_task_point_estimates_follow_rliable() -> None:
 
 
 def test_against_the_rliable_package() -> None:
-    metrics = pytest.importorskip("rliable.metrics")  # pip install --no-deps rliable
+    # `make install` adds it (pip install --no-deps rliable); on CI its absence is a failure.
+    require_component(
+        importlib.util.find_spec("rliable"), "rliable", "pip install --no-deps rliable==1.2.0"
+    )
+    import rliable.metrics as metrics
+
     rng = np.random.default_rng(11)
     x = rng.normal(1.0, 1.0, size=(6, 4))
     y = rng.normal(0.5, 1.0, size=(5, 4))
