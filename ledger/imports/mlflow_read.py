@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -192,7 +193,7 @@ class _Warnings(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.name != "root" and not record.name.startswith("mlflow"):
             return
-        line = record.getMessage().splitlines()[0]
+        line = _scrub((record.getMessage().splitlines() or [""])[0])
         if not any(line.startswith(s) for s in self.skip):
             self.messages.append(line[:300])
 
@@ -224,8 +225,16 @@ def _client_env(not_experiments: set[str]) -> Iterator[_Warnings]:
                 os.environ[k] = v
 
 
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def _scrub(text: str) -> str:
+    """MLflow's messages repeat the URI they were given, password included: drop it."""
+    return _USERINFO.sub("", text)
+
+
 def _client_error(source: MlflowSource, e: Exception) -> UsageError:
-    first = (str(e).strip().splitlines() or [type(e).__name__])[0][:400]
+    first = _scrub((str(e).strip().splitlines() or [type(e).__name__])[0][:400])
     return UsageError(
         f"cannot read MLflow at {source.shown}: {first}; nothing was imported",
         hint="check the tracking URI (and that the server is up), or pass the path of an "
