@@ -182,6 +182,24 @@ def _dry(src: MlflowRun, run_id: str) -> ImportedRun:
     return ImportedRun(run_id, src.run_id, src.name, status, len(src.metrics), points, 0, 0)
 
 
+def _present(store: Store, src: MlflowRun, run_id: str, oid: str) -> ImportedRun:
+    """An MLflow run imported before, as its ledger record says."""
+    rec = store.get_json(oid)
+    metrics = rec.get("metrics") or []
+    outputs = rec.get("outputs") or []
+    return ImportedRun(
+        run_id,
+        src.run_id,
+        rec.get("name"),
+        str(rec.get("status")),
+        len(metrics),
+        sum(int(m.get("count") or 0) for m in metrics),
+        sum(int(o.get("files") or 0) for o in outputs),
+        sum(int(o.get("bytes") or 0) for o in outputs),
+        oid,
+    )
+
+
 def import_mlflow(
     store: Store,
     text: str,
@@ -197,12 +215,19 @@ def import_mlflow(
     store.tmp_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="mlflow-import-", dir=store.tmp_dir))
     try:
-        runs = read_runs(source, experiments or [], run_ids or [], None if dry_run else work)
+
+        def wanted(mlflow_run_id: str, start_ms: int | None) -> bool:
+            return store.refs.get(run_ref(ledger_run_id(mlflow_run_id, start_ms))) is None
+
+        runs = read_runs(
+            source, experiments or [], run_ids or [], None if dry_run else work, wanted
+        )
         ids = [ledger_run_id(r.run_id, r.start_ms) for r in runs]
         records: list[tuple[str, Run, ImportedRun]] = []
         for src, run_id in zip(runs, ids, strict=True):
-            if store.refs.get(run_ref(run_id)) is not None:
-                report.present.append(_dry(src, run_id))
+            here = store.refs.get(run_ref(run_id))
+            if here is not None:
+                report.present.append(_present(store, src, run_id, here))
             elif dry_run:
                 report.imported.append(_dry(src, run_id))
             else:

@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,9 +247,11 @@ def read_runs(
     experiments: list[str],
     run_ids: list[str],
     artifacts_dir: Path | None,
+    wanted: Callable[[str, int | None], bool] = lambda run_id, start_ms: True,
 ) -> list[MlflowRun]:
     """Every active run in scope, oldest first, with full metric histories; artifacts are
-    downloaded under ``artifacts_dir/<run id>/`` (not at all when it is None)."""
+    downloaded under ``artifacts_dir/<run id>/`` (not at all when it is None) for the runs
+    ``wanted(mlflow run id, start ms)`` (not for those imported before)."""
     try:
         from mlflow.entities import ViewType
         from mlflow.tracking import MlflowClient
@@ -266,6 +268,7 @@ def read_runs(
                 experiments,
                 run_ids,
                 artifacts_dir,
+                wanted,
             )
         except UsageError:
             raise
@@ -288,6 +291,7 @@ def _read(
     experiments: list[str],
     run_ids: list[str],
     artifacts_dir: Path | None,
+    wanted: Callable[[str, int | None], bool],
 ) -> list[MlflowRun]:
     all_exps = []
     token = None
@@ -341,6 +345,9 @@ def _read(
     for run in found:
         info, data = run.info, run.data
         metrics = []
+        if not wanted(info.run_id, info.start_time):
+            out.append(_bare(info, data, names))
+            continue
         for key in sorted(data.metrics):
             history = client.get_metric_history(info.run_id, key)
             points = [(int(m.step), int(m.timestamp), float(m.value)) for m in history]
@@ -368,3 +375,19 @@ def _read(
         )
     out.sort(key=lambda r: (r.start_ms or 0, r.run_id))
     return out
+
+
+def _bare(info: Any, data: Any, names: dict[str, str]) -> MlflowRun:
+    """A run that is not wanted (already imported): what the report names, nothing read."""
+    return MlflowRun(
+        run_id=info.run_id,
+        experiment_id=info.experiment_id,
+        experiment=names.get(info.experiment_id, info.experiment_id),
+        name=data.tags.get("mlflow.runName") or info.run_name or None,
+        status=str(info.status),
+        start_ms=info.start_time,
+        end_ms=info.end_time,
+        artifact_uri="",
+        params={},
+        tags={},
+    )

@@ -179,6 +179,9 @@ def test_importing_again_adds_nothing(imported: Path, file_store: MlflowStore) -
     report = _import(imported, file_store.uri)  # the same store, named by its file: URI
     assert report["imported"] == [] and len(report["already_imported"]) == 4  # type: ignore[arg-type]
     assert _log(imported) == before
+    base = next(r for r in report["already_imported"] if r["name"] == "baseline")  # type: ignore[attr-defined]
+    assert (base["metrics"], base["points"], base["artifacts"]) == (2, 7, 2)
+    assert base["record"] == Store.open(imported / ".ledger").refs.get(f"runs/{base['run_id']}")
     r = run_ledger("import", "mlflow", str(file_store.path), cwd=imported)
     assert r.returncode == 0 and "already imported" in r.stdout, r.stderr
 
@@ -218,3 +221,21 @@ def test_nan_params_and_step_order_do_not_break_sealing() -> None:
     assert param_value("1e-3") == 0.001 and param_value("-7") == -7
     assert math.isnan(param_value("nan")) and param_value("None") is None
     assert param_value("0x10") == "0x10" and param_value("[1, 2]") == "[1, 2]"
+
+
+def test_an_imported_run_travels_in_a_package_and_is_not_attested(
+    imported: Path, file_store: MlflowStore, tmp_path: Path
+) -> None:
+    base = _id(file_store, "baseline")
+    pkg = tmp_path / "history.ledgerpkg"
+    r = run_ledger("export", base, "-o", str(pkg), cwd=imported)
+    assert r.returncode == 0, r.stderr
+    other = _new_ledger(tmp_path / "other")
+    r = run_ledger("import", str(pkg), cwd=other)
+    assert r.returncode == 0, r.stderr
+    assert _run(other, base) == _run(imported, base)
+    assert run_ledger("verify", cwd=other).returncode == 0
+    key = tmp_path / "key.pem"
+    assert run_ledger("keygen", str(key), cwd=other).returncode == 0
+    r = run_ledger("attest", base, "--key", str(key), cwd=other)
+    assert r.returncode == 2 and "no contract" in r.stderr, r.stderr
