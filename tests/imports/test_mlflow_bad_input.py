@@ -4,13 +4,14 @@ source either (MLflow's client creates a store where it finds none)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sqlite3
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import REPO, run_ledger
 from conftest import MlflowStore
 
 
@@ -126,3 +127,19 @@ def test_an_unknown_experiment_or_run_is_refused(repo: Path, file_store: MlflowS
 def test_mlflow_options_and_argument_counts_are_checked(repo: Path, tmp_path: Path) -> None:
     _refused(repo, "pkg.ledgerpkg", "--dry-run", says="apply to `ledger import mlflow` only")
     _refused(repo, "mlflow", "a", "b", says="got 3 arguments")
+
+
+def test_without_the_mlflow_client_the_hint_names_the_extra(
+    repo: Path, file_store: MlflowStore, tmp_path: Path
+) -> None:
+    fake = tmp_path / "no-mlflow"
+    (fake / "mlflow").mkdir(parents=True)
+    (fake / "mlflow" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    r = run_ledger(
+        "import", "mlflow", str(file_store.path), cwd=repo,
+        PYTHONPATH=os.pathsep.join([str(fake), str(REPO)]),
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("ledger: error: MLflow is not installed"), r.stderr
+    assert "ledger-repro[mlflow]" in r.stderr
+    assert not (repo / ".ledger" / "log" / "chain.jsonl").exists()
