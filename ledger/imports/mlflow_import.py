@@ -224,9 +224,19 @@ def import_mlflow(
         )
         ids = [ledger_run_id(r.run_id, r.start_ms) for r in runs]
         records: list[tuple[str, Run, ImportedRun]] = []
+        now_ms = datetime.now(UTC).timestamp() * 1000
         for src, run_id in zip(runs, ids, strict=True):
             here = store.refs.get(run_ref(run_id))
-            if here is not None:
+            latest = max(src.start_ms or 0, src.end_ms or 0)
+            if here is None and latest > now_ms:
+                # A log line is never older than the record it sets (docs/format.md, "Log"):
+                # a run from a clock ahead of this one waits until this clock passes it.
+                report.notes.append(
+                    f"MLflow run {src.run_id} ({src.name}) was not imported: its times are "
+                    f"{(latest - now_ms) / 1000:.0f} s ahead of this machine's clock; "
+                    "import again once the clocks agree"
+                )
+            elif here is not None:
                 report.present.append(_present(store, src, run_id, here))
             elif dry_run:
                 report.imported.append(_dry(src, run_id))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 T0 = 1_790_000_000_000  # ms: fixed times, so the ledger run ids are known
@@ -71,6 +72,12 @@ def build(uri: str, work: Path) -> dict[str, str]:
 
     live = run(exp_b, "live", T0 + 240_000)  # never terminated: RUNNING
     client.log_metric(live, "loss", 9.0, timestamp=T0 + 241_000, step=0)
+
+    # a run from a machine whose clock is a day ahead
+    exp_c = client.create_experiment("exp-future", artifact_location=(work / "art-c").as_uri())
+    ahead = int(time.time() * 1000) + 86_400_000
+    future = run(exp_c, "future", ahead)
+    client.set_terminated(future, "FINISHED", end_time=ahead + 1000)
     return ids
 
 
