@@ -324,8 +324,14 @@ def _read(
                     f"no MLflow run {rid!r} in this store",
                     hint="`mlflow runs list --experiment-id ID` lists the run ids",
                 ) from None
-            if run.info.experiment_id in allowed:
-                found.append(run)
+            if run.info.experiment_id not in allowed:
+                raise UsageError(
+                    f"MLflow run {rid!r} is in experiment "
+                    f"{names.get(run.info.experiment_id, run.info.experiment_id)!r}, "
+                    "not in those given with --experiment",
+                    hint="drop --experiment, or add that experiment",
+                )
+            found.append(run)
     else:
         for exp in chosen:
             token = None

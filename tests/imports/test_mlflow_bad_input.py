@@ -122,6 +122,10 @@ def test_an_unknown_experiment_or_run_is_refused(repo: Path, file_store: MlflowS
     line = _refused(repo, "mlflow", str(file_store.path), "--experiment", "nope", says="nope")
     assert "no MLflow experiment" in line
     _refused(repo, "mlflow", str(file_store.path), "--run-id", "f" * 32, says="no MLflow run")
+    _refused(
+        repo, "mlflow", str(file_store.path), "--experiment", "exp-b",
+        "--run-id", file_store.ids["baseline"], says="is in experiment 'exp-a'",
+    )  # fmt: skip
 
 
 def test_mlflow_options_and_argument_counts_are_checked(repo: Path, tmp_path: Path) -> None:
