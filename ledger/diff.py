@@ -50,6 +50,8 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
 
     _, ra = load_run(store, a_text)
     _, rb = load_run(store, b_text)
+    if ra.contract is None or rb.contract is None:
+        return _diff_imported(store, ra, rb)
     ca = record_from_json(store.get_json(ra.contract), Contract)
     cb = record_from_json(store.get_json(rb.contract), Contract)
     assert isinstance(ca, Contract) and isinstance(cb, Contract)
@@ -57,19 +59,7 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
     same_argv = (ca.argv, ca.argv_b64) == (cb.argv, cb.argv_b64)  # also bytes that are not UTF-8
     result["argv"] = None if same_argv else {"a": ca.argv, "b": cb.argv}
     result["code"] = {"same": ca.code_digest == cb.code_digest, "patch": _code_patch(store, ca, cb)}
-
-    def resolved(run: Run) -> dict[str, Any]:
-        if run.resolved_config is None:
-            return {}
-        value = store.get_json(run.resolved_config)
-        return _flatten(value.get("resolved", {})) if isinstance(value, dict) else {}
-
-    fa, fb = resolved(ra), resolved(rb)
-    result["config"] = [
-        {"key": k, "a": fa.get(k), "b": fb.get(k)}
-        for k in sorted(fa.keys() | fb.keys())
-        if fa.get(k) != fb.get(k)
-    ]
+    result["config"] = _config_diff(store, ra, rb)
     ia = {i["path"]: i["digest"] for i in ca.inputs}
     ib = {i["path"]: i["digest"] for i in cb.inputs}
     result["data"] = [
@@ -83,27 +73,68 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
     result["environment"] = [d.model_dump(mode="json") for d in compare_environments(ea, eb)]
     sa, sb = _seed_roots(ra), _seed_roots(rb)
     result["seeds"] = None if sa == sb else {"a": sa, "b": sb}
-    cmp = compare_series(run_series(store, ra), run_series(store, rb))
-    result["metrics"] = cmp.to_json()
+    result["metrics"] = compare_series(run_series(store, ra), run_series(store, rb)).to_json()
     result["identical_contract"] = ra.contract_digest == rb.contract_digest
     return result
+
+
+def _config_diff(store: Store, ra: Run, rb: Run) -> list[dict[str, Any]]:
+    def resolved(run: Run) -> dict[str, Any]:
+        if run.resolved_config is None:
+            return {}
+        value = store.get_json(run.resolved_config)
+        return _flatten(value.get("resolved", {})) if isinstance(value, dict) else {}
+
+    fa, fb = resolved(ra), resolved(rb)
+    return [
+        {"key": k, "a": fa.get(k), "b": fb.get(k)}
+        for k in sorted(fa.keys() | fb.keys())
+        if fa.get(k) != fb.get(k)
+    ]
+
+
+def _diff_imported(store: Store, ra: Run, rb: Run) -> dict[str, Any]:
+    """A run imported from another tracker has no contract: compare what it has (config,
+    seeds, metrics) and leave code, data and environment unknown (``None``)."""
+    from .replay.series import run_series
+    from .stats import compare_series
+
+    sa, sb = _seed_roots(ra), _seed_roots(rb)
+    return {
+        "a": ra.run_id,
+        "b": rb.run_id,
+        "argv": None,
+        "code": None,
+        "config": _config_diff(store, ra, rb),
+        "data": None,
+        "environment": None,
+        "seeds": None if sa == sb else {"a": sa, "b": sb},
+        "metrics": compare_series(run_series(store, ra), run_series(store, rb)).to_json(),
+        "identical_contract": False,
+        "imported": [r.run_id for r in (ra, rb) if r.imported is not None],
+    }
 
 
 def render_diff(d: dict[str, Any], con: Console) -> None:
     con.print(f"[bold]diff {d['a']} → {d['b']}[/]")
     if d["identical_contract"]:
         con.print("contracts are identical (same code, config, data, environment, seeds)")
+    for run_id in d.get("imported") or []:
+        con.print(
+            f"{run_id} was imported (no contract): code, data and environment are not compared",
+            markup=False,
+        )
     if d["argv"]:
         con.print(f"command: {' '.join(d['argv']['a'])}  →  {' '.join(d['argv']['b'])}")
-    if not d["code"]["same"]:
+    if d["code"] is not None and not d["code"]["same"]:
         con.print("[bold]code[/] differs:")
         con.print(d["code"]["patch"], markup=False, highlight=False)
     for c in d["config"]:
         con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}")
-    for c in d["data"]:
+    for c in d["data"] or []:
         a, b = (c[k] or "(not an input)" for k in ("a", "b"))
         con.print(f"data    {c['input']}: {a} → {b}")
-    for e in d["environment"]:
+    for e in d["environment"] or []:
         con.print(f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}")
     if d["seeds"]:
         con.print(f"seeds   {d['seeds']['a']} → {d['seeds']['b']}")

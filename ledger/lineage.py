@@ -36,7 +36,7 @@ def code_source(store: Store, run: Run, contract: Contract) -> str:
     best = contract.code
     seen = {run.run_id}
     current = parent_run(store, run)
-    while current is not None and current.run_id not in seen:
+    while current is not None and current.contract is not None and current.run_id not in seen:
         seen.add(current.run_id)
         try:
             parent = record_from_json(store.get_json(current.contract), Contract)

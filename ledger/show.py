@@ -113,10 +113,22 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         f"  exit      {ended}  wall {human_seconds(run.get('wall_seconds'))}  "
         f"peak RSS {human_bytes(run.get('peak_rss_bytes'))}"
     )
-    con.print(f"  started   {run['started']}  on {run['host']}")
     contract = info.get("contract") or {}
-    con.print(f"  command   {' '.join(contract.get('argv', []))}")
-    con.print(f"  contract  {run['contract_digest']}")
+    imported = run.get("imported")
+    if imported:
+        con.print(f"  started   {run['started']}  ended {run.get('ended')}")
+        con.print(
+            f"  imported  from {imported['source']} {imported['tracking_uri']}, experiment "
+            f"{imported['experiment']!r}, run {imported['run_id']} ({imported['status']}); "
+            "not replayable",
+            markup=False,
+        )
+        if imported.get("git_commit"):
+            con.print(f"  git       {imported['git_commit']} (as MLflow was told; not stored)")
+    else:
+        con.print(f"  started   {run['started']}  on {run['host']}")
+        con.print(f"  command   {' '.join(contract.get('argv', []))}")
+        con.print(f"  contract  {run['contract_digest']}")
     code = info.get("code") or {}
     if code:
         dirty = " + uncommitted changes" if code.get("dirty") else ""

@@ -24,6 +24,7 @@ which it uses. Just above a block:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from _support import REPO, subprocess_env
+from _support import REPO, require_component, subprocess_env
 
 DOCS = [
     "README.md",
@@ -56,8 +57,10 @@ SLOW = {
     "docs/how-to/record-and-replay.md",
     "docs/how-to/checkpoints.md",
     "docs/how-to/audit-claims.md",
+    "docs/how-to/import-from-mlflow.md",
 }
 TORCH = {"docs/how-to/checkpoints.md"}
+MLFLOW = {"docs/how-to/import-from-mlflow.md"}  # needs the mlflow extra
 
 
 @dataclass
@@ -211,6 +214,10 @@ def _start(doc: str, work: Path, env: dict[str, str]) -> Path:
 def test_console_blocks_run(doc: str, tmp_path: Path) -> None:
     if doc in TORCH:
         pytest.importorskip("torch")
+    if doc in MLFLOW:
+        require_component(
+            importlib.util.find_spec("mlflow"), "mlflow", "pip install 'ledger-repro[mlflow]'"
+        )
     blocks = parse((REPO / doc).read_text(encoding="utf-8"))
     runnable = [b for b in blocks if b.skip is None]
     if not any(b.commands for b in runnable):

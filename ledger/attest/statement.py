@@ -65,6 +65,12 @@ def build_statement(
     run = _get(store, oid, "run")
     if run.get("status") == "running":
         raise UsageError(f"run {run_id} is still running", hint="attest a run once it is sealed")
+    if run.get("contract") is None:
+        raise UsageError(
+            f"run {run_id} was imported (from {(run.get('imported') or {}).get('source')}): "
+            "it has no contract, so there is no build to attest",
+            hint="attest runs recorded with `ledger record`",
+        )
     contract = _get(store, run.get("contract"), "contract")
     code = _get(store, contract.get("code"), "code snapshot")
     env = _get(store, contract.get("environment"), "environment")

@@ -85,7 +85,7 @@ def select_runs(runs: Iterable[RecordedRun], selector: RunSelector) -> list[Reco
             continue
         if any(r.run.tags.get(k) != v for k, v in selector.tags.items()):
             continue
-        if contract is not None and not r.run.contract_digest.startswith(contract):
+        if contract is not None and not (r.run.contract_digest or "").startswith(contract):
             continue
         out.append(r)
     return out

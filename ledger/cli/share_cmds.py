@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import UsageError
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 from ._output import progress
 
@@ -47,12 +48,48 @@ def export(
 
 
 def import_(
-    package: Path = typer.Argument(..., metavar="FILE", help="A .ledgerpkg written by export."),
+    source: list[str] = typer.Argument(
+        ...,
+        metavar="FILE | mlflow PATH|URI",
+        help="A .ledgerpkg written by export; or `mlflow` and an MLflow store: an mlruns/ "
+        "folder, an MLflow sqlite database, or a tracking URI (file:, sqlite:, http(s):).",
+    ),
+    experiment: list[str] = typer.Option(
+        [],
+        "--experiment",
+        metavar="NAME",
+        help="mlflow: import only this experiment (name or id; repeatable).",
+    ),
+    run_id: list[str] = typer.Option(
+        [], "--run-id", metavar="ID", help="mlflow: import only this MLflow run (repeatable)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="mlflow: read and list what would be imported; write nothing."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Check a package whole (every digest, the manifest, no links or escaping paths, a size
-    cap), then add its runs. Exit 1 if a ref collides with a different one here."""
+    cap), then add its runs. Exit 1 if a ref collides with a different one here. With
+    `mlflow PATH|URI`: add MLflow's runs (params, metric histories, tags, artifacts) as
+    imported runs, which cannot be replayed; runs imported before are left as they are."""
+    if len(source) == 2 and source[0] == "mlflow":
+        _import_mlflow(source[1], experiment, run_id, dry_run, ledger, json_out)
+        return
+    if len(source) != 1:
+        raise UsageError(
+            f"expected one package FILE or `mlflow PATH|URI`, got {len(source)} arguments",
+            hint="ledger import paper.ledgerpkg, or ledger import mlflow ./mlruns",
+        )
+    if experiment or run_id or dry_run:
+        raise UsageError(
+            "--experiment, --run-id and --dry-run apply to `ledger import mlflow` only",
+            hint="ledger import mlflow PATH|URI --experiment NAME --dry-run",
+        )
+    _import_package(Path(source[0]), ledger, json_out)
+
+
+def _import_package(package: Path, ledger: Path | None, json_out: bool) -> None:
     from ..share.package import import_package
 
     store = open_store(ledger)
@@ -88,6 +125,54 @@ def import_(
             )
     if refs.collisions:
         raise typer.Exit(1)
+
+
+def _import_mlflow(
+    text: str,
+    experiments: list[str],
+    run_ids: list[str],
+    dry_run: bool,
+    ledger: Path | None,
+    json_out: bool,
+) -> None:
+    from ..imports.mlflow_import import import_mlflow
+
+    store = open_store(ledger)
+    if not dry_run:
+        store.check_writable()
+    with progress("reading MLflow"):
+        report = import_mlflow(
+            store, text, experiments=experiments, run_ids=run_ids, dry_run=dry_run
+        )
+    if json_out:
+        print_json(
+            {
+                "source": report.source,
+                "dry_run": report.dry_run,
+                "imported": [r.__dict__ for r in report.imported],
+                "already_imported": [r.__dict__ for r in report.present],
+                "notes": report.notes,
+            }
+        )
+        return
+    con = out_console()
+    verb = "Would import" if dry_run else "Imported"
+    for r in report.imported:
+        con.print(
+            f"{'would import' if dry_run else 'imported'} {r.run_id}  {r.status:<11} "
+            f"mlflow {r.mlflow_run_id}  {r.name or ''}  ({r.metrics} metric(s), {r.points} "
+            f"point(s)" + ("" if dry_run else f", {r.artifacts} artifact file(s)") + ")",
+            markup=False,
+        )
+    for r in report.present:
+        con.print(f"already imported {r.run_id}  mlflow {r.mlflow_run_id}", markup=False)
+    for note in report.notes:
+        con.print(f"note: {note}", markup=False)
+    con.print(
+        f"{verb} {len(report.imported)} MLflow run(s) from {report.source}; "
+        f"{len(report.present)} already imported. Imported runs cannot be replayed.",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .base import Oid, Record, Timestamp
 from .metrics import MetricSummary
 
-__all__ = ["CheckpointEvent", "InputCheck", "OutputCapture", "Run", "RunStatus"]
+__all__ = ["CheckpointEvent", "Imported", "InputCheck", "OutputCapture", "Run", "RunStatus"]
 
 RunStatus = Literal["running", "succeeded", "failed", "killed", "interrupted"]
 
@@ -66,9 +66,32 @@ class CheckpointEvent(BaseModel):
     time: Timestamp | None = None
 
 
+class Imported(BaseModel):
+    """Where an imported run came from (``ledger import mlflow``). An imported run has no
+    contract: ledger never saw its code, environment or data, so it cannot be replayed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Literal["mlflow"]
+    tracking_uri: str  # credentials removed
+    experiment_id: str
+    experiment: str  # the experiment's name
+    run_id: str  # MLflow's run id
+    status: str  # MLflow's own status (FINISHED, FAILED, KILLED, RUNNING, SCHEDULED)
+    artifact_uri: str = ""  # where MLflow kept the artifacts (credentials removed)
+    params: dict[str, str] = Field(default_factory=dict)  # verbatim, as MLflow stores them
+    tags: dict[str, str] = Field(default_factory=dict)  # the mlflow.* system tags
+    # mlflow.source.git.commit: where the code came from, as MLflow was told. Provenance
+    # only: no snapshot of that code is in the ledger.
+    git_commit: str | None = None
+
+
 class Run(Record):
+    """Schema 2 adds ``imported``; a run record without it is written as schema 1, so
+    readers of schema 1 still read every recorded run."""
+
     KIND = "run"
-    SCHEMA = 1
+    SCHEMA = 2
 
     kind: Literal["run"] = "run"
     run_id: str
@@ -87,8 +110,9 @@ class Run(Record):
     host: str
     pid: int  # of the recorder, to tell abandoned runs from live ones
 
-    contract: Oid  # the frozen Contract record
-    contract_digest: str  # groups runs with identical code, config, data, environment, seeds
+    # The frozen Contract record; None only for an imported run (schema 2), which has none.
+    contract: Oid | None
+    contract_digest: str | None  # groups runs with identical code, config, data, env, seeds
     resolved_config: Oid | None = None  # config captured during the run (argparse, files)
 
     stdout: Oid | None = None
@@ -102,3 +126,18 @@ class Run(Record):
     replay_of: str | None = None  # run id this run replays
     ledger_version: str
     notes: list[str] = Field(default_factory=list)
+    imported: Imported | None = None  # schema 2: a run imported from another tracker
+
+    @model_validator(mode="after")
+    def _imported_shape(self) -> Run:
+        if self.imported is not None and self.schema_version < 2:
+            raise ValueError("an imported run record must declare schema 2")
+        if self.imported is None and (self.contract is None or self.contract_digest is None):
+            raise ValueError("a run record needs a contract unless it was imported")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        if self.imported is None:
+            out.pop("imported", None)  # schema-1 records keep their exact bytes
+        return out

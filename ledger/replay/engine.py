@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
+from ..imports import not_replayable
 from ..lineage import code_source
 from ..records.base import record_from_json
 from ..records.contract import Contract
@@ -214,6 +215,8 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
     _, run = load_run(store, run_text)
     if run.status == "running":
         raise ReplayError(f"run {run.run_id} is still running (or was abandoned); not replayable")
+    if run.imported is not None or run.contract is None:
+        raise not_replayable(run)
     contract = record_from_json(store.get_json(run.contract), Contract)
     assert isinstance(contract, Contract)
     contract = contract.model_copy(update={"code": code_source(store, run, contract)})

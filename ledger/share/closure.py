@@ -75,6 +75,8 @@ def commit_of_run(store: Store, run_oid: str) -> str | None:
 
 
 def _carry_code(store: Store, run: Run, refs: dict[str, str], notes: list[str]) -> None:
+    if run.contract is None:
+        return  # imported: no code was captured
     contract = _record(store, run.contract, Contract)
     assert isinstance(contract, Contract)
     code = _record(store, contract.code, CodeSnapshot)
@@ -136,6 +138,8 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
         for run_id in done:
             run = _record(store, refs[f"runs/{run_id}"], Run)
             assert isinstance(run, Run)
+            if run.contract is None:
+                continue  # imported: no inputs were captured
             contract = _record(store, run.contract, Contract)
             assert isinstance(contract, Contract)
             for d, oids in _input_objects(store, run_id, contract):
