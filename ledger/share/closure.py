@@ -67,6 +67,8 @@ def commit_of_run(store: Store, run_oid: str) -> str | None:
     """The commit a run's code was recorded at (None outside a repository), from its record."""
     run = _record(store, run_oid, Run)
     assert isinstance(run, Run)
+    if run.contract is None:  # an imported run: no code was recorded
+        return None
     contract = _record(store, run.contract, Contract)
     assert isinstance(contract, Contract)
     code = _record(store, contract.code, CodeSnapshot)
