@@ -125,24 +125,30 @@ def render_diff(d: dict[str, Any], con: Console) -> None:
             markup=False,
         )
     if d["argv"]:
-        con.print(f"command: {' '.join(d['argv']['a'])}  →  {' '.join(d['argv']['b'])}")
+        con.print(
+            f"command: {' '.join(d['argv']['a'])}  →  {' '.join(d['argv']['b'])}", markup=False
+        )
     if d["code"] is not None and not d["code"]["same"]:
         con.print("[bold]code[/] differs:")
         con.print(d["code"]["patch"], markup=False, highlight=False)
     for c in d["config"]:
-        con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}")
+        con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}", markup=False)
     for c in d["data"] or []:
         a, b = (c[k] or "(not an input)" for k in ("a", "b"))
-        con.print(f"data    {c['input']}: {a} → {b}")
+        con.print(f"data    {c['input']}: {a} → {b}", markup=False)
     for e in d["environment"] or []:
-        con.print(f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}")
+        con.print(
+            f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}",
+            markup=False,
+        )
     if d["seeds"]:
         con.print(f"seeds   {d['seeds']['a']} → {d['seeds']['b']}")
     fd = (d["metrics"] or {}).get("first_divergence")
     if fd:
         con.print(
             f"metrics first diverge at {fd['metric']} step {fd['step']}: "
-            f"{fd['original']!r} → {fd['replay']!r}"
+            f"{fd['original']!r} → {fd['replay']!r}",
+            markup=False,
         )
     elif (d["metrics"] or {}).get("ok"):
         con.print("metrics: no divergence")

@@ -97,7 +97,9 @@ def _short_value(value: Any) -> str:
 
 
 def render_run(info: dict[str, Any], con: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     run = info["run"]
     colour = "green" if run["status"] == "succeeded" else "red"
@@ -105,12 +107,18 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         f"[bold]run {run['run_id']}[/]  [{colour}]{run['status']}[/]  record {info['record']}"
     )
     if run.get("name"):
-        con.print(f"  name      {run['name']}")
+        con.print(f"  name      {run['name']}", markup=False)  # user data: never markup
     if run.get("tags"):
-        con.print("  tags      " + " ".join(f"{k}={v}" for k, v in run["tags"].items()))
-    ended = f"signal {run['signal']}" if run.get("signal") is not None else run.get("exit_code")
+        tags = " ".join(f"{k}={v}" for k, v in run["tags"].items())
+        con.print(f"  tags      {tags}", markup=False)
+    if run.get("signal") is not None:
+        ended = f"exit      signal {run['signal']}  "
+    elif run.get("exit_code") is not None:
+        ended = f"exit      {run['exit_code']}  "
+    else:  # an imported run: its source recorded no exit status
+        ended = ""
     con.print(
-        f"  exit      {ended}  wall {human_seconds(run.get('wall_seconds'))}  "
+        f"  {ended}wall {human_seconds(run.get('wall_seconds'))}  "
         f"peak RSS {human_bytes(run.get('peak_rss_bytes'))}"
     )
     contract = info.get("contract") or {}
@@ -127,7 +135,7 @@ def render_run(info: dict[str, Any], con: Console) -> None:
             con.print(f"  git       {imported['git_commit']} (as MLflow was told; not stored)")
     else:
         con.print(f"  started   {run['started']}  on {run['host']}")
-        con.print(f"  command   {' '.join(contract.get('argv', []))}")
+        con.print(f"  command   {' '.join(contract.get('argv', []))}", markup=False)
         con.print(f"  contract  {run['contract_digest']}")
     code = info.get("code") or {}
     if code:
@@ -152,7 +160,7 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         )
     for chk in run.get("inputs_after", []):
         if chk.get("changed"):
-            con.print(f"  [red]input changed during the run[/]: {chk['path']}")
+            con.print(f"  [red]input changed during the run[/]: {escape(str(chk['path']))}")
     env = info.get("environment") or {}
     if env:
         py = env.get("python", {})
@@ -170,7 +178,7 @@ def render_run(info: dict[str, Any], con: Console) -> None:
             t.add_column(c)
         for m in run["metrics"]:
             t.add_row(
-                m["name"],
+                Text(m["name"]),  # user data: never markup
                 m["source"],
                 "" if m.get("rank") is None else str(m["rank"]),
                 str(m["count"]),
@@ -203,4 +211,4 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         verdict = "passed" if c["passed"] else "FAILED " + ", ".join(c["failed"][:5])
         con.print(f"  {c['kind']:9} {c['id']}: {verdict} ({c['oid'][:15]})", markup=False)
     for note in run.get("notes", []):
-        con.print(f"  [yellow]note[/] {note}")
+        con.print(f"  [yellow]note[/] {escape(str(note))}")

@@ -80,7 +80,7 @@ def attest(
         con.print(f"attestation {dest}", soft_wrap=True)
         con.print(f"  run        {run_id}", soft_wrap=True)
         con.print(f"  chain head {head}", soft_wrap=True)
-        con.print(f"  subjects   {', '.join(info['subjects'])}", soft_wrap=True)
+        con.print(f"  subjects   {', '.join(info['subjects'])}", soft_wrap=True, markup=False)
         con.print(f"  key id     {info['keyid']}", soft_wrap=True)
 
 
@@ -113,9 +113,11 @@ def verify_attestation(
             }
         )
     else:
+        from rich.markup import escape
+
         con = out_console()
         for p in report.problems:
-            con.print(f"[red]✗[/] {p}", soft_wrap=True)
+            con.print(f"[red]✗[/] {escape(str(p))}", soft_wrap=True)
         if report.ok:
             con.print(
                 f"[green]✓[/] attestation verified: signed by key {report.keyid}, chain head "
@@ -124,9 +126,11 @@ def verify_attestation(
                 soft_wrap=True,
             )
             for s in stmt.get("subject", []):
-                con.print(f"  {s['name']}  blake3:{s['digest']['blake3']}", soft_wrap=True)
+                con.print(
+                    f"  {s['name']}  blake3:{s['digest']['blake3']}", soft_wrap=True, markup=False
+                )
         else:
-            con.print(f"[red]{len(report.problems)} problem(s)[/] in {file}")
+            con.print(f"[red]{len(report.problems)} problem(s)[/] in {escape(str(file))}")
     if not report.ok:
         raise typer.Exit(1)
 

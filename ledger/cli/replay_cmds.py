@@ -137,25 +137,29 @@ def replay(
     if json_out:
         print_json({"verdict": outcome.verdict_oid, **v.to_json()})
     else:
+        from rich.markup import escape
+
         con = out_console()
         colour = {"reproduced": "green", "inconclusive": "yellow"}.get(v.outcome, "red")
         con.print(
             f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}) "
             f"{v.original} → {', '.join(v.replays)}"
         )
-        con.print(v.summary)
+        con.print(v.summary, markup=False)  # names metrics and paths: user data
         for label in v.labels:
-            con.print(f"[yellow]label[/] {label}")
+            con.print(f"[yellow]label[/] {escape(label)}")
         numeric = [d for d in v.environment_drift if d.get("affects_numerics")]
         if numeric:
             con.print(
                 f"[yellow]environment differs[/] in {len(numeric)} numerics field(s): "
-                + ", ".join(d["field"] for d in numeric[:6])
+                + escape(", ".join(d["field"] for d in numeric[:6]))
             )
         for note in v.notes:
-            con.print(f"[dim]note[/] {note}")
+            con.print(f"[dim]note[/] {escape(note)}")
         if outcome.workspaces and keep_workspace:
-            con.print("workspace kept at " + ", ".join(str(w) for w in outcome.workspaces))
+            con.print(
+                "workspace kept at " + ", ".join(str(w) for w in outcome.workspaces), markup=False
+            )
         con.print(f"verdict record {outcome.verdict_oid}")
     raise typer.Exit(outcome.exit_code)
 

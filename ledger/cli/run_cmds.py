@@ -197,6 +197,7 @@ def ls(
         print_json(rows)
         return
     from rich.table import Table
+    from rich.text import Text
 
     if chosen is not None:
         picked = Table(box=None)
@@ -205,7 +206,8 @@ def ls(
             picked.add_column(col)
         for r in rows:
             ident = f"↳ {r['short_id']}" if "original" in r else r["short_id"]
-            picked.add_row(ident, *(_cell(r["columns"].get(c)) for c in chosen))
+            # Cells are Text, never markup: names, tags and config values are user data.
+            picked.add_row(ident, *(Text(_cell(r["columns"].get(c))) for c in chosen))
         out_console().print(picked)
         return
     # The id column is the short id every command accepts; it is never wrapped or cut.
@@ -232,7 +234,7 @@ def ls(
             *([mark] if show_marks else []),
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
         ]
-        table.add_row(*cells)
+        table.add_row(*(Text(cell) for cell in cells))
     out_console().print(table)
 
 

@@ -34,7 +34,9 @@ def init(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
         print_json({"path": str(store.root), "id": store.id, "created": not existed})
     else:
         verb = "Using existing" if existed else "Initialised"
-        out_console().print(f"{verb} ledger at [bold]{store.root}[/] (id {store.id})")
+        from rich.markup import escape
+
+        out_console().print(f"{verb} ledger at [bold]{escape(str(store.root))}[/] (id {store.id})")
 
 
 def verify(
