@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._common import require
+from ._hf_files import FORMAT as CHECKPOINT_FORMAT
 
 if TYPE_CHECKING:
     from ._hf import LedgerCallback
 
 __all__ = ["CHECKPOINT_FORMAT", "LedgerCallback", "restore_checkpoint", "seed_everything"]
-
-CHECKPOINT_FORMAT = "hf-trainer-checkpoint/1"
 
 
 def _impl() -> Any:
