@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["hyperparams_note", "log_values", "record_seeds", "require", "set_rank_env"]
+__all__ = [
+    "check_checkpoint_target",
+    "hyperparams_note",
+    "log_values",
+    "record_seeds",
+    "require",
+    "set_rank_env",
+]
 
 
 def require(module: str, extra: str, what: str) -> ModuleType:
@@ -44,6 +51,21 @@ def set_rank_env(global_rank: int | None = None, world_size: int | None = None) 
             return
     if world_size > 1:
         os.environ["RANK"] = str(global_rank)
+
+
+def check_checkpoint_target(store: Any, run_id: str | None, what: str) -> None:
+    """Fail before training, not at the first checkpoint, when there is no ledger or no run to
+    save checkpoints to (a script run outside ``ledger record`` and ``ledger.start``)."""
+    from ..errors import UsageError
+    from ..torch.ckpt_common import open_store
+
+    if not (run_id or os.environ.get("LEDGER_RUN_ID")):
+        raise UsageError(
+            f"{what} has no run to save checkpoints to",
+            hint="run the script under `ledger record`, train inside `with ledger.start():`, "
+            "pass run_id=..., or pass checkpoints=False",
+        )
+    open_store(store)  # a missing ledger is reported now, with its own hint
 
 
 def record_seeds() -> None:

@@ -11,7 +11,13 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from ..errors import UsageError
 from ..runtime import current_run
-from ._common import hyperparams_note, log_values, record_seeds, set_rank_env
+from ._common import (
+    check_checkpoint_target,
+    hyperparams_note,
+    log_values,
+    record_seeds,
+    set_rank_env,
+)
 from ._hf_files import capture
 
 __all__ = ["LedgerCallback", "seed_everything"]
@@ -61,6 +67,8 @@ class LedgerCallback(TrainerCallback):  # type: ignore[misc]
                 hint="pass LedgerCallback(checkpoints=False) to keep metrics and seeds with the "
                 "Trainer's own checkpoints",
             )
+        if self.checkpoints:
+            check_checkpoint_target(self.store, self.run_id, "hf LedgerCallback(checkpoints=True)")
         record_seeds()
         run = current_run()
         if state.is_world_process_zero:

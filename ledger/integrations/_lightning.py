@@ -17,7 +17,13 @@ from lightning.pytorch.utilities import rank_zero_only
 
 from ..errors import UsageError
 from ..runtime import current_run
-from ._common import hyperparams_note, log_values, record_seeds, set_rank_env
+from ._common import (
+    check_checkpoint_target,
+    hyperparams_note,
+    log_values,
+    record_seeds,
+    set_rank_env,
+)
 
 __all__ = [
     "POINTER_FORMAT",
@@ -227,6 +233,7 @@ class LedgerCallback(Callback):
                     hint="pass LedgerCallback(checkpoints=False) to keep metrics and seeds with "
                     "Lightning's own checkpoints",
                 )
+            check_checkpoint_target(self.store, self.run_id, "LedgerCallback(checkpoints=True)")
             trainer.strategy.checkpoint_io = LedgerCheckpointIO(
                 store=self.store, run_id=self.run_id, keep_last=self.keep_last
             )

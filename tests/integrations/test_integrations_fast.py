@@ -41,10 +41,13 @@ def test_missing_framework_names_the_extra(
     assert f"pip install 'ledger-repro[{extra}]'" in r.stdout, r.stdout
 
 
-def test_lightning_callback_refuses_ledger_checkpoints_with_several_ranks() -> None:
+def test_lightning_callback_refuses_ledger_checkpoints_with_several_ranks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Lightning writes checkpoints from rank zero only, so ledger's collective save would wait
     for the other ranks forever: ``setup`` refuses before a step is taken."""
     pytest.importorskip("lightning")
+    monkeypatch.delenv("RANK", raising=False)  # setup sets it for ledger; restored after
     import lightning.pytorch as pl
 
     from ledger.integrations.lightning import LedgerCallback, LedgerCheckpointIO
@@ -130,3 +133,39 @@ def test_hf_restore_refuses_other_checkpoints_and_escaping_paths(tmp_path: Path)
     with pytest.raises(UsageError, match="outside its directory"):
         restore_checkpoint(output_dir=tmp_path / "x", run_id="evil", store=store)
     assert not (tmp_path / "escaped.txt").exists() and not (tmp_path / "x").exists()
+
+
+def _no_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("LEDGER_RUN_ID", "LEDGER_RUN_DIR", "LEDGER_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_lightning_callback_without_a_run_fails_before_training(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Outside ``ledger record``/``ledger.start`` there is no run to save checkpoints to: the
+    callback says so in ``setup`` instead of failing at the first checkpoint."""
+    pytest.importorskip("lightning")
+    import lightning.pytorch as pl
+
+    from ledger.integrations.lightning import LedgerCallback
+
+    _no_run(monkeypatch)
+    trainer = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False)
+    with pytest.raises(UsageError, match="has no run to save checkpoints to") as e:
+        LedgerCallback().setup(trainer, pl.LightningModule(), "fit")
+    assert e.value.hint and "ledger record" in e.value.hint
+
+
+def test_hf_callback_without_a_run_fails_before_training(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("transformers")
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from ledger.integrations.hf import LedgerCallback
+
+    _no_run(monkeypatch)
+    args = TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to="none")
+    with pytest.raises(UsageError, match="has no run to save checkpoints to"):
+        LedgerCallback().on_train_begin(args, TrainerState(), TrainerControl())
