@@ -67,6 +67,19 @@ def read_pointer(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return body
 
 
+def _single_process() -> None:
+    """Lightning calls a CheckpointIO on global rank zero only, and a ledger save gathers from
+    every rank: under torch.distributed rank zero would wait for ever."""
+    from ..torch.ckpt_dist import rank_and_world
+
+    _, world = rank_and_world()
+    if world > 1:
+        raise UsageError(
+            f"LedgerCheckpointIO saves from one process; this job has {world}",
+            hint="use Lightning's own checkpoint IO under DDP (LedgerCallback(checkpoints=False))",
+        )
+
+
 class LedgerCheckpointIO(TorchCheckpointIO):
     """Stores each checkpoint with ``ledger.torch.save_checkpoint`` (step: ``global_step``) and
     writes a JSON pointer to it at Lightning's path. Loads pointers, ``ledger:<target>`` (a
@@ -99,6 +112,7 @@ class LedgerCheckpointIO(TorchCheckpointIO):
             raise TypeError(
                 "LedgerCheckpointIO takes no storage_options; ledger decides where bytes go"
             )
+        _single_process()
         step = checkpoint.get("global_step", 0)
         target = Path(path)
         info = save_checkpoint(
