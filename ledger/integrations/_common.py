@@ -36,12 +36,13 @@ def set_rank_env(global_rank: int | None = None, world_size: int | None = None) 
 
     Lightning's own DDP launcher sets ``LOCAL_RANK``, ``NODE_RANK`` and ``WORLD_SIZE`` but not
     ``RANK``, so without this every process would write its seeds and RNG states as rank 0.
-    Without arguments the rank is read from those variables on a single node (``NODE_RANK``
-    0, where the global rank is the local one); call it before the first ``current_run()``.
+    With arguments (the framework's own global rank) it is authoritative. Without, ``RANK`` is
+    left alone if set, else read from those variables on a single node (``NODE_RANK`` 0, where
+    the global rank is the local one); call it before the first ``current_run()``.
     """
-    if os.environ.get("RANK"):
-        return
     if global_rank is None or world_size is None:
+        if os.environ.get("RANK"):
+            return
         local, world = os.environ.get("LOCAL_RANK"), os.environ.get("WORLD_SIZE")
         if not local or not world or os.environ.get("NODE_RANK", "0") not in ("", "0"):
             return

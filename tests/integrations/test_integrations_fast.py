@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _support import REPO, subprocess_env
+from _support import REPO, require_component, subprocess_env
 
 from ledger.errors import UsageError
+
+
+def _need(module: str, what: str, extra: str) -> None:
+    require_component(
+        importlib.util.find_spec(module), what, f"pip install 'ledger-repro[{extra}]'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -46,8 +54,11 @@ def test_lightning_callback_refuses_ledger_checkpoints_with_several_ranks(
 ) -> None:
     """Lightning writes checkpoints from rank zero only, so ledger's collective save would wait
     for the other ranks forever: ``setup`` refuses before a step is taken."""
-    pytest.importorskip("lightning")
-    monkeypatch.delenv("RANK", raising=False)  # setup sets it for ledger; restored after
+    _need("lightning", "Lightning", "lightning")
+    # setup exports RANK for ledger. delenv of an absent variable records nothing to undo, so
+    # set it first: monkeypatch then removes it afterwards and later subprocesses lack it.
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.delenv("RANK")
     import lightning.pytorch as pl
 
     from ledger.integrations.lightning import LedgerCallback, LedgerCheckpointIO
@@ -61,10 +72,11 @@ def test_lightning_callback_refuses_ledger_checkpoints_with_several_ranks(
     assert e.value.hint and "checkpoints=False" in e.value.hint
     LedgerCallback(checkpoints=False).setup(trainer, pl.LightningModule(), "fit")
     assert not isinstance(trainer.strategy.checkpoint_io, LedgerCheckpointIO)
+    assert os.environ["RANK"] == "0"  # the trainer's global rank, for ledger's runtime
 
 
 def test_lightning_pointer_is_told_from_a_torch_file(tmp_path: Path) -> None:
-    pytest.importorskip("lightning")
+    _need("lightning", "Lightning", "lightning")
     import torch
 
     from ledger.integrations.lightning import POINTER_FORMAT, read_pointer
@@ -145,7 +157,7 @@ def test_lightning_callback_without_a_run_fails_before_training(
 ) -> None:
     """Outside ``ledger record``/``ledger.start`` there is no run to save checkpoints to: the
     callback says so in ``setup`` instead of failing at the first checkpoint."""
-    pytest.importorskip("lightning")
+    _need("lightning", "Lightning", "lightning")
     import lightning.pytorch as pl
 
     from ledger.integrations.lightning import LedgerCallback
@@ -160,7 +172,7 @@ def test_lightning_callback_without_a_run_fails_before_training(
 def test_hf_callback_without_a_run_fails_before_training(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    pytest.importorskip("transformers")
+    _need("transformers", "transformers", "hf")
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
     from ledger.integrations.hf import LedgerCallback
