@@ -49,9 +49,32 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def render(rows: list[Row], info: dict[str, str], quick: bool, kept: dict[str, str]) -> str:
+def previous_figures(section: str) -> tuple[str, dict[str, str]]:
+    """(measurement date, {measurement: "ratio or value"}) of a section written earlier."""
+    date = ""
+    figures: dict[str, str] = {}
+    for line in section.splitlines():
+        if line.startswith("Measured "):
+            date = line.removeprefix("Measured ").split(",")[0].split(" (")[0].rstrip(".")
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) >= 4 and cells[0] not in ("measurement", "---"):
+            figures[cells[0]] = cells[3] or cells[1]
+    return date, figures
+
+
+def render(
+    rows: list[Row],
+    info: dict[str, str],
+    quick: bool,
+    kept: dict[str, str],
+    loads: dict[str, str] | None = None,
+    previous: dict[str, str] | None = None,
+) -> str:
     """The whole page: sections of ``rows``, plus ``kept`` sections (name -> text) of benchmarks
-    not re-run this time, which keep their own measurement date."""
+    not re-run this time, which keep their own measurement date. ``loads``: the machine's load
+    while a section was measured; ``previous``: sections as the page had them, whose figures
+    are shown beside the new ones (measured in another run, so compare with care)."""
+    loads, previous = loads or {}, previous or {}
     out = [
         "# Benchmarks",
         "",
@@ -68,21 +91,26 @@ def render(rows: list[Row], info: dict[str, str], quick: bool, kept: dict[str, s
     for bench in dict.fromkeys(r.bench for r in rows):
         group = [r for r in rows if r.bench == bench]
         sec = sections[bench] = []
-        sec += [
-            f"## {bench}",
-            "",
-            f"Measured {info.get('date', '')}" + (" (--quick)" if quick else "") + ".",
-            "",
-            "| measurement | value | reference | ratio | target | result |",
-            "|---|---:|---|---:|---|---|",
-        ]
+        when = f"Measured {info.get('date', '')}" + (" (--quick)" if quick else "")
+        if bench in loads:
+            when += f", load average {loads[bench]} on {info.get('cores', '?')} cores"
+        before_date, before = previous_figures(previous.get(bench, ""))
+        head = "| measurement | value | reference | ratio | target | result |"
+        rule = "|---|---:|---|---:|---|---|"
+        if before:
+            head += f" previous run ({before_date}) |"
+            rule += "---:|"
+        sec += [f"## {bench}", "", when + ".", "", head, rule]
         for r in group:
             result = "" if r.passed is None else ("**pass**" if r.passed else "**FAIL**")
             ratio = "" if r.ratio is None else f"{_fmt(r.ratio)}×"
-            sec.append(
+            line = (
                 f"| {r.what} | {_fmt(r.value)} {r.unit} | {r.reference} | {ratio} | "
                 f"{r.target} | {result} |"
             )
+            if before:
+                line += f" {before.get(r.what, '')} |"
+            sec.append(line)
         notes = [r.note for r in group if r.note]
         if notes:
             sec += ["", *[f"- {n}" for n in dict.fromkeys(notes)]]
@@ -124,12 +152,18 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(names)}")
     rows: list[Row] = []
+    loads: dict[str, str] = {}
     for name in wanted:
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        rows += importlib.import_module(names[name]).run(args.quick)
+        start = os.getloadavg()[0]
+        got = importlib.import_module(names[name]).run(args.quick)
+        load = f"{start:.1f}-{os.getloadavg()[0]:.1f}"
+        loads.update({r.bench: load for r in got})
+        rows += got
+    previous = existing_sections(args.out)
     # --only re-measures some benchmarks and keeps the others' sections as they were.
-    kept = existing_sections(args.out) if args.only else {}
-    text = render(rows, machine(), args.quick, kept)
+    kept = previous if args.only else {}
+    text = render(rows, machine(), args.quick, kept, loads, previous)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(text)
