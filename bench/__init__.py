@@ -4,6 +4,8 @@
 benchmark, write ``bench/bench_<name>.py`` with ``run(quick: bool) -> list[Row]`` and add it to
 ``MODULES``. Absolute times are noisy on shared machines, so each row states its figure as a
 ratio to a reference measured in the same run, and targets are judged on those ratios.
+``LEDGER_BENCH_BASELINE=REV`` (e.g. ``main``) adds, where a benchmark supports it, the same
+measurement of the code at git revision REV, run side by side: a before/after in one run.
 """
 
 from __future__ import annotations
