@@ -4,6 +4,8 @@
 benchmark, write ``bench/bench_<name>.py`` with ``run(quick: bool) -> list[Row]`` and add it to
 ``MODULES``. Absolute times are noisy on shared machines, so each row states its figure as a
 ratio to a reference measured in the same run, and targets are judged on those ratios.
+``LEDGER_BENCH_BASELINE=REV`` (e.g. ``main``) adds, where a benchmark supports it, the same
+measurement of the code at git revision REV, run side by side: a before/after in one run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MODULES", "Row", "drop_page_cache", "median_time", "rss_note"]
+__all__ = [
+    "MODULES",
+    "Row",
+    "baseline_checkout",
+    "bytecode_env",
+    "drop_page_cache",
+    "median_time",
+    "rss_note",
+]
 
 MODULES = [
     "bench.bench_store",
@@ -72,6 +82,36 @@ def drop_page_cache(root: Path) -> None:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
+
+
+def baseline_checkout(dest: Path) -> tuple[str, Path] | None:
+    """The ``ledger`` package at git revision ``$LEDGER_BENCH_BASELINE`` (e.g. ``main``),
+    extracted under ``dest``: (short revision, directory for PYTHONPATH), or None when unset.
+    Benchmarks that take it measure the earlier code side by side with this checkout."""
+    import subprocess
+
+    rev = os.environ.get("LEDGER_BENCH_BASELINE")
+    if not rev:
+        return None
+    repo = Path(__file__).resolve().parent.parent
+    short = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "archive", short, "ledger"], cwd=repo, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return short, dest
+
+
+def bytecode_env(env: dict[str, str], cache: Path) -> dict[str, str]:
+    """``env`` with bytecode cached under ``cache``, as an installed package has it: without
+    it (PYTHONDONTWRITEBYTECODE) every child compiles ledger's sources again, 0.1 s a start."""
+    env = dict(env)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
 
 
 def rss_note() -> str:

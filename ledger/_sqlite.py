@@ -1,40 +1,27 @@
-"""sqlite_utils, imported without pandas and numpy (the only place that imports it)."""
+"""The SQLite connection the index works through: ``sqlite3`` with the two helpers it needs.
+
+The index only runs SQL; sqlite_utils' ``Database`` gave it nothing more, and importing it cost
+every ``ledger record``, ``ls`` and ``show`` about 0.1 s (click, pluggy and dateutil come with
+its plugin system; pandas and numpy too when installed). bench/bench_record.py measures it.
+"""
 
 from __future__ import annotations
 
-import importlib.abc
-import sys
-import threading
+import sqlite3
+from typing import Any
+
+__all__ = ["Database"]
 
 
-class _SkipInThisThread(importlib.abc.MetaPathFinder):
-    """Makes ``import NAME`` fail for the listed names, in the importing thread only."""
+class Database:
+    """A connection and the calls the index makes on it."""
 
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
-        self.thread = threading.get_ident()
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name in self.names and threading.get_ident() == self.thread:
-            raise ModuleNotFoundError(f"{name} is not needed by the ledger index", name=name)
-        return None
+    def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, parameters)
 
-
-def _import_sqlite_utils() -> None:
-    """sqlite_utils imports pandas and numpy when installed, only to map their scalar types
-    (the index stores none): 0.3 s of every ``ledger record``, ``ls`` and ``show``
-    (bench/bench_record.py). Import it without them; other threads import as usual."""
-    if "sqlite_utils.db" in sys.modules:
-        return
-    skip = _SkipInThisThread(frozenset({"pandas", "numpy"}) - sys.modules.keys())
-    sys.meta_path.insert(0, skip)
-    try:
-        import sqlite_utils.db  # noqa: F401
-    finally:
-        sys.meta_path.remove(skip)
-
-
-_import_sqlite_utils()
-import sqlite_utils  # noqa: E402 - must follow the guarded import
-
-__all__ = ["sqlite_utils"]
+    def table_names(self) -> list[str]:
+        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return [str(r[0]) for r in rows.fetchall()]

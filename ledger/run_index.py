@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._sqlite import sqlite_utils
+from ._sqlite import Database
 from .index import Indexer, register_indexer
 
 __all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "VERDICTS_INDEXER", "run_row"]
 
 
-def _tables(db: sqlite_utils.Database) -> None:
+def _tables(db: Database) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS runs (ref TEXT PRIMARY KEY, run_id TEXT, oid TEXT, "
         "name TEXT, status TEXT, exit_code INTEGER, started TEXT, ended TEXT, "
@@ -58,7 +58,7 @@ def run_row(ref: str, oid: str, rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     if not ref.startswith("runs/"):
         return
     row = run_row(ref, oid, rec)
@@ -68,7 +68,7 @@ def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> 
     )
 
 
-def _remove(db: sqlite_utils.Database, ref: str) -> None:
+def _remove(db: Database, ref: str) -> None:
     if ref.startswith("runs/") and "runs" in db.table_names():
         db.execute("DELETE FROM runs WHERE ref=?", (ref,))
 
@@ -77,14 +77,14 @@ RUNS_INDEXER = Indexer(kind="run", tables=_tables, add=_add, remove=_remove)
 register_indexer(RUNS_INDEXER)
 
 
-def _verdict_tables(db: sqlite_utils.Database) -> None:
+def _verdict_tables(db: Database) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS verdicts (ref TEXT PRIMARY KEY, oid TEXT, original TEXT, "
         "replay TEXT, replays TEXT, mode TEXT, outcome TEXT, summary TEXT, created TEXT)"
     )
 
 
-def _verdict_add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _verdict_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     if not ref.startswith("verdicts/"):
         return
     replays = rec.get("replays") or []
@@ -104,7 +104,7 @@ def _verdict_add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, A
     )
 
 
-def _verdict_remove(db: sqlite_utils.Database, ref: str) -> None:
+def _verdict_remove(db: Database, ref: str) -> None:
     if ref.startswith("verdicts/") and "verdicts" in db.table_names():
         db.execute("DELETE FROM verdicts WHERE ref=?", (ref,))
 

@@ -236,3 +236,48 @@ def test_a_stream_expected_under_another_id_is_never_published(
     assert [p for p in store.tmp_dir.iterdir() if p.name.startswith("obj-")] == []
     assert store.objects.put_stream(io.BytesIO(data), expect=hash_bytes(data)) == hash_bytes(data)
     assert store.objects.get_bytes(hash_bytes(data)) == data
+    # Content already stored is still refused under another id (no shortcut skips the check).
+    with pytest.raises(CorruptObjectError):
+        store.objects.put_stream(io.BytesIO(data), expect=wrong)
+    assert not store.objects.has(wrong)
+
+
+def test_put_file_of_stored_content_writes_nothing(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file whose object is already stored (an empty log, a replay printing the same)
+    is hashed first: no temp file is written and fsynced only to be dropped."""
+    log = tmp_path / "stderr.log"
+    log.write_bytes(b"")
+    first = store.objects.put_file(log)
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    assert store.objects.put_file(log) == first
+    assert synced == []
+    assert list(store.objects.tmp_dir.iterdir()) == []
+    log.write_bytes(b"new content\n")  # new content is still stored durably
+    oid = store.objects.put_file(log)
+    assert synced and store.objects.get_bytes(oid) == b"new content\n"
+
+
+class _Trickle(io.RawIOBase):
+    """A stream that returns at most 3 bytes a read, as a pipe may."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        k = 3 if n < 0 else min(3, n)
+        out, self.data = self.data[:k], self.data[k:]
+        return out
+
+
+def test_put_stream_with_short_reads_stores_all_of_it(store: Store) -> None:
+    data = b"0123456789abcdef"
+    oid = store.objects.put_stream(_Trickle(data))  # type: ignore[arg-type]
+    assert oid == hash_bytes(data)
+    assert store.objects.get_bytes(oid) == data

@@ -177,9 +177,13 @@ def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]
     kept = []
     dropped = False
     for p in paths:
-        parts = p.rstrip("/").split("/")
+        # The name test first: resolving every path of a ledger that is not ignored (its
+        # objects pile up run after run) cost a realpath walk each, before every launch.
+        if LEDGER_DIR in p.rstrip("/").split("/"):
+            dropped = True
+            continue
         full = (root / p.rstrip("/")).resolve()
-        if LEDGER_DIR in parts or full == store_root or store_root in full.parents:
+        if full == store_root or store_root in full.parents:
             dropped = True
             continue
         kept.append(p)

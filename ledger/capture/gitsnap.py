@@ -150,15 +150,24 @@ class HeadInfo:
 
 
 def head_info(repo: Repo, root: Path) -> HeadInfo:
-    # git itself resolves HEAD: it reads sha256 repositories, which gitpython did not.
-    proc = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    # git itself resolves HEAD: it reads sha256 repositories, which gitpython did not. The three
+    # questions are independent: asked at once, they cost one git start-up of latency, not three
+    # (every `ledger record` asks them before launch).
+    from concurrent.futures import ThreadPoolExecutor
+
+    pattern = r"^(remote\..*\.url|extensions\.objectformat)$"
+    questions = (
+        ("rev-parse", "--verify", "--quiet", "HEAD^{commit}"),
+        ("symbolic-ref", "--quiet", "HEAD"),
+        ("config", "-z", "--get-regexp", pattern),
+    )
+    with ThreadPoolExecutor(len(questions), thread_name_prefix="ledger-git") as pool:
+        proc, ref, conf = pool.map(lambda q: run_git(root, *q, check=False), questions)
     commit = proc.stdout.decode().strip() if proc.returncode == 0 else None
     branch: str | None = None
-    ref = run_git(root, "symbolic-ref", "--quiet", "HEAD", check=False)
     if ref.returncode == 0:  # not detached (an unborn branch included)
         branch = ref.stdout.decode().strip().removeprefix("refs/heads/")
-    pattern = r"^(remote\..*\.url|extensions\.objectformat)$"
-    out = run_git(root, "config", "-z", "--get-regexp", pattern, check=False).stdout
+    out = conf.stdout
     remotes: dict[str, str] = {}
     fmt = "sha1"
     for item in out.decode("utf-8", "replace").split("\0"):

@@ -83,8 +83,19 @@ def _is_repo(path: Path) -> bool:
     return top.returncode == 0 and Path(top.stdout.decode().strip()).resolve() == here
 
 
-def _checkout(src: Path, dest: Path, commit: str, what: str) -> None:
-    """A shared, detached clone of ``src`` at ``commit`` in the empty directory ``dest``."""
+def _checkout(src: Path, dest: Path, commit: str, what: str, *, checked: bool = False) -> None:
+    """A shared, detached clone of ``src`` at ``commit`` in the empty directory ``dest``.
+    ``checked``: the caller found ``src`` a repository holding ``commit`` already (each check
+    starts git, before every replay)."""
+    if not checked:
+        _require_commit(src, commit, what)
+    clone = ("clone", "--quiet", "--no-checkout", "--shared", str(src), str(dest))
+    run_git(dest.parent, *clone, error=ReplayError)
+    checkout = ("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
+    run_git(dest, *checkout, error=ReplayError)
+
+
+def _require_commit(src: Path, commit: str, what: str) -> None:
     if not _is_repo(src):
         raise ReplayError(
             f"cannot rebuild {what}: {src} is not a git repository",
@@ -96,10 +107,6 @@ def _checkout(src: Path, dest: Path, commit: str, what: str) -> None:
             hint=f"fetch it there (`git -C {src} fetch origin {commit}`), or pass the path of a "
             "repository that has it (source_repo)",
         )
-    clone = ("clone", "--quiet", "--no-checkout", "--shared", str(src), str(dest))
-    run_git(dest.parent, *clone, error=ReplayError)
-    checkout = ("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
-    run_git(dest, *checkout, error=ReplayError)
 
 
 def _apply_patch(store: Store, oid: str, dest: Path, commit: str | None) -> None:
@@ -144,7 +151,7 @@ def _submodules(snapshot: CodeSnapshot, src: Path, dest: Path) -> None:
                 hint=f"run `git submodule update --init {sub.path}` in {src}, or pass the "
                 "path of a repository with the submodule checked out (source_repo)",
             )
-        _checkout(found, target, sub.commit, f"submodule {sub.path}")
+        _checkout(found, target, sub.commit, f"submodule {sub.path}", checked=True)
 
 
 def materialize_code(
@@ -166,9 +173,10 @@ def materialize_code(
         if snapshot.in_repo:
             src = Path(source_repo or snapshot.root).absolute()
             carried = None
-            if snapshot.commit is not None and not (
-                _is_repo(src) and _has_commit(src, snapshot.commit)
-            ):
+            found = (
+                snapshot.commit is not None and _is_repo(src) and _has_commit(src, snapshot.commit)
+            )
+            if snapshot.commit is not None and not found:
                 from .gitsource import find_git_source  # the commit travelled with the run
 
                 carried = find_git_source(store, snapshot.commit)
@@ -177,7 +185,7 @@ def materialize_code(
 
                 rebuild_from_source(carried, store, dest)
             elif snapshot.commit is not None:
-                _checkout(src, dest, snapshot.commit, "the code")
+                _checkout(src, dest, snapshot.commit, "the code", checked=found)
             else:
                 fmt = f"--object-format={snapshot.object_format}"
                 run_git(dest, "init", "--quiet", fmt, error=ReplayError)

@@ -29,6 +29,7 @@ from . import (
 )
 from ._common import set_global_ledger
 from ._output import report_error
+from .entry import flush_stdout, quiet_broken_pipe
 
 __all__ = ["app", "command", "main"]
 
@@ -151,36 +152,17 @@ def main() -> None:
         report_error(e.format_message(), None)
         sys.exit(2 if e.exit_code == 1 else e.exit_code)
     except BrokenPipeError:
-        _quiet_broken_pipe()
+        quiet_broken_pipe()
     except SystemExit as e:
         # typer catches EPIPE itself, swaps stdout for click's PacifyFlushWrapper and exits 1,
         # which reads as "a check failed": a closed pipe is 141 like any other reader leaving.
         if e.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
-            _quiet_broken_pipe()
+            quiet_broken_pipe()
         raise
     except OSError as e:
         # A file the user named (report, export target) could not be written or read.
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
         report_error(f"{e.strerror or e}{where}", "check the path and its permissions")
         sys.exit(2)
-    _flush_stdout()
+    flush_stdout()
     sys.exit(rc if isinstance(rc, int) else 0)
-
-
-def _flush_stdout() -> None:
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_broken_pipe()
-
-
-def _quiet_broken_pipe() -> None:
-    """`ledger ls | head -1`: the reader left; stop quietly like other Unix tools."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    sys.exit(141)

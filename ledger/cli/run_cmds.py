@@ -8,32 +8,20 @@ from pathlib import Path
 
 import typer
 
-from .._units import human_seconds
 from ._choices import RunStatus
 from ._common import (
     JsonOpt,
     LedgerOpt,
-    err_console,
+    ledger_dir,
     open_store,
     out_console,
     print_json,
     print_warnings,
 )
-from ._output import is_tty, progress_stages
+from .record_cmd import RecordArgs, run_record
+from .record_cmd import parse_tags as _parse_tags
 
 __all__ = ["register"]
-
-
-def _parse_tags(tags: list[str]) -> dict[str, str]:
-    from ..errors import UsageError
-
-    out = {}
-    for t in tags:
-        key, sep, value = t.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--tag {t!r} is not KEY=VALUE", hint="e.g. --tag dataset=cifar10")
-        out[key] = value
-    return out
 
 
 def record(
@@ -86,52 +74,23 @@ def record(
     ),
 ) -> None:
     """Run CMD (after --) and seal an immutable run record. Exits with CMD's exit code."""
-    from ..project_config import RecordDefaults, load_project_config
-    from ..record import RecordOptions
-    from ..record import record as do_record
-
-    command = list(ctx.args)
-    store = open_store(ledger)
-    defaults = RecordDefaults() if no_defaults else load_project_config(store.root).record
-    opts = RecordOptions(
-        command=command,
+    # The same body runs without typer for the plain form (ledger/cli/entry.py).
+    args = RecordArgs(
+        command=list(ctx.args),
         name=name,
-        inputs=[*defaults.input, *inputs],
-        outputs=[*defaults.output, *outputs],
-        configs=[*defaults.config, *configs],
-        metrics=[*defaults.metric, *metrics],
-        env_names=list(env_names),
+        inputs=inputs,
+        outputs=outputs,
+        configs=configs,
+        metrics=metrics,
+        env_names=env_names,
         require_clean=require_clean,
-        tags={**defaults.tags, **_parse_tags(tags)},
-        store_inputs=not no_store_inputs,
+        tags=tags,
+        no_store_inputs=no_store_inputs,
+        no_defaults=no_defaults,
+        ledger=ledger_dir(ledger),
+        json_out=json_out,
     )
-    with progress_stages():
-        result = do_record(opts, store)
-    run = result.run
-    if json_out:
-        sys.stderr.write(
-            json.dumps(
-                {
-                    "run_id": run.run_id,
-                    "record": result.record_oid,
-                    "status": run.status,
-                    "exit_code": run.exit_code,
-                }
-            )
-            + "\n"
-        )
-    else:
-        colour = "green" if run.status == "succeeded" else "red"
-        tail = (
-            f" (exit {run.exit_code if run.exit_code is not None else 'signal ' + str(run.signal)},"
-            f" {human_seconds(run.wall_seconds)}, {len(run.metrics)} metric series)"
-        )
-        if is_tty(sys.stderr):
-            head = f"ledger: run [bold]{run.run_id}[/] [{colour}]{run.status}[/]"
-            err_console().print(head + tail)
-        else:  # the same line without colour, and without importing rich (~0.07 s)
-            sys.stderr.write(f"ledger: run {run.run_id} {run.status}{tail}\n")
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(run_record(args))
 
 
 def ls(

@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+# numpy is imported where a sample is built, not here: a bitwise replay compares metric
+# series through this package and must not pay numpy's import (~0.1-0.5 s) for it.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+else:
+    FloatArray = Any  # a name for annotations elsewhere (ledger/stats/summary.py)
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
-FloatArray = npt.NDArray[np.float64]
 
 
 def as_sample(values: Sequence[float] | npt.ArrayLike, name: str, *, min_n: int = 1) -> FloatArray:
     """A 1-D float64 copy of ``values``; rejects empty, too short and non-finite samples."""
+    import numpy as np
+
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D sequence of numbers, got shape {arr.shape}")
@@ -67,11 +76,12 @@ def to_jsonable(value: Any) -> JsonValue:
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if value is None or isinstance(value, bool | str):
         return value
-    if isinstance(value, np.bool_):
+    np = sys.modules.get("numpy")  # a numpy scalar means numpy is imported already
+    if np is not None and isinstance(value, np.bool_):
         return bool(value)
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         return int(value)
-    if isinstance(value, float | np.floating):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         return json_float(float(value))
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}

@@ -11,12 +11,16 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import struct
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+# numpy only where a numpy value is given (it is imported then): replay compares Python floats.
+if TYPE_CHECKING:
+    import numpy as np
 
 from ._common import JsonMixin
 
@@ -93,8 +97,11 @@ def normalize_dtype(dtype: Any) -> str:
         return "int64"
     if dtype is bool:
         return "bool"
-    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        return np.dtype(dtype).name
+    np = sys.modules.get("numpy")  # a numpy dtype means numpy is imported already
+    if np is not None and (
+        isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic))
+    ):
+        return str(np.dtype(dtype).name)
     name = str(dtype).strip().lower().removeprefix("torch.")
     name = _FLOAT_ALIASES.get(name, name)
     if name in DEFAULT_TOLERANCES or _EXACT_NAMES.fullmatch(name):
@@ -131,5 +138,9 @@ def bitwise_equal(a: float | np.generic, b: float | np.generic) -> bool:
 
     Python floats are compared as fp64; numpy scalars keep their own dtype.
     """
+    if type(a) is float and type(b) is float:  # both fp64: their IEEE bytes, without numpy
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    import numpy as np
+
     x, y = np.asarray(a), np.asarray(b)
-    return x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    return bool(x.dtype == y.dtype and x.tobytes() == y.tobytes())

@@ -8,6 +8,8 @@ by id (``compare_checkpoints``), not through the registry. See docs/reference/co
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...records.verdict_parts import (
     CompareSettings,
     Difference,
@@ -32,8 +34,8 @@ from .registry import (
 )
 from .structured import compare_structured_files, is_structured_file
 from .tables import compare_table_files, is_table_file
+from .tensor_names import is_tensor_file
 from .tensorboard import compare_tensorboard, is_event_file
-from .tensors import compare_tensor_files, is_tensor_file
 from .trees import compare_objects, compare_trees, load_tree
 
 __all__ = [
@@ -59,6 +61,13 @@ __all__ = [
     "tolerance_for",
     "unregister_comparator",
 ]
+
+
+def compare_tensor_files(original: Path, replay: Path, settings: CompareSettings) -> FileComparison:
+    """The tensor comparator, imported with numpy when a tensor file is first compared."""
+    from .tensors import compare_tensor_files as compare
+
+    return compare(original, replay, settings)
 
 
 def _register_builtins() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import IntegrityError, UsageError
 from ...records.base import record_from_json
@@ -25,7 +25,9 @@ from ...records.verdict_parts import (
 from ...store import Store
 from ._common import ValueTally
 from .structured import walk
-from .tensors import TensorData, compare_tensor_pair, tensor_from_torch
+
+if TYPE_CHECKING:  # numpy comes with it: imported where two tensors are compared
+    from .tensors import TensorData
 
 __all__ = ["compare_checkpoint_steps", "compare_checkpoints"]
 
@@ -36,6 +38,7 @@ def _record(store: Store, oid: str, cls: type[Checkpoint] | type[CheckpointShard
 
 def _read(store: Store, entry: TensorEntry, chunk_size: int) -> TensorData:
     from ...torch.ckpt_io import read_tensors  # verified reads; torch only when needed
+    from .tensors import tensor_from_torch
 
     return tensor_from_torch(read_tensors(store.objects, [entry], chunk_size)[0])
 
@@ -66,6 +69,8 @@ def _compare_shard(
         if (x.dtype, x.shape, x.chunks) == (y.dtype, y.shape, y.chunks):
             tally.total += math.prod(x.shape)
             continue
+        from .tensors import compare_tensor_pair
+
         names = _names(key, prefix)
         compare_tensor_pair(
             prefix + key, _read(store, x, a.chunk_size), _read(store, y, b.chunk_size), tally, names

@@ -8,14 +8,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from ..._hashing import hash_file
 from ...records.verdict_parts import CompareSettings, Difference, FileComparison
 
 __all__ = ["compare_digests", "first_differing_byte"]
 
 _CHUNK = 1 << 20
+
+
+def _first_difference(x: bytes, y: bytes) -> int:
+    """Index of the first byte where ``x`` and ``y`` differ, else the shorter length: a binary
+    search of slice comparisons (each in C), so no numpy and no per-byte Python loop."""
+    n = min(len(x), len(y))
+    a, b = memoryview(x)[:n], memoryview(y)[:n]
+    if a == b:
+        return n
+    lo, hi = 0, n  # the first difference lies in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def first_differing_byte(original: Path, replay: Path) -> int | None:
@@ -25,11 +40,7 @@ def first_differing_byte(original: Path, replay: Path) -> int | None:
         while True:
             x, y = fa.read(_CHUNK), fb.read(_CHUNK)
             if x != y:
-                n = min(len(x), len(y))
-                bad = np.flatnonzero(
-                    np.frombuffer(x[:n], np.uint8) != np.frombuffer(y[:n], np.uint8)
-                )
-                return offset + (int(bad[0]) if bad.size else n)
+                return offset + _first_difference(x, y)
             if not x:
                 return None
             offset += len(x)

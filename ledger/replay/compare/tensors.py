@@ -21,6 +21,7 @@ import numpy.typing as npt
 from ...records.verdict_parts import CompareSettings, Difference, FileComparison
 from ...stats import compare_arrays
 from ._common import NotComparable, ValueTally, relative, short_repr, tolerance_for
+from .tensor_names import SUFFIXES, is_tensor_file
 
 __all__ = [
     "SUFFIXES",
@@ -32,7 +33,6 @@ __all__ = [
     "tensor_from_torch",
 ]
 
-SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".npy", ".npz")
 _NOTE_KEYS = 10
 
 
@@ -51,10 +51,6 @@ class TensorData:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.bits.shape)
-
-
-def is_tensor_file(name: str) -> bool:
-    return name.lower().endswith(SUFFIXES)
 
 
 def _root(key: str) -> str:
