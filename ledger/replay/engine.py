@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
@@ -24,6 +24,9 @@ from ..store import Store
 from .seed_effect import check_seed_effect, with_seed_arg
 from .series import final_value, run_series
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .executors import ExecutorOptions
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
@@ -60,6 +63,10 @@ class ReplayOptions:
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
     # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
     on_seed: Callable[[int, int, Run, float | None], None] | None = None
+    # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
+    # runs them in this process's thread pool.
+    executor: ExecutorOptions | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
 
 
 @dataclass
@@ -133,6 +140,7 @@ def _one_replay(
     }
     if resume is not None:
         env["LEDGER_RESUME_FROM"] = resume
+    env.update(opts.extra_env)
     result = record(
         RecordOptions(
             command=argv,
@@ -438,23 +446,21 @@ def _seeds(
             opts.on_seed(i, seed, done[0], final_value(done[0], metric))
         return done
 
-    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = [pool.submit(go, i) for i in range(opts.seeds)]
-        try:
-            results = [f.result() for f in futures]
-        except BaseException:
-            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
-            # seeds not started and pass the signal on to those running (their runs are sealed
-            # as interrupted), so the pool does not wait for them to finish.
-            from ..execute import interrupt_running
+    results: list[tuple[Run, Any]] = []
+    job_notes: list[str] = []
+    if opts.executor is not None and opts.executor.name != "local":
+        from .executors import run_seed_jobs
 
-            for f in futures:
-                f.cancel()
-            # Again until all are done: a seed still building its workspace starts later.
-            while not all(f.done() for f in futures):
-                interrupt_running(signal.SIGINT)
-                wait(futures, timeout=0.2)
-            raise
+        plan = [(r % (2**31), None, r % (2**31)) if opts.seed_arg else (r, r, None) for r in roots]
+        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed)
+        results = list(jobs.replays())
+        roots = [roots[o.index] for o in jobs.completed]
+        job_notes = jobs.notes()
+        settings = dict(settings, seed_jobs=[o.to_json() for o in jobs.outcomes])
+        if jobs.folder is not None:
+            job_notes.append(f"the seed jobs' logs are kept in {jobs.folder}")
+    else:
+        results = _seeds_in_threads(opts, go)
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
@@ -479,6 +485,7 @@ def _seeds(
             group_ids.append(other_run.run_id)
     cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
     notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
+    notes += job_notes
     if cmp.single_run is not None:
         p = cmp.single_run
         outcome = "reproduced" if p.inside else "not-reproduced"
@@ -503,6 +510,8 @@ def _seeds(
             f"seeds, margin {t.margin:g} ({t.margin_source}): {t.verdict}"
             + (f"; about {t.seeds_needed} seeds per group needed" if t.seeds_needed else "")
         )
+    if "seed_jobs" in settings:
+        summary = f"{len(results)} of {opts.seeds} seed jobs completed; {summary}"
     settings = dict(
         settings,
         metric=metric,
@@ -525,7 +534,31 @@ def _seeds(
         settings=settings,
         notes=notes,
     )
-    return verdict, [ws.root for _, ws in results]
+    # Seed jobs remove their own workspaces: the engine is given them only to list them as kept.
+    as_jobs = "seed_jobs" in settings
+    return verdict, [ws.root for _, ws in results] if opts.keep_workspace or not as_jobs else []
+
+
+def _seeds_in_threads(
+    opts: ReplayOptions, go: Callable[[int], tuple[Run, Workspace]]
+) -> list[tuple[Run, Any]]:
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
+            # seeds not started and pass the signal on to those running (their runs are sealed
+            # as interrupted), so the pool does not wait for them to finish.
+            from ..execute import interrupt_running
+
+            for f in futures:
+                f.cancel()
+            # Again until all are done: a seed still building its workspace starts later.
+            while not all(f.done() for f in futures):
+                interrupt_running(signal.SIGINT)
+                wait(futures, timeout=0.2)
+            raise
 
 
 def _main_metric(run: Run) -> str:
