@@ -116,6 +116,7 @@ def record(
                     "record": result.record_oid,
                     "status": run.status,
                     "exit_code": run.exit_code,
+                    **({"sweep_jobs": result.sweep_jobs} if result.sweep_jobs else {}),
                 }
             )
             + "\n"
@@ -131,6 +132,11 @@ def record(
             err_console().print(head + tail)
         else:  # the same line without colour, and without importing rich (~0.07 s)
             sys.stderr.write(f"ledger: run {run.run_id} {run.status}{tail}\n")
+        if result.sweep_jobs:
+            sys.stderr.write(
+                f"ledger: Hydra multirun: {len(result.sweep_jobs)} job run(s); "
+                f"`ledger ls --tag sweep={run.run_id}` lists them\n"
+            )
     raise typer.Exit(result.exit_code)
 
 

@@ -317,9 +317,10 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
-        files_ok = all(f["status"] in ("identical", "close") for f in files)
+        # "ignored": a captured log, compared only with --include-logs (as compare_trees has it)
+        files_ok = all(f["status"] in ("identical", "close", "ignored") for f in files)
         if opts.mode == "bitwise":
-            files_ok = all(f["status"] == "identical" for f in files)
+            files_ok = all(f["status"] in ("identical", "ignored") for f in files)
         same_exit = (run.status, run.exit_code, run.signal) == (
             replay_run.status,
             replay_run.exit_code,
@@ -398,7 +399,7 @@ def _summary(
     if series.first_structural is not None:
         s = series.first_structural
         parts.append(f"metric {s.metric} step {s.step} only in the {s.present_in}")
-    bad = [f for f in files if f["status"] not in ("identical", "close")]
+    bad = [f for f in files if f["status"] not in ("identical", "close", "ignored")]
     if bad:
         parts.append(
             f"{len(bad)} output file(s) differ, first {bad[0]['path']}: "
