@@ -56,6 +56,8 @@ SLOW = {
     "docs/how-to/record-and-replay.md",
     "docs/how-to/checkpoints.md",
     "docs/how-to/audit-claims.md",
+    "docs/how-to/cluster-seeds.md",
+    "docs/how-to/hydra-sweeps.md",
 }
 TORCH = {"docs/how-to/checkpoints.md"}
 
