@@ -70,6 +70,7 @@ class RecordResult:
     run: Run
     exit_code: int  # what `ledger record` exits with: the child's, or 128+signal
     sweep_jobs: list[str] = field(default_factory=list)  # a Hydra multirun: its job runs
+    sweep_error: str | None = None  # why (some of) its jobs were not recorded as runs
 
 
 def _check_command(argv: Sequence[str], cwd: Path) -> None:
@@ -300,8 +301,8 @@ def _sweep_jobs(b: Begun, sealed: RecordResult) -> None:
 
     try:
         jobs = record_sweep_jobs(b.store, b.opts.cwd, b.frozen, sealed.run, b.staging)
-    except Exception as e:  # the sweep run is sealed: it stays, without job runs
-        sealed.run.notes.append(f"the multirun's jobs were not recorded as runs ({e})")
+    except Exception as e:  # the sweep run is sealed: it stays; each job run is whole or absent
+        sealed.sweep_error = f"{type(e).__name__}: {e}"
         return
     sealed.sweep_jobs = [j.run_id for j in jobs]
 

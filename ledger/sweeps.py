@@ -92,20 +92,37 @@ def _script_end(argv: list[str]) -> int:
     return 0
 
 
-def _is_task_override(arg: str) -> bool:
-    if arg.startswith("-") or "=" not in arg:
-        return False
+# Hydra's flags that take a value: the value is no override.
+_VALUE_FLAGS = frozenset(
+    {"--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd", "--package", "-p"}
+    | {"--experimental-rerun"}
+)
+
+
+def _is_hydra_override(arg: str) -> bool:
     key = arg.split("=", 1)[0].lstrip("+~")
-    return not key.startswith("hydra.") and key != "hydra"
+    return key == "hydra" or key.startswith("hydra.")
 
 
 def job_argv(argv: list[str], overrides: list[str], run_dir: str | None) -> list[str]:
     """The command that runs one job alone: the multirun flag and the command line's task
-    overrides dropped, the job's overrides (and ``hydra.run.dir``) appended."""
+    overrides (every positional argument of a Hydra app is an override) dropped, the job's
+    overrides (and ``hydra.run.dir``) appended."""
     end = _script_end(argv)
     head, tail = argv[: end + 1], argv[end + 1 :]
-    kept = [a for a in tail if a not in _MULTIRUN_FLAGS and not _is_task_override(a)]
-    kept = [a for a in kept if not a.startswith("hydra.run.dir=")]
+    kept: list[str] = []
+    value_next = False
+    for arg in tail:
+        if value_next:
+            kept.append(arg)
+            value_next = False
+        elif arg in _MULTIRUN_FLAGS:
+            continue
+        elif arg.startswith("-"):
+            kept.append(arg)
+            value_next = arg in _VALUE_FLAGS
+        elif _is_hydra_override(arg) and not arg.startswith("hydra.run.dir="):
+            kept.append(arg)
     return [*head, *kept, *overrides, *([f"hydra.run.dir={run_dir}"] if run_dir else [])]
 
 

@@ -108,6 +108,11 @@ def record(
     with progress_stages():
         result = do_record(opts, store)
     run = result.run
+    if result.sweep_error:
+        sys.stderr.write(
+            "ledger: warning: the Hydra multirun's jobs were not all recorded as runs "
+            f"({result.sweep_error}); the sweep run {run.run_id} holds their output\n"
+        )
     if json_out:
         sys.stderr.write(
             json.dumps(

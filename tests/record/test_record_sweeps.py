@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_component, run_ledger
+from _support import require_component, run_ledger, subprocess_env
 
 from ledger.records.base import record_from_json
 from ledger.records.config import ConfigCapture
@@ -30,7 +31,7 @@ METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 # Each job prints its own metric, logs one in-process metric, writes a file in its output dir;
 # lr=0.5 fails. The job number is printed only from the output dir (a RUN has no job.num).
 APP = """
-import os, sys
+import os, sys, time
 import hydra
 import ledger
 from omegaconf import DictConfig
@@ -39,6 +40,9 @@ from omegaconf import DictConfig
 def main(cfg: DictConfig) -> None:
     print(f"job in {os.path.basename(os.getcwd())} lr {cfg.lr} depth {cfg.depth}", flush=True)
     ledger.log(step=0, val=cfg.lr * 10)
+    if os.environ.get("PAUSE") and cfg.lr == 0.2:
+        print("ready", flush=True)
+        time.sleep(600)
     if cfg.lr == 0.5:
         raise ValueError("lr 0.5 diverges")
     with open("result.txt", "w") as f:
@@ -149,3 +153,34 @@ def test_a_single_hydra_run_makes_no_job_runs(repo: Path) -> None:
     code, summary = _record(repo, "lr=0.3", "hydra.run.dir=single")
     assert code == 0 and summary.get("sweep_jobs", []) == []
     assert _jobs(repo, summary["run_id"]) == []
+
+
+def test_ctrl_c_in_the_middle_of_a_sweep(repo: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "ledger", "record", "--metric", METRIC, "--json", "--",
+            sys.executable, "app.py", "-m", "lr=0.1,0.2,0.3", "hydra.sweep.dir=sweep",
+        ],
+        cwd=repo,
+        env=subprocess_env(PAUSE="1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # job 1 waits in its sleep
+        if line == b"ready\n":
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    summary = json.loads(err.decode().strip().splitlines()[-1])
+    assert summary["status"] == "interrupted"
+    rows = _jobs(repo, summary["run_id"])
+    # Job 0 ran to its end, job 1 was stopped, job 2 never started.
+    assert [(r["tags"]["sweep.job"], r["status"]) for r in rows] == [
+        ("0", "succeeded"),
+        ("1", "interrupted"),
+    ]
+    assert run_ledger("verify", cwd=repo).returncode == 0
