@@ -65,11 +65,16 @@ def _executor_options(
     gpus: int,
     cpus: int | None,
     devices: str | None,
+    remote: str | None,
 ) -> Any:
     from ..errors import UsageError
     from ..replay.executors import ExecutorOptions
 
     if name is SeedExecutor.local:
+        if remote is not None:
+            raise UsageError(
+                "--job-remote is for seed jobs", hint="give --executor submitit-local or slurm"
+            )
         return None
     if mode is not ReplayMode.seeds:
         raise UsageError(
@@ -90,6 +95,7 @@ def _executor_options(
         gpus_per_job=gpus,
         cpus_per_job=cpus,
         devices=listed,
+        remote=remote,
     )
     ex.validate()
     return ex
@@ -168,6 +174,12 @@ def replay(
         metavar="LIST",
         help="GPUs submitit-local hands out, --gpus-per-job to each job, e.g. 0,1,2,3.",
     ),
+    job_remote: str | None = typer.Option(
+        None,
+        "--job-remote",
+        metavar="REMOTE",
+        help="Seed jobs replay from this remote and push their runs to it (no shared ledger).",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -203,6 +215,7 @@ def replay(
             gpus_per_job,
             cpus_per_job,
             devices,
+            job_remote,
         ),
     )
     store = open_store(ledger)

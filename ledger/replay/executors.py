@@ -69,6 +69,7 @@ class ExecutorOptions:
     gpus_per_job: int = 0
     cpus_per_job: int | None = None  # Slurm
     devices: tuple[int, ...] = ()  # submitit-local: the GPUs handed out, gpus_per_job each
+    remote: str | None = None  # a remote (name or URL): jobs replay from it and push to it
 
     def validate(self) -> None:
         if self.name not in EXECUTORS:
@@ -172,14 +173,10 @@ class SeedJob:
     workspace_parent: str | None
     include_logs: bool
     folder: str
+    remote_url: str | None = None
 
     def __call__(self) -> str:
-        from ..lineage import code_source
-        from ..records.base import record_from_json
-        from ..records.contract import Contract
-        from ..runs import load_run
         from ..store import Store
-        from .engine import ReplayOptions, _one_replay
 
         made: list[Path] = []
 
@@ -200,7 +197,30 @@ class SeedJob:
         os.close(fd)
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the process's life
         _write_text(Path(self.folder, f"seed-{self.index}.pid"), str(os.getpid()))
-        store = Store.open(self.ledger)
+        if self.remote_url is None:
+            return self._done(self._replay(Store.open(self.ledger), made))
+        # No shared ledger: a private one next to this job, filled from the remote, pushed back.
+        from ..share.remote import Remote
+        from ..share.transfer import pull, push
+
+        remote = Remote(self.remote_url)
+        here = Path(tempfile.mkdtemp(prefix="ledger-seed-job-"))
+        try:
+            store = Store.init(here / ".ledger")
+            pull(store, remote, [self.run_id])
+            result = self._replay(store, made)
+            push(store, remote, [result["run"]])
+            return self._done(result)
+        finally:
+            shutil.rmtree(here, ignore_errors=True)
+
+    def _replay(self, store: Store, made: list[Path]) -> dict[str, Any]:
+        from ..lineage import code_source
+        from ..records.base import record_from_json
+        from ..records.contract import Contract
+        from ..runs import load_run
+        from .engine import ReplayOptions, _one_replay
+
         _, run = load_run(store, self.run_id)
         contract = record_from_json(store.get_json(run.contract), Contract)
         assert isinstance(contract, Contract)
@@ -222,10 +242,13 @@ class SeedJob:
             if not self.keep_workspace:
                 for path in made:
                     shutil.rmtree(path, ignore_errors=True)
-        result = {"run": replay_run.run_id, "workspace": str(ws.root), "notes": ws.notes}
+        return {"run": replay_run.run_id, "workspace": str(ws.root), "notes": ws.notes}
+
+    def _done(self, result: dict[str, Any]) -> str:
+        """The result the parent reads: written last, once the run is where the parent looks."""
         _write_text(Path(self.folder, f"seed-{self.index}.json"), json.dumps(result))
-        print(f"ledger: seed job {self.index + 1}: replay run {replay_run.run_id}", file=sys.stderr)
-        return replay_run.run_id
+        print(f"ledger: seed job {self.index + 1}: replay run {result['run']}", file=sys.stderr)
+        return str(result["run"])
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -317,6 +340,13 @@ def run_seed_jobs(
     ex.validate()
     if ex.job_dir is not None:
         ex.job_dir.mkdir(parents=True, exist_ok=True)
+    remote = None
+    if ex.remote is not None:
+        from ..share.remote import open_remote
+        from ..share.transfer import push
+
+        remote = open_remote(store, ex.remote)
+        push(store, remote, [run.run_id])  # what each job pulls to replay from
     folder = Path(tempfile.mkdtemp(prefix="ledger-seed-jobs-", dir=ex.job_dir))  # mode 0700
     executor = _executor(ex, folder)
     pending = list(enumerate(plan))
@@ -347,6 +377,7 @@ def run_seed_jobs(
                         else None,
                         include_logs=opts.include_logs,
                         folder=str(folder),
+                        remote_url=remote.url if remote is not None else None,
                     )
                     with _sigint_ignored():
                         running[i] = (executor.submit(job), devices)
@@ -356,7 +387,7 @@ def run_seed_jobs(
                     del running[i]
                     free += devices
                     given = plan[i][0]
-                    outcome = _collect(store, run, i, plan[i], job_handle, folder)
+                    outcome = _collect(store, run, i, plan[i], job_handle, folder, remote)
                     outcomes[i] = outcome
                     if outcome.run is not None and on_seed is not None:
                         on_seed(i, given, outcome.run, final_value(outcome.run, metric))
@@ -446,6 +477,7 @@ def _collect(
     planned: tuple[int, int | None, int | None],
     job: Any,
     folder: Path,
+    remote: Any = None,
 ) -> SeedOutcome:
     """The replay run a finished job recorded, checked against the ledger, or why there is none."""
     from ..errors import LedgerError
@@ -466,10 +498,15 @@ def _collect(
         outcome.error = "the job's result names no run"
         return outcome
     try:
+        if remote is not None:  # the job pushed its run there: fetched, each object hashed
+            from ..share.transfer import pull
+
+            pull(store, remote, [run_id])
         _, replay_run = load_run(store, run_id)
         contract = record_from_json(store.get_json(replay_run.contract), Contract)
-    except LedgerError as e:
-        outcome.error = f"the job's run {run_id} is not in the ledger: {e}"
+    except (LedgerError, OSError) as e:
+        where = "on the remote" if remote is not None else "in the ledger"
+        outcome.error = f"the job's run {run_id} is not {where}: {e}"
         return outcome
     assert isinstance(contract, Contract)
     seeded = contract.seed_root == root if root is not None else str(value) in contract.argv

@@ -216,6 +216,7 @@ def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
         (["--executor", "submitit-local", "--gpus-per-job", "2", "--devices", "0"], "--devices"),
         (["--executor", "submitit-local", "--devices", "a,b"], "comma-separated list"),
         (["--executor", "submitit-local", "--slurm-time", "0"], "at least 1 minute"),
+        (["--job-remote", "origin"], "--job-remote is for seed jobs"),
     ],
 )
 def test_bad_executor_options_are_usage_errors(repo: Path, args: list[str], message: str) -> None:
@@ -224,3 +225,28 @@ def test_bad_executor_options_are_usage_errors(repo: Path, args: list[str], mess
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = run_ledger("replay", run_id, "--executor", "submitit-local", cwd=repo)
     assert r.returncode == 2 and "--mode seeds" in r.stderr
+
+
+def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_path: Path) -> None:
+    run_id = _record(repo)
+    remote = tmp_path / "remote"
+    assert run_ledger("remote", "add", "origin", str(remote), cwd=repo).returncode == 0
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--json",
+        "--job-remote", "origin", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["summary"].startswith("2 of 2 seed jobs completed; ")
+    store = Store.open(repo / ".ledger")
+    for replay_id in verdict["replays"]:  # pulled back from the remote, whole
+        assert load_run(store, replay_id)[1].replay_of == run_id
+    # The jobs recorded into ledgers of their own: they pushed to the remote, which a fresh
+    # clone shows, and this ledger got the runs only by pulling them.
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("clone", str(remote), str(clone), cwd=tmp_path).returncode == 0
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=clone).stdout)
+    assert set(verdict["replays"]) <= {row["run_id"] for row in rows}
+    assert run_ledger("verify", cwd=repo).returncode == 0
