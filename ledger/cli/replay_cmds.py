@@ -70,15 +70,17 @@ def _executor_options(
     from ..errors import UsageError
     from ..replay.executors import ExecutorOptions
 
-    if name is SeedExecutor.local:
-        if remote is not None:
-            raise UsageError(
-                "--job-remote is for seed jobs", hint="give --executor submitit-local or slurm"
-            )
+    if name is SeedExecutor.local and remote is not None:
+        raise UsageError(
+            "--job-remote is for seed jobs", hint="give --executor submitit-local or slurm"
+        )
+    if name is SeedExecutor.local and not devices and not gpus:
         return None
     if mode is not ReplayMode.seeds:
         raise UsageError(
-            f"--executor {name.value} runs seed replays", hint="use it with --mode seeds"
+            f"--executor, --devices and --gpus-per-job are for seed replays (--executor "
+            f"{name.value})",
+            hint="use them with --mode seeds",
         )
     try:
         listed = tuple(int(d) for d in devices.split(",") if d.strip()) if devices else ()
@@ -172,7 +174,7 @@ def replay(
         None,
         "--devices",
         metavar="LIST",
-        help="GPUs submitit-local hands out, --gpus-per-job to each job, e.g. 0,1,2,3.",
+        help="GPUs handed out to running seeds (local, submitit-local), --gpus-per-job each.",
     ),
     job_remote: str | None = typer.Option(
         None,

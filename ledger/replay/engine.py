@@ -434,15 +434,20 @@ def _seeds(
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
 
+    from .executors import DevicePool
+
+    devices = DevicePool(opts.executor)
+
     def go(i: int) -> tuple[Run, Workspace]:
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
-        if opts.seed_arg:
-            seed = roots[i] % (2**31)
-            done = _one_replay(store, run, contract, opts, None, seed, None, made)
-        else:
-            seed = roots[i]
-            done = _one_replay(store, run, contract, opts, roots[i], None, None, made)
+        with devices.slot(opts) as seed_opts:  # --devices: this seed's own GPUs
+            if opts.seed_arg:
+                seed = roots[i] % (2**31)
+                done = _one_replay(store, run, contract, seed_opts, None, seed, None, made)
+            else:
+                seed = roots[i]
+                done = _one_replay(store, run, contract, seed_opts, roots[i], None, None, made)
         if opts.on_seed is not None:
             opts.on_seed(i, seed, done[0], final_value(done[0], metric))
         return done

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXECUTORS",
+    "DevicePool",
     "ExecutorOptions",
     "SeedJob",
     "SeedJobs",
@@ -81,13 +82,18 @@ class ExecutorOptions:
         if self.gpus_per_job < 0 or (self.cpus_per_job is not None and self.cpus_per_job < 1):
             raise UsageError("--gpus-per-job must be 0 or more and --cpus-per-job 1 or more")
         if (
-            self.name == "submitit-local"
+            self.name in ("local", "submitit-local")
             and self.gpus_per_job
             and (len(self.devices) < self.gpus_per_job)
         ):
             raise UsageError(
                 f"--gpus-per-job {self.gpus_per_job} needs at least that many --devices",
                 hint="list the GPUs to hand out, e.g. --devices 0,1,2,3",
+            )
+        if self.name == "local" and self.devices and self.gpus_per_job < 1:
+            raise UsageError(
+                "--devices needs --gpus-per-job: how many of them each seed gets",
+                hint="e.g. --gpus-per-job 1 --devices 0,1",
             )
         if self.name == "slurm" and self.job_dir is None:
             raise UsageError(
@@ -144,6 +150,34 @@ class SeedJobs:
             if o.run is None
         ]
         return out
+
+
+class DevicePool:
+    """The local executor's GPUs (``--devices``): each running seed takes ``--gpus-per-job`` of
+    them as its ``CUDA_VISIBLE_DEVICES`` and gives them back when it ends. Without devices a seed
+    runs with the recorded ``CUDA_VISIBLE_DEVICES``, as the original did."""
+
+    def __init__(self, ex: ExecutorOptions | None) -> None:
+        local = ex is not None and ex.name == "local"
+        self._free = list(ex.devices) if ex is not None and local else []
+        self._per_job = ex.gpus_per_job if ex is not None and local else 0
+        self._ready = threading.Condition()
+
+    @contextmanager
+    def slot(self, opts: ReplayOptions) -> Iterator[ReplayOptions]:
+        if not self._per_job:
+            yield opts
+            return
+        with self._ready:  # more seeds running than GPUs go round: wait for a seed to end
+            self._ready.wait_for(lambda: len(self._free) >= self._per_job)
+            taken, self._free = self._free[: self._per_job], self._free[self._per_job :]
+        try:
+            env = {**opts.extra_env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, taken))}
+            yield replace(opts, extra_env=env)
+        finally:
+            with self._ready:
+                self._free += taken
+                self._ready.notify_all()
 
 
 # --- the job, in its own process -----------------------------------------------------------------
@@ -356,7 +390,8 @@ def run_seed_jobs(
     try:
         with _stop_signals():
             while pending or running:
-                while pending and len(running) < opts.jobs:
+                gpus = ex.gpus_per_job if ex.name == "submitit-local" else 0
+                while pending and len(running) < opts.jobs and len(free) >= gpus:
                     i, (given, root, value) = pending.pop(0)
                     devices: list[int] = []
                     if ex.name == "submitit-local":

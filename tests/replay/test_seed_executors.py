@@ -47,12 +47,22 @@ print(f"epoch 0 acc {0.9 + r.gauss(0, 0.01)!r}", flush=True)
 """
 
 
+# The seed comes through LEDGER_SEED_ROOT to ledger.seed() (no --seed-arg).
+ROOTED = """
+import random
+import ledger
+root = ledger.seed().root
+print(f"epoch 0 acc {0.9 + random.Random(root).gauss(0, 0.01)!r}", flush=True)
+"""
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
     root = tmp_path / "proj"
     root.mkdir()
     (root / "seeded.py").write_text(SEEDED)
+    (root / "rooted.py").write_text(ROOTED)
     (root / ".gitignore").write_text(".ledger/\n")
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
@@ -250,3 +260,46 @@ def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_p
     rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=clone).stdout)
     assert set(verdict["replays"]) <= {row["run_id"] for row in rows}
     assert run_ledger("verify", cwd=repo).returncode == 0
+
+
+def test_seed_roots_reach_the_jobs_through_ledger_seed(repo: Path) -> None:
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "rooted.py", cwd=repo
+    )
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--executor", "submitit-local", "-j", "2", "--json", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    store = Store.open(repo / ".ledger")
+    roots = verdict["settings"]["roots"]
+    assert [j["seed"] for j in verdict["settings"]["seed_jobs"]] == roots
+    from ledger.records.base import record_from_json
+    from ledger.records.contract import Contract
+
+    for replay_id, root in zip(verdict["replays"], roots, strict=True):
+        _, rr = load_run(store, replay_id)
+        contract = record_from_json(store.get_json(rr.contract), Contract)
+        assert isinstance(contract, Contract) and contract.seed_root == root
+
+
+def test_the_local_pool_gives_each_running_seed_its_own_gpus(repo: Path) -> None:
+    run_id = _record(repo)  # recorded with CUDA_VISIBLE_DEVICES=7
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "4", "--metric", "acc",
+        "--seed-arg=--seed", "-j", "2", "--gpus-per-job", "1", "--devices", "0,1", "--json",
+        cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert "seed_jobs" not in verdict["settings"]  # the thread pool, not an executor
+    seen = []
+    for replay_id in verdict["replays"]:
+        text = run_ledger("log", replay_id, cwd=repo).stdout
+        seen.append(text.split("devices ", 1)[1].split()[0])
+    assert set(seen) <= {"'0'", "'1'"} and len(seen) == 4, seen
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--devices", "0,1", cwd=repo)
+    assert r.returncode == 2 and "--devices needs --gpus-per-job" in r.stderr
