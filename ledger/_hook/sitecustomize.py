@@ -259,13 +259,12 @@ class _Tee:
         self._stream = stream
         self._file = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
 
-    def write(self, text: str) -> int:
-        try:
+    def write(self, text: str) -> Any:
+        written = self._stream.write(text)  # the program's stream first, as it was
+        with contextlib.suppress(Exception):
             self._file.write(text)
             self._file.flush()
-        except Exception:
-            pass
-        return int(self._stream.write(text))
+        return written
 
     def flush(self) -> None:
         self._stream.flush()
@@ -356,6 +355,10 @@ def _patch_hydra(module: Any) -> None:
                     result = task(cfg)
                     status = "succeeded"
                     return result
+                except SystemExit as exc:
+                    status = "succeeded" if exc.code in (0, None) else "failed"
+                    error = "" if status == "succeeded" else f"SystemExit: {exc.code}"
+                    raise
                 except Exception as exc:
                     status, error = "failed", f"{type(exc).__name__}: {exc}"
                     raise

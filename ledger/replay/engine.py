@@ -453,6 +453,7 @@ def _seeds(
         return done
 
     results: list[tuple[Run, Any]] = []
+    replayed = roots  # the roots of the replays in results
     job_notes: list[str] = []
     if opts.executor is not None and opts.executor.name != "local":
         from .executors import run_seed_jobs
@@ -460,7 +461,7 @@ def _seeds(
         plan = [(r % (2**31), None, r % (2**31)) if opts.seed_arg else (r, r, None) for r in roots]
         jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed)
         results = list(jobs.replays())
-        roots = [roots[o.index] for o in jobs.completed]
+        replayed = [roots[o.index] for o in jobs.completed]
         job_notes = jobs.notes()
         settings = dict(settings, seed_jobs=[o.to_json() for o in jobs.outcomes])
         if jobs.folder is not None:
@@ -477,7 +478,7 @@ def _seeds(
             f"(they ended: {ends})",
             hint=f"`ledger log --stderr {replays[0].run_id}` shows what the first one printed",
         )
-    given = [root % (2**31) for root in roots] if opts.seed_arg else roots
+    given = [root % (2**31) for root in replayed] if opts.seed_arg else replayed
     check_seed_effect(store, replays, given, values, metric, opts.seed_arg)
     group = [original_value]
     group_ids = [run.run_id]

@@ -143,6 +143,9 @@ def test_a_failed_seed_job_is_reported_per_seed(repo: Path, tmp_path: Path) -> N
     assert Path(failed["log"]).is_file()  # kept, with the job folder
     assert any(n.startswith("seed job 1 (seed ") for n in verdict["notes"])
     assert [j["run"] for j in jobs_seen[1:]] == verdict["replays"]
+    # Every planned seed stays in the verdict, the failed one included.
+    roots = verdict["settings"]["roots"]
+    assert [j["seed"] for j in jobs_seen] == [r % 2**31 for r in roots] and len(roots) == 4
     # The killed job's recorder left its staging behind, as any SIGKILLed recorder does; it is
     # the only thing verify reports.
     from ledger.store.verify import verify_store
