@@ -434,14 +434,15 @@ def _seeds(
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
 
-    from .executors import DevicePool
+    from .executors import DevicePool, seed_output
 
     devices = DevicePool(opts.executor)
 
     def go(i: int) -> tuple[Run, Workspace]:
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
-        with devices.slot(opts) as seed_opts:  # --devices: this seed's own GPUs
+        # --devices: this seed's own GPUs; --jobs > 1: its lines prefixed, never interleaved
+        with devices.slot(opts) as seed_opts, seed_output(i, opts):
             if opts.seed_arg:
                 seed = roots[i] % (2**31)
                 done = _one_replay(store, run, contract, seed_opts, None, seed, None, made)

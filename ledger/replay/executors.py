@@ -46,9 +46,11 @@ __all__ = [
     "EXECUTORS",
     "DevicePool",
     "ExecutorOptions",
+    "PrefixedLines",
     "SeedJob",
     "SeedJobs",
     "run_seed_jobs",
+    "seed_output",
     "slurm_parameters",
 ]
 
@@ -178,6 +180,60 @@ class DevicePool:
             with self._ready:
                 self._free += taken
                 self._ready.notify_all()
+
+
+class PrefixedLines:
+    """A byte stream that writes whole lines, each behind ``prefix``: seeds replayed in
+    parallel threads share the terminal line by line, never inside a line."""
+
+    _lock = threading.Lock()  # one for all: a line is written whole
+    _MAX_PARTIAL = 1 << 16  # a longer line without a newline is written in pieces
+
+    def __init__(self, dest: Any, prefix: str) -> None:
+        self._dest = dest
+        self._prefix = prefix.encode()
+        self._partial = b""
+
+    def write(self, chunk: bytes) -> int:
+        *whole, self._partial = (self._partial + chunk).split(b"\n")
+        if len(self._partial) > self._MAX_PARTIAL:
+            whole.append(self._partial)
+            self._partial = b""
+        if whole:
+            self._emit(whole)
+        return len(chunk)
+
+    def flush(self) -> None:
+        pass  # lines are written as they complete
+
+    def finish(self) -> None:
+        if self._partial:
+            self._emit([self._partial])
+            self._partial = b""
+
+    def _emit(self, lines: list[bytes]) -> None:
+        data = b"".join(self._prefix + line + b"\n" for line in lines)
+        with self._lock, suppress(OSError, ValueError):
+            self._dest.write(data)
+            self._dest.flush()
+
+
+@contextmanager
+def seed_output(index: int, opts: ReplayOptions) -> Iterator[None]:
+    """With ``--jobs`` above 1, this thread's seed writes ``[seed N]``-prefixed whole lines."""
+    if opts.jobs <= 1:
+        yield
+        return
+    from ..execute import terminal_streams
+
+    out = PrefixedLines(sys.stdout.buffer, f"[seed {index + 1}] ")
+    err = PrefixedLines(sys.stderr.buffer, f"[seed {index + 1}] ")
+    try:
+        with terminal_streams(out, err):
+            yield
+    finally:
+        out.finish()
+        err.finish()
 
 
 # --- the job, in its own process -----------------------------------------------------------------

@@ -306,3 +306,24 @@ def test_the_local_pool_gives_each_running_seed_its_own_gpus(repo: Path) -> None
     assert set(seen) <= {"'0'", "'1'"} and len(seen) == 4, seen
     r = run_ledger("replay", run_id, "--mode", "seeds", "--devices", "0,1", cwd=repo)
     assert r.returncode == 2 and "--devices needs --gpus-per-job" in r.stderr
+
+
+def test_parallel_local_seeds_write_whole_prefixed_lines(repo: Path) -> None:
+    import re
+
+    run_id = _record(repo)
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "3", "--metric", "acc",
+        "--seed-arg=--seed", "-j", "3", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    program = [line for line in r.stdout.splitlines() if "devices " in line or "acc 0." in line]
+    assert len(program) == 6, r.stdout
+    for line in program:
+        assert re.fullmatch(r"\[seed [123]\] (devices '7' seed \d+|epoch 0 acc \S+)", line), line
+    for k in (1, 2, 3):
+        assert sum(line.startswith(f"[seed {k}] ") for line in program) == 2
+    # The runs' own logs hold the program's output as it was written, without prefixes.
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    replay_id = next(row["run_id"] for row in rows if row.get("replay_of") == run_id)
+    assert run_ledger("log", replay_id, cwd=repo).stdout.startswith("devices '7' seed ")
