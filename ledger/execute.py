@@ -25,12 +25,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-__all__ = ["ExecResult", "LogFilter", "Sink", "execute", "interrupt_running"]
+__all__ = ["ExecResult", "LogFilter", "Sink", "execute", "interrupt_running", "terminal_streams"]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
@@ -39,6 +39,26 @@ STRAGGLER_GRACE = 5.0
 # thread receives signals; interrupt_running() passes one on to commands run from other threads.
 _RUNNING: dict[int, Callable[[int, object], None]] = {}
 _RUNNING_LOCK = threading.Lock()
+
+
+class TerminalStream(Protocol):
+    def write(self, chunk: bytes, /) -> object: ...
+    def flush(self) -> object: ...
+
+
+# Where a command's output goes on our side, per thread (default: this process's stdout and
+# stderr). replay --jobs gives each seed's thread writers that keep lines whole and prefixed.
+_TERMINAL = threading.local()
+
+
+@contextlib.contextmanager
+def terminal_streams(out: TerminalStream, err: TerminalStream) -> Iterator[None]:
+    """Commands execute() runs in this thread meanwhile write their output to ``out``/``err``."""
+    _TERMINAL.streams = (out, err)
+    try:
+        yield
+    finally:
+        del _TERMINAL.streams
 
 
 def interrupt_running(signum: int = signal.SIGINT) -> int:
@@ -167,7 +187,7 @@ class _Filtered:
 
 
 def _pump(
-    src: BinaryIO, dest: BinaryIO, log: _Filtered, sink: Sink | None, errors: list[str]
+    src: BinaryIO, dest: TerminalStream, log: _Filtered, sink: Sink | None, errors: list[str]
 ) -> None:
     # Each chunk is handled once and in time linear in its size: whatever the child writes
     # (a 50 MB line without a newline), this loop keeps up with the pipe. A sink that fails
@@ -249,6 +269,7 @@ def execute(
         for sig in FORWARDED:
             old_handlers[sig] = signal.signal(sig, forward)
     assert proc.stdout is not None and proc.stderr is not None
+    term_out, term_err = getattr(_TERMINAL, "streams", (sys.stdout.buffer, sys.stderr.buffer))
     sink_errors: list[str] = []
     with open(stdout_log, "wb") as out_file, open(stderr_log, "wb") as err_file:
         out_log = _Filtered(out_file, stdout_filter, sink_errors)
@@ -256,12 +277,12 @@ def execute(
         pumps = [
             threading.Thread(
                 target=_pump,
-                args=(proc.stdout, sys.stdout.buffer, out_log, stdout_sink, sink_errors),
+                args=(proc.stdout, term_out, out_log, stdout_sink, sink_errors),
                 daemon=True,
             ),
             threading.Thread(
                 target=_pump,
-                args=(proc.stderr, sys.stderr.buffer, err_log, stderr_sink, sink_errors),
+                args=(proc.stderr, term_err, err_log, stderr_sink, sink_errors),
                 daemon=True,
             ),
         ]

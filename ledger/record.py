@@ -69,6 +69,8 @@ class RecordResult:
     record_oid: str
     run: Run
     exit_code: int  # what `ledger record` exits with: the child's, or 128+signal
+    sweep_jobs: list[str] = field(default_factory=list)  # a Hydra multirun: its job runs
+    sweep_error: str | None = None  # why (some of) its jobs were not recorded as runs
 
 
 def _check_command(argv: Sequence[str], cwd: Path) -> None:
@@ -280,6 +282,7 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
             b.started,
             b.outputs_before,
         )
+        _sweep_jobs(b, sealed)
     except BaseException:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise
@@ -290,6 +293,18 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     except Exception as e:  # the index is a cache: the run is safe in the objects and log
         sealed.run.notes.append(f"index not updated ({e}); run `ledger reindex`")
     return sealed
+
+
+def _sweep_jobs(b: Begun, sealed: RecordResult) -> None:
+    """A Hydra multirun: one run per job besides the sealed sweep run (ledger/sweeps.py)."""
+    from .sweeps import record_sweep_jobs
+
+    try:
+        jobs = record_sweep_jobs(b.store, b.opts.cwd, b.frozen, sealed.run, b.staging)
+    except Exception as e:  # the sweep run is sealed: it stays; each job run is whole or absent
+        sealed.sweep_error = f"{type(e).__name__}: {e}"
+        return
+    sealed.sweep_jobs = [j.run_id for j in jobs]
 
 
 def record(opts: RecordOptions, store: Store) -> RecordResult:

@@ -58,6 +58,8 @@ SLOW = {
     "docs/how-to/checkpoints.md",
     "docs/how-to/audit-claims.md",
     "docs/how-to/import-from-mlflow.md",
+    "docs/how-to/cluster-seeds.md",
+    "docs/how-to/hydra-sweeps.md",
 }
 TORCH = {"docs/how-to/checkpoints.md"}
 MLFLOW = {"docs/how-to/import-from-mlflow.md"}  # needs the mlflow extra

@@ -6,7 +6,10 @@ It captures the resolved configuration without a change to the training script:
 - every top-level ``ArgumentParser.parse_args``-family call writes the namespace (defaults
   included), the parser's prog and the arguments parsed to
   ``$LEDGER_RUN_DIR/config/argparse-<pid>-<n>.json``;
-- every Hydra task function call writes the config it receives to ``hydra-<pid>-<n>.json``.
+- every Hydra task function call writes the config it receives to ``hydra-<pid>-<n>.json``;
+  in a multirun (``-m``) each job also writes ``hydrajob-<pid>-<n>.json`` (its number, overrides,
+  output dir, start and end times, status) and tees what it prints to ``hydrajob-<pid>-<n>.out``
+  and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``).
 
 Rules it keeps: it imports nothing heavy at start-up (argparse and Hydra are patched when the
 program itself imports them), it never raises into the program (a failed capture leaves a
@@ -16,6 +19,7 @@ It must not import ``ledger``: the child's Python may not have it installed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -213,6 +217,7 @@ def _patch_argparse(module: Any) -> None:
 
 
 def _capture_hydra(cfg: Any, full_config: Any) -> None:
+    """Write the config capture; then ``_STATE["seq"]`` is its number (the job links to it)."""
     stem = _next_stem("hydra")
     try:
         from omegaconf import OmegaConf
@@ -247,6 +252,88 @@ def _capture_hydra(cfg: Any, full_config: Any) -> None:
         _note(stem, exc)
 
 
+class _Tee:
+    """A text stream that also writes to a file: one multirun job's own output."""
+
+    def __init__(self, stream: Any, path: str) -> None:
+        self._stream = stream
+        self._file = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+
+    def write(self, text: str) -> Any:
+        written = self._stream.write(text)  # the program's stream first, as it was
+        with contextlib.suppress(Exception):
+            self._file.write(text)
+            self._file.flush()
+        return written
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def close_file(self) -> None:
+        with contextlib.suppress(Exception):
+            self._file.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _hydra_job_start(full_config: Any) -> dict[str, Any] | None:
+    """In a multirun, note the job and tee its output; None otherwise (or if that fails)."""
+    import time
+
+    try:
+        hc = full_config.hydra
+        if not str(hc.mode).endswith("MULTIRUN"):
+            return None
+        from omegaconf import OmegaConf
+
+        stem = _next_stem("hydrajob")
+        job: dict[str, Any] = {
+            "stem": stem,
+            "num": int(hc.job.num),
+            "pid": os.getpid(),
+            "config_seq": _STATE["seq"] - 1,  # the capture written just before
+            "overrides": [str(o) for o in OmegaConf.to_container(hc.overrides.task)],  # type: ignore[union-attr]
+            "output_dir": str(hc.runtime.output_dir),
+            "sweep_dir": str(hc.sweep.dir),
+            "started": time.time(),
+            "status": "running",
+        }
+        with contextlib.suppress(Exception):
+            job["overrides"] = _redactor().redact_argv(job["overrides"])
+        directory = os.path.join(_RUN_DIR, "config")
+        os.makedirs(directory, exist_ok=True)
+        _write(stem + ".json", job)
+        tees = []
+        for name, ext in (("stdout", "out"), ("stderr", "err")):
+            tee = _Tee(getattr(sys, name), os.path.join(directory, f"{stem}.{ext}"))
+            setattr(sys, name, tee)
+            tees.append((name, tee))
+        job["_tees"] = tees
+        return job
+    except Exception as exc:
+        _note("hydrajob", exc)
+        return None
+
+
+def _hydra_job_end(job: dict[str, Any], status: str, error: str) -> None:
+    import time
+
+    try:
+        for name, tee in job.pop("_tees", []):
+            if getattr(sys, name) is tee:
+                setattr(sys, name, tee._stream)
+            tee.close_file()
+        try:
+            error = _redactor().redact_text(error)
+        except Exception:
+            error = error.split(":", 1)[0]
+        job.update(ended=time.time(), status=status, error=error.replace("\n", " ")[:500])
+        _write(job["stem"] + ".json", job)
+    except Exception as exc:
+        _note(job.get("stem", "hydrajob"), exc)
+
+
 def _patch_hydra(module: Any) -> None:
     orig = module.run_job
     if getattr(orig, "_ledger_patched", False):
@@ -260,7 +347,23 @@ def _patch_hydra(module: Any) -> None:
 
             def _task(cfg: Any) -> Any:
                 _capture_hydra(cfg, config)
-                return task(cfg)
+                job = _hydra_job_start(config)
+                if job is None:
+                    return task(cfg)
+                status, error = "interrupted", ""
+                try:
+                    result = task(cfg)
+                    status = "succeeded"
+                    return result
+                except SystemExit as exc:
+                    status = "succeeded" if exc.code in (0, None) else "failed"
+                    error = "" if status == "succeeded" else f"SystemExit: {exc.code}"
+                    raise
+                except Exception as exc:
+                    status, error = "failed", f"{type(exc).__name__}: {exc}"
+                    raise
+                finally:
+                    _hydra_job_end(job, status, error)
 
             if "task_function" in kwargs:
                 kwargs["task_function"] = _task

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ExportFormat", "ReplayMode", "RunStatus"]
+__all__ = ["ExportFormat", "ReplayMode", "RunStatus", "SeedExecutor"]
 
 
 class ReplayMode(StrEnum):
     bitwise = "bitwise"
     tolerance = "tolerance"
     seeds = "seeds"
+
+
+class SeedExecutor(StrEnum):
+    """Where seeds-mode replays run (``ledger.replay.executors.EXECUTORS``)."""
+
+    local = "local"
+    submitit_local = "submitit-local"
+    slurm = "slurm"
 
 
 class ExportFormat(StrEnum):

@@ -170,6 +170,11 @@ def run_record(args: RecordArgs) -> int:
     with progress_stages():
         result = do_record(opts, store)
     run = result.run
+    if result.sweep_error:
+        sys.stderr.write(
+            "ledger: warning: the Hydra multirun's jobs were not all recorded as runs "
+            f"({result.sweep_error}); the sweep run {run.run_id} holds their output\n"
+        )
     if args.json_out:
         sys.stderr.write(
             json.dumps(
@@ -178,6 +183,7 @@ def run_record(args: RecordArgs) -> int:
                     "record": result.record_oid,
                     "status": run.status,
                     "exit_code": run.exit_code,
+                    **({"sweep_jobs": result.sweep_jobs} if result.sweep_jobs else {}),
                 }
             )
             + "\n"
@@ -195,4 +201,9 @@ def run_record(args: RecordArgs) -> int:
             console(stderr=True).print(head + tail)
         else:  # the same line without colour, and without importing rich (~0.07 s)
             sys.stderr.write(f"ledger: run {run.run_id} {run.status}{tail}\n")
+        if result.sweep_jobs:
+            sys.stderr.write(
+                f"ledger: Hydra multirun: {len(result.sweep_jobs)} job run(s); "
+                f"`ledger ls --tag sweep={run.run_id}` lists them\n"
+            )
     return result.exit_code

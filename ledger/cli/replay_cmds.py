@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from ._choices import ReplayMode
+from ._choices import ReplayMode, SeedExecutor
 from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
 from ._output import json_stdout_guard, progress_stages
 
@@ -56,6 +56,53 @@ def _seed_line(total: int) -> Callable[[int, int, Any, float | None], None] | No
     return line
 
 
+def _executor_options(
+    mode: ReplayMode,
+    name: SeedExecutor,
+    job_dir: Path | None,
+    partition: str | None,
+    time_min: int,
+    gpus: int,
+    cpus: int | None,
+    devices: str | None,
+    remote: str | None,
+) -> Any:
+    from ..errors import UsageError
+    from ..replay.executors import ExecutorOptions
+
+    if name is SeedExecutor.local and remote is not None:
+        raise UsageError(
+            "--job-remote is for seed jobs", hint="give --executor submitit-local or slurm"
+        )
+    if name is SeedExecutor.local and not devices and not gpus:
+        return None
+    if mode is not ReplayMode.seeds:
+        raise UsageError(
+            f"--executor, --devices and --gpus-per-job are for seed replays (--executor "
+            f"{name.value})",
+            hint="use them with --mode seeds",
+        )
+    try:
+        listed = tuple(int(d) for d in devices.split(",") if d.strip()) if devices else ()
+    except ValueError:
+        raise UsageError(
+            f"--devices {devices!r} is not a comma-separated list of GPU numbers",
+            hint="e.g. --devices 0,1,2,3",
+        ) from None
+    ex = ExecutorOptions(
+        name=name.value,  # type: ignore[arg-type]
+        job_dir=job_dir,
+        partition=partition,
+        time_min=time_min,
+        gpus_per_job=gpus,
+        cpus_per_job=cpus,
+        devices=listed,
+        remote=remote,
+    )
+    ex.validate()
+    return ex
+
+
 def replay(
     run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
     mode: ReplayMode = typer.Option(
@@ -101,6 +148,40 @@ def replay(
         metavar="STEP|ID",
         help="Resume from a checkpoint the run saved (step or id prefix) and check the rest.",
     ),
+    executor: SeedExecutor = typer.Option(
+        SeedExecutor.local,
+        "--executor",
+        help="Where seeds-mode replays run: this process, submitit's local executor, or Slurm.",
+        case_sensitive=False,
+    ),
+    job_dir: Path | None = typer.Option(
+        None,
+        "--job-dir",
+        metavar="DIR",
+        help="Seed jobs' folder (logs) goes below DIR; Slurm: on a shared filesystem.",
+    ),
+    slurm_partition: str | None = typer.Option(
+        None, "--slurm-partition", metavar="NAME", help="Slurm partition of the seed jobs."
+    ),
+    slurm_time: int = typer.Option(
+        60, "--slurm-time", metavar="MINUTES", help="Wall time per seed job (Slurm; local timeout)."
+    ),
+    gpus_per_job: int = typer.Option(0, "--gpus-per-job", metavar="N", help="GPUs per seed job."),
+    cpus_per_job: int | None = typer.Option(
+        None, "--cpus-per-job", metavar="N", help="CPUs per seed job (Slurm)."
+    ),
+    devices: str | None = typer.Option(
+        None,
+        "--devices",
+        metavar="LIST",
+        help="GPUs handed out to running seeds (local, submitit-local), --gpus-per-job each.",
+    ),
+    job_remote: str | None = typer.Option(
+        None,
+        "--job-remote",
+        metavar="REMOTE",
+        help="Seed jobs replay from this remote and push their runs to it (no shared ledger).",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -127,6 +208,17 @@ def replay(
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,
         on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
+        executor=_executor_options(
+            mode,
+            executor,
+            job_dir,
+            slurm_partition,
+            slurm_time,
+            gpus_per_job,
+            cpus_per_job,
+            devices,
+            job_remote,
+        ),
     )
     store = open_store(ledger)
     # With --json the replayed program's own output goes to stderr: stdout is the verdict only.

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
@@ -25,6 +25,9 @@ from ..store import Store
 from .seed_effect import check_seed_effect, with_seed_arg
 from .series import final_value, run_series
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .executors import ExecutorOptions
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
@@ -61,6 +64,10 @@ class ReplayOptions:
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
     # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
     on_seed: Callable[[int, int, Run, float | None], None] | None = None
+    # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
+    # runs them in this process's thread pool.
+    executor: ExecutorOptions | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
 
 
 @dataclass
@@ -134,6 +141,7 @@ def _one_replay(
     }
     if resume is not None:
         env["LEDGER_RESUME_FROM"] = resume
+    env.update(opts.extra_env)
     result = record(
         RecordOptions(
             command=argv,
@@ -312,9 +320,10 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
-        files_ok = all(f["status"] in ("identical", "close") for f in files)
+        # "ignored": a captured log, compared only with --include-logs (as compare_trees has it)
+        files_ok = all(f["status"] in ("identical", "close", "ignored") for f in files)
         if opts.mode == "bitwise":
-            files_ok = all(f["status"] == "identical" for f in files)
+            files_ok = all(f["status"] in ("identical", "ignored") for f in files)
         same_exit = (run.status, run.exit_code, run.signal) == (
             replay_run.status,
             replay_run.exit_code,
@@ -393,7 +402,7 @@ def _summary(
     if series.first_structural is not None:
         s = series.first_structural
         parts.append(f"metric {s.metric} step {s.step} only in the {s.present_in}")
-    bad = [f for f in files if f["status"] not in ("identical", "close")]
+    bad = [f for f in files if f["status"] not in ("identical", "close", "ignored")]
     if bad:
         parts.append(
             f"{len(bad)} output file(s) differ, first {bad[0]['path']}: "
@@ -428,36 +437,41 @@ def _seeds(
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
 
+    from .executors import DevicePool, seed_output
+
+    devices = DevicePool(opts.executor)
+
     def go(i: int) -> tuple[Run, Workspace]:
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
-        if opts.seed_arg:
-            seed = roots[i] % (2**31)
-            done = _one_replay(store, run, contract, opts, None, seed, None, made)
-        else:
-            seed = roots[i]
-            done = _one_replay(store, run, contract, opts, roots[i], None, None, made)
+        # --devices: this seed's own GPUs; --jobs > 1: its lines prefixed, never interleaved
+        with devices.slot(opts) as seed_opts, seed_output(i, opts):
+            if opts.seed_arg:
+                seed = roots[i] % (2**31)
+                done = _one_replay(store, run, contract, seed_opts, None, seed, None, made)
+            else:
+                seed = roots[i]
+                done = _one_replay(store, run, contract, seed_opts, roots[i], None, None, made)
         if opts.on_seed is not None:
             opts.on_seed(i, seed, done[0], final_value(done[0], metric))
         return done
 
-    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = [pool.submit(go, i) for i in range(opts.seeds)]
-        try:
-            results = [f.result() for f in futures]
-        except BaseException:
-            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
-            # seeds not started and pass the signal on to those running (their runs are sealed
-            # as interrupted), so the pool does not wait for them to finish.
-            from ..execute import interrupt_running
+    results: list[tuple[Run, Any]] = []
+    replayed = roots  # the roots of the replays in results
+    job_notes: list[str] = []
+    if opts.executor is not None and opts.executor.name != "local":
+        from .executors import run_seed_jobs
 
-            for f in futures:
-                f.cancel()
-            # Again until all are done: a seed still building its workspace starts later.
-            while not all(f.done() for f in futures):
-                interrupt_running(signal.SIGINT)
-                wait(futures, timeout=0.2)
-            raise
+        plan = [(r % (2**31), None, r % (2**31)) if opts.seed_arg else (r, r, None) for r in roots]
+        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed)
+        results = list(jobs.replays())
+        replayed = [roots[o.index] for o in jobs.completed]
+        job_notes = jobs.notes()
+        settings = dict(settings, seed_jobs=[o.to_json() for o in jobs.outcomes])
+        if jobs.folder is not None:
+            job_notes.append(f"the seed jobs' logs are kept in {jobs.folder}")
+    else:
+        results = _seeds_in_threads(opts, go)
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
@@ -468,7 +482,7 @@ def _seeds(
             f"(they ended: {ends})",
             hint=f"`ledger log --stderr {replays[0].run_id}` shows what the first one printed",
         )
-    given = [root % (2**31) for root in roots] if opts.seed_arg else roots
+    given = [root % (2**31) for root in replayed] if opts.seed_arg else replayed
     check_seed_effect(store, replays, given, values, metric, opts.seed_arg)
     group = [original_value]
     group_ids = [run.run_id]
@@ -482,6 +496,7 @@ def _seeds(
             group_ids.append(other_run.run_id)
     cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
     notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
+    notes += job_notes
     if cmp.single_run is not None:
         p = cmp.single_run
         outcome = "reproduced" if p.inside else "not-reproduced"
@@ -506,6 +521,8 @@ def _seeds(
             f"seeds, margin {t.margin:g} ({t.margin_source}): {t.verdict}"
             + (f"; about {t.seeds_needed} seeds per group needed" if t.seeds_needed else "")
         )
+    if "seed_jobs" in settings:
+        summary = f"{len(results)} of {opts.seeds} seed jobs completed; {summary}"
     settings = dict(
         settings,
         metric=metric,
@@ -528,7 +545,31 @@ def _seeds(
         settings=settings,
         notes=notes,
     )
-    return verdict, [ws.root for _, ws in results]
+    # Seed jobs remove their own workspaces: the engine is given them only to list them as kept.
+    as_jobs = "seed_jobs" in settings
+    return verdict, [ws.root for _, ws in results] if opts.keep_workspace or not as_jobs else []
+
+
+def _seeds_in_threads(
+    opts: ReplayOptions, go: Callable[[int], tuple[Run, Workspace]]
+) -> list[tuple[Run, Any]]:
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
+            # seeds not started and pass the signal on to those running (their runs are sealed
+            # as interrupted), so the pool does not wait for them to finish.
+            from ..execute import interrupt_running
+
+            for f in futures:
+                f.cancel()
+            # Again until all are done: a seed still building its workspace starts later.
+            while not all(f.done() for f in futures):
+                interrupt_running(signal.SIGINT)
+                wait(futures, timeout=0.2)
+            raise
 
 
 def _main_metric(run: Run) -> str:

@@ -13,7 +13,7 @@ import pytest
 from _support import run_ledger
 
 import ledger
-from ledger.cli._choices import ExportFormat, ReplayMode, RunStatus
+from ledger.cli._choices import ExportFormat, ReplayMode, RunStatus, SeedExecutor
 
 
 def test_version(cli: Callable[..., Any]) -> None:
@@ -67,6 +67,9 @@ def test_choices_match_the_library() -> None:
     assert [m.value for m in ReplayMode] == list(get_args(Mode))
     assert [f.value for f in ExportFormat] == list(get_args(Format))
     assert [s.value for s in RunStatus] == [*get_args(LibStatus), "abandoned"]
+    from ledger.replay.executors import EXECUTORS, ExecutorName
+
+    assert [e.value for e in SeedExecutor] == list(EXECUTORS) == list(get_args(ExecutorName))
 
 
 COMMANDS = [

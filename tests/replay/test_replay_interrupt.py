@@ -64,7 +64,7 @@ def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT) -> tuple[int
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
-        if line == b"ready\n" or not line:
+        if line.endswith(b"ready\n") or not line:  # "[seed N] ready" with --jobs > 1
             break
     time.sleep(0.2)
     os.killpg(proc.pid, sig)

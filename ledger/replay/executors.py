@@ -1,0 +1,625 @@
+"""Seed replays as jobs of a scheduler: submitit's local executor, or Slurm through submitit.
+
+``replay --mode seeds`` plans the seeds (``engine._seeds``); with an executor other than the
+default thread pool, :func:`run_seed_jobs` runs each seed's replay as one job:
+
+- the job opens the same ledger (it must be on a filesystem the job can reach), builds its own
+  workspace, records its replay run there and removes the workspace (unless kept);
+- each job gets its own devices: submitit-local hands out ``--devices`` ``--gpus-per-job`` at a
+  time, Slurm allocates ``--gpus-per-job`` per job; the recorded ``CUDA_VISIBLE_DEVICES`` is
+  replaced by the job's own, never shared;
+- a job's output goes to its own log file in the job folder, never interleaved with another's;
+- a job that fails is reported per seed, and the verdict says how many seeds completed.
+
+What the parent trusts: submitit pickles the job callable (:class:`SeedJob`, plain values the
+parent made) into a job folder the parent created with mode 0700, and the job unpickles it. The
+parent never unpickles what a job leaves behind (it never calls ``job.result()``): it reads one
+JSON file naming the replay run, then loads that run from the ledger and checks that it replays
+the original with this job's seed. Anything else is a failed job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import ReplayError, UsageError
+
+if TYPE_CHECKING:
+    from ..records.run import Run
+    from ..store import Store
+    from .engine import ReplayOptions
+
+__all__ = [
+    "EXECUTORS",
+    "DevicePool",
+    "ExecutorOptions",
+    "PrefixedLines",
+    "SeedJob",
+    "SeedJobs",
+    "run_seed_jobs",
+    "seed_output",
+    "slurm_parameters",
+]
+
+ExecutorName = Literal["local", "submitit-local", "slurm"]
+EXECUTORS: tuple[str, ...] = ("local", "submitit-local", "slurm")
+_POLL_S = 0.2
+_CANCEL_GRACE_S = 60.0  # a cancelled job seals its run as interrupted within this
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where and how seed jobs run. ``local`` is the in-process thread pool (not this module)."""
+
+    name: ExecutorName = "local"
+    job_dir: Path | None = None  # submitit's folder goes below it (Slurm: on a shared filesystem)
+    partition: str | None = None  # Slurm
+    time_min: int = 60  # Slurm wall time per job (submitit-local: timeout)
+    gpus_per_job: int = 0
+    cpus_per_job: int | None = None  # Slurm
+    devices: tuple[int, ...] = ()  # submitit-local: the GPUs handed out, gpus_per_job each
+    remote: str | None = None  # a remote (name or URL): jobs replay from it and push to it
+
+    def validate(self) -> None:
+        if self.name not in EXECUTORS:
+            raise UsageError(
+                f"unknown executor {self.name!r}", hint="one of " + ", ".join(EXECUTORS)
+            )
+        if self.time_min < 1:
+            raise UsageError("--slurm-time must be at least 1 minute")
+        if self.gpus_per_job < 0 or (self.cpus_per_job is not None and self.cpus_per_job < 1):
+            raise UsageError("--gpus-per-job must be 0 or more and --cpus-per-job 1 or more")
+        if (
+            self.name in ("local", "submitit-local")
+            and self.gpus_per_job
+            and (len(self.devices) < self.gpus_per_job)
+        ):
+            raise UsageError(
+                f"--gpus-per-job {self.gpus_per_job} needs at least that many --devices",
+                hint="list the GPUs to hand out, e.g. --devices 0,1,2,3",
+            )
+        if self.name == "local" and self.devices and self.gpus_per_job < 1:
+            raise UsageError(
+                "--devices needs --gpus-per-job: how many of them each seed gets",
+                hint="e.g. --gpus-per-job 1 --devices 0,1",
+            )
+        if self.name == "slurm" and self.job_dir is None:
+            raise UsageError(
+                "the slurm executor needs --job-dir on a filesystem the compute nodes share",
+                hint="e.g. --job-dir $HOME/ledger-jobs (the ledger must be shared too)",
+            )
+
+
+@dataclass
+class SeedWorkspace:
+    """What the engine reads of a seed's workspace: where it was kept, and its notes."""
+
+    root: Path
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SeedOutcome:
+    index: int
+    seed: int
+    run: Run | None = None
+    workspace: SeedWorkspace | None = None
+    error: str | None = None  # why the job gave no replay run
+    log: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "seed": self.seed,
+            "run": self.run.run_id if self.run is not None else None,
+            "status": "completed" if self.run is not None else "failed",
+            "error": self.error,
+            "log": str(self.log) if self.log is not None else None,
+        }
+
+
+@dataclass
+class SeedJobs:
+    outcomes: list[SeedOutcome]
+    folder: Path | None  # kept when a job failed, for its logs
+
+    @property
+    def completed(self) -> list[SeedOutcome]:
+        return [o for o in self.outcomes if o.run is not None]
+
+    def replays(self) -> list[tuple[Run, SeedWorkspace]]:
+        return [(o.run, o.workspace) for o in self.outcomes if o.run and o.workspace]
+
+    def notes(self) -> list[str]:
+        out = [
+            f"seed job {o.index + 1} (seed {o.seed}) failed: {o.error}"
+            + (f"; its log: {o.log}" if o.log else "")
+            for o in self.outcomes
+            if o.run is None
+        ]
+        return out
+
+
+class DevicePool:
+    """The local executor's GPUs (``--devices``): each running seed takes ``--gpus-per-job`` of
+    them as its ``CUDA_VISIBLE_DEVICES`` and gives them back when it ends. Without devices a seed
+    runs with the recorded ``CUDA_VISIBLE_DEVICES``, as the original did."""
+
+    def __init__(self, ex: ExecutorOptions | None) -> None:
+        local = ex is not None and ex.name == "local"
+        self._free = list(ex.devices) if ex is not None and local else []
+        self._per_job = ex.gpus_per_job if ex is not None and local else 0
+        self._ready = threading.Condition()
+
+    @contextmanager
+    def slot(self, opts: ReplayOptions) -> Iterator[ReplayOptions]:
+        if not self._per_job:
+            yield opts
+            return
+        with self._ready:  # more seeds running than GPUs go round: wait for a seed to end
+            self._ready.wait_for(lambda: len(self._free) >= self._per_job)
+            taken, self._free = self._free[: self._per_job], self._free[self._per_job :]
+        try:
+            env = {**opts.extra_env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, taken))}
+            yield replace(opts, extra_env=env)
+        finally:
+            with self._ready:
+                self._free += taken
+                self._ready.notify_all()
+
+
+class PrefixedLines:
+    """A byte stream that writes whole lines, each behind ``prefix``: seeds replayed in
+    parallel threads share the terminal line by line, never inside a line."""
+
+    _lock = threading.Lock()  # one for all: a line is written whole
+    _MAX_PARTIAL = 1 << 16  # a longer line without a newline is written in pieces
+
+    def __init__(self, dest: Any, prefix: str) -> None:
+        self._dest = dest
+        self._prefix = prefix.encode()
+        self._partial = b""
+
+    def write(self, chunk: bytes) -> int:
+        *whole, self._partial = (self._partial + chunk).split(b"\n")
+        if len(self._partial) > self._MAX_PARTIAL:
+            whole.append(self._partial)
+            self._partial = b""
+        if whole:
+            self._emit(whole)
+        return len(chunk)
+
+    def flush(self) -> None:
+        pass  # lines are written as they complete
+
+    def finish(self) -> None:
+        if self._partial:
+            self._emit([self._partial])
+            self._partial = b""
+
+    def _emit(self, lines: list[bytes]) -> None:
+        data = b"".join(self._prefix + line + b"\n" for line in lines)
+        with self._lock, suppress(OSError, ValueError):
+            self._dest.write(data)
+            self._dest.flush()
+
+
+@contextmanager
+def seed_output(index: int, opts: ReplayOptions) -> Iterator[None]:
+    """With ``--jobs`` above 1, this thread's seed writes ``[seed N]``-prefixed whole lines."""
+    if opts.jobs <= 1:
+        yield
+        return
+    from ..execute import terminal_streams
+
+    out = PrefixedLines(sys.stdout.buffer, f"[seed {index + 1}] ")
+    err = PrefixedLines(sys.stderr.buffer, f"[seed {index + 1}] ")
+    try:
+        with terminal_streams(out, err):
+            yield
+    finally:
+        out.finish()
+        err.finish()
+
+
+# --- the job, in its own process -----------------------------------------------------------------
+
+
+class _Stopped(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: object) -> None:
+    raise _Stopped(signum)
+
+
+@dataclass(frozen=True)
+class SeedJob:
+    """One seed's replay, run in a job process. Plain values only: submitit pickles it."""
+
+    ledger: str
+    run_id: str
+    index: int
+    seed_root: int | None
+    seed_value: int | None
+    seed_arg: str | None
+    keep_workspace: bool
+    workspace_parent: str | None
+    include_logs: bool
+    folder: str
+    remote_url: str | None = None
+
+    def __call__(self) -> str:
+        from ..store import Store
+
+        made: list[Path] = []
+
+        def stop(signum: int, _frame: object) -> None:
+            # Before the workspace exists nothing is recorded yet: stop here. From then on the
+            # recorder forwards signals to the program while it runs, and a signal after the
+            # program ended must not break the sealing of its run: it is ignored.
+            if not made:
+                raise _Stopped(signum)
+
+        # submitit ignores SIGTERM in its jobs (it requeues on its own signal); this job stops.
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        # No terminal: the recorder gives the program a session of its own and forwards every
+        # signal this process gets to it, so a cancel reaches the program.
+        fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(fd, 0)
+        os.close(fd)
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the process's life
+        _write_text(Path(self.folder, f"seed-{self.index}.pid"), str(os.getpid()))
+        if self.remote_url is None:
+            return self._done(self._replay(Store.open(self.ledger), made))
+        # No shared ledger: a private one next to this job, filled from the remote, pushed back.
+        from ..share.remote import Remote
+        from ..share.transfer import pull, push
+
+        remote = Remote(self.remote_url)
+        here = Path(tempfile.mkdtemp(prefix="ledger-seed-job-"))
+        try:
+            store = Store.init(here / ".ledger")
+            pull(store, remote, [self.run_id])
+            result = self._replay(store, made)
+            push(store, remote, [result["run"]])
+            return self._done(result)
+        finally:
+            shutil.rmtree(here, ignore_errors=True)
+
+    def _replay(self, store: Store, made: list[Path]) -> dict[str, Any]:
+        from ..lineage import code_source
+        from ..records.base import record_from_json
+        from ..records.contract import Contract
+        from ..runs import load_run
+        from .engine import ReplayOptions, _one_replay
+
+        _, run = load_run(store, self.run_id)
+        assert run.contract is not None  # imported runs are refused before any job starts
+        contract = record_from_json(store.get_json(run.contract), Contract)
+        assert isinstance(contract, Contract)
+        contract = contract.model_copy(update={"code": code_source(store, run, contract)})
+        opts = ReplayOptions(
+            mode="seeds",
+            seed_arg=self.seed_arg,
+            keep_workspace=self.keep_workspace,
+            include_logs=self.include_logs,
+            workspace_parent=Path(self.workspace_parent) if self.workspace_parent else None,
+            # The devices this job was given, not the ones the original run saw.
+            extra_env={"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")},
+        )
+        try:
+            replay_run, ws = _one_replay(
+                store, run, contract, opts, self.seed_root, self.seed_value, None, made
+            )
+        finally:
+            if not self.keep_workspace:
+                for path in made:
+                    shutil.rmtree(path, ignore_errors=True)
+        return {"run": replay_run.run_id, "workspace": str(ws.root), "notes": ws.notes}
+
+    def _done(self, result: dict[str, Any]) -> str:
+        """The result the parent reads: written last, once the run is where the parent looks."""
+        _write_text(Path(self.folder, f"seed-{self.index}.json"), json.dumps(result))
+        print(f"ledger: seed job {self.index + 1}: replay run {result['run']}", file=sys.stderr)
+        return str(result["run"])
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --- the parent ----------------------------------------------------------------------------------
+
+
+def slurm_parameters(ex: ExecutorOptions) -> dict[str, Any]:
+    """submitit ``SlurmExecutor`` parameters for one seed job."""
+    params: dict[str, Any] = {"time": ex.time_min, "nodes": 1, "ntasks_per_node": 1}
+    if ex.partition:
+        params["partition"] = ex.partition
+    if ex.gpus_per_job:
+        params["gpus_per_node"] = ex.gpus_per_job
+    if ex.cpus_per_job:
+        params["cpus_per_task"] = ex.cpus_per_job
+    return params
+
+
+def _submitit() -> Any:
+    try:
+        import submitit
+    except ImportError:
+        raise UsageError(
+            "the submitit and slurm executors need the submitit package",
+            hint="pip install 'ledger[cluster]'",
+        ) from None
+    return submitit
+
+
+def _executor(ex: ExecutorOptions, folder: Path) -> Any:
+    submitit = _submitit()
+    if ex.name == "slurm":
+        executor = submitit.SlurmExecutor(folder=folder)
+        executor.update_parameters(job_name="ledger-seed", **slurm_parameters(ex))
+        return executor
+    executor = submitit.LocalExecutor(folder=folder)
+    executor.update_parameters(timeout_min=ex.time_min)
+    return executor
+
+
+@contextmanager
+def _stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the parent's wait the way Ctrl-C does (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """submitit-local's job controller inherits SIGINT ignored: Ctrl-C at the terminal must not
+    make it kill its task a second later, before the task has sealed its run. The parent
+    cancels each job itself (:func:`_cancel`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def run_seed_jobs(
+    store: Store,
+    run: Run,
+    opts: ReplayOptions,
+    plan: Sequence[tuple[int, int | None, int | None]],
+    metric: str,
+    on_seed: Callable[[int, int, Run, float | None], None] | None = None,
+) -> SeedJobs:
+    """Run ``plan`` (seed given, root for LEDGER_SEED_ROOT, value for --seed-arg) as jobs, at
+    most ``opts.jobs`` at a time; an interruption cancels every job and raises."""
+    from .series import final_value
+
+    ex = opts.executor
+    assert ex is not None and ex.name != "local"
+    ex.validate()
+    if ex.job_dir is not None:
+        ex.job_dir.mkdir(parents=True, exist_ok=True)
+    remote = None
+    if ex.remote is not None:
+        from ..share.remote import open_remote
+        from ..share.transfer import push
+
+        remote = open_remote(store, ex.remote)
+        push(store, remote, [run.run_id])  # what each job pulls to replay from
+    folder = Path(tempfile.mkdtemp(prefix="ledger-seed-jobs-", dir=ex.job_dir))  # mode 0700
+    executor = _executor(ex, folder)
+    pending = list(enumerate(plan))
+    running: dict[int, tuple[Any, list[int]]] = {}
+    free = list(ex.devices)
+    outcomes: dict[int, SeedOutcome] = {}
+    try:
+        with _stop_signals():
+            while pending or running:
+                gpus = ex.gpus_per_job if ex.name == "submitit-local" else 0
+                while pending and len(running) < opts.jobs and len(free) >= gpus:
+                    i, (given, root, value) = pending.pop(0)
+                    devices: list[int] = []
+                    if ex.name == "submitit-local":
+                        devices, free = free[: ex.gpus_per_job], free[ex.gpus_per_job :]
+                        executor.update_parameters(
+                            gpus_per_node=len(devices), visible_gpus=tuple(devices)
+                        )
+                    job = SeedJob(
+                        ledger=str(store.root),
+                        run_id=run.run_id,
+                        index=i,
+                        seed_root=root,
+                        seed_value=value,
+                        seed_arg=opts.seed_arg,
+                        keep_workspace=opts.keep_workspace,
+                        workspace_parent=str(opts.workspace_parent)
+                        if opts.workspace_parent
+                        else None,
+                        include_logs=opts.include_logs,
+                        folder=str(folder),
+                        remote_url=remote.url if remote is not None else None,
+                    )
+                    with _sigint_ignored():
+                        running[i] = (executor.submit(job), devices)
+                for i, (job_handle, devices) in list(running.items()):
+                    if not job_handle.done():
+                        continue
+                    del running[i]
+                    free += devices
+                    given = plan[i][0]
+                    outcome = _collect(store, run, i, plan[i], job_handle, folder, remote)
+                    outcomes[i] = outcome
+                    if outcome.run is not None and on_seed is not None:
+                        on_seed(i, given, outcome.run, final_value(outcome.run, metric))
+                if running:
+                    time.sleep(_POLL_S)
+    except (KeyboardInterrupt, _Stopped) as e:
+        signum = e.signum if isinstance(e, _Stopped) else signal.SIGINT
+        _cancel([h for h, _ in running.values()], folder, [i for i in running], signum)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise _interrupted(signum, len(running), len(pending)) from None
+    except BaseException:
+        _cancel([h for h, _ in running.values()], folder, [i for i in running], signal.SIGTERM)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    jobs = SeedJobs([outcomes[i] for i in sorted(outcomes)], folder)
+    if all(o.run is not None for o in jobs.outcomes) and not opts.keep_workspace:
+        shutil.rmtree(folder, ignore_errors=True)
+        jobs.folder = None
+    if len(jobs.completed) < 2:
+        raise ReplayError(
+            f"only {len(jobs.completed)} of {len(plan)} seed jobs completed; no verdict was "
+            "stored: " + "; ".join(jobs.notes()[:4]),
+            hint=f"the job logs are kept in {folder}",
+        )
+    return jobs
+
+
+def _interrupted(signum: int, running: int, pending: int) -> ReplayError:
+    from .engine import ReplayInterrupted
+
+    return ReplayInterrupted(
+        signum,
+        f"the seeds replay was interrupted by signal {signum}: {running} running seed job(s) "
+        f"were cancelled (their replay runs are recorded as interrupted), {pending} never "
+        "started, and no verdict was stored",
+        hint="run the replay again to get a verdict",
+    )
+
+
+def _cancel(handles: list[Any], folder: Path, indices: list[int], signum: int) -> None:
+    """Stop running jobs and wait until each has sealed its run. A local job is signalled
+    directly (its controller ignores SIGINT); a Slurm job is cancelled through scancel, which
+    sends SIGTERM and later SIGKILL."""
+    deadline = time.monotonic() + _CANCEL_GRACE_S
+    cancelled: set[int] = set()
+    last = 0.0
+    while time.monotonic() < deadline:
+        left = [(i, h) for i, h in zip(indices, handles, strict=True) if not h.done()]
+        if not left:
+            return
+        if time.monotonic() - last >= 1.0:
+            # Again each second: a job that has not yet installed its handler, or is between
+            # building its workspace and starting the program, gets it on a later round.
+            last = time.monotonic()
+            for i, h in left:
+                if getattr(h, "_process", None) is None:  # a Slurm job: scancel, once
+                    if i not in cancelled:
+                        h.cancel(check=False)
+                        cancelled.add(i)
+                    continue
+                pid = _job_pid(folder, i)
+                if pid is not None:
+                    with suppress(ProcessLookupError):
+                        os.kill(pid, signum)
+        time.sleep(_POLL_S)
+    for h in handles:  # past the grace: stop what is left
+        if not h.done():
+            process = getattr(h, "_process", None)
+            if process is not None:
+                process.kill()
+            else:
+                h.cancel(check=False)
+
+
+def _job_pid(folder: Path, index: int) -> int | None:
+    try:
+        text = Path(folder, f"seed-{index}.pid").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() and int(text) > 1 else None
+
+
+def _collect(
+    store: Store,
+    run: Run,
+    index: int,
+    planned: tuple[int, int | None, int | None],
+    job: Any,
+    folder: Path,
+    remote: Any = None,
+) -> SeedOutcome:
+    """The replay run a finished job recorded, checked against the ledger, or why there is none."""
+    from ..errors import LedgerError
+    from ..records.base import record_from_json
+    from ..records.contract import Contract
+    from ..runs import load_run
+
+    given, root, value = planned
+    log = Path(job.paths.stderr)
+    outcome = SeedOutcome(index=index, seed=given, log=log)
+    try:
+        raw = json.loads(Path(folder, f"seed-{index}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        outcome.error = f"the job ended ({job.state}) without a replay run: {_tail(log)}"
+        return outcome
+    run_id = raw.get("run") if isinstance(raw, dict) else None
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        outcome.error = "the job's result names no run"
+        return outcome
+    try:
+        if remote is not None:  # the job pushed its run there: fetched, each object hashed
+            from ..share.transfer import pull
+
+            pull(store, remote, [run_id])
+        _, replay_run = load_run(store, run_id)
+        if replay_run.contract is None:
+            raise LedgerError(f"run {run_id} is an imported run, not a replay")
+        contract = record_from_json(store.get_json(replay_run.contract), Contract)
+    except (LedgerError, OSError) as e:
+        where = "on the remote" if remote is not None else "in the ledger"
+        outcome.error = f"the job's run {run_id} is not {where}: {e}"
+        return outcome
+    assert isinstance(contract, Contract)
+    seeded = contract.seed_root == root if root is not None else str(value) in contract.argv
+    if replay_run.replay_of != run.run_id or not seeded:
+        outcome.error = f"run {run_id} is not this seed's replay of {run.run_id}"
+        return outcome
+    notes = raw.get("notes")
+    outcome.run = replay_run
+    outcome.workspace = SeedWorkspace(
+        Path(str(raw.get("workspace", ""))),
+        [str(n) for n in notes] if isinstance(notes, list) else [],
+    )
+    return outcome
+
+
+def _tail(log: Path, lines: int = 3) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "no log"
+    last = [s.strip() for s in text.strip().splitlines() if s.strip()][-lines:]
+    return " | ".join(last)[-400:] or "empty log"

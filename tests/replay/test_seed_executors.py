@@ -1,0 +1,329 @@
+"""Seeds-mode replays as submitit jobs: real `ledger record`, real `ledger replay --executor
+submitit-local` (each seed a job process of submitit's local executor), real ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _support import require_component, run_ledger, subprocess_env
+
+from ledger.runs import load_run
+from ledger.store import Store
+
+try:
+    import submitit
+except ImportError:  # pragma: no cover - the cluster extra
+    submitit = None
+
+METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
+
+# The seed comes from --seed; CUDA_VISIBLE_DEVICES is printed so each job's devices show.
+# KILL_JOB names a file: the first replay to claim it SIGKILLs its own recorder (the seed
+# job's process), as a scheduler does to a job out of memory or on a lost node.
+SEEDED = """
+import argparse, os, random, signal, sys, time
+p = argparse.ArgumentParser(); p.add_argument("--seed", type=int, default=1)
+a = p.parse_args()
+print("devices", repr(os.environ.get("CUDA_VISIBLE_DEVICES")), "seed", a.seed, flush=True)
+if os.environ.get("KILL_JOB"):
+    try:
+        os.rename(os.environ["KILL_JOB"], os.environ["KILL_JOB"] + ".claimed")
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)
+    except FileNotFoundError:
+        pass
+if os.environ.get("PAUSE"):
+    print("ready", flush=True)
+    time.sleep(600)
+r = random.Random(a.seed)
+print(f"epoch 0 acc {0.9 + r.gauss(0, 0.01)!r}", flush=True)
+"""
+
+
+# The seed comes through LEDGER_SEED_ROOT to ledger.seed() (no --seed-arg).
+ROOTED = """
+import random
+import ledger
+root = ledger.seed().root
+print(f"epoch 0 acc {0.9 + random.Random(root).gauss(0, 0.01)!r}", flush=True)
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "seeded.py").write_text(SEEDED)
+    (root / "rooted.py").write_text(ROOTED)
+    (root / ".gitignore").write_text(".ledger/\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+    assert run_ledger("init", cwd=root).returncode == 0
+    return root
+
+
+def _record(repo: Path, **env: str) -> str:
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--",
+        sys.executable, "seeded.py", "--seed", "1",
+        cwd=repo, CUDA_VISIBLE_DEVICES="7", **env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def _seeds(repo: Path, run_id: str, *more: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "4", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "--json", *more,
+        cwd=repo, **env,
+    )  # fmt: skip
+
+
+def test_four_seeds_run_as_submitit_jobs_each_with_its_own_devices(
+    repo: Path, tmp_path: Path
+) -> None:
+    run_id = _record(repo)
+    jobs = tmp_path / "jobs"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    r = _seeds(
+        repo, run_id, "-j", "2", "--job-dir", str(jobs), "--workspace-dir", str(ws),
+        "--gpus-per-job", "1", "--devices", "0,1",
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["mode"] == "seeds" and len(verdict["replays"]) == 4
+    assert verdict["summary"].startswith("4 of 4 seed jobs completed; seeds:")
+    jobs_seen = verdict["settings"]["seed_jobs"]
+    assert [j["status"] for j in jobs_seen] == ["completed"] * 4
+    store = Store.open(repo / ".ledger")
+    devices = []
+    for j, replay_id in zip(jobs_seen, verdict["replays"], strict=True):
+        assert j["run"] == replay_id
+        _, rr = load_run(store, replay_id)
+        assert rr.replay_of == run_id and rr.status == "succeeded"
+        out = json.loads(run_ledger("log", replay_id, "--json", cwd=repo).stdout or "{}")
+        text = out.get("stdout", "") if isinstance(out, dict) else ""
+        if not text:
+            text = run_ledger("log", replay_id, cwd=repo).stdout
+        assert f"seed {j['seed']}" in text  # this job's seed, in this job's run
+        devices.append(text.split("devices ", 1)[1].split()[0])
+    # Two GPUs, two jobs at a time, one GPU each: never the recorded "7", never shared by
+    # two running jobs (each got '0' or '1').
+    assert set(devices) <= {"'0'", "'1'"}, devices
+    assert list(ws.iterdir()) == []  # the jobs removed their workspaces
+    assert list(jobs.iterdir()) == []  # all completed: the job folder is gone
+    assert run_ledger("verify", cwd=repo).returncode == 0
+
+
+def test_a_failed_seed_job_is_reported_per_seed(repo: Path, tmp_path: Path) -> None:
+    run_id = _record(repo)
+    jobs = tmp_path / "jobs"
+    marker = tmp_path / "kill-one-job"
+    marker.write_text("")
+    r = _seeds(repo, run_id, "--job-dir", str(jobs), KILL_JOB=str(marker))  # one at a time
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["summary"].startswith("3 of 4 seed jobs completed; seeds:")
+    jobs_seen = verdict["settings"]["seed_jobs"]
+    assert [j["status"] for j in jobs_seen] == ["failed", "completed", "completed", "completed"]
+    failed = jobs_seen[0]
+    assert failed["run"] is None and "without a replay run" in failed["error"]
+    assert Path(failed["log"]).is_file()  # kept, with the job folder
+    assert any(n.startswith("seed job 1 (seed ") for n in verdict["notes"])
+    assert [j["run"] for j in jobs_seen[1:]] == verdict["replays"]
+    # Every planned seed stays in the verdict, the failed one included.
+    roots = verdict["settings"]["roots"]
+    assert [j["seed"] for j in jobs_seen] == [r % 2**31 for r in roots] and len(roots) == 4
+    # The killed job's recorder left its staging behind, as any SIGKILLed recorder does; it is
+    # the only thing verify reports.
+    from ledger.store.verify import verify_store
+
+    problems = verify_store(Store.open(repo / ".ledger")).problems
+    assert [p.kind for p in problems] == ["abandoned-staging"], problems
+
+
+def test_ctrl_c_cancels_the_seed_jobs_and_leaves_the_ledger_consistent(
+    repo: Path, tmp_path: Path
+) -> None:
+    run_id = _record(repo)
+    jobs, ws = tmp_path / "jobs", tmp_path / "ws"
+    ws.mkdir()
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "ledger", "replay", run_id, "--mode", "seeds", "--seeds", "4",
+            "--metric", "acc", "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2",
+            "--job-dir", str(jobs), "--workspace-dir", str(ws),
+        ],
+        cwd=repo,
+        env=subprocess_env(PAUSE="1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    # Two jobs run, each program waiting in its sleep; the others wait their turn.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        logs = list(jobs.glob("*/*_log.out"))
+        if sum("ready" in f.read_text(errors="replace") for f in logs) >= 2:
+            break
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("the seed jobs did not start")
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C at the terminal: the whole process group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    text = err.decode()
+    assert "2 running seed job(s) were cancelled" in text and "2 never started" in text
+    assert "Traceback" not in text
+    store = Store.open(repo / ".ledger")
+    assert sorted(n for n, _ in store.refs.iter("verdicts/")) == []
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    assert sorted(r["status"] for r in rows) == ["interrupted", "interrupted", "succeeded"]
+    assert list(ws.iterdir()) == []  # the jobs removed their workspaces
+    assert list(jobs.iterdir()) == []  # and the job folder is gone
+    assert run_ledger("verify", cwd=repo).returncode == 0
+
+
+def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
+    """CI has no Slurm: the sbatch script submitit would submit for one seed job is checked."""
+    require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
+    from submitit.slurm.slurm import _make_sbatch_string
+
+    from ledger.replay.executors import ExecutorOptions, slurm_parameters
+
+    ex = ExecutorOptions(
+        name="slurm", job_dir=tmp_path, partition="gpu", time_min=90, gpus_per_job=2,
+        cpus_per_job=8,
+    )  # fmt: skip
+    ex.validate()
+    script = _make_sbatch_string(command="x", folder=tmp_path, **slurm_parameters(ex))
+    for line in (
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=90",
+        "#SBATCH --gpus-per-node=2",
+        "#SBATCH --cpus-per-task=8",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+    ):
+        assert line in script, script
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "slurm"], "needs --job-dir"),
+        (["--executor", "submitit-local", "--gpus-per-job", "2", "--devices", "0"], "--devices"),
+        (["--executor", "submitit-local", "--devices", "a,b"], "comma-separated list"),
+        (["--executor", "submitit-local", "--slurm-time", "0"], "at least 1 minute"),
+        (["--job-remote", "origin"], "--job-remote is for seed jobs"),
+    ],
+)
+def test_bad_executor_options_are_usage_errors(repo: Path, args: list[str], message: str) -> None:
+    run_id = _record(repo)
+    r = run_ledger("replay", run_id, "--mode", "seeds", *args, cwd=repo)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = run_ledger("replay", run_id, "--executor", "submitit-local", cwd=repo)
+    assert r.returncode == 2 and "--mode seeds" in r.stderr
+
+
+def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_path: Path) -> None:
+    run_id = _record(repo)
+    remote = tmp_path / "remote"
+    assert run_ledger("remote", "add", "origin", str(remote), cwd=repo).returncode == 0
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--json",
+        "--job-remote", "origin", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["summary"].startswith("2 of 2 seed jobs completed; ")
+    store = Store.open(repo / ".ledger")
+    for replay_id in verdict["replays"]:  # pulled back from the remote, whole
+        assert load_run(store, replay_id)[1].replay_of == run_id
+    # The jobs recorded into ledgers of their own: they pushed to the remote, which a fresh
+    # clone shows, and this ledger got the runs only by pulling them.
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("clone", str(remote), str(clone), cwd=tmp_path).returncode == 0
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=clone).stdout)
+    assert set(verdict["replays"]) <= {row["run_id"] for row in rows}
+    assert run_ledger("verify", cwd=repo).returncode == 0
+
+
+def test_seed_roots_reach_the_jobs_through_ledger_seed(repo: Path) -> None:
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "rooted.py", cwd=repo
+    )
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--executor", "submitit-local", "-j", "2", "--json", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    store = Store.open(repo / ".ledger")
+    roots = verdict["settings"]["roots"]
+    assert [j["seed"] for j in verdict["settings"]["seed_jobs"]] == roots
+    from ledger.records.base import record_from_json
+    from ledger.records.contract import Contract
+
+    for replay_id, root in zip(verdict["replays"], roots, strict=True):
+        _, rr = load_run(store, replay_id)
+        contract = record_from_json(store.get_json(rr.contract), Contract)
+        assert isinstance(contract, Contract) and contract.seed_root == root
+
+
+def test_the_local_pool_gives_each_running_seed_its_own_gpus(repo: Path) -> None:
+    run_id = _record(repo)  # recorded with CUDA_VISIBLE_DEVICES=7
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "4", "--metric", "acc",
+        "--seed-arg=--seed", "-j", "2", "--gpus-per-job", "1", "--devices", "0,1", "--json",
+        cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert "seed_jobs" not in verdict["settings"]  # the thread pool, not an executor
+    seen = []
+    for replay_id in verdict["replays"]:
+        text = run_ledger("log", replay_id, cwd=repo).stdout
+        seen.append(text.split("devices ", 1)[1].split()[0])
+    assert set(seen) <= {"'0'", "'1'"} and len(seen) == 4, seen
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--devices", "0,1", cwd=repo)
+    assert r.returncode == 2 and "--devices needs --gpus-per-job" in r.stderr
+
+
+def test_parallel_local_seeds_write_whole_prefixed_lines(repo: Path) -> None:
+    import re
+
+    run_id = _record(repo)
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "3", "--metric", "acc",
+        "--seed-arg=--seed", "-j", "3", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    program = [line for line in r.stdout.splitlines() if "devices " in line or "acc 0." in line]
+    assert len(program) == 6, r.stdout
+    for line in program:
+        assert re.fullmatch(r"\[seed [123]\] (devices '7' seed \d+|epoch 0 acc \S+)", line), line
+    for k in (1, 2, 3):
+        assert sum(line.startswith(f"[seed {k}] ") for line in program) == 2
+    # The runs' own logs hold the program's output as it was written, without prefixes.
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    replay_id = next(row["run_id"] for row in rows if row.get("replay_of") == run_id)
+    assert run_ledger("log", replay_id, cwd=repo).stdout.startswith("devices '7' seed ")
