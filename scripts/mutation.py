@@ -81,12 +81,17 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_secret_corpus.py",
     ],
     "ledger/stats/tolerance.py": [
+        "tests/stats/test_tolerance_edges.py",
         "tests/stats/test_stats_tolerance.py",
         "tests/replay/test_bitwise_edges.py::test_bitwise_equal_tells_signed_zeros_and_nan_payloads_apart",
         "tests/replay/test_bitwise_edges.py::test_bitwise_structured_comparison_refuses_a_signed_zero",
     ],
-    "ledger/stats/equivalence.py": ["tests/stats/test_stats_tost.py"],
+    "ledger/stats/equivalence.py": [
+        "tests/stats/test_stats_tost.py",
+        "tests/stats/test_stats_bootstrap.py",
+    ],
     "ledger/replay/compare_outputs.py": [
+        "tests/replay/test_compare_outputs.py",
         "tests/replay/test_bitwise_edges.py",
         "tests/replay/test_compare_structured.py",
         "tests/replay/test_compare_trees.py",
