@@ -89,6 +89,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/stats/equivalence.py": [
         "tests/stats/test_stats_tost.py",
         "tests/stats/test_stats_bootstrap.py",
+        "tests/stats/test_stats_api.py",
     ],
     "ledger/replay/compare_outputs.py": [
         "tests/replay/test_compare_outputs.py",
