@@ -77,8 +77,10 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_redact_stored.py",
     ],
     "ledger/capture/secrets.py": [
+        "tests/capture/test_secrets_edges.py",
         "tests/capture/test_secret_scrub.py",
         "tests/capture/test_secret_corpus.py",
+        "tests/capture/test_secrets_log_limit.py",
     ],
     "ledger/stats/tolerance.py": [
         "tests/stats/test_tolerance_edges.py",
@@ -108,8 +110,60 @@ _OBJ = "ledger/store/objects.py"
 _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
+_SECRETS = "ledger/capture/secrets.py"
+_GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
+_BINARY = "git's binary patch lines start with a length letter, never with ' ', '+' or '-'"
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (_SECRETS, "@lru_cache(maxsize=1)", "1 -> 2"): (
+        "the cache of a function without arguments holds one entry whatever its size"
+    ),
+    (_SECRETS, "def preload(delay: float = 0.0) -> threading.Timer:", "0.0 -> 1.0"): (
+        "the default is never seen: the one caller (record) passes delay=1.0"
+    ),
+    (_SECRETS, "_WINDOW = 4096", "4096 -> 4097"): (
+        "the window size: a secret of up to _OVERLAP characters is seen whole in one window "
+        "either way"
+    ),
+    (_SECRETS, "_OVERLAP = 512", "512 -> 513"): (
+        "the windows' overlap: every token a detector knows is far shorter than 512 characters"
+    ),
+    (_SECRETS, "if len(line) > _WINDOW:", "len(line) > _WINDOW -> len(line) >= _WINDOW"): (
+        "a line of exactly _WINDOW characters is then judged in one window: the whole line"
+    ),
+    (
+        _SECRETS,
+        "for i in range(0, len(line) - _OVERLAP, step):",
+        "len(line) - _OVERLAP -> len(line) + _OVERLAP",
+    ): "more windows at the end, each a part of the line the last window already holds",
+    (
+        _SECRETS,
+        "for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):",
+        "0 -> 1",
+    ): "the line number only labels the detector's match, which is not kept",
+    (_SECRETS, "judge = _Judge(os.path.basename(where) or where)", "or -> and"): (
+        "the keyword detector reads only the file's extension, which a path and its base name share"
+    ),
+    (_SECRETS, "new_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
+    (_SECRETS, "old_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
+    (_SECRETS, "in_binary = False", "False -> True"): (
+        f"{_GIT_PATCH} (which clears the flag); and {_BINARY}"
+    ),
+    (_SECRETS, "in_binary = True", "True -> False"): _BINARY,
+    (_SECRETS, 'name = path.rstrip("/").rsplit("/", 1)[-1]', "1 -> 2"): (
+        "the last part is the same however many splits come before it"
+    ),
+    (
+        _SECRETS,
+        "for i, (raw, red) in enumerate(zip(argv, redacted, strict=True)):",
+        "True -> False",
+    ): "redact_argv returns one argument for each it is given: the lengths always agree",
+    (_SECRETS, "return False", "return X -> return None"): (
+        "None is as false as False to the one caller (`or` in launch_secrets)"
+    ),
+    (_SECRETS, "for k in range(3):", "3 -> 4"): (
+        "a shift of three bytes is four base64 characters: the same core as no shift"
+    ),
     ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
         "StagingDir"
