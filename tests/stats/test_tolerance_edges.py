@@ -8,7 +8,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ledger.stats import DEFAULT_TOLERANCES, EXACT, Tolerance, default_tolerance, is_exact_dtype
+from ledger.stats import (
+    DEFAULT_TOLERANCES,
+    EXACT,
+    Tolerance,
+    default_tolerance,
+    is_exact_dtype,
+    normalize_dtype,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +58,10 @@ def test_a_shared_default_cannot_be_changed_in_place() -> None:
     assert default_tolerance("float32") == Tolerance(1.3e-6, 1e-5)
     # Frozen values hash: usable as keys of per-tolerance caches and sets.
     assert {Tolerance(1e-7, 1e-7), default_tolerance("float64")} == {Tolerance(1e-7, 1e-7)}
+
+
+def test_python_types_have_canonical_names() -> None:
+    assert normalize_dtype(float) == "float64"
+    assert normalize_dtype(int) == "int64"
+    assert normalize_dtype(bool) == "bool"
+    assert normalize_dtype(np.int8) == "int8" and normalize_dtype(" Torch.Float16 ") == "float16"
