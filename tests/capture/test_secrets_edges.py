@@ -364,3 +364,18 @@ def test_a_long_line_is_judged_window_by_window_in_bounded_time() -> None:
     start = time.perf_counter()
     assert detect_line("ab://" * 13_000) is None
     assert time.perf_counter() - start < 30.0
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # A keyword's value counts at any length (the marker names the detector).
+        ("api_key: abc", "Secret Keyword"),
+        # Other detectors need 8 characters; a shorter URL password is left to the name rules.
+        ("url = https://user:abcdefgh@host/x", "Basic Auth Credentials"),
+        ("url = https://user:abcdefg@host/x", "name rule"),
+        ("url = https://user:pw1@host/x", "name rule"),
+    ],
+)
+def test_which_rule_flags_a_short_value(line: str, kind: str) -> None:
+    assert detect_line(line) == kind
