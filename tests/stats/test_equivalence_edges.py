@@ -15,6 +15,7 @@ from ledger.stats import (
     bootstrap_delta,
     default_margin,
     place_single_run,
+    seeds_needed,
     welch_tost,
     welch_tost_from_stats,
 )
@@ -120,3 +121,10 @@ def test_every_result_is_frozen() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             r.delta = 0.0  # type: ignore[misc,union-attr]
         assert hash(r) is not None
+
+
+def test_seeds_needed_uses_the_pooled_spread_of_both_groups() -> None:
+    r = welch_tost([1.0, 3.0, 5.0], [2.0, 4.0, 7.5], margin=3.0)
+    assert r.verdict == "inconclusive" and (r.std_original, r.n_replay) == (2.0, 3)
+    pooled = math.sqrt((2.0**2 + r.std_replay**2) / 2)
+    assert r.seeds_needed == seeds_needed(3.0, pooled) == 12
