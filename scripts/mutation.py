@@ -100,6 +100,16 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_structured.py",
         "tests/replay/test_compare_trees.py",
     ],
+    "ledger/replay/compare/_common.py": [
+        "tests/replay/test_compare_structured.py",
+        "tests/replay/test_bitwise_edges.py",
+        "tests/replay/test_compare_trees.py",
+        "tests/replay/test_compare_tensors.py",
+    ],
+    "ledger/replay/compare/checkpoints.py": [
+        "tests/replay/test_compare_checkpoints.py",
+        "tests/replay/test_compare_outputs.py",
+    ],
     "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_load.py"],
     "ledger/torch/ckpt_load.py": ["tests/checkpoint/test_ckpt_save_load.py"],
 }
