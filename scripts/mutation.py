@@ -123,7 +123,6 @@ _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _SECRETS = "ledger/capture/secrets.py"
 _GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
-_BINARY = "git's binary patch lines start with a length letter, never with ' ', '+' or '-'"
 _FOUR = (
     "no line of four characters is flagged: checked for every one that passes the candidate "
     "filter (7854 lines, as yaml, py, env and log), none is"
@@ -173,10 +172,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (_SECRETS, "new_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
     (_SECRETS, "old_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
-    (_SECRETS, "in_binary = False", "False -> True"): (
-        f"{_GIT_PATCH} (which clears the flag); and {_BINARY}"
-    ),
-    (_SECRETS, "in_binary = True", "True -> False"): _BINARY,
     (_SECRETS, 'name = path.rstrip("/").rsplit("/", 1)[-1]', "1 -> 2"): (
         "the last part is the same however many splits come before it"
     ),

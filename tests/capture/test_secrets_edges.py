@@ -379,3 +379,39 @@ def test_a_long_line_is_judged_window_by_window_in_bounded_time() -> None:
 )
 def test_which_rule_flags_a_short_value(line: str, kind: str) -> None:
     assert detect_line(line) == kind
+
+
+def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Path) -> None:
+    # A removed SQL comment `-- ...` is the patch line `--- ...`, an added `++ ...` is `+++ ...`:
+    # only the hunk's line counts tell them from the next file's header. They were stored as
+    # they were, secret included.
+    repo = tmp_path / "r"
+    repo.mkdir()
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
+            cwd=repo, check=True, capture_output=True,
+        ).stdout  # fmt: skip
+
+    git("init", "-q")
+    (repo / "q.sql").write_text("select 1;\n-- db password = hunter2secret\nselect 2;\n")
+    (repo / "dir b").mkdir()
+    (repo / "dir b" / "x.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "c")
+    (repo / "q.sql").write_text(f"select 1;\nselect 2;\n++ token = {GITHUB}\n")
+    (repo / "dir b" / "x.py").write_text(f"x = 1\nkey = '{STRIPE}'\n")
+    patch = git("diff", "HEAD")
+    red, found = redact_patch(patch)
+    assert b"hunter2secret" not in red and GITHUB.encode() not in red and STRIPE.encode() not in red
+    assert [(f.where, f.line, f.kind, f.kept) for f in found] == [
+        ("dir b/x.py", 2, "Base64 High Entropy String", False),  # a name holding " b/"
+        ("q.sql", 2, "name rule", True),
+        ("q.sql", 3, "GitHub Token", False),
+    ]
+    # Replay puts the removed line back from the commit, and the patch applies.
+    git("checkout", "-q", "--", ".")
+    (tmp_path / "p").write_bytes(restore_patch_context(red, repo))
+    git("apply", str(tmp_path / "p"))
+    assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
