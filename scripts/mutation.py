@@ -181,7 +181,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "True -> False",
     ): "redact_argv returns one argument for each it is given: the lengths always agree",
     (_SECRETS, "return False", "return X -> return None"): (
-        "None is as false as False to the one caller (`or` in launch_secrets)"
+        "None is as false as False to every caller (`if hunk.body(line)`, `or` in launch_secrets)"
     ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"

@@ -398,20 +398,27 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     (repo / "q.sql").write_text("select 1;\n-- db password = hunter2secret\nselect 2;\n")
     (repo / "dir b").mkdir()
     (repo / "dir b" / "x.py").write_text("x = 1\n")
+    (repo / "one.txt").write_text("a\n")
     git("add", "-A")
     git("commit", "-qm", "c")
     (repo / "q.sql").write_text(f"select 1;\nselect 2;\n++ token = {GITHUB}\n")
     (repo / "dir b" / "x.py").write_text(f"x = 1\nkey = '{STRIPE}'\n")
+    # A one-line hunk (`@@ -1 +1 @@`: no counts), then a new file (`--- /dev/null`).
+    (repo / "one.txt").write_text("b\n")
+    (repo / "p.py").write_text(f"k = '{STRIPE}'\n")
+    git("add", "p.py")
     patch = git("diff", "HEAD")
     red, found = redact_patch(patch)
     assert b"hunter2secret" not in red and GITHUB.encode() not in red and STRIPE.encode() not in red
     assert [(f.where, f.line, f.kind, f.kept) for f in found] == [
         ("dir b/x.py", 2, "Base64 High Entropy String", False),  # a name holding " b/"
+        ("p.py", 1, "Base64 High Entropy String", False),
         ("q.sql", 2, "name rule", True),
         ("q.sql", 3, "GitHub Token", False),
     ]
     # Replay puts the removed line back from the commit, and the patch applies.
-    git("checkout", "-q", "--", ".")
+    git("reset", "-q", "--hard")
+    (repo / "p.py").unlink(missing_ok=True)
     (tmp_path / "p").write_bytes(restore_patch_context(red, repo))
     git("apply", str(tmp_path / "p"))
     assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
