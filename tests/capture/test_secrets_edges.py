@@ -399,6 +399,7 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     (repo / "dir b").mkdir()
     (repo / "dir b" / "x.py").write_text("x = 1\n")
     (repo / "one.txt").write_text("a\n")
+    (repo / "r.py").write_text("password = 'ctx-Secret-1'\nx = 1\n")
     git("add", "-A")
     git("commit", "-qm", "c")
     (repo / "q.sql").write_text(f"select 1;\nselect 2;\n++ token = {GITHUB}\n")
@@ -406,6 +407,8 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     # A one-line hunk (`@@ -1 +1 @@`: no counts), then a new file (`--- /dev/null`).
     (repo / "one.txt").write_text("b\n")
     (repo / "p.py").write_text(f"k = '{STRIPE}'\n")
+    # After q.sql's hunk (more old lines than new ones), a file with a redacted context line.
+    (repo / "r.py").write_text("password = 'ctx-Secret-1'\nx = 2\n")
     git("add", "p.py")
     patch = git("diff", "HEAD")
     red, found = redact_patch(patch)
@@ -415,6 +418,7 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
         ("p.py", 1, "Base64 High Entropy String", False),
         ("q.sql", 2, "name rule", True),
         ("q.sql", 3, "GitHub Token", False),
+        ("r.py", 1, "Secret Keyword", True),
     ]
     # Replay puts the removed line back from the commit, and the patch applies.
     git("reset", "-q", "--hard")
@@ -422,3 +426,4 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     (tmp_path / "p").write_bytes(restore_patch_context(red, repo))
     git("apply", str(tmp_path / "p"))
     assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
+    assert (repo / "r.py").read_text() == "password = 'ctx-Secret-1'\nx = 2\n"
