@@ -183,6 +183,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_SECRETS, "return False", "return X -> return None"): (
         "None is as false as False to every caller (`if hunk.body(line)`, `or` in launch_secrets)"
     ),
+    (_SECRETS, "if name[:1] == b'\"' and name[-1:] == b'\"':", "and -> or"): (
+        'git quotes every name that holds a `"`: an unquoted name neither starts nor ends '
+        "with one, and a quoted one does both"
+    ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"
     ),

@@ -409,20 +409,25 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     (repo / "p.py").write_text(f"k = '{STRIPE}'\n")
     # After q.sql's hunk (more old lines than new ones), a file with a redacted context line.
     (repo / "r.py").write_text("password = 'ctx-Secret-1'\nx = 2\n")
-    git("add", "p.py")
+    (repo / "e.py").write_text(f"k = '{STRIPE}'\n")  # new, after a hunk with more new lines
+    (repo / "t\u00e9st.py").write_text(f"k = '{STRIPE}'\n")  # git quotes this name
+    git("add", "p.py", "e.py", "t\u00e9st.py")
     patch = git("diff", "HEAD")
     red, found = redact_patch(patch)
     assert b"hunter2secret" not in red and GITHUB.encode() not in red and STRIPE.encode() not in red
     assert [(f.where, f.line, f.kind, f.kept) for f in found] == [
         ("dir b/x.py", 2, "Base64 High Entropy String", False),  # a name holding " b/"
+        ("e.py", 1, "Base64 High Entropy String", False),
         ("p.py", 1, "Base64 High Entropy String", False),
         ("q.sql", 2, "name rule", True),
         ("q.sql", 3, "GitHub Token", False),
         ("r.py", 1, "Secret Keyword", True),
+        ("t\u00e9st.py", 1, "Base64 High Entropy String", False),
     ]
     # Replay puts the removed line back from the commit, and the patch applies.
     git("reset", "-q", "--hard")
-    (repo / "p.py").unlink(missing_ok=True)
+    for new in ("p.py", "e.py", "t\u00e9st.py"):
+        (repo / new).unlink(missing_ok=True)
     (tmp_path / "p").write_bytes(restore_patch_context(red, repo))
     git("apply", str(tmp_path / "p"))
     assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
