@@ -137,6 +137,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "with one NaN the later tests are false too (NaN equals nothing and is no closer than "
         "any bound), so is_close still says False"
     ),
+    (
+        "ledger/replay/compare/checkpoints.py",
+        'leaf = key.rsplit("/", 1)[-1]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/checkpoints.py",
+        'return [prefix + key, key, leaf, leaf.rsplit(".", 1)[-1]]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
     (_SECRETS, "@lru_cache(maxsize=1)", "1 -> 2"): (
         "the cache of a function without arguments holds one entry whatever its size"
     ),

@@ -98,3 +98,21 @@ def test_pairing_by_step_and_bad_ids(store: Store) -> None:
     bad = compare_checkpoints(store, a10, not_a_checkpoint)
     assert bad.status == "not-comparable"
     assert bad.reason == "expected a checkpoint record, found a tree record"
+
+
+@pytest.mark.parametrize("extra_in", ["original", "replay"])
+def test_a_tensor_on_one_side_only_is_a_structural_difference(store: Store, extra_in: str) -> None:
+    from ledger.torch.checkpoint import save_checkpoint
+
+    both = {"w": torch.zeros(2)}
+    more = {**both, "extra": torch.ones(3)}
+    a = save_checkpoint(more if extra_in == "original" else both, step=1, store=store,
+                        run_id="a", rng=False).oid  # fmt: skip
+    b = save_checkpoint(both if extra_in == "original" else more, step=1, store=store,
+                        run_id="b", rng=False).oid  # fmt: skip
+    result = compare_checkpoints(store, a, b)
+    assert result.status == "different"
+    diff = result.first_difference
+    assert diff is not None and (diff.kind, diff.key) == ("structure", "extra")
+    other = "replay" if extra_in == "original" else "original"
+    assert diff.description == f"extra is in the {extra_in} but missing in the {other}"
