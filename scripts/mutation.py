@@ -147,6 +147,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'return [prefix + key, key, leaf, leaf.rsplit(".", 1)[-1]]',
         "1 -> 2",
     ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/checkpoints.py",
+        "for sa, sb in zip(ca.shards, cb.shards, strict=True):",
+        "True -> False",
+    ): (
+        "the world sizes were compared just above, and a record holds one shard per rank: "
+        "the lengths always agree here"
+    ),
     (_SECRETS, "@lru_cache(maxsize=1)", "1 -> 2"): (
         "the cache of a function without arguments holds one entry whatever its size"
     ),

@@ -116,3 +116,28 @@ def test_a_tensor_on_one_side_only_is_a_structural_difference(store: Store, extr
     assert diff is not None and (diff.kind, diff.key) == ("structure", "extra")
     other = "replay" if extra_in == "original" else "original"
     assert diff.description == f"extra is in the {extra_in} but missing in the {other}"
+
+
+def test_checkpoints_saved_by_different_numbers_of_ranks_are_not_compared_tensor_by_tensor(
+    store: Store,
+) -> None:
+    from ledger.records.checkpoint import Checkpoint
+
+    one = _save(store, "orig", _state())
+    record = Checkpoint.model_validate(store.get_json(one))
+    # The same shard listed for two ranks: a record as a 2-rank save writes it.
+    shards = [record.shards[0], record.shards[0].model_copy(update={"rank": 1})]
+    two = store.put_json(record.model_copy(update={"world_size": 2, "shards": shards}).to_json())
+    result = compare_checkpoints(store, one, two)
+    assert (result.status, result.unit, result.mismatches, result.total) == (
+        "different",
+        "checkpoints",
+        1,
+        1,
+    )
+    diff = result.first_difference
+    assert diff is not None and (diff.key, diff.original, diff.replay) == ("world_size", "1", "2")
+    assert diff.description == "saved by 1 vs 2 ranks"
+    # Two ranks against two: compared shard by shard, each under its rank's name.
+    same = compare_checkpoints(store, two, two)
+    assert same.status == "identical" and same.total == 2 * (12 + 4) + 1
