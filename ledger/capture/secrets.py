@@ -356,7 +356,9 @@ def launch_secrets(
         if raw != red:
             parts.append(_differing_part(raw, red))
         elif i > 0 and len(raw) >= MIN_CONTENT_LEN and judge(raw) is not None:
-            parts.append(raw.partition("=")[2] if raw.startswith("-") and "=" in raw else raw)
+            # The value of an option or a positional ``key=value`` (a Hydra override): the
+            # captured config holds it without its key.
+            parts.append(raw.partition("=")[2] if "=" in raw else raw)
         for part in parts:
             if not _not_a_value(part) and part.strip("*") and "redacted" not in part:
                 found.setdefault(part, KnownSecret("argv", part))

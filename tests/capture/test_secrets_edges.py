@@ -218,8 +218,8 @@ def test_restore_patch_context_takes_lines_from_the_checkout(tmp_path: Path) -> 
 def test_launch_secrets_from_argv_by_content_and_by_part() -> None:
     argv = [
         "train.py",
-        GITHUB,  # argv[1], by content
-        f"--upstream={STRIPE}",  # an option's value, by content
+        STRIPE,  # argv[1], by content
+        f"--upstream={GITHUB}",  # an option's value
         "--db",
         "postgresql://trainer:pw-55x@db:5432/x",  # the password part only
         "--password",
@@ -233,6 +233,10 @@ def test_launch_secrets_from_argv_by_content_and_by_part() -> None:
         ("argv", STRIPE),
         ("argv", "pw-55x"),
     ]
+    # A Hydra override's value, by content: the captured config holds it without its key.
+    assert [k.value for k in launch_secrets(["t.py", f"upstream={STRIPE}"], {})] == [STRIPE]
+    # The program itself is never taken for a secret: replay runs it again.
+    assert launch_secrets([f"/opt/{STRIPE}"], {}) == []
     # The longest first (the scrubber's notes name the shortest).
     assert launch_secrets(["t.py", "--pwd", "hunter2", "-p", "psh9Kx"], {})[0].value == "hunter2"
 
