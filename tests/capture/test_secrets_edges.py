@@ -235,6 +235,12 @@ def test_launch_secrets_from_argv_by_content_and_by_part() -> None:
     ]
     # A Hydra override's value, by content: the captured config holds it without its key.
     assert [k.value for k in launch_secrets(["t.py", f"upstream={STRIPE}"], {})] == [STRIPE]
+    # Eight characters are enough to be judged by content (`pwd=abcd`: a keyword assignment).
+    assert [k.value for k in launch_secrets(["t.py", "pwd=abcd"], {})] == ["abcd"]
+    env = {"EXTRA_ARGS": "pwd=abcd", "SHORT": "pwd=abc"}
+    assert [(k.source, k.value) for k in launch_secrets(["t.py"], env)] == [
+        ("EXTRA_ARGS", "pwd=abcd")
+    ]
     # The program itself is never taken for a secret: replay runs it again.
     assert launch_secrets([f"/opt/{STRIPE}"], {}) == []
     # The longest first (the scrubber's notes name the shortest).
