@@ -205,6 +205,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'git quotes every name that holds a `"`: an unquoted name neither starts nor ends '
         "with one, and a quoted one does both"
     ),
+    (_SECRETS, "start = -(-8 * k // 6)", "8 -> 9"): (
+        "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(9k/6) are both 0, 2, 3"
+    ),
+    (_SECRETS, "start = -(-8 * k // 6)", "6 -> 7"): (
+        "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(8k/7) are both 0, 2, 3"
+    ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"
     ),

@@ -233,6 +233,9 @@ def test_launch_secrets_from_argv_by_content_and_by_part() -> None:
         ("argv", STRIPE),
         ("argv", "pw-55x"),
     ]
+    # What redaction removed from an argument, whatever the length of what follows it.
+    for url, pw in (("postgresql://u:pw-55x@db/x", "pw-55x"), ("mysql://u:hunter22@h", "hunter22")):
+        assert [k.value for k in launch_secrets(["t.py", "--db", url], {})] == [pw]
     # A Hydra override's value, by content: the captured config holds it without its key.
     assert [k.value for k in launch_secrets(["t.py", f"upstream={STRIPE}"], {})] == [STRIPE]
     # Eight characters are enough to be judged by content (`pwd=abcd`: a keyword assignment).
