@@ -27,7 +27,8 @@ bench: install
 docs: install
 	mkdocs build --strict
 
-# Mutation testing of the evidence-critical modules (scripts/mutation.py; ~30 min on 2 cores).
+# Mutation testing of the evidence-critical modules (scripts/mutation.py; ~1,300 mutants:
+# hours on a busy 2-core machine, docs/mutation.md gives each module's count).
 # One module: make mutation MODULES=ledger/store/log.py
 mutation:
 	nice -n 5 $(PYTHON) scripts/mutation.py $(MODULES)

@@ -77,19 +77,38 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_redact_stored.py",
     ],
     "ledger/capture/secrets.py": [
+        "tests/capture/test_secrets_edges.py",
         "tests/capture/test_secret_scrub.py",
         "tests/capture/test_secret_corpus.py",
+        "tests/capture/test_secrets_log_limit.py",
     ],
     "ledger/stats/tolerance.py": [
+        "tests/stats/test_tolerance_edges.py",
         "tests/stats/test_stats_tolerance.py",
         "tests/replay/test_bitwise_edges.py::test_bitwise_equal_tells_signed_zeros_and_nan_payloads_apart",
         "tests/replay/test_bitwise_edges.py::test_bitwise_structured_comparison_refuses_a_signed_zero",
     ],
-    "ledger/stats/equivalence.py": ["tests/stats/test_stats_tost.py"],
+    "ledger/stats/equivalence.py": [
+        "tests/stats/test_equivalence_edges.py",
+        "tests/stats/test_stats_tost.py",
+        "tests/stats/test_stats_bootstrap.py",
+        "tests/stats/test_stats_api.py",
+    ],
     "ledger/replay/compare_outputs.py": [
+        "tests/replay/test_compare_outputs.py",
         "tests/replay/test_bitwise_edges.py",
         "tests/replay/test_compare_structured.py",
         "tests/replay/test_compare_trees.py",
+    ],
+    "ledger/replay/compare/_common.py": [
+        "tests/replay/test_compare_structured.py",
+        "tests/replay/test_bitwise_edges.py",
+        "tests/replay/test_compare_trees.py",
+        "tests/replay/test_compare_tensors.py",
+    ],
+    "ledger/replay/compare/checkpoints.py": [
+        "tests/replay/test_compare_checkpoints.py",
+        "tests/replay/test_compare_outputs.py",
     ],
     "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_load.py"],
     "ledger/torch/ckpt_load.py": ["tests/checkpoint/test_ckpt_save_load.py"],
@@ -102,8 +121,99 @@ _OBJ = "ledger/store/objects.py"
 _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
+_SECRETS = "ledger/capture/secrets.py"
+_GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
+_FOUR = (
+    "no line of four characters is flagged: checked for every one that passes the candidate "
+    "filter (7854 lines, as yaml, py, env and log), none is"
+)
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "ledger/stats/tolerance.py",
+        "if math.isnan(o) or math.isnan(r):",
+        "or -> and",
+    ): (
+        "with one NaN the later tests are false too (NaN equals nothing and is no closer than "
+        "any bound), so is_close still says False"
+    ),
+    (
+        "ledger/replay/compare/checkpoints.py",
+        'leaf = key.rsplit("/", 1)[-1]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/checkpoints.py",
+        'return [prefix + key, key, leaf, leaf.rsplit(".", 1)[-1]]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/checkpoints.py",
+        "for sa, sb in zip(ca.shards, cb.shards, strict=True):",
+        "True -> False",
+    ): (
+        "the world sizes were compared just above, and a record holds one shard per rank: "
+        "the lengths always agree here"
+    ),
+    (_SECRETS, "@lru_cache(maxsize=1)", "1 -> 2"): (
+        "the cache of a function without arguments holds one entry whatever its size"
+    ),
+    (_SECRETS, "def preload(delay: float = 0.0) -> threading.Timer:", "0.0 -> 1.0"): (
+        "the default is never seen: the one caller (record) passes delay=1.0"
+    ),
+    (_SECRETS, "if len(line) < 4 or not _candidate(line):", "len(line) < 4 -> len(line) <= 4"): (
+        _FOUR
+    ),
+    (_SECRETS, "if len(line) < 4 or not _candidate(line):", "4 -> 5"): _FOUR,
+    (_SECRETS, "_WINDOW = 4096", "4096 -> 4097"): (
+        "the window size: a secret of up to _OVERLAP characters is seen whole in one window "
+        "either way"
+    ),
+    (_SECRETS, "_OVERLAP = 512", "512 -> 513"): (
+        "the windows' overlap: every token a detector knows is far shorter than 512 characters"
+    ),
+    (_SECRETS, "if len(line) > _WINDOW:", "len(line) > _WINDOW -> len(line) >= _WINDOW"): (
+        "a line of exactly _WINDOW characters is then judged in one window: the whole line"
+    ),
+    (
+        _SECRETS,
+        "for i in range(0, len(line) - _OVERLAP, step):",
+        "len(line) - _OVERLAP -> len(line) + _OVERLAP",
+    ): "more windows at the end, each a part of the line the last window already holds",
+    (
+        _SECRETS,
+        "for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):",
+        "0 -> 1",
+    ): "the line number only labels the detector's match, which is not kept",
+    (_SECRETS, "judge = _Judge(os.path.basename(where) or where)", "or -> and"): (
+        "the keyword detector reads only the file's extension, which a path and its base name share"
+    ),
+    (_SECRETS, "new_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
+    (_SECRETS, "old_line = 0", "0 -> 1"): f"{_GIT_PATCH}, which sets the line number",
+    (_SECRETS, 'name = path.rstrip("/").rsplit("/", 1)[-1]', "1 -> 2"): (
+        "the last part is the same however many splits come before it"
+    ),
+    (
+        _SECRETS,
+        "for i, (raw, red) in enumerate(zip(argv, redacted, strict=True)):",
+        "True -> False",
+    ): "redact_argv returns one argument for each it is given: the lengths always agree",
+    (_SECRETS, "return False", "return X -> return None"): (
+        "None is as false as False to every caller (`if hunk.body(line)`, `or` in launch_secrets)"
+    ),
+    (_SECRETS, "if name[:1] == b'\"' and name[-1:] == b'\"':", "and -> or"): (
+        'git quotes every name that holds a `"`: an unquoted name neither starts nor ends '
+        "with one, and a quoted one does both"
+    ),
+    (_SECRETS, "start = -(-8 * k // 6)", "8 -> 9"): (
+        "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(9k/6) are both 0, 2, 3"
+    ),
+    (_SECRETS, "start = -(-8 * k // 6)", "6 -> 7"): (
+        "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(8k/7) are both 0, 2, 3"
+    ),
+    (_SECRETS, "for k in range(3):", "3 -> 4"): (
+        "a shift of three bytes is four base64 characters: the same core as no shift"
+    ),
     ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
         "StagingDir"

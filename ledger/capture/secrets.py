@@ -18,6 +18,7 @@ use (it costs ~0.15 s).
 from __future__ import annotations
 
 import base64
+import codecs
 import fnmatch
 import os
 import re
@@ -238,8 +239,42 @@ def redact_lines(data: bytes, where: str) -> tuple[bytes, list[Finding]]:
     return (b"".join(out) if found else data), found
 
 
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+# A hunk header: where the hunk starts in the old and the new file, and how many lines of each
+# it holds (1 when left out). Only the counts tell a hunk's own ``--- x`` line (a removed line
+# ``-- x``) from the next file's header.
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SCRUBBED = re.compile(rb"\[REDACTED:[A-Za-z0-9_ ]+\]")
+
+
+class _Hunk:
+    """Lines still to come in the current hunk of a patch, old and new side."""
+
+    def __init__(self) -> None:
+        self.old = self.new = 0
+
+    def start(self, m: re.Match[bytes]) -> None:
+        self.old = int(m[2] or 1)
+        self.new = int(m[4] or 1)
+
+    def body(self, line: bytes) -> bool:
+        """Whether ``line`` is a line of the hunk (counting it), not a header after it."""
+        tag = line[:1]
+        old = self.old > 0 and tag in {b" ", b"-"}
+        new = self.new > 0 and tag in {b" ", b"+"}
+        if not (old or new):
+            return False
+        self.old -= tag != b"+"
+        self.new -= tag != b"-"
+        return True
+
+
+def _patch_path(line: bytes) -> str:
+    """The file a ``--- a/X`` or ``+++ b/X`` header names (git quotes unusual names, and ends
+    a name holding a space with a tab)."""
+    name = line[4:].rstrip(b"\r\n").removesuffix(b"\t")
+    if name[:1] == b'"' and name[-1:] == b'"':
+        name = codecs.escape_decode(name[1:-1])[0]
+    return name[2:].decode("utf-8", "replace")
 
 
 def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
@@ -250,21 +285,9 @@ def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
     path = "?"
     judge = _Judge(path)
     new_line = 0
-    in_binary = False
+    hunk = _Hunk()
     for line in data.splitlines(keepends=True):
-        if line.startswith(b"diff --git "):
-            in_binary = False
-            path = line.rstrip(b"\n").split(b" b/", 1)[-1].decode("utf-8", "replace")
-            judge = _Judge(os.path.basename(path))
-        elif line.startswith(b"GIT binary patch"):
-            in_binary = True
-        elif m := _HUNK.match(line):
-            new_line = int(m[2])
-        elif (
-            not in_binary
-            and line[:1] in {b"+", b" ", b"-"}
-            and not line.startswith((b"+++ ", b"--- "))
-        ):
+        if hunk.body(line):
             number = new_line
             if line[:1] != b"-":
                 new_line += 1
@@ -276,6 +299,12 @@ def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
                 continue
             if _SCRUBBED.search(line):
                 found.append(Finding(path, number, "known secret value", kept))
+        elif line.startswith((b"--- a/", b'--- "a/', b"+++ b/", b'+++ "b/')):
+            path = _patch_path(line)
+            judge = _Judge(os.path.basename(path))
+        elif m := _HUNK.match(line):
+            new_line = int(m[3])
+            hunk.start(m)
         out.append(line)
     return (b"".join(out) if found else data), found
 
@@ -327,7 +356,9 @@ def launch_secrets(
         if raw != red:
             parts.append(_differing_part(raw, red))
         elif i > 0 and len(raw) >= MIN_CONTENT_LEN and judge(raw) is not None:
-            parts.append(raw.partition("=")[2] if raw.startswith("-") and "=" in raw else raw)
+            # The value of an option or a positional ``key=value`` (a Hydra override): the
+            # captured config holds it without its key.
+            parts.append(raw.partition("=")[2] if "=" in raw else raw)
         for part in parts:
             if not _not_a_value(part) and part.strip("*") and "redacted" not in part:
                 found.setdefault(part, KnownSecret("argv", part))
@@ -590,23 +621,21 @@ def restore_patch_context(data: bytes, base: Path) -> bytes:
     out: list[bytes] = []
     old_lines: list[bytes] = []
     old_line = 0
-    in_binary = False
+    hunk = _Hunk()
     for line in data.splitlines(keepends=True):
-        if line.startswith(b"diff --git "):
-            in_binary = False
+        if hunk.body(line):
+            if line[:1] != b"+":
+                if _SCRUBBED.search(line) and 0 < old_line <= len(old_lines):
+                    original = old_lines[old_line - 1]
+                    end = b"\n" if line.endswith(b"\n") else b""
+                    line = line[:1] + original.rstrip(b"\r\n") + end
+                old_line += 1
+        elif line.startswith((b"--- a/", b'--- "a/')):
+            old_lines = _read_inside(base, _patch_path(line))
+        elif line.startswith(b"diff --git "):
             old_lines = []
-        elif line.startswith(b"--- a/"):
-            name = line[6:].rstrip(b"\r\n").decode("utf-8", "surrogateescape")
-            old_lines = _read_inside(base, name)
-        elif line.startswith(b"GIT binary patch"):
-            in_binary = True
         elif m := _HUNK.match(line):
             old_line = int(m[1])
-        elif not in_binary and line[:1] in {b" ", b"-"} and not line.startswith(b"--- "):
-            if _SCRUBBED.search(line) and 0 < old_line <= len(old_lines):
-                original = old_lines[old_line - 1]
-                end = b"\n" if line.endswith(b"\n") else b""
-                line = line[:1] + original.rstrip(b"\r\n") + end
-            old_line += 1
+            hunk.start(m)
         out.append(line)
     return b"".join(out)

@@ -98,3 +98,46 @@ def test_pairing_by_step_and_bad_ids(store: Store) -> None:
     bad = compare_checkpoints(store, a10, not_a_checkpoint)
     assert bad.status == "not-comparable"
     assert bad.reason == "expected a checkpoint record, found a tree record"
+
+
+@pytest.mark.parametrize("extra_in", ["original", "replay"])
+def test_a_tensor_on_one_side_only_is_a_structural_difference(store: Store, extra_in: str) -> None:
+    from ledger.torch.checkpoint import save_checkpoint
+
+    both = {"w": torch.zeros(2)}
+    more = {**both, "extra": torch.ones(3)}
+    a = save_checkpoint(more if extra_in == "original" else both, step=1, store=store,
+                        run_id="a", rng=False).oid  # fmt: skip
+    b = save_checkpoint(both if extra_in == "original" else more, step=1, store=store,
+                        run_id="b", rng=False).oid  # fmt: skip
+    result = compare_checkpoints(store, a, b)
+    assert result.status == "different"
+    diff = result.first_difference
+    assert diff is not None and (diff.kind, diff.key) == ("structure", "extra")
+    other = "replay" if extra_in == "original" else "original"
+    assert diff.description == f"extra is in the {extra_in} but missing in the {other}"
+
+
+def test_checkpoints_saved_by_different_numbers_of_ranks_are_not_compared_tensor_by_tensor(
+    store: Store,
+) -> None:
+    from ledger.records.checkpoint import Checkpoint
+
+    one = _save(store, "orig", _state())
+    record = Checkpoint.model_validate(store.get_json(one))
+    # The same shard listed for two ranks: a record as a 2-rank save writes it.
+    shards = [record.shards[0], record.shards[0].model_copy(update={"rank": 1})]
+    two = store.put_json(record.model_copy(update={"world_size": 2, "shards": shards}).to_json())
+    result = compare_checkpoints(store, one, two)
+    assert (result.status, result.unit, result.mismatches, result.total) == (
+        "different",
+        "checkpoints",
+        1,
+        1,
+    )
+    diff = result.first_difference
+    assert diff is not None and (diff.key, diff.original, diff.replay) == ("world_size", "1", "2")
+    assert diff.description == "saved by 1 vs 2 ranks"
+    # Two ranks against two: compared shard by shard, each under its rank's name.
+    same = compare_checkpoints(store, two, two)
+    assert same.status == "identical" and same.total == 2 * (12 + 4) + 1
