@@ -15,8 +15,8 @@ from .errors import (
     UnknownIdError,
     UsageError,
 )
+from .run.start import start
 from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
-from .start import start
 from .store import Store
 
 __version__ = "0.1.0"

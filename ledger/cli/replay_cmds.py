@@ -167,7 +167,7 @@ def diff(
     json_out: bool = JsonOpt,
 ) -> None:
     """What differs between two runs: code, config, data, environment, seeds, first divergence."""
-    from ..diff import diff_runs, render_diff
+    from ..run.diff import diff_runs, render_diff
 
     result = diff_runs(open_store(ledger), a, b)
     if json_out:

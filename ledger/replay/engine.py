@@ -14,15 +14,15 @@ from typing import Any, Literal
 
 from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
-from ..lineage import code_source
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
 from ..records.verdict import Verdict
-from ..runs import load_run
+from ..run.find import load_run
+from ..run.lineage import code_source
+from ..run.series import final_value, run_series
 from ..store import Store
 from .seed_effect import check_seed_effect, with_seed_arg
-from .series import final_value, run_series
 from .workspace import Workspace
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
@@ -113,7 +113,7 @@ def _one_replay(
     failure anywhere later can still remove it."""
     from ..capture.rawbytes import argv_to_run
     from ..capture.secrets import restore_argv
-    from ..record import RecordOptions, record
+    from ..run.record import RecordOptions, record
     from .workspace import build_workspace
 
     # The exact bytes when they were stored; secrets come from the environment again.
@@ -446,7 +446,7 @@ def _seeds(
             # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
             # seeds not started and pass the signal on to those running (their runs are sealed
             # as interrupted), so the pool does not wait for them to finish.
-            from ..execute import interrupt_running
+            from ..run.execute import interrupt_running
 
             for f in futures:
                 f.cancel()

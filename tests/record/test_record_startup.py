@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger._sqlite import _SkipInThisThread
+from ledger.index._sqlite import _SkipInThisThread
 
 REPO = Path(__file__).resolve().parents[2]
 

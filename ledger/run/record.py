@@ -20,24 +20,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from ._canonical import canonical_json
-from ._hashing import hash_bytes
-from ._progress import stage
-from .capture.metric_regex import MetricPattern
-from .capture.stdout_metrics import StdoutMetrics, compile_patterns
-from .errors import UsageError
+from .. import __version__
+from .._canonical import canonical_json
+from .._hashing import hash_bytes
+from .._progress import stage
+from ..capture.metric_regex import MetricPattern
+from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
+from ..errors import UsageError
+from ..records.contract import Contract
+from ..records.metrics import MetricSeries, MetricSummary, build_series, summarize
+from ..records.run import Run, RunStatus
+from ..store import Store
+from ..store.staging import open_staging, release_staging
 from .execute import ExecResult, execute
-from .records.contract import Contract
-from .records.metrics import MetricSeries, MetricSummary, build_series, summarize
-from .records.run import Run, RunStatus
-from .runs import new_run_id, run_ref
-from .store import Store
-from .store.staging import open_staging, release_staging
+from .find import new_run_id, run_ref
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
-HOOK_DIR = Path(__file__).parent / "_hook"
+HOOK_DIR = Path(__file__).parent.parent / "_hook"
 _FREEZE_LOCK = threading.Lock()
 
 
@@ -92,7 +92,7 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
 
 def _check_utf8(opts: RecordOptions) -> None:
     """Paths and names go into records as UTF-8: refuse others (argv is kept as bytes)."""
-    from .capture.rawbytes import require_utf8
+    from ..capture.rawbytes import require_utf8
 
     require_utf8(str(opts.cwd.absolute()), "the working directory")
     for flag, paths in (("--input", opts.inputs), ("--output", opts.outputs)):
@@ -246,12 +246,12 @@ def _begin_run(
     # --no-store-inputs the directory listings are still stored: the record names them.
     copier = None
     if frozen.inputs:
-        from .capture.data import store_inputs, store_manifests
+        from ..capture.data import store_inputs, store_manifests
 
         copy = store_inputs if opts.store_inputs else store_manifests
         copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    from .capture.outputs import snapshot_outputs
+    from ..capture.outputs import snapshot_outputs
 
     before = snapshot_outputs(opts.outputs, opts.cwd)  # last thing before launch
     return Begun(
@@ -261,7 +261,7 @@ def _begin_run(
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     """Seal the run, update the index, remove the staging directory."""
-    from .index import Index
+    from ..index import Index
 
     try:
         if b.copier is not None and b.copier.is_alive():
@@ -293,7 +293,7 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
 
 
 def record(opts: RecordOptions, store: Store) -> RecordResult:
-    from .capture.secrets import preload
+    from ..capture.secrets import preload
 
     b = begin(opts, store)
     # The secret detectors (0.2-0.4 s to import) are needed before launch only for what is not
@@ -329,9 +329,9 @@ def seal(
     started: datetime,
     outputs_before: dict[str, Any] | None = None,
 ) -> RecordResult:
+    from ..capture import outputs as outputs_mod
+    from ..capture.secrets import Scrubber, scrub_run_dir
     from . import contract as contract_mod
-    from .capture import outputs as outputs_mod
-    from .capture.secrets import Scrubber, scrub_run_dir
 
     notes = list(frozen.notes)
     summaries: list[MetricSummary] = []

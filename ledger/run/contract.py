@@ -14,18 +14,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._progress import stage
-from .records.contract import Contract
-from .records.data import InputDigest
-from .records.metrics import MetricSummary
-from .records.run import CheckpointEvent, InputCheck
-from .store import Store
+from .._progress import stage
+from ..records.contract import Contract
+from ..records.data import InputDigest
+from ..records.metrics import MetricSummary
+from ..records.run import CheckpointEvent, InputCheck
+from ..store import Store
 
 if TYPE_CHECKING:
-    from .capture.secrets import Scrubber
-    from .capture.statcache import StatCache
+    from ..capture.secrets import Scrubber
+    from ..capture.statcache import StatCache
+    from ..records.code import CodeSnapshot
     from .record import RecordOptions
-    from .records.code import CodeSnapshot
 
 __all__ = ["Frozen", "freeze"]
 
@@ -59,8 +59,8 @@ class Frozen:
 def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
     import os
 
-    from .capture.rawbytes import is_utf8
-    from .capture.redact import redact_env
+    from ..capture.rawbytes import is_utf8
+    from ..capture.redact import redact_env
 
     chosen = {
         k: v
@@ -78,8 +78,8 @@ def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
 
 def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
     """The stored snapshot a replay's workspace was rebuilt from (its own code record)."""
-    from .records.base import record_from_json
-    from .records.code import CodeSnapshot
+    from ..records.base import record_from_json
+    from ..records.code import CodeSnapshot
 
     snap = record_from_json(store.get_json(oid), CodeSnapshot)
     assert isinstance(snap, CodeSnapshot)
@@ -87,15 +87,15 @@ def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
 
 
 def freeze(opts: RecordOptions, store: Store) -> Frozen:
-    from .capture.code import code_digest, require_clean, snapshot_code
-    from .capture.config import load_config_file
-    from .capture.data import digest_input
-    from .capture.env import env_digest, fingerprint
-    from .capture.rawbytes import split_argv
-    from .capture.redact import redact_argv
-    from .capture.secrets import Finding, Scrubber, launch_secrets
-    from .capture.statcache import StatCache
-    from .capture.trees import describe
+    from ..capture.code import code_digest, require_clean, snapshot_code
+    from ..capture.config import load_config_file
+    from ..capture.data import digest_input
+    from ..capture.env import env_digest, fingerprint
+    from ..capture.rawbytes import split_argv
+    from ..capture.redact import redact_argv
+    from ..capture.secrets import Finding, Scrubber, launch_secrets
+    from ..capture.statcache import StatCache
+    from ..capture.trees import describe
 
     if opts.require_clean:
         require_clean(opts.cwd)
@@ -112,7 +112,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
             inputs.append(given)
     cache.save()
     # Lines found clean by earlier runs skip the detectors (ledger/capture/secret_memo.py).
-    from .capture.secret_memo import CleanMemo
+    from ..capture.secret_memo import CleanMemo
 
     memo = CleanMemo.for_store(store.root)
     scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}, memo))
@@ -167,7 +167,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
 def recheck_inputs(
     frozen: Frozen, opts: RecordOptions, store: Store | None = None
 ) -> tuple[list[InputCheck], bool, list[str]]:
-    from .capture.data import recheck, stored_in
+    from ..capture.data import recheck, stored_in
 
     checks: list[InputCheck] = []
     changed_any = False
@@ -196,7 +196,7 @@ def recheck_inputs(
 
 def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | None, str | None]:
     """The config record: files, plus the argparse/Hydra values the process resolved."""
-    from .capture.config import (
+    from ..capture.config import (
         build_config_capture,
         collect_capture_notes,
         collect_config_captures,
@@ -219,7 +219,7 @@ def collect_runtime_safe(
 ) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
-        from .runtime.ingest import collect_runtime
+        from ..runtime.ingest import collect_runtime
     except ImportError:
         return None, [], []
     try:
