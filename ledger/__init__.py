@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._version import __version__
 from .errors import (
     AmbiguousIdError,
     CorruptObjectError,
@@ -18,8 +19,6 @@ from .errors import (
 from .run.start import start
 from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
 from .store import Store
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AmbiguousIdError",

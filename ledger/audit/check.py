@@ -89,7 +89,7 @@ def audit(
         replayer=replayer if replay else None,
     )
     results = [evaluate_claim(c, ctx) for c in loaded.claims]
-    from .. import __version__
+    from .._version import __version__
 
     audit_id = new_audit_id()
     file_oid = store.objects.put_bytes(loaded.raw)

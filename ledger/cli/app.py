@@ -47,7 +47,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from .._version import __version__
 
         sys.stdout.write(f"ledger {__version__}\n")
         raise typer.Exit(0)

@@ -107,8 +107,8 @@ def replay(
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
     Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
-    from ..replay.engine import ReplayOptions
     from ..replay.engine import replay as do_replay
+    from ..replay.options import ReplayOptions
 
     opts = ReplayOptions(
         mode=mode.value,  # type: ignore[arg-type]

@@ -86,8 +86,8 @@ def record(
     ),
 ) -> None:
     """Run CMD (after --) and seal an immutable run record. Exits with CMD's exit code."""
+    from ..run.options import RecordOptions
     from ..run.project_config import RecordDefaults, load_project_config
-    from ..run.record import RecordOptions
     from ..run.record import record as do_record
 
     command = list(ctx.args)

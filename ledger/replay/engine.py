@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
@@ -22,12 +21,12 @@ from ..run.find import load_run
 from ..run.lineage import code_source
 from ..run.series import final_value, run_series
 from ..store import Store
+from .options import ReplayOptions
 from .seed_effect import check_seed_effect, with_seed_arg
 from .workspace import Workspace
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
-Mode = Literal["bitwise", "tolerance", "seeds"]
 REDACTED = "***"
 
 
@@ -38,28 +37,6 @@ class ReplayInterrupted(ReplayError):
     def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.exit_code = 128 + signum
-
-
-@dataclass
-class ReplayOptions:
-    mode: Mode = "bitwise"
-    rtol: float | None = None
-    atol: float | None = None
-    per_metric: dict[str, tuple[float, float]] = field(default_factory=dict)
-    seeds: int = 5
-    margin: float | None = None
-    metric: str | None = None  # main metric for seeds mode
-    seed_arg: str | None = None  # argv flag that carries the seed, e.g. --seed
-    jobs: int = 1
-    keep_workspace: bool = False
-    strict_env: bool = False
-    include_logs: bool = False
-    workspace_parent: Path | None = None
-    bootstrap_seed: int | None = None
-    original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
-    from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
-    # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
-    on_seed: Callable[[int, int, Run, float | None], None] | None = None
 
 
 @dataclass
@@ -113,7 +90,8 @@ def _one_replay(
     failure anywhere later can still remove it."""
     from ..capture.rawbytes import argv_to_run
     from ..capture.secrets import restore_argv
-    from ..run.record import RecordOptions, record
+    from ..run.options import RecordOptions
+    from ..run.record import record
     from .workspace import build_workspace
 
     # The exact bytes when they were stored; secrets come from the environment again.

@@ -20,12 +20,12 @@ from ..records.data import InputDigest
 from ..records.metrics import MetricSummary
 from ..records.run import CheckpointEvent, InputCheck
 from ..store import Store
+from .options import RecordOptions
 
 if TYPE_CHECKING:
     from ..capture.secrets import Scrubber
     from ..capture.statcache import StatCache
     from ..records.code import CodeSnapshot
-    from .record import RecordOptions
 
 __all__ = ["Frozen", "freeze"]
 

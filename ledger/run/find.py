@@ -1,11 +1,10 @@
-"""Run ids, and finding runs by id, prefix or name."""
+"""Finding runs: by id, prefix, short id or name (``resolve_run``, ``load_run``), and listing
+them (``list_runs``). Run ids themselves are made in ``ledger.run.ids``."""
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AmbiguousIdError, LedgerError, UnknownIdError
@@ -13,21 +12,12 @@ from ..index.short_ids import match_short_id
 from ..records.base import record_from_json
 from ..records.run import Run
 from ..store import Store
+from .ids import new_run_id, run_ref
 
 if TYPE_CHECKING:
     from ..index.query import Filter
 
 __all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """``20261130T074012.123456Z-3f9a1c2b``: sorts by start time, unique by the random tail."""
-    now = now or datetime.now(UTC)
-    return now.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + secrets.token_hex(4)
-
-
-def run_ref(run_id: str) -> str:
-    return f"runs/{run_id}"
 
 
 def resolve_run(store: Store, text: str) -> str:

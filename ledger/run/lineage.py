@@ -8,7 +8,7 @@ from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
 from ..store import Store
-from .find import run_ref
+from .ids import run_ref
 
 __all__ = ["code_source", "original_ids", "parent_run"]
 

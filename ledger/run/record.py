@@ -20,10 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
 from .._progress import stage
+from .._version import __version__
 from ..capture.metric_regex import MetricPattern
 from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
 from ..errors import UsageError
@@ -32,35 +32,15 @@ from ..records.metrics import MetricSeries, MetricSummary, build_series, summari
 from ..records.run import Run, RunStatus
 from ..store import Store
 from ..store.staging import open_staging, release_staging
+from . import contract as contract_mod
 from .execute import ExecResult, execute
-from .find import new_run_id, run_ref
+from .ids import new_run_id, run_ref
+from .options import RecordOptions
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
 HOOK_DIR = Path(__file__).parent.parent / "_hook"
 _FREEZE_LOCK = threading.Lock()
-
-
-@dataclass
-class RecordOptions:
-    command: list[str]
-    name: str | None = None
-    inputs: list[Path] = field(default_factory=list)
-    outputs: list[Path] = field(default_factory=list)
-    configs: list[Path] = field(default_factory=list)
-    metrics: list[str] = field(default_factory=list)
-    env_names: list[str] = field(default_factory=list)
-    require_clean: bool = False
-    tags: dict[str, str] = field(default_factory=dict)
-    cwd: Path = field(default_factory=Path.cwd)
-    store_inputs: bool = True
-    # Set by replay: the run this one replays, variables to set, a forced seed root.
-    replay_of: str | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
-    seed_root: int | None = None
-    # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
-    # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
-    code: str | None = None
 
 
 @dataclass
@@ -196,8 +176,6 @@ class Begun:
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
-    from . import contract as contract_mod
-
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
@@ -331,7 +309,6 @@ def seal(
 ) -> RecordResult:
     from ..capture import outputs as outputs_mod
     from ..capture.secrets import Scrubber, scrub_run_dir
-    from . import contract as contract_mod
 
     notes = list(frozen.notes)
     summaries: list[MetricSummary] = []

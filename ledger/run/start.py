@@ -54,7 +54,8 @@ def start(
     from ..runtime import rank_info
     from ..store import Store
     from .execute import ExecResult
-    from .record import RecordOptions, begin, finish
+    from .options import RecordOptions
+    from .record import begin, finish
 
     store = Store.open(ledger_dir)
     opts = RecordOptions(
