@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._progress import stage
+from ..capture.boundary import for_store
 from ..records.contract import Contract
 from ..records.data import InputDigest
 from ..records.metrics import MetricSummary
@@ -56,11 +57,12 @@ class Frozen:
     scrubber: Scrubber | None = None  # the secrets known at launch, scrubbed from all captures
 
 
-def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
+def _env_vars(
+    names: list[str], extra: dict[str, str], scrubber: Scrubber | None = None
+) -> dict[str, str]:
     import os
 
     from ..capture.rawbytes import is_utf8
-    from ..capture.redact import redact_env
 
     chosen = {
         k: v
@@ -73,7 +75,7 @@ def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
         and is_utf8(v)
     }
     chosen.update(extra)
-    return redact_env(chosen)
+    return for_store("env", chosen, scrubber, "env_vars")
 
 
 def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
@@ -92,7 +94,6 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from ..capture.data import digest_input
     from ..capture.env import env_digest, fingerprint
     from ..capture.rawbytes import split_argv
-    from ..capture.redact import redact_argv
     from ..capture.secrets import Finding, Scrubber, launch_secrets
     from ..capture.statcache import StatCache
     from ..capture.trees import describe
@@ -137,14 +138,11 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         code = snapshot_code(opts.cwd, store, scrubber=scrubber)
         notes += list(code.notes)
         code_oid = store.put_json(code.to_json())
-    env = fingerprint(opts.env_names)
-    det = env.determinism
-    det = det.model_copy(update={"env": scrubber.json(det.env, "the environment record")})
-    env = env.model_copy(update={"determinism": det})
+    env = fingerprint(opts.env_names, scrubber=scrubber)
     env_oid = store.put_json(env.to_json())
     # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay fills
     # in from the environment again; the name rules then catch the rest.
-    argv, argv_b64 = split_argv(redact_argv([scrubber.text(a, "argv") for a in opts.command]))
+    argv, argv_b64 = split_argv(for_store("argv", opts.command, scrubber))
     contract = Contract(
         argv=argv,
         argv_b64=argv_b64,
@@ -155,7 +153,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         inputs=[d.model_dump(mode="json") for d in inputs],
         environment=env_oid,
         env_digest=env_digest(env),
-        env_vars=scrubber.json(_env_vars(opts.env_names, opts.extra_env), "env_vars"),
+        env_vars=_env_vars(opts.env_names, opts.extra_env, scrubber),
         seed_root=opts.seed_root,
         metric_patterns=list(opts.metrics),
         outputs=[str(p) for p in opts.outputs],

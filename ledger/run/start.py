@@ -48,8 +48,8 @@ def start(
     if os.environ.get("LEDGER_RUN_ID"):
         yield current_run()
         return
+    from ..capture.boundary import for_store
     from ..capture.config import load_config_file
-    from ..capture.redact import redact_json
     from ..capture.stdout_metrics import StdoutMetrics
     from ..runtime import rank_info
     from ..store import Store
@@ -71,7 +71,7 @@ def start(
         path = b.staging / "start-config.json"
         try:
             # Redacted before it reaches the disk: the staging dir outlives a killed process.
-            path.write_text(json.dumps(redact_json(config), sort_keys=True, default=str))
+            path.write_text(json.dumps(for_store("json", config), sort_keys=True, default=str))
         except (TypeError, ValueError) as e:
             from ..errors import UsageError
 
