@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._version import __version__
 from .errors import (
     AmbiguousIdError,
     CorruptObjectError,
@@ -15,11 +16,9 @@ from .errors import (
     UnknownIdError,
     UsageError,
 )
+from .run.start import start
 from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
-from .start import start
 from .store import Store
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AmbiguousIdError",

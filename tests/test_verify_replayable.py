@@ -15,7 +15,7 @@ import pytest
 from _support import run_ledger
 
 from ledger.records.code import CodeSnapshot
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 pytestmark = [pytest.mark.slow]

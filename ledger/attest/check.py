@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._canonical import canonical_json
 from .._hashing import OID_RE
 from ..errors import IntegrityError, LedgerError, UsageError
-from ..runs import resolve_run
+from ..run.find import resolve_run
 from ..store import Store
 from ..store.anchor import chain_head, extends, parse_head, refs_at
 from ..store.walk import reachable

@@ -90,7 +90,7 @@ def audit(
         methods=loaded.methods,
     )
     results = [evaluate_claim(c, ctx) for c in loaded.claims]
-    from .. import __version__
+    from .._version import __version__
 
     audit_id = new_audit_id()
     file_oid = store.objects.put_bytes(loaded.raw)

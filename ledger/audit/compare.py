@@ -21,7 +21,7 @@ from .select import RecordedRun, run_value, select_runs
 
 if TYPE_CHECKING:
     from ..stats import ComparisonResult
-    from .evaluate import AuditContext
+    from .context import AuditContext
 
 __all__ = ["evaluate_comparison"]
 
@@ -188,7 +188,7 @@ def _collect(
 
 
 def _replay_check_for(evidence: list[RunEvidence]) -> AuditCheck:
-    from .evaluate import _replay_check  # evaluate imports this module
+    from .context import _replay_check
 
     return _replay_check(evidence)
 

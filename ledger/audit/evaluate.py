@@ -10,7 +10,6 @@ spread) but at least twice the rounding half-width r, so a supporting interval e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..records.audit import AuditCheck, ClaimAudit, ClaimProblem, ClaimVerdictName, RunEvidence
@@ -24,11 +23,11 @@ from ..stats import (
     sigma_readings,
     summarize,
 )
-from ..store import Store
-from .claims import Claim, ComparisonClaim, RunSelector
+from .claims import Claim, ComparisonClaim
 from .compare import evaluate_comparison
+from .context import AuditContext, _replay_check
 from .load import LoadedClaim
-from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
+from .replays import NO_REPLAY
 from .select import RecordedRun, run_value, select_runs, test_selection_marks
 
 __all__ = ["AuditContext", "evaluate_claim"]
@@ -44,25 +43,6 @@ _HEADLINES = {
     "runs_reproducible": "runs behind the claim did not reproduce",
     "delivery_gate": "a checkpoint behind the claim has no passing delivery gate",
 }
-
-
-@dataclass
-class AuditContext:
-    store: Store
-    runs: list[RecordedRun]
-    recorded: dict[str, ReplayCheck]
-    margin: float | None = None
-    replayer: Replayer | None = None
-    methods: dict[str, RunSelector] = field(default_factory=dict)
-    _replayed: dict[str, ReplayCheck] = field(default_factory=dict)
-
-    def replay_of(self, run_id: str) -> ReplayCheck | None:
-        """The replay now (once per run) when replaying, else the latest recorded verdict."""
-        if self.replayer is None:
-            return self.recorded.get(run_id)
-        if run_id not in self._replayed:
-            self._replayed[run_id] = self.replayer(self.store, run_id)
-        return self._replayed[run_id]
 
 
 def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
@@ -341,22 +321,6 @@ def _marks_text(marks: dict[str, list[str]]) -> list[str]:
             f"{mark} on run {ids[0]}" if len(ids) == 1 else f"{mark} on {len(ids)} runs ({shown})"
         )
     return out
-
-
-def _replay_check(evidence: list[RunEvidence]) -> AuditCheck:
-    used = [e for e in evidence if e.used]
-    bad = [e for e in used if e.replay not in (REPRODUCED, NO_REPLAY)]
-    none = [e for e in used if e.replay == NO_REPLAY]
-    if bad:
-        shown = ", ".join(f"{e.run_id} {e.replay}" for e in bad)
-        return AuditCheck(name="runs_reproducible", passed=False, detail=shown)
-    if none:
-        return AuditCheck(
-            name="runs_reproducible",
-            passed=None,
-            detail=f"no replay recorded for {len(none)} of {len(used)} runs",
-        )
-    return AuditCheck(name="runs_reproducible", passed=True, detail=f"all {len(used)} reproduced")
 
 
 def _too_few(claim: Claim, k: int) -> str:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from ..errors import UsageError
 from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
 from ..store import Store
-from .redact import redact_argv, redact_json
+from .boundary import for_store
 from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
 __all__ = [
@@ -197,15 +197,14 @@ def load_config_file(
             else "give the file a .yaml, .json or .toml extension, or fix its content",
         ) from exc
     safe = json_safe(value)
-    redacted = redact_json(safe)
+    redacted = for_store("json", safe, scrubber, given)
     # Values under a secret key are gone from the parsed value; in the bytes a line detector
     # cannot see them when the key is a line above (``creds:`` then ``- value: X``, a list).
     under_keys = Scrubber(_values_under_secret_keys(safe))
     data = under_keys.scrub(data, given)
     if scrubber is not None:
-        # The stored bytes lose known secret values and every line the detector flags; the
-        # parsed value loses known values too (its secret keys are gone already).
-        redacted = scrubber.json(redacted, given)
+        # The stored bytes lose known secret values and every line the detector flags (the
+        # parsed value lost both above).
         data, found = redact_lines(scrubber.scrub(data, given), given)
         findings.extend(found)
     return ConfigFile(
@@ -272,7 +271,9 @@ def _read_captures(run_dir: Path, prefix: str) -> tuple[list[dict[str, Any]], li
 
 
 def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
-    """The argparse namespaces the child processes parsed, in the order they were parsed."""
+    """The argparse namespaces the child processes parsed, in the order they were parsed,
+    redacted for the store (``ledger.capture.boundary``; the known secret values left the
+    staged files before, with the rest of the staging directory: ``scrub_run_dir``)."""
     out = []
     for raw in _read_captures(Path(run_dir), "argparse")[0]:
         try:
@@ -280,9 +281,9 @@ def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
                 ArgparseCapture.model_validate(
                     {
                         **raw,
-                        "argv": redact_argv([str(a) for a in raw.get("argv", [])]),
-                        "unknown": redact_argv([str(a) for a in raw.get("unknown", [])]),
-                        "namespace": redact_json(json_safe(raw.get("namespace", {}))),
+                        "argv": for_store("argv", raw.get("argv", [])),
+                        "unknown": for_store("argv", raw.get("unknown", [])),
+                        "namespace": for_store("json", json_safe(raw.get("namespace", {}))),
                     }
                 )
             )
@@ -292,7 +293,8 @@ def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
 
 
 def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
-    """The configs Hydra task functions received in the child processes."""
+    """The configs Hydra task functions received in the child processes, redacted for the
+    store as ``collect_config_captures``."""
     out = []
     for raw in _read_captures(Path(run_dir), "hydra")[0]:
         try:
@@ -300,8 +302,8 @@ def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
                 HydraCapture.model_validate(
                     {
                         **raw,
-                        "config": redact_json(json_safe(raw.get("config"))),
-                        "overrides": redact_argv([str(a) for a in raw.get("overrides", [])]),
+                        "config": for_store("json", json_safe(raw.get("config"))),
+                        "overrides": for_store("argv", raw.get("overrides", [])),
                     }
                 )
             )
@@ -363,9 +365,10 @@ def build_config_capture(
     hydra: Sequence[HydraCapture] = (),
     notes: Sequence[str] = (),
 ) -> ConfigCapture:
-    """Assemble the config record. ``resolved`` merges, later winning: config files (in
-    command-line order), then Hydra configs, then argparse namespaces (launchers skipped,
-    None values never replacing a value from a file)."""
+    """Assemble the config record; ``argv`` is redacted for the store (``record`` passes the
+    contract's, redacted already: the rules leave their own output as it is). ``resolved``
+    merges, later winning: config files (in command-line order), then Hydra configs, then
+    argparse namespaces (launchers skipped, None values never replacing a value from a file)."""
     resolved: dict[str, Any] = {}
     for f in files:
         if isinstance(f.value, dict):
@@ -377,7 +380,7 @@ def build_config_capture(
         if not _is_launcher(a):
             resolved = merge_configs(resolved, a.namespace, keep_none=False)
     return ConfigCapture(
-        argv=redact_argv(list(argv)),
+        argv=for_store("argv", argv),
         files=list(files),
         argparse=list(argparse),
         hydra=list(hydra),

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from importlib.machinery import PathFinder
 from importlib.metadata import PathDistribution
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
@@ -34,8 +34,11 @@ from ..records.env import (
     PythonInfo,
     TorchInfo,
 )
+from .boundary import for_store
 from .rawbytes import is_utf8
-from .redact import redact_env
+
+if TYPE_CHECKING:
+    from .secrets import Scrubber
 
 __all__ = [
     "NUMERICS_ENV",
@@ -200,7 +203,9 @@ def _memory_total() -> int:
         return 0
 
 
-def _selected_env(environ: Mapping[str, str], patterns: Sequence[str]) -> dict[str, str]:
+def _selected_env(
+    environ: Mapping[str, str], patterns: Sequence[str], scrubber: Scrubber | None
+) -> dict[str, str]:
     exact = {p for p in patterns if not p.endswith("*")}
     prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
     picked = {
@@ -210,7 +215,7 @@ def _selected_env(environ: Mapping[str, str], patterns: Sequence[str]) -> dict[s
         and is_utf8(k)  # records hold UTF-8: a variable that is not is left out
         and is_utf8(v)
     }
-    return redact_env(dict(sorted(picked.items())))
+    return for_store("env", dict(sorted(picked.items())), scrubber, "the environment record")
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -221,10 +226,14 @@ def _int_or_none(value: str | None) -> int | None:
 
 
 def fingerprint(
-    extra_env: Sequence[str] = (), environ: Mapping[str, str] | None = None
+    extra_env: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    scrubber: Scrubber | None = None,
 ) -> Environment:
     """Fingerprint this machine and Python; ``extra_env`` names (or ``PREFIX*``) more
-    variables to keep. ``environ`` defaults to ``os.environ`` (the child inherits it)."""
+    variables to keep. ``environ`` defaults to ``os.environ`` (the child inherits it). The
+    variables kept are redacted for the store (``ledger.capture.boundary``), ``scrubber``'s
+    known secret values included."""
     environ = os.environ if environ is None else environ
     packages = installed_packages()
     libc_name, libc_version = platform.libc_ver()
@@ -250,7 +259,7 @@ def fingerprint(
         memory_total=_memory_total(),
         packages=packages,
         determinism=Determinism(
-            env=_selected_env(environ, (*NUMERICS_ENV, *extra_env)),
+            env=_selected_env(environ, (*NUMERICS_ENV, *extra_env), scrubber),
             torch=_torch_info(packages),
             gpus=_gpus(),
             **{field: _int_or_none(environ.get(var)) for var, field in _WORLD.items()},

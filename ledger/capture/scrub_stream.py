@@ -21,15 +21,26 @@ Content detection (lines that look like credentials) still runs over the whole l
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .secrets import Scrubber
+    from .form_match import FormMatcher
 
 __all__ = ["ScrubStream"]
 
 _SNIFF = 8192  # as Scrubber.scrub: a NUL in the first 8 KiB makes the data binary
 _LINE_ENDS = re.compile(rb"[\r\n]")
+
+
+class Scrubber(Protocol):
+    """What a stream needs of ``ledger.capture.secrets.Scrubber`` (which builds the streams)."""
+
+    @property
+    def longest_form(self) -> int: ...
+    @property
+    def forms(self) -> list[bytes]: ...
+    def matcher_for(self, head: bytes) -> FormMatcher | None: ...
+    def replacement(self, form: bytes, where: str) -> bytes: ...
 
 
 class ScrubStream:

@@ -32,7 +32,7 @@ def _tag() -> str:
     """What the detection results depend on."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .. import __version__
+    from .._version import __version__
 
     try:
         detector = version("detect-secrets")

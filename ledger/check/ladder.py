@@ -69,7 +69,7 @@ def run_ladder(
 ) -> CheckResult:
     """Run ``levels`` (default: all but distributed) of spec ``source`` in ladder order; stop
     after the first level with a failing required check unless ``keep_going``."""
-    from .. import __version__
+    from .._version import __version__
     from ..records.check import Check
     from .spec import load_spec
 

@@ -43,7 +43,7 @@ def _range(points: list[tuple[int, float]]) -> str:
 
 def recorded_stability(store: Store, run_id: str, settings: dict[str, Any]) -> CheckItem | None:
     """The check from run ``run_id``'s watch metrics; None when it logged none."""
-    from ..runs import load_run
+    from ..run.find import load_run
 
     _, run = load_run(store, run_id)
     series = _series(store, run)

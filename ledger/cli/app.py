@@ -29,7 +29,7 @@ from . import (
 )
 from ._common import set_global_ledger
 from ._output import report_error
-from .entry import flush_stdout, quiet_broken_pipe
+from ._pipes import flush_stdout, quiet_broken_pipe
 
 __all__ = ["app", "command", "main"]
 
@@ -48,7 +48,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from .._version import __version__
 
         sys.stdout.write(f"ledger {__version__}\n")
         raise typer.Exit(0)

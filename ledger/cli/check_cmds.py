@@ -63,7 +63,7 @@ def check(
         store = open_store(ledger)
         store.check_writable()
         if run is not None:
-            from ..runs import resolve_run
+            from ..run.find import resolve_run
 
             run_id = resolve_run(store, run)
     elif run is not None:

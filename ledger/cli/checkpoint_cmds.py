@@ -27,7 +27,7 @@ def checkpoints(
     from rich.table import Table
 
     from ..errors import UnknownIdError
-    from ..runs import resolve_run
+    from ..run.find import resolve_run
     from ..torch.ckpt_export import checkpoint_runs, list_checkpoints
 
     store = open_store(ledger)

@@ -14,7 +14,7 @@ __all__ = ["register"]
 def config(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     """Show the defaults `ledger record` applies (pyproject.toml, .ledger/config.toml)."""
     from ..errors import LedgerNotFoundError
-    from ..project_config import load_project_config
+    from ..run.project_config import load_project_config
     from ..store import find_ledger_dir
 
     try:

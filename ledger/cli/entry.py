@@ -11,7 +11,9 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-__all__ = ["flush_stdout", "main", "quiet_broken_pipe"]
+from ._pipes import flush_stdout, quiet_broken_pipe
+
+__all__ = ["main"]
 
 
 def main() -> NoReturn:
@@ -49,22 +51,3 @@ def _run_record(args: object) -> NoReturn:
         sys.exit(2)
     flush_stdout()
     sys.exit(rc)
-
-
-def flush_stdout() -> None:
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        quiet_broken_pipe()
-
-
-def quiet_broken_pipe() -> NoReturn:
-    """`ledger ls | head -1`: the reader left; stop quietly like other Unix tools."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    sys.exit(141)

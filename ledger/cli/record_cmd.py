@@ -148,9 +148,9 @@ def parse_tags(tags: list[str]) -> dict[str, str]:
 
 def run_record(args: RecordArgs) -> int:
     """Record ``args.command`` and print the one-line summary; returns the exit code."""
-    from ..project_config import RecordDefaults, load_project_config
-    from ..record import RecordOptions
-    from ..record import record as do_record
+    from ..run.project_config import RecordDefaults, load_project_config
+    from ..run.record import RecordOptions
+    from ..run.record import record as do_record
     from ..store import Store
 
     store = Store.open(args.ledger)

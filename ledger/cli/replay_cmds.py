@@ -188,8 +188,8 @@ def replay(
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
     Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
-    from ..replay.engine import ReplayOptions
     from ..replay.engine import replay as do_replay
+    from ..replay.options import ReplayOptions
 
     opts = ReplayOptions(
         mode=mode.value,  # type: ignore[arg-type]
@@ -263,7 +263,7 @@ def diff(
     json_out: bool = JsonOpt,
 ) -> None:
     """What differs between two runs: code, config, data, environment, seeds, first divergence."""
-    from ..diff import diff_runs, render_diff
+    from ..run.diff import diff_runs, render_diff
 
     result = diff_runs(open_store(ledger), a, b)
     if json_out:

@@ -128,10 +128,10 @@ def ls(
     json_out: bool = JsonOpt,
 ) -> None:
     """List original runs, newest first, with how many replays each has."""
-    from ..checked import REINDEX_HINT
-    from ..query import parse_columns, parse_where
-    from ..runs import list_runs
-    from ..short_ids import short_ids_of
+    from ..index.checked import REINDEX_HINT
+    from ..index.query import parse_columns, parse_where
+    from ..index.short_ids import short_ids_of
+    from ..run.find import list_runs
 
     warnings: list[str] = []
     filters, chosen = parse_where(where), parse_columns(columns)
@@ -213,8 +213,8 @@ def show(
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run: contract, environment, metrics, outputs, replays."""
-    from ..checked import REINDEX_HINT
-    from ..show import describe_run, render_run
+    from ..index.checked import REINDEX_HINT
+    from ..run.show import describe_run, render_run
 
     store = open_store(ledger)
     info = describe_run(store, run)
@@ -237,7 +237,7 @@ def log(
 ) -> None:
     """Print the captured output of a run."""
     from ..errors import UsageError
-    from ..runs import load_run
+    from ..run.find import load_run
 
     store = open_store(ledger)
     _, rec = load_run(store, run)

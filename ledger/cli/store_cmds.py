@@ -53,7 +53,7 @@ def verify(
     print the chain head. Exit 1 on problems."""
     from rich.markup import escape
 
-    from ..consistency import check_consistency
+    from ..index.consistency import check_consistency
     from ..replay.material import add_replay_checks
     from ..store.anchor import parse_head
     from ..store.verify import verify_store

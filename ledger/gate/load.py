@@ -65,7 +65,7 @@ def load_weights(model: Any, target: str, store: Store | None, state_key: str) -
         oid = resolve_checkpoint(store, target, None)
     except UsageError:
         # A run name or short id: that run's latest checkpoint.
-        from ..runs import resolve_run
+        from ..run.find import resolve_run
 
         try:
             run_id = resolve_run(store, target)

@@ -37,7 +37,7 @@ def run_gate(
     on_item: Callable[[CheckItem], None] | None = None,
 ) -> GateResult:
     """Load ``target`` into the spec's model and run the gate's checks (default: all)."""
-    from .. import __version__
+    from .._version import __version__
     from ..check.ladder import environment
     from ..check.spec import load_spec
     from .load import load_weights

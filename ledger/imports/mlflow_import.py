@@ -21,14 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._hashing import hash_bytes
+from .._version import __version__
 from ..capture.redact import redact_env, redact_json
 from ..capture.trees import build_tree, put_tree
 from ..records.config import ConfigCapture
 from ..records.metrics import MetricSummary, build_series, summarize
 from ..records.run import Imported, OutputCapture, Run, RunStatus
-from ..runs import run_ref
+from ..run.ids import run_ref
 from ..store import Store
 from .mlflow_read import MlflowRun, read_runs, resolve_source
 

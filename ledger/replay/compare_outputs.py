@@ -11,7 +11,7 @@ from ..store import Store
 
 if TYPE_CHECKING:
     from ..records.verdict_parts import FileComparison
-    from .engine import ReplayOptions
+    from .options import ReplayOptions
 
 __all__ = ["compare_run_outputs"]
 

@@ -2,72 +2,34 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .._progress import stage
 from ..errors import LedgerError, ReplayError, UsageError
-from ..imports import not_replayable
-from ..lineage import code_source
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
 from ..records.verdict import Verdict
-from ..runs import load_run
+from ..run.find import load_run
+from ..run.imported import not_replayable
+from ..run.lineage import code_source
+from ..run.series import final_value, run_series
 from ..store import Store
-from .seed_effect import check_seed_effect, with_seed_arg
-from .series import final_value, run_series
+from .options import ReplayOptions
+from .seed_effect import check_seed_effect
+from .single import ReplayInterrupted, _one_replay
 from .workspace import Workspace
 
 if TYPE_CHECKING:
-    from .executors import ExecutorOptions
+    pass
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
-
-Mode = Literal["bitwise", "tolerance", "seeds"]
-REDACTED = "***"
-
-
-class ReplayInterrupted(ReplayError):
-    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
-    128 + the signal: 130 for Ctrl-C."""
-
-    def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.exit_code = 128 + signum
-
-
-@dataclass
-class ReplayOptions:
-    mode: Mode = "bitwise"
-    rtol: float | None = None
-    atol: float | None = None
-    per_metric: dict[str, tuple[float, float]] = field(default_factory=dict)
-    seeds: int = 5
-    margin: float | None = None
-    metric: str | None = None  # main metric for seeds mode
-    seed_arg: str | None = None  # argv flag that carries the seed, e.g. --seed
-    jobs: int = 1
-    keep_workspace: bool = False
-    strict_env: bool = False
-    include_logs: bool = False
-    workspace_parent: Path | None = None
-    bootstrap_seed: int | None = None
-    original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
-    from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
-    # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
-    on_seed: Callable[[int, int, Run, float | None], None] | None = None
-    # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
-    # runs them in this process's thread pool.
-    executor: ExecutorOptions | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
 
 
 @dataclass
@@ -105,71 +67,6 @@ def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:
     assert isinstance(recorded, Environment)
     current = fingerprint(contract.env_names)
     return [d.model_dump(mode="json") for d in compare_environments(recorded, current)]
-
-
-def _one_replay(
-    store: Store,
-    run: Run,
-    contract: Contract,
-    opts: ReplayOptions,
-    seed_root: int | None,
-    seed_value: int | None,
-    resume: str | None = None,
-    made: list[Path] | None = None,
-) -> tuple[Run, Workspace]:
-    """One replay run; ``made`` collects its workspace as soon as it exists, so that a
-    failure anywhere later can still remove it."""
-    from ..capture.rawbytes import argv_to_run
-    from ..capture.secrets import restore_argv
-    from ..record import RecordOptions, record
-    from .workspace import build_workspace
-
-    # The exact bytes when they were stored; secrets come from the environment again.
-    argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
-    with stage("building the replay workspace"):
-        ws = build_workspace(
-            store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace
-        )
-    if made is not None:
-        made.append(ws.root)
-    if seed_value is not None and opts.seed_arg:
-        argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
-    env = {
-        k: v
-        for k, v in contract.env_vars.items()
-        if REDACTED not in v and "[REDACTED:" not in v  # secrets: the current value is kept
-    }
-    if resume is not None:
-        env["LEDGER_RESUME_FROM"] = resume
-    env.update(opts.extra_env)
-    result = record(
-        RecordOptions(
-            command=argv,
-            name=run.name,
-            inputs=[Path(i["path"]) for i in contract.inputs],
-            outputs=[Path(o) for o in contract.outputs],
-            metrics=list(contract.metric_patterns),
-            env_names=list(contract.env_names),
-            tags=dict(run.tags),
-            cwd=ws.run_dir,
-            store_inputs=False,
-            replay_of=run.run_id,
-            extra_env=env,
-            seed_root=seed_root,
-            code=contract.code,
-        ),
-        store,
-    )
-    if result.run.interrupted_by is not None:
-        # The signal came to the replay, not from the program: the attempt stays recorded as
-        # an interrupted run, but it says nothing about reproducibility.
-        raise ReplayInterrupted(
-            result.run.interrupted_by,
-            f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
-            f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
-            hint=f"run `ledger replay {run.run_id}` again to get a verdict",
-        )
-    return result.run, ws
 
 
 def _resume_point(run: Run, text: str) -> tuple[str, int]:
@@ -561,7 +458,7 @@ def _seeds_in_threads(
             # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
             # seeds not started and pass the signal on to those running (their runs are sealed
             # as interrupted), so the pool does not wait for them to finish.
-            from ..execute import interrupt_running
+            from ..run.execute import interrupt_running
 
             for f in futures:
                 f.cancel()

@@ -33,14 +33,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReplayError, UsageError
+from .options import EXECUTORS, ExecutorOptions, ReplayOptions
 
 if TYPE_CHECKING:
     from ..records.run import Run
     from ..store import Store
-    from .engine import ReplayOptions
 
 __all__ = [
     "EXECUTORS",
@@ -54,54 +54,9 @@ __all__ = [
     "slurm_parameters",
 ]
 
-ExecutorName = Literal["local", "submitit-local", "slurm"]
-EXECUTORS: tuple[str, ...] = ("local", "submitit-local", "slurm")
 _POLL_S = 0.2
 _CANCEL_GRACE_S = 60.0  # a cancelled job seals its run as interrupted within this
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
-
-
-@dataclass(frozen=True)
-class ExecutorOptions:
-    """Where and how seed jobs run. ``local`` is the in-process thread pool (not this module)."""
-
-    name: ExecutorName = "local"
-    job_dir: Path | None = None  # submitit's folder goes below it (Slurm: on a shared filesystem)
-    partition: str | None = None  # Slurm
-    time_min: int = 60  # Slurm wall time per job (submitit-local: timeout)
-    gpus_per_job: int = 0
-    cpus_per_job: int | None = None  # Slurm
-    devices: tuple[int, ...] = ()  # submitit-local: the GPUs handed out, gpus_per_job each
-    remote: str | None = None  # a remote (name or URL): jobs replay from it and push to it
-
-    def validate(self) -> None:
-        if self.name not in EXECUTORS:
-            raise UsageError(
-                f"unknown executor {self.name!r}", hint="one of " + ", ".join(EXECUTORS)
-            )
-        if self.time_min < 1:
-            raise UsageError("--slurm-time must be at least 1 minute")
-        if self.gpus_per_job < 0 or (self.cpus_per_job is not None and self.cpus_per_job < 1):
-            raise UsageError("--gpus-per-job must be 0 or more and --cpus-per-job 1 or more")
-        if (
-            self.name in ("local", "submitit-local")
-            and self.gpus_per_job
-            and (len(self.devices) < self.gpus_per_job)
-        ):
-            raise UsageError(
-                f"--gpus-per-job {self.gpus_per_job} needs at least that many --devices",
-                hint="list the GPUs to hand out, e.g. --devices 0,1,2,3",
-            )
-        if self.name == "local" and self.devices and self.gpus_per_job < 1:
-            raise UsageError(
-                "--devices needs --gpus-per-job: how many of them each seed gets",
-                hint="e.g. --gpus-per-job 1 --devices 0,1",
-            )
-        if self.name == "slurm" and self.job_dir is None:
-            raise UsageError(
-                "the slurm executor needs --job-dir on a filesystem the compute nodes share",
-                hint="e.g. --job-dir $HOME/ledger-jobs (the ledger must be shared too)",
-            )
 
 
 @dataclass
@@ -224,7 +179,7 @@ def seed_output(index: int, opts: ReplayOptions) -> Iterator[None]:
     if opts.jobs <= 1:
         yield
         return
-    from ..execute import terminal_streams
+    from ..run.execute import terminal_streams
 
     out = PrefixedLines(sys.stdout.buffer, f"[seed {index + 1}] ")
     err = PrefixedLines(sys.stderr.buffer, f"[seed {index + 1}] ")
@@ -305,11 +260,11 @@ class SeedJob:
             shutil.rmtree(here, ignore_errors=True)
 
     def _replay(self, store: Store, made: list[Path]) -> dict[str, Any]:
-        from ..lineage import code_source
         from ..records.base import record_from_json
         from ..records.contract import Contract
-        from ..runs import load_run
-        from .engine import ReplayOptions, _one_replay
+        from ..run.find import load_run
+        from ..run.lineage import code_source
+        from .single import _one_replay
 
         _, run = load_run(store, self.run_id)
         assert run.contract is not None  # imported runs are refused before any job starts
@@ -424,7 +379,7 @@ def run_seed_jobs(
 ) -> SeedJobs:
     """Run ``plan`` (seed given, root for LEDGER_SEED_ROOT, value for --seed-arg) as jobs, at
     most ``opts.jobs`` at a time; an interruption cancels every job and raises."""
-    from .series import final_value
+    from ..run.series import final_value
 
     ex = opts.executor
     assert ex is not None and ex.name != "local"
@@ -508,7 +463,7 @@ def run_seed_jobs(
 
 
 def _interrupted(signum: int, running: int, pending: int) -> ReplayError:
-    from .engine import ReplayInterrupted
+    from .single import ReplayInterrupted
 
     return ReplayInterrupted(
         signum,
@@ -575,7 +530,7 @@ def _collect(
     from ..errors import LedgerError
     from ..records.base import record_from_json
     from ..records.contract import Contract
-    from ..runs import load_run
+    from ..run.find import load_run
 
     given, root, value = planned
     log = Path(job.paths.stderr)

@@ -19,7 +19,7 @@ from ..records.code import CodeSnapshot
 from ..records.contract import Contract
 from ..records.data import DataManifest, InputDigest
 from ..records.run import Run
-from ..runs import resolve_run
+from ..run.find import resolve_run
 from ..store import Store
 from ..store.walk import reachable
 

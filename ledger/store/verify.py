@@ -18,7 +18,7 @@ __all__ = ["Problem", "VerifyReport", "verify_store"]
 class Problem:
     # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | head |
     # abandoned-staging | unreplayable (ledger.replay.material) | log-record, index
-    # (ledger.consistency) | ...
+    # (ledger.index.consistency) | ...
     kind: str
     subject: str
     message: str

@@ -162,7 +162,7 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
 def _latest_of_named_run(store: Store, text: str) -> str | None:
     """The latest checkpoint of the run ``text`` names (a name, prefix or short id), as every
     other command takes a run."""
-    from ..runs import resolve_run
+    from ..run.find import resolve_run
 
     try:
         run = resolve_run(store, text)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import LedgerError
-from ..run_tables import flatten_params, main_metrics, run_values
+from ..index.tables import flatten_params, main_metrics, run_values
 from ..store import Store
 from .svg import PALETTE, Band, Line
 
@@ -45,8 +45,8 @@ def _record(store: Store, oid: Any) -> dict[str, Any]:
 
 def _verdicts(store: Store, run_ids: Sequence[str], warnings: list[str]) -> dict[str, Any]:
     """The newest verdict about each original, read back from its record."""
-    from ..checked import checked_verdicts
     from ..index import Index
+    from ..index.checked import checked_verdicts
 
     out: dict[str, Any] = {}
     if not run_ids:
@@ -79,8 +79,8 @@ def runs_table(
 ) -> dict[str, Any]:
     """One page of original runs with their main metrics, the config keys that vary, tags and
     the newest replay verdict. ``only``: exactly these run ids (a static report)."""
-    from ..runs import list_runs
-    from ..short_ids import short_ids_of
+    from ..index.short_ids import short_ids_of
+    from ..run.find import list_runs
 
     warnings: list[str] = []
     if only is not None:
@@ -146,8 +146,8 @@ def runs_table(
 
 
 def _only_rows(store: Store, run_ids: Sequence[str], warnings: list[str]) -> list[dict[str, Any]]:
-    from ..checked import checked_runs
-    from ..runs import run_ref
+    from ..index.checked import checked_runs
+    from ..run.find import run_ref
 
     rows = [{"ref": run_ref(r), "run_id": r} for r in run_ids]
     # Rows built from the records themselves: no index row to disagree with.
@@ -284,7 +284,7 @@ def log_text(store: Store, run_id: str) -> str | None:
 def _divergence(store: Store, original: str, replay: str) -> dict[str, Any] | None:
     from ..records.base import record_from_json
     from ..records.run import Run
-    from ..replay.series import run_series
+    from ..run.series import run_series
     from ..stats import compare_series
 
     try:
@@ -308,7 +308,7 @@ def _dict(value: Any) -> dict[str, Any]:
 def run_page(store: Store, text: str) -> dict[str, Any]:
     """Everything ``ledger show`` gathers, plus checkpoints, the log tail and curves against
     the run's replays with the first divergence marked."""
-    from ..show import describe_run
+    from ..run.show import describe_run
     from .svg import line_chart
 
     info = describe_run(store, text)
@@ -385,7 +385,7 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
 
 
 def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:
-    from ..diff import diff_runs
+    from ..run.diff import diff_runs
 
     try:
         d = diff_runs(store, a, b)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import UsageError
-from ..runs import resolve_run
+from ..run.find import resolve_run
 from ..store import Store
 from . import data
 from .pages import STATIC_FILES, render, static_file

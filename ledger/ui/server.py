@@ -53,7 +53,7 @@ def _one(q: dict[str, list[str]], key: str) -> str:
 
 
 def _runs(store: Store, q: dict[str, list[str]]) -> str:
-    from ..query import parse_where
+    from ..index.query import parse_where
 
     form = {k: _one(q, k) for k in ("name", "status", "tag", "where")}
     error = None
@@ -102,7 +102,7 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
 
 
 def _curves(store: Store, path: re.Match[str], q: dict[str, list[str]]) -> str:
-    from ..runs import resolve_run
+    from ..run.find import resolve_run
 
     x = path.group("x") or _one(q, "x") or "step"
     group = bool(path.group("g")) or _one(q, "group") == "1"
@@ -154,7 +154,7 @@ def route(store: Store, url: str) -> tuple[int, str, bytes]:
             )
             return 200, html, body.encode()
         if m := _LOG.match(path):
-            from ..runs import resolve_run
+            from ..run.find import resolve_run
 
             text = data.log_text(store, resolve_run(store, m.group("id")))
             if text is None:

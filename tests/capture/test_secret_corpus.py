@@ -20,7 +20,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from _support import run_ledger
 
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 

@@ -103,7 +103,7 @@ def _save(tmp_path: Path) -> tuple[Store, str]:
 
 
 def test_gate_on_a_ledger_checkpoint_is_bound_to_it(models_dir: Path, tmp_path: Path) -> None:
-    from ledger.consistency import check_consistency
+    from ledger.index.consistency import check_consistency
     from ledger.store.verify import verify_store
 
     store, oid = _save(tmp_path)

@@ -127,7 +127,7 @@ def test_stages_reach_a_listener_in_order_with_their_counts(tmp_path: Path) -> N
     from _cli_support import make_project
 
     from ledger import _progress
-    from ledger.record import RecordOptions, record
+    from ledger.run.record import RecordOptions, record
     from ledger.store import Store
 
     repo = make_project(tmp_path)

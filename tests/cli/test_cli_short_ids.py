@@ -11,7 +11,7 @@ import pytest
 from _cli_support import run_ids
 from _support import run_ledger
 
-from ledger.short_ids import MIN_LENGTH, match_short_id, short_ids
+from ledger.index.short_ids import MIN_LENGTH, match_short_id, short_ids
 
 
 def test_short_ids_are_unique_and_not_id_prefixes() -> None:

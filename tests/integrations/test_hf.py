@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from _support import require_component, run_ledger, subprocess_env
 
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 pytest.importorskip("torch")

@@ -13,7 +13,7 @@ import pytest
 from _support import subprocess_env
 
 from ledger.records.contract import Contract
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 SHOW_ARGV = """
@@ -152,7 +152,7 @@ def test_no_staging_dir_is_left_when_the_running_record_cannot_be_written(
 ) -> None:
     # A disk that fills up between the staging dir and the running record: injected, as
     # root ignores the permissions that could make it happen for real.
-    from ledger.record import RecordOptions, begin
+    from ledger.run.record import RecordOptions, begin
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from _support import run_ledger
 
-from ledger.contract import checkpoint_events
-from ledger.runs import load_run
+from ledger.run.contract import checkpoint_events
+from ledger.run.find import load_run
 from ledger.store import Store
 
 SCRIPT = """

@@ -11,7 +11,7 @@ import pytest
 from _support import run_ledger
 
 from ledger.capture.stdout_metrics import SEGMENT_CAP
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 
@@ -111,7 +111,7 @@ def test_a_failing_sink_never_stops_the_pump(tmp_path: Path) -> None:
     import os
     import threading
 
-    from ledger.execute import execute
+    from ledger.run.execute import execute
 
     child = "import sys; sys.stdout.buffer.write(b'x' * 1_000_000); print('done')"
     result = []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from _support import run_ledger
 
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 SCRIPT = """

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from _support import run_ledger, subprocess_env
 
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 KEY = "zq8Hv2LmXn4Rt"

@@ -75,6 +75,6 @@ def test_record_imports_no_cli_framework(project: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert re.search(r"^ledger: run \S+ succeeded", r.stderr, re.M), r.stderr
     imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", r.stderr, re.M))
-    assert "ledger.record" in imported, "no import timings: -X importtime did not apply"
+    assert "ledger.run.record" in imported, "no import timings: -X importtime did not apply"
     top = {name.split(".")[0] for name in imported}
     assert not top & set(NOT_ON_THE_RECORD_PATH), sorted(top & set(NOT_ON_THE_RECORD_PATH))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from _support import run_ledger
 
-from ledger.execute import run_processes, stop_stragglers
-from ledger.runs import load_run
+from ledger.run.execute import run_processes, stop_stragglers
+from ledger.run.find import load_run
 from ledger.store import Store
 
 

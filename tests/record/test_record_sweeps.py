@@ -17,8 +17,8 @@ from _support import require_component, run_ledger, subprocess_env
 from ledger.records.base import record_from_json
 from ledger.records.config import ConfigCapture
 from ledger.records.contract import Contract
-from ledger.replay.series import final_value
-from ledger.runs import load_run
+from ledger.run.find import load_run
+from ledger.run.series import final_value
 from ledger.store import Store
 
 try:

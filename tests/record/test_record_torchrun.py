@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from _support import subprocess_env
 
-from ledger.execute import run_processes
 from ledger.records.metrics import MetricSeries
 from ledger.records.run import Run
-from ledger.runs import load_run
+from ledger.run.execute import run_processes
+from ledger.run.find import load_run
 from ledger.store import Store
 
 pytest.importorskip("torch")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from _support import run_ledger, subprocess_env
 
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 SCRIPT = """

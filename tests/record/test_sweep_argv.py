@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.sweeps import job_argv
+from ledger.run.sweeps import job_argv
 
 
 @pytest.mark.parametrize(

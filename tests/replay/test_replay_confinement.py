@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _support import run_ledger
 
-from ledger.runs import load_run, run_ref
+from ledger.run.find import load_run, run_ref
 from ledger.store import Store
 
 # Reads every path given on the command line and prints one number derived from their bytes:

@@ -18,7 +18,7 @@ from _support import run_ledger
 from ledger.capture.dvcinfo import restore_from_dvc
 from ledger.records.contract import Contract
 from ledger.records.data import InputDigest
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 pytestmark = [

@@ -152,8 +152,8 @@ def test_seeds_mode_matches_a_hand_computation(repo: Path) -> None:
     seeds = verdict["seeds"]
     assert isinstance(seeds, dict) and seeds["single_run"] is not None
     store = Store.open(repo / ".ledger")
-    from ledger.replay.series import final_value
-    from ledger.runs import load_run
+    from ledger.run.find import load_run
+    from ledger.run.series import final_value
 
     values = [final_value(load_run(store, r)[1], "acc") for r in verdict["replays"]]  # type: ignore[union-attr]
     original = final_value(load_run(store, run_id)[1], "acc")
@@ -229,7 +229,7 @@ def test_torch_save_and_tensorboard_script_replays_bitwise(repo: Path) -> None:
     (repo / "tb.py").write_text(TB_SCRIPT)
     run_id = _record(repo, "--output", "out", "--", sys.executable, "tb.py")
     store = Store.open(repo / ".ledger")
-    from ledger.runs import load_run
+    from ledger.run.find import load_run
 
     _, run = load_run(store, run_id)
     assert any(m.source == "tensorboard" and m.name == "train/loss" for m in run.metrics)

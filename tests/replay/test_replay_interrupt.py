@@ -16,7 +16,7 @@ import pytest
 from _support import run_ledger, subprocess_env
 
 from ledger.audit.replays import recorded_replays
-from ledger.runs import load_run
+from ledger.run.find import load_run
 from ledger.store import Store
 
 # Prints its metric, then, when PAUSE is set (only during the replays below), says "ready" and

@@ -120,7 +120,7 @@ def test_a_replay_of_a_replay_rebuilds_the_code_from_the_store(repo: Path) -> No
     store = Store.open(repo / ".ledger")
     from ledger.records.base import record_from_json
     from ledger.records.contract import Contract
-    from ledger.runs import load_run
+    from ledger.run.find import load_run
 
     codes = set()
     for run_id in (original, replay_id, *_replays(again), *_replays(third)):
@@ -133,12 +133,12 @@ def test_a_replay_of_a_replay_rebuilds_the_code_from_the_store(repo: Path) -> No
 def test_a_replay_recorded_from_its_workspace_replays_through_its_original(repo: Path) -> None:
     """Replays recorded before replays pointed at their original's code hold a snapshot of a
     deleted workspace; replaying them takes the code from up the chain."""
-    from ledger.record import RecordOptions, record
     from ledger.records.base import record_from_json
     from ledger.records.code import CodeSnapshot
     from ledger.records.contract import Contract
     from ledger.replay.workspace import build_workspace
-    from ledger.runs import load_run
+    from ledger.run.find import load_run
+    from ledger.run.record import RecordOptions, record
 
     original = _record(repo, "base")
     store = Store.open(repo / ".ledger")

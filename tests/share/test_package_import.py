@@ -242,7 +242,7 @@ def test_a_colliding_ref_is_reported_and_kept(
 def test_a_log_line_claiming_import_must_name_its_origin(
     packaged: tuple[Path, str, Path], fresh: Path
 ) -> None:
-    from ledger.consistency import check_log_records
+    from ledger.index.consistency import check_log_records
 
     _, run_id, pkg = packaged
     assert run_ledger("import", str(pkg), cwd=fresh).returncode == 0

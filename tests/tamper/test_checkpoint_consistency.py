@@ -11,7 +11,7 @@ from _support import run_ledger
 
 from ledger.attest import attest_run, generate_key, load_private_key, load_public_key
 from ledger.attest import verify_attestation as check
-from ledger.consistency import check_consistency
+from ledger.index.consistency import check_consistency
 from ledger.store import Store
 from ledger.store.gc import collect_garbage
 

@@ -90,7 +90,7 @@ def test_audit_reads_verdicts_from_records(
 def test_log_refuses_a_corrupt_output_capture(
     project: Path, sealed: tuple[Path, dict[str, str]]
 ) -> None:
-    from ledger.runs import load_run
+    from ledger.run.find import load_run
     from ledger.store import Store
 
     good = sealed[1]["good"]

@@ -21,8 +21,8 @@ from _support import run_ledger
 
 from ledger._canonical import canonical_json
 from ledger._hashing import hash_bytes
-from ledger.consistency import check_consistency
 from ledger.index import Index
+from ledger.index.consistency import check_consistency
 from ledger.store import Store
 from ledger.store.verify import Problem, verify_store
 

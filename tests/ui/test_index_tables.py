@@ -10,8 +10,8 @@ from pathlib import Path
 from _support import subprocess_env
 from _ui_lab import add_run
 
-from ledger.consistency import check_index
 from ledger.index import Index
+from ledger.index.consistency import check_index
 from ledger.store import Store
 
 CKPT = "b3:" + "ab" * 32
@@ -157,7 +157,7 @@ def test_an_index_from_the_previous_layout_is_folded_again(store: Store) -> None
 def test_importing_the_query_tables_first_still_opens_an_index(tmp_path: Path) -> None:
     # Whichever module a program imports first, the runs table exists before indexes on it.
     code = (
-        "import sys; import ledger.run_tables; from ledger.index import Index; "
+        "import sys; import ledger.index.tables; from ledger.index import Index; "
         "from ledger.store import Store; Index(Store.init(sys.argv[1])).close()"
     )
     r = subprocess.run(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._units import human_bytes, human_seconds
-from .checked import checked_runs, checked_verdicts
-from .errors import LedgerError
-from .runs import load_run
-from .store import Store
+from .._units import human_bytes, human_seconds
+from ..errors import LedgerError
+from ..index.checked import checked_runs, checked_verdicts
+from ..store import Store
+from .find import load_run
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +26,7 @@ def _get(store: Store, oid: str | None) -> Any:
 
 
 def describe_run(store: Store, text: str) -> dict[str, Any]:
-    from .index import Index
+    from ..index import Index
 
     oid, run = load_run(store, text)
     info: dict[str, Any] = {"record": oid, "run": run.to_json()}
@@ -62,7 +62,7 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         if r["replay_of"] == run.run_id
     ]
     info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
-    from .check.linked import linked_checks
+    from .linked import linked_checks
 
     info["checks"] = linked_checks(store, run.run_id)
     if warnings:

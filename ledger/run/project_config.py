@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["ProjectConfig", "RecordDefaults", "load_project_config"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ._hashing import OID_RE
-from .errors import LedgerError
-from .run_index import run_row
-from .store import Store
+from .._hashing import OID_RE
+from ..errors import LedgerError
+from ..store import Store
+from .rows import run_row
 
 __all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts"]
 

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UsageError
-from .run_tables import METRIC_STATS
+from ..errors import UsageError
+from .tables import METRIC_STATS
 
 __all__ = ["Filter", "column_value", "parse_columns", "parse_where"]
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .records.metrics import MetricSummary
-    from .records.run import OutputCapture, Run, RunStatus
-    from .store import Store
+    from ..records.metrics import MetricSummary
+    from ..records.run import OutputCapture, Run, RunStatus
+    from ..store import Store
 
 __all__ = ["SWEEP_JOB_TAG", "SWEEP_TAG", "job_argv", "read_jobs", "record_sweep_jobs"]
 
@@ -128,7 +128,7 @@ def job_argv(argv: list[str], overrides: list[str], run_dir: str | None) -> list
 
 def record_sweep_jobs(store: Store, cwd: Path, frozen: Any, sweep: Run, staging: Path) -> list[Run]:
     """Seal one run per multirun job of ``sweep`` (module doc); none when it ran no multirun."""
-    from .runs import run_ref
+    from .ids import run_ref
 
     jobs = read_jobs(staging)
     if not jobs or sweep.replay_of is not None:
@@ -145,12 +145,12 @@ def record_sweep_jobs(store: Store, cwd: Path, frozen: Any, sweep: Run, staging:
 
 
 def _job_run(store: Store, cwd: Path, frozen: Any, sweep: Run, staging: Path, job: SweepJob) -> Run:
-    from .capture.config import build_config_capture, collect_hydra_captures
-    from .capture.outputs import capture_outputs
-    from .capture.secrets import Scrubber
-    from .record import contract_digest
-    from .records.run import Run
-    from .runs import new_run_id
+    from ..capture.config import build_config_capture, collect_hydra_captures
+    from ..capture.outputs import capture_outputs
+    from ..capture.secrets import Scrubber
+    from ..records.run import Run
+    from .contract import contract_digest
+    from .ids import new_run_id
 
     contract = frozen.contract
     out_dir = Path(job.output_dir)
@@ -226,9 +226,9 @@ def _output_paths(cwd: Path, rel_dir: str) -> list[Path]:
 def _job_logs(
     store: Store, staging: Path, job: SweepJob, patterns: list[str], scrubber: Any
 ) -> tuple[dict[str, str | None], list[MetricSummary], list[str]]:
-    from .capture.secrets import MAX_DETECT_BYTES, redact_lines
-    from .capture.stdout_metrics import StdoutMetrics, compile_patterns
-    from .records.metrics import build_series
+    from ..capture.secrets import MAX_DETECT_BYTES, redact_lines
+    from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
+    from ..records.metrics import build_series
 
     parser = StdoutMetrics(compile_patterns(patterns)) if patterns else None
     logs: dict[str, str | None] = {}
@@ -259,8 +259,8 @@ def _job_logs(
 
 def _in_window(store: Store, sweep: Run, job: SweepJob) -> list[MetricSummary]:
     """The sweep's in-process metric points logged while the job ran (by wall time)."""
-    from .records.base import record_from_json
-    from .records.metrics import MetricSeries, build_series
+    from ..records.base import record_from_json
+    from ..records.metrics import MetricSeries, build_series
 
     t0 = sweep.started.timestamp()
     lo = job.started - t0
@@ -284,6 +284,6 @@ def _in_window(store: Store, sweep: Run, job: SweepJob) -> list[MetricSummary]:
 
 
 def _put_series(store: Store, series: Any) -> MetricSummary:
-    from .records.metrics import summarize
+    from ..records.metrics import summarize
 
     return summarize(series, store.put_json(series.to_json()))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .records.base import record_from_json
-from .records.contract import Contract
-from .records.run import Run
-from .runs import load_run
-from .store import Store
+from ..records.base import record_from_json
+from ..records.contract import Contract
+from ..records.run import Run
+from ..store import Store
+from .find import load_run
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,7 +32,7 @@ def _code_patch(store: Store, a: Contract, b: Contract) -> str:
     """The source changes between the two runs' code, as ``git diff`` shows them."""
     if a.code_digest == b.code_digest:
         return ""
-    from .capture.codediff import code_patch
+    from ..capture.codediff import code_patch
 
     return code_patch(store, a.code, b.code, max_chars=MAX_PATCH)
 
@@ -43,10 +43,10 @@ def _seed_roots(run: Run) -> list[Any]:
 
 
 def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
-    from .capture.env import compare_environments
-    from .records.env import Environment
-    from .replay.series import run_series
-    from .stats import compare_series
+    from ..capture.env import compare_environments
+    from ..records.env import Environment
+    from ..stats import compare_series
+    from .series import run_series
 
     _, ra = load_run(store, a_text)
     _, rb = load_run(store, b_text)
@@ -96,8 +96,8 @@ def _config_diff(store: Store, ra: Run, rb: Run) -> list[dict[str, Any]]:
 def _diff_imported(store: Store, ra: Run, rb: Run) -> dict[str, Any]:
     """A run imported from another tracker has no contract: compare what it has (config,
     seeds, metrics) and leave code, data and environment unknown (``None``)."""
-    from .replay.series import run_series
-    from .stats import compare_series
+    from ..stats import compare_series
+    from .series import run_series
 
     sa, sb = _seed_roots(ra), _seed_roots(rb)
     return {

@@ -1,33 +1,23 @@
-"""Run ids, and finding runs by id, prefix or name."""
+"""Finding runs: by id, prefix, short id or name (``resolve_run``, ``load_run``), and listing
+them (``list_runs``). Run ids themselves are made in ``ledger.run.ids``."""
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .errors import AmbiguousIdError, LedgerError, UnknownIdError
-from .records.base import record_from_json
-from .records.run import Run
-from .short_ids import match_short_id
-from .store import Store
+from ..errors import AmbiguousIdError, LedgerError, UnknownIdError
+from ..index.short_ids import match_short_id
+from ..records.base import record_from_json
+from ..records.run import Run
+from ..store import Store
+from .ids import new_run_id, run_ref
 
 if TYPE_CHECKING:
-    from .query import Filter
+    from ..index.query import Filter
 
 __all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """``20261130T074012.123456Z-3f9a1c2b``: sorts by start time, unique by the random tail."""
-    now = now or datetime.now(UTC)
-    return now.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + secrets.token_hex(4)
-
-
-def run_ref(run_id: str) -> str:
-    return f"runs/{run_id}"
 
 
 def resolve_run(store: Store, text: str) -> str:
@@ -112,20 +102,20 @@ def list_runs(
     columns: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Original runs newest first, each with ``replays``, how many replays it has (replays of
-    replays included). The filters and ``limit`` select originals; with ``replays=True`` each is
-    followed by its replays, oldest first, each with ``original`` set. Each row shown is rebuilt
-    from its hashed record (``ledger.checked``); where the index disagrees, the record wins and
-    a line is added to ``warnings``. A ``running`` run whose recorder process is gone on this
-    host is reported as ``abandoned``. ``where`` (``ledger.query``): only originals matching
-    every filter, checked on the record; ``columns``: each row gets ``columns``, those values
-    read from the record."""
+    replays included). The filters and ``limit`` select originals; with ``replays=True``
+    each is followed by its replays, oldest first, each with ``original`` set. Each row
+    shown is rebuilt from its hashed record (``ledger.index.checked``); where the index
+    disagrees, the record wins and a line is added to ``warnings``. A ``running`` run whose
+    recorder process is gone on this host is reported as ``abandoned``. ``where``
+    (``ledger.index.query``): only originals matching every filter, checked on the record;
+    ``columns``: each row gets ``columns``, those values read from the record."""
     import json
     import socket
 
-    from .checked import checked_runs
-    from .index import Index
+    from ..index import Index
+    from ..index.checked import checked_runs
+    from ..index.tables import run_values
     from .lineage import original_ids
-    from .run_tables import run_values
 
     if contract is not None and not contract.startswith("b3:"):
         contract = "b3:" + contract

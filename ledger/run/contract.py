@@ -14,18 +14,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._progress import stage
-from .records.contract import Contract
-from .records.data import InputDigest
-from .records.metrics import MetricSummary
-from .records.run import CheckpointEvent, InputCheck
-from .store import Store
+from .._canonical import canonical_json
+from .._hashing import hash_bytes
+from .._progress import stage
+from ..capture.boundary import for_store
+from ..records.contract import Contract
+from ..records.data import InputDigest
+from ..records.metrics import MetricSummary
+from ..records.run import CheckpointEvent, InputCheck
+from ..store import Store
+from .options import RecordOptions
 
 if TYPE_CHECKING:
-    from .capture.secrets import Scrubber
-    from .capture.statcache import StatCache
-    from .record import RecordOptions
-    from .records.code import CodeSnapshot
+    from ..capture.secrets import Scrubber
+    from ..capture.statcache import StatCache
+    from ..records.code import CodeSnapshot
 
 __all__ = ["Frozen", "freeze"]
 
@@ -56,11 +59,12 @@ class Frozen:
     scrubber: Scrubber | None = None  # the secrets known at launch, scrubbed from all captures
 
 
-def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
+def _env_vars(
+    names: list[str], extra: dict[str, str], scrubber: Scrubber | None = None
+) -> dict[str, str]:
     import os
 
-    from .capture.rawbytes import is_utf8
-    from .capture.redact import redact_env
+    from ..capture.rawbytes import is_utf8
 
     chosen = {
         k: v
@@ -73,13 +77,13 @@ def _env_vars(names: list[str], extra: dict[str, str]) -> dict[str, str]:
         and is_utf8(v)
     }
     chosen.update(extra)
-    return redact_env(chosen)
+    return for_store("env", chosen, scrubber, "env_vars")
 
 
 def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
     """The stored snapshot a replay's workspace was rebuilt from (its own code record)."""
-    from .records.base import record_from_json
-    from .records.code import CodeSnapshot
+    from ..records.base import record_from_json
+    from ..records.code import CodeSnapshot
 
     snap = record_from_json(store.get_json(oid), CodeSnapshot)
     assert isinstance(snap, CodeSnapshot)
@@ -87,15 +91,14 @@ def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
 
 
 def freeze(opts: RecordOptions, store: Store) -> Frozen:
-    from .capture.code import code_digest, require_clean, snapshot_code
-    from .capture.config import load_config_file
-    from .capture.data import digest_input
-    from .capture.env import env_digest, fingerprint
-    from .capture.rawbytes import split_argv
-    from .capture.redact import redact_argv
-    from .capture.secrets import Finding, Scrubber, launch_secrets
-    from .capture.statcache import StatCache
-    from .capture.trees import describe
+    from ..capture.code import code_digest, require_clean, snapshot_code
+    from ..capture.config import load_config_file
+    from ..capture.data import digest_input
+    from ..capture.env import env_digest, fingerprint
+    from ..capture.rawbytes import split_argv
+    from ..capture.secrets import Finding, Scrubber, launch_secrets
+    from ..capture.statcache import StatCache
+    from ..capture.trees import describe
 
     if opts.require_clean:
         require_clean(opts.cwd)
@@ -112,7 +115,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
             inputs.append(given)
     cache.save()
     # Lines found clean by earlier runs skip the detectors (ledger/capture/secret_memo.py).
-    from .capture.secret_memo import CleanMemo
+    from ..capture.secret_memo import CleanMemo
 
     memo = CleanMemo.for_store(store.root)
     scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}, memo))
@@ -137,14 +140,11 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         code = snapshot_code(opts.cwd, store, scrubber=scrubber)
         notes += list(code.notes)
         code_oid = store.put_json(code.to_json())
-    env = fingerprint(opts.env_names)
-    det = env.determinism
-    det = det.model_copy(update={"env": scrubber.json(det.env, "the environment record")})
-    env = env.model_copy(update={"determinism": det})
+    env = fingerprint(opts.env_names, scrubber=scrubber)
     env_oid = store.put_json(env.to_json())
     # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay fills
     # in from the environment again; the name rules then catch the rest.
-    argv, argv_b64 = split_argv(redact_argv([scrubber.text(a, "argv") for a in opts.command]))
+    argv, argv_b64 = split_argv(for_store("argv", opts.command, scrubber))
     contract = Contract(
         argv=argv,
         argv_b64=argv_b64,
@@ -155,7 +155,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         inputs=[d.model_dump(mode="json") for d in inputs],
         environment=env_oid,
         env_digest=env_digest(env),
-        env_vars=scrubber.json(_env_vars(opts.env_names, opts.extra_env), "env_vars"),
+        env_vars=_env_vars(opts.env_names, opts.extra_env, scrubber),
         seed_root=opts.seed_root,
         metric_patterns=list(opts.metrics),
         outputs=[str(p) for p in opts.outputs],
@@ -167,7 +167,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
 def recheck_inputs(
     frozen: Frozen, opts: RecordOptions, store: Store | None = None
 ) -> tuple[list[InputCheck], bool, list[str]]:
-    from .capture.data import recheck, stored_in
+    from ..capture.data import recheck, stored_in
 
     checks: list[InputCheck] = []
     changed_any = False
@@ -196,7 +196,7 @@ def recheck_inputs(
 
 def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | None, str | None]:
     """The config record: files, plus the argparse/Hydra values the process resolved."""
-    from .capture.config import (
+    from ..capture.config import (
         build_config_capture,
         collect_capture_notes,
         collect_config_captures,
@@ -219,7 +219,7 @@ def collect_runtime_safe(
 ) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
-        from .runtime.ingest import collect_runtime
+        from ..runtime.ingest import collect_runtime
     except ImportError:
         return None, [], []
     try:
@@ -263,3 +263,19 @@ def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
     if torn.strip():
         notes.append("checkpoints.jsonl: the last line was cut short (the process was killed)")
     return events, notes
+
+
+def contract_digest(contract: Contract, resolved_config_digest: str | None) -> str:
+    """Identical code, config, data, environment and seeds give identical digests."""
+    body = {
+        "argv": contract.argv,
+        "code": contract.code_digest,
+        "config_files": [c.get("digest") or c.get("oid") for c in contract.config_files],
+        "resolved_config": resolved_config_digest,
+        "inputs": [i.get("digest") for i in contract.inputs],
+        "environment": contract.env_digest,
+        "seed_root": contract.seed_root,
+    }
+    if contract.argv_b64 is not None:  # arguments that differ only in non-UTF-8 bytes differ
+        body["argv_b64"] = contract.argv_b64
+    return hash_bytes(canonical_json(body))

@@ -12,11 +12,11 @@ import json
 import math
 from typing import Any
 
-from . import run_index  # noqa: F401  (registered first: our indexes are on its runs table)
+from ..errors import LedgerError
+from ..store import Store
+from . import rows as run_index  # noqa: F401  (registered first: our indexes are on its runs table)
 from ._sqlite import Database
-from .errors import LedgerError
-from .index import Indexer, register_indexer
-from .store import Store
+from .db import Indexer, register_indexer
 
 __all__ = [
     "METRIC_STATS",

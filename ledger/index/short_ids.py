@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 __all__ = ["MIN_LENGTH", "match_short_id", "short_ids", "short_ids_of"]
 
@@ -60,7 +60,7 @@ def match_short_id(run_ids: Iterable[str], text: str) -> list[str]:
 
 def short_ids_of(store: Store) -> dict[str, str]:
     """Short ids of every run in ``store`` (run names are avoided, since names resolve first)."""
-    from .index import Index
+    from .db import Index
 
     ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]
     with Index(store) as index:

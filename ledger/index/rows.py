@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ._sqlite import Database
-from .index import Indexer, register_indexer
+from .db import Indexer, register_indexer
 
 __all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "VERDICTS_INDEXER", "run_row"]
 

@@ -3,12 +3,12 @@ itself be a replay. The first run of such a chain is the *original*."""
 
 from __future__ import annotations
 
-from .errors import LedgerError
-from .records.base import record_from_json
-from .records.contract import Contract
-from .records.run import Run
-from .runs import run_ref
-from .store import Store
+from ..errors import LedgerError
+from ..records.base import record_from_json
+from ..records.contract import Contract
+from ..records.run import Run
+from ..store import Store
+from .ids import run_ref
 
 __all__ = ["code_source", "original_ids", "parent_run"]
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import LedgerError
+from ..store.log import LogEntry
+from ..store.repo import Store
 from ._sqlite import Database
-from .errors import LedgerError
-from .store.log import LogEntry
-from .store.repo import Store
 
 __all__ = ["Index", "Indexer", "register_indexer"]
 
@@ -43,7 +43,7 @@ class Indexer:
 
 _INDEXERS: dict[str, Indexer] = {}
 # Modules that register indexers for their record kinds; imported when an Index opens.
-INDEXER_MODULES = ["ledger.run_index", "ledger.run_tables"]
+INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables"]
 
 
 def register_indexer(indexer: Indexer) -> None:

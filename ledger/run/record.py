@@ -20,47 +20,25 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from ._canonical import canonical_json
-from ._hashing import hash_bytes
-from ._progress import stage
-from .capture.metric_regex import MetricPattern
-from .capture.stdout_metrics import StdoutMetrics, compile_patterns
-from .errors import UsageError
+from .._progress import stage
+from .._version import __version__
+from ..capture.metric_regex import MetricPattern
+from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
+from ..errors import UsageError
+from ..records.metrics import MetricSeries, MetricSummary, build_series, summarize
+from ..records.run import Run, RunStatus
+from ..store import Store
+from ..store.staging import open_staging, release_staging
+from . import contract as contract_mod
+from .contract import contract_digest
 from .execute import ExecResult, execute
-from .records.contract import Contract
-from .records.metrics import MetricSeries, MetricSummary, build_series, summarize
-from .records.run import Run, RunStatus
-from .runs import new_run_id, run_ref
-from .store import Store
-from .store.staging import open_staging, release_staging
+from .ids import new_run_id, run_ref
+from .options import RecordOptions
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
-HOOK_DIR = Path(__file__).parent / "_hook"
+HOOK_DIR = Path(__file__).parent.parent / "_hook"
 _FREEZE_LOCK = threading.Lock()
-
-
-@dataclass
-class RecordOptions:
-    command: list[str]
-    name: str | None = None
-    inputs: list[Path] = field(default_factory=list)
-    outputs: list[Path] = field(default_factory=list)
-    configs: list[Path] = field(default_factory=list)
-    metrics: list[str] = field(default_factory=list)
-    env_names: list[str] = field(default_factory=list)
-    require_clean: bool = False
-    tags: dict[str, str] = field(default_factory=dict)
-    cwd: Path = field(default_factory=Path.cwd)
-    store_inputs: bool = True
-    # Set by replay: the run this one replays, variables to set, a forced seed root.
-    replay_of: str | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
-    seed_root: int | None = None
-    # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
-    # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
-    code: str | None = None
 
 
 @dataclass
@@ -94,7 +72,7 @@ def _check_command(argv: Sequence[str], cwd: Path) -> None:
 
 def _check_utf8(opts: RecordOptions) -> None:
     """Paths and names go into records as UTF-8: refuse others (argv is kept as bytes)."""
-    from .capture.rawbytes import require_utf8
+    from ..capture.rawbytes import require_utf8
 
     require_utf8(str(opts.cwd.absolute()), "the working directory")
     for flag, paths in (("--input", opts.inputs), ("--output", opts.outputs)):
@@ -130,22 +108,6 @@ def _validate(opts: RecordOptions) -> list[MetricPattern]:
         if not name or "=" in name:
             raise UsageError(f"--env {name!r} is not a variable name", hint="e.g. --env MY_FLAG")
     return patterns
-
-
-def contract_digest(contract: Contract, resolved_config_digest: str | None) -> str:
-    """Identical code, config, data, environment and seeds give identical digests."""
-    body = {
-        "argv": contract.argv,
-        "code": contract.code_digest,
-        "config_files": [c.get("digest") or c.get("oid") for c in contract.config_files],
-        "resolved_config": resolved_config_digest,
-        "inputs": [i.get("digest") for i in contract.inputs],
-        "environment": contract.env_digest,
-        "seed_root": contract.seed_root,
-    }
-    if contract.argv_b64 is not None:  # arguments that differ only in non-UTF-8 bytes differ
-        body["argv_b64"] = contract.argv_b64
-    return hash_bytes(canonical_json(body))
 
 
 def _child_env(opts: RecordOptions, store: Store, run_id: str, staging: Path) -> dict[str, str]:
@@ -198,8 +160,6 @@ class Begun:
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
-    from . import contract as contract_mod
-
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
@@ -248,12 +208,12 @@ def _begin_run(
     # --no-store-inputs the directory listings are still stored: the record names them.
     copier = None
     if frozen.inputs:
-        from .capture.data import store_inputs, store_manifests
+        from ..capture.data import store_inputs, store_manifests
 
         copy = store_inputs if opts.store_inputs else store_manifests
         copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
         copier.start()
-    from .capture.outputs import snapshot_outputs
+    from ..capture.outputs import snapshot_outputs
 
     before = snapshot_outputs(opts.outputs, opts.cwd)  # last thing before launch
     return Begun(
@@ -263,7 +223,7 @@ def _begin_run(
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
     """Seal the run, update the index, remove the staging directory."""
-    from .index import Index
+    from ..index import Index
 
     try:
         if b.copier is not None and b.copier.is_alive():
@@ -308,7 +268,7 @@ def _sweep_jobs(b: Begun, sealed: RecordResult) -> None:
 
 
 def record(opts: RecordOptions, store: Store) -> RecordResult:
-    from .capture.secrets import preload
+    from ..capture.secrets import preload
 
     b = begin(opts, store)
     # The secret detectors (0.2-0.4 s to import) are needed before launch only for what is not
@@ -344,9 +304,8 @@ def seal(
     started: datetime,
     outputs_before: dict[str, Any] | None = None,
 ) -> RecordResult:
-    from . import contract as contract_mod
-    from .capture import outputs as outputs_mod
-    from .capture.secrets import Scrubber, scrub_run_dir
+    from ..capture import outputs as outputs_mod
+    from ..capture.secrets import Scrubber, scrub_run_dir
 
     notes = list(frozen.notes)
     summaries: list[MetricSummary] = []

@@ -22,11 +22,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ._hashing import OID_RE
-from .errors import LedgerError
-from .store.log import LogEntry
-from .store.repo import Store
-from .store.verify import Problem
+from .._hashing import OID_RE
+from ..errors import LedgerError
+from ..store.log import LogEntry
+from ..store.repo import Store
+from ..store.verify import Problem
 
 __all__ = ["check_consistency", "check_index", "check_log_records"]
 
@@ -328,7 +328,7 @@ def check_index(store: Store) -> list[Problem]:
     Nothing is written: the index file is read-only here, and a missing index is not a problem
     (it is rebuilt on first use). The index is copied *before* the log is read, and both folds
     use that one reading of the log: a writer appending meanwhile cannot make them differ."""
-    from .index import Index
+    from .db import Index
 
     class _Snapshot(Index):
         def _pending(self, after: int) -> Iterator[LogEntry]:
@@ -347,7 +347,7 @@ def check_index(store: Store) -> list[Problem]:
         # An index of another layout would be folded again from the start, hiding any edit:
         # a version that is not this ledger's is itself reported (any other command rebuilds
         # such an index on first use; `ledger reindex` does it now).
-        from .index import INDEX_VERSION
+        from .db import INDEX_VERSION
 
         row = kept.execute("SELECT value FROM meta WHERE key='version'").fetchone()
         has_log = kept.execute("SELECT 1 FROM meta WHERE key='last_seq'").fetchone() is not None

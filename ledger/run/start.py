@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .runtime import Run, current_run, set_current_run
+from ..runtime import Run, current_run, set_current_run
 
 __all__ = ["start"]
 
@@ -48,13 +48,14 @@ def start(
     if os.environ.get("LEDGER_RUN_ID"):
         yield current_run()
         return
-    from .capture.config import load_config_file
-    from .capture.redact import redact_json
-    from .capture.stdout_metrics import StdoutMetrics
+    from ..capture.boundary import for_store
+    from ..capture.config import load_config_file
+    from ..capture.stdout_metrics import StdoutMetrics
+    from ..runtime import rank_info
+    from ..store import Store
     from .execute import ExecResult
-    from .record import RecordOptions, begin, finish
-    from .runtime import rank_info
-    from .store import Store
+    from .options import RecordOptions
+    from .record import begin, finish
 
     store = Store.open(ledger_dir)
     opts = RecordOptions(
@@ -70,9 +71,9 @@ def start(
         path = b.staging / "start-config.json"
         try:
             # Redacted before it reaches the disk: the staging dir outlives a killed process.
-            path.write_text(json.dumps(redact_json(config), sort_keys=True, default=str))
+            path.write_text(json.dumps(for_store("json", config), sort_keys=True, default=str))
         except (TypeError, ValueError) as e:
-            from .errors import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"ledger.start(config=...) is not JSON-able: {e}") from None
         b.frozen.config_files.append(load_config_file(path, store))

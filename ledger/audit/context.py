@@ -1,0 +1,49 @@
+"""What every claim of one audit shares: the ledger, the recorded runs, their replays (recorded
+or done now, once per run), the margin and the named methods; and the replay check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..records.audit import AuditCheck, RunEvidence
+from ..store import Store
+from .claims import RunSelector
+from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
+from .select import RecordedRun
+
+__all__ = ["AuditContext"]
+
+
+@dataclass
+class AuditContext:
+    store: Store
+    runs: list[RecordedRun]
+    recorded: dict[str, ReplayCheck]
+    margin: float | None = None
+    replayer: Replayer | None = None
+    methods: dict[str, RunSelector] = field(default_factory=dict)
+    _replayed: dict[str, ReplayCheck] = field(default_factory=dict)
+
+    def replay_of(self, run_id: str) -> ReplayCheck | None:
+        """The replay now (once per run) when replaying, else the latest recorded verdict."""
+        if self.replayer is None:
+            return self.recorded.get(run_id)
+        if run_id not in self._replayed:
+            self._replayed[run_id] = self.replayer(self.store, run_id)
+        return self._replayed[run_id]
+
+
+def _replay_check(evidence: list[RunEvidence]) -> AuditCheck:
+    used = [e for e in evidence if e.used]
+    bad = [e for e in used if e.replay not in (REPRODUCED, NO_REPLAY)]
+    none = [e for e in used if e.replay == NO_REPLAY]
+    if bad:
+        shown = ", ".join(f"{e.run_id} {e.replay}" for e in bad)
+        return AuditCheck(name="runs_reproducible", passed=False, detail=shown)
+    if none:
+        return AuditCheck(
+            name="runs_reproducible",
+            passed=None,
+            detail=f"no replay recorded for {len(none)} of {len(used)} runs",
+        )
+    return AuditCheck(name="runs_reproducible", passed=True, detail=f"all {len(used)} reproduced")

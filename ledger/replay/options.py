@@ -1,0 +1,89 @@
+"""What a replay is asked to do: ``ReplayOptions``, a plain dataclass below every module that
+reads it (the engine, the output comparison, the CLI, audits)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..records.run import Run
+
+__all__ = ["EXECUTORS", "ExecutorName", "ExecutorOptions", "Mode", "ReplayOptions"]
+
+Mode = Literal["bitwise", "tolerance", "seeds"]
+ExecutorName = Literal["local", "submitit-local", "slurm"]
+EXECUTORS: tuple[str, ...] = ("local", "submitit-local", "slurm")
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where and how seed jobs run. ``local`` is the in-process thread pool (not this module)."""
+
+    name: ExecutorName = "local"
+    job_dir: Path | None = None  # submitit's folder goes below it (Slurm: on a shared filesystem)
+    partition: str | None = None  # Slurm
+    time_min: int = 60  # Slurm wall time per job (submitit-local: timeout)
+    gpus_per_job: int = 0
+    cpus_per_job: int | None = None  # Slurm
+    devices: tuple[int, ...] = ()  # submitit-local: the GPUs handed out, gpus_per_job each
+    remote: str | None = None  # a remote (name or URL): jobs replay from it and push to it
+
+    def validate(self) -> None:
+        if self.name not in EXECUTORS:
+            raise UsageError(
+                f"unknown executor {self.name!r}", hint="one of " + ", ".join(EXECUTORS)
+            )
+        if self.time_min < 1:
+            raise UsageError("--slurm-time must be at least 1 minute")
+        if self.gpus_per_job < 0 or (self.cpus_per_job is not None and self.cpus_per_job < 1):
+            raise UsageError("--gpus-per-job must be 0 or more and --cpus-per-job 1 or more")
+        if (
+            self.name in ("local", "submitit-local")
+            and self.gpus_per_job
+            and (len(self.devices) < self.gpus_per_job)
+        ):
+            raise UsageError(
+                f"--gpus-per-job {self.gpus_per_job} needs at least that many --devices",
+                hint="list the GPUs to hand out, e.g. --devices 0,1,2,3",
+            )
+        if self.name == "local" and self.devices and self.gpus_per_job < 1:
+            raise UsageError(
+                "--devices needs --gpus-per-job: how many of them each seed gets",
+                hint="e.g. --gpus-per-job 1 --devices 0,1",
+            )
+        if self.name == "slurm" and self.job_dir is None:
+            raise UsageError(
+                "the slurm executor needs --job-dir on a filesystem the compute nodes share",
+                hint="e.g. --job-dir $HOME/ledger-jobs (the ledger must be shared too)",
+            )
+
+
+@dataclass
+class ReplayOptions:
+    mode: Mode = "bitwise"
+    rtol: float | None = None
+    atol: float | None = None
+    per_metric: dict[str, tuple[float, float]] = field(default_factory=dict)
+    seeds: int = 5
+    margin: float | None = None
+    metric: str | None = None  # main metric for seeds mode
+    seed_arg: str | None = None  # argv flag that carries the seed, e.g. --seed
+    jobs: int = 1
+    keep_workspace: bool = False
+    strict_env: bool = False
+    include_logs: bool = False
+    workspace_parent: Path | None = None
+    bootstrap_seed: int | None = None
+    original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
+    from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
+    # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
+    on_seed: Callable[[int, int, Run, float | None], None] | None = None
+    # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
+    # runs them in this process's thread pool.
+    executor: ExecutorOptions | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env

@@ -1,0 +1,95 @@
+"""One replay run: rebuild the workspace, run the recorded command again under ``record``, and
+return the new run. The engine (modes, verdicts) and the seed executors both call it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .._progress import stage
+from ..errors import ReplayError
+from ..records.contract import Contract
+from ..records.run import Run
+from ..store import Store
+from .options import ReplayOptions
+from .seed_effect import with_seed_arg
+from .workspace import Workspace
+
+__all__ = ["REDACTED", "ReplayInterrupted"]
+
+REDACTED = "***"
+
+
+class ReplayInterrupted(ReplayError):
+    """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
+    128 + the signal: 130 for Ctrl-C."""
+
+    def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = 128 + signum
+
+
+def _one_replay(
+    store: Store,
+    run: Run,
+    contract: Contract,
+    opts: ReplayOptions,
+    seed_root: int | None,
+    seed_value: int | None,
+    resume: str | None = None,
+    made: list[Path] | None = None,
+) -> tuple[Run, Workspace]:
+    """One replay run; ``made`` collects its workspace as soon as it exists, so that a
+    failure anywhere later can still remove it."""
+    from ..capture.rawbytes import argv_to_run
+    from ..capture.secrets import restore_argv
+    from ..run.options import RecordOptions
+    from ..run.record import record
+    from .workspace import build_workspace
+
+    # The exact bytes when they were stored; secrets come from the environment again.
+    argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
+    with stage("building the replay workspace"):
+        ws = build_workspace(
+            store, contract, parent=opts.workspace_parent, keep=opts.keep_workspace
+        )
+    if made is not None:
+        made.append(ws.root)
+    if seed_value is not None and opts.seed_arg:
+        argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
+    env = {
+        k: v
+        for k, v in contract.env_vars.items()
+        if REDACTED not in v and "[REDACTED:" not in v  # secrets: the current value is kept
+    }
+    if resume is not None:
+        env["LEDGER_RESUME_FROM"] = resume
+    env.update(opts.extra_env)
+    result = record(
+        RecordOptions(
+            command=argv,
+            name=run.name,
+            inputs=[Path(i["path"]) for i in contract.inputs],
+            outputs=[Path(o) for o in contract.outputs],
+            metrics=list(contract.metric_patterns),
+            env_names=list(contract.env_names),
+            tags=dict(run.tags),
+            cwd=ws.run_dir,
+            store_inputs=False,
+            replay_of=run.run_id,
+            extra_env=env,
+            seed_root=seed_root,
+            code=contract.code,
+        ),
+        store,
+    )
+    if result.run.interrupted_by is not None:
+        # The signal came to the replay, not from the program: the attempt stays recorded as
+        # an interrupted run, but it says nothing about reproducibility.
+        raise ReplayInterrupted(
+            result.run.interrupted_by,
+            f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
+            f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
+            hint=f"run `ledger replay {run.run_id}` again to get a verdict",
+        )
+    return result.run, ws

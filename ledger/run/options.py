@@ -1,0 +1,34 @@
+"""What ``ledger record`` (and ``ledger.start``, and replay) is asked to do: ``RecordOptions``.
+
+A plain dataclass in the lowest module of the run layer, so every module that reads the options
+(contract, record, start, replay, the CLI) imports it from below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["RecordOptions"]
+
+
+@dataclass
+class RecordOptions:
+    command: list[str]
+    name: str | None = None
+    inputs: list[Path] = field(default_factory=list)
+    outputs: list[Path] = field(default_factory=list)
+    configs: list[Path] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    env_names: list[str] = field(default_factory=list)
+    require_clean: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+    cwd: Path = field(default_factory=Path.cwd)
+    store_inputs: bool = True
+    # Set by replay: the run this one replays, variables to set, a forced seed root.
+    replay_of: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    seed_root: int | None = None
+    # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
+    # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
+    code: str | None = None
