@@ -118,6 +118,37 @@ def test_unreadable_and_binary_files(tmp_path: Path) -> None:
         load_claims(binary)
 
 
+_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{k}: &{k} [{', '.join([f'*{p}'] * 9)}]\n" for p, k in zip("abcdef", "bcdefg", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_LAUGHS + "claims: [*g]\n", "expands to more than 100000 YAML nodes"),
+        ("claims: &c [*c]\n", "expands to more than 100000 YAML nodes"),
+        ("claims: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+        (
+            "claims:\n- !!python/object/apply:os.system [echo]\n",
+            "could not determine a constructor",
+        ),
+    ],
+    ids=["billion-laughs", "self-alias", "deep", "python-tag"],
+)
+def test_hostile_yaml_is_refused_quickly(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_claims(text.encode(), "c.yaml")
+    assert message in info.value.message
+    assert info.value.exit_code == 2
+
+
+def test_aliases_for_a_repeated_selector_still_load() -> None:
+    text = "methods:\n  a: &s {names: [x]}\n  b: *s\nclaims:\n- {metric: m, value: 1}\n"
+    loaded = parse_claims(text.encode(), "c.yaml")
+    assert loaded.methods["a"] == loaded.methods["b"]
+
+
 def test_schema_file_is_up_to_date_and_accepts_the_good_claim() -> None:
     schema = claims_json_schema()
     on_disk = json.loads(SCHEMA.read_text(encoding="utf-8"))
