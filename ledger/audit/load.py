@@ -345,7 +345,9 @@ def _decimals_of(text: str | None) -> int | None:
     m = _PLAIN_DECIMAL.match(text.strip())
     if m is None:
         return None
-    return len(m.group(2) or "")
+    # Digits past the 12th are below what the claims' rounding resolves (decimals <= 12): a
+    # value written with more is read at 12, not refused for a field its author never wrote.
+    return min(len(m.group(2) or ""), 12)
 
 
 def _problems(

@@ -162,3 +162,17 @@ def test_schema_file_is_up_to_date_and_accepts_the_good_claim() -> None:
         "range",
         "unspecified",
     }
+
+
+def test_values_written_with_more_than_12_decimals_are_read_at_12() -> None:
+    """The inferred digits of `value`/`difference` are capped at the fields' 12: a number with
+    14 decimals was refused for `decimals`/`difference_decimals`, fields its author never wrote."""
+    text = (
+        "methods: {a: {names: [a]}, b: {names: [b]}}\nclaims:\n"
+        "- {kind: comparison, metric: m, a: a, b: b, difference: 0.12345678901234}\n"
+        "- {metric: m, value: 0.12345678901234, runs: {names: [a]}}\n"
+    )
+    first, second = parse_claims(text.encode(), "c.yaml").claims
+    assert first.problems == () and second.problems == ()
+    assert first.claim is not None and first.claim.difference_decimals == 12  # type: ignore[union-attr]
+    assert second.claim is not None and second.claim.decimals == 12  # type: ignore[union-attr]
