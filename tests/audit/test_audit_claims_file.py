@@ -176,3 +176,16 @@ def test_values_written_with_more_than_12_decimals_are_read_at_12() -> None:
     assert first.problems == () and second.problems == ()
     assert first.claim is not None and first.claim.difference_decimals == 12  # type: ignore[union-attr]
     assert second.claim is not None and second.claim.decimals == 12  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("bounds", ["[0, .inf]", "[-1e308, 1e308]", "[.nan, 1]", "[1, 1]"])
+def test_normalize_bounds_must_be_finite_and_ordered(bounds: str) -> None:
+    """An infinite range (or high - low overflowing) scaled every score to 0: all tasks tied."""
+    text = (
+        "methods: {a: {names: [a]}, b: {names: [b]}}\nclaims:\n"
+        "- {kind: comparison, metric: m, a: a, b: b, task_tag: game,"
+        f" normalize: {{pong: {bounds}}}}}\n"
+    )
+    (claim,) = parse_claims(text.encode(), "c.yaml").claims
+    assert claim.claim is None
+    assert any("high must exceed low, both finite" in p.message for p in claim.problems)
