@@ -28,18 +28,34 @@ def test_the_report_counts_what_is_reachable(store: Store) -> None:
     assert report.dry_run and not collect_garbage(store, delete=True).dry_run
 
 
-def test_old_temp_files_go_and_young_ones_and_dirs_stay(store: Store) -> None:
-    old, young, folder = (store.tmp_dir / n for n in ("old.tmp", "young.tmp", "old-dir"))
+def test_old_temp_files_go_and_young_ones_stay(store: Store) -> None:
+    old, young = (store.tmp_dir / n for n in ("old.tmp", "young.tmp"))
     old.write_bytes(b"o")
     young.write_bytes(b"y")
-    folder.mkdir()
     _age(old, 2 * DAY)
-    _age(folder, 2 * DAY)
     dry = collect_garbage(store)
     assert dry.tmp_removed == 1 and old.exists()
     done = collect_garbage(store, delete=True)
     assert done.tmp_removed == 1
-    assert not old.exists() and young.exists() and folder.is_dir()
+    assert not old.exists() and young.exists()
+
+
+def test_a_writers_abandoned_staging_folder_goes_and_a_live_one_stays(store: Store) -> None:
+    """A killed `ledger import mlflow` left tmp/mlflow-import-*/ (its downloaded artifacts):
+    gc skipped folders, so neither gc nor the rerun ever removed it. A folder is as old as the
+    newest thing in it."""
+    dead = store.tmp_dir / "mlflow-import-dead"
+    (dead / "run" / "artifacts").mkdir(parents=True)
+    (dead / "run" / "artifacts" / "model.bin").write_bytes(b"w" * 1000)
+    live = store.tmp_dir / "mlflow-import-live"
+    (live / "run").mkdir(parents=True)
+    (live / "run" / "part.bin").write_bytes(b"p")
+    for p in (*dead.rglob("*"), dead, live, live / "run"):
+        _age(p, 2 * DAY)  # the live folder's file is fresh: it is still being written
+    assert collect_garbage(store).tmp_removed == 1 and dead.exists()
+    done = collect_garbage(store, delete=True)
+    assert done.tmp_removed == 1
+    assert not dead.exists() and (live / "run" / "part.bin").exists()
 
 
 def test_a_live_run_keeps_what_was_written_since_it_began(store: Store) -> None:

@@ -8,6 +8,7 @@ purpose: a claim that lacks them is judged *not reproducible*, which is a findin
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -192,8 +193,11 @@ class ComparisonClaim(BaseModel):
         if self.normalize and self.task_tag is None:
             raise ValueError("normalize is per task: give task_tag too")
         for task, (low, high) in self.normalize.items():
-            if not high > low:
-                raise ValueError(f"normalize[{task}]: high must exceed low, got [{low}, {high}]")
+            # high - low must be finite too: an infinite range scales every score to 0.
+            if not (high > low and math.isfinite(high - low)):
+                raise ValueError(
+                    f"normalize[{task}]: high must exceed low, both finite, got [{low}, {high}]"
+                )
         return self
 
 

@@ -28,6 +28,9 @@ _KINDS: dict[str, type[Claim] | type[ComparisonClaim]] = {
     "value": Claim,
     "comparison": ComparisonClaim,
 }
+# A claims file is a few hundred nodes; aliases may repeat a selector, not expand a file into
+# millions of nodes ("billion laughs") or refer to themselves.
+_MAX_NODES = 100_000
 _PLAIN_DECIMAL = re.compile(r"^[+-]?(\d+)(?:\.(\d*))?$")
 
 
@@ -157,6 +160,8 @@ def _compose(text: str, name: str) -> tuple[yaml.Node | None, Any]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_size(node, name)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -167,9 +172,34 @@ def _compose(text: str, name: str) -> tuple[yaml.Node | None, Any]:
         ) from None
     except yaml.YAMLError as e:
         raise UsageError(f"{name}: malformed YAML: {e}") from None
+    except RecursionError:
+        raise UsageError(
+            f"{name}: malformed YAML: nested too deeply",
+            hint="a claims file nests a few levels: claims, a claim, its fields",
+        ) from None
     finally:
         loader.dispose()
     return node, data
+
+
+def _check_size(root: yaml.Node, name: str) -> None:
+    """Refuse a document whose aliases expand it past ``_MAX_NODES`` nodes, or into a cycle."""
+    stack = [root]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > _MAX_NODES:
+            raise UsageError(
+                f"{name}: the claims file expands to more than {_MAX_NODES} YAML nodes "
+                "(aliases repeating aliases, or an alias inside its own anchor)",
+                hint="write the claims out, or use an alias only for a small repeated part",
+            )
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def _walk(
@@ -315,7 +345,9 @@ def _decimals_of(text: str | None) -> int | None:
     m = _PLAIN_DECIMAL.match(text.strip())
     if m is None:
         return None
-    return len(m.group(2) or "")
+    # Digits past the 12th are below what the claims' rounding resolves (decimals <= 12): a
+    # value written with more is read at 12, not refused for a field its author never wrote.
+    return min(len(m.group(2) or ""), 12)
 
 
 def _problems(

@@ -9,6 +9,9 @@ Rules every command follows through this module:
 - With ``--json``, standard output holds exactly one JSON document; anything else the command
   or the program it runs prints goes to standard error (``json_stdout_guard``).
 - Errors are ``ledger: error: …`` plus an optional ``ledger: hint: …`` on standard error.
+- Control characters in printed text (ESC, BEL, backspace, C1 codes: anything but newline and
+  tab) are shown as ``\x1b``-style escapes, never sent raw: a run name, tag or metric name holding
+  ``\x1b[31m`` or ``\x1b]0;…\x07`` must not restyle, retitle or rewrite the reader's terminal.
 """
 
 from __future__ import annotations
@@ -35,11 +38,19 @@ __all__ = [
     "progress",
     "progress_stages",
     "report_error",
+    "visible",
 ]
 
 # Width a console takes when it is not a terminal: wide enough that rich never wraps a line,
 # and tables (which are not expanded) only take the width their content needs.
 _UNWRAPPED = 100_000
+# C0 controls but newline and tab, DEL and the C1 range (\x9b is an 8-bit CSI on some terminals).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character written as its ``\\xNN`` escape."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def is_tty(stream: IO[str]) -> bool:
@@ -61,6 +72,15 @@ def _console_class() -> type[Console]:
             raise BrokenPipeError
 
         def _render_buffer(self, buffer: Any) -> str:
+            from rich.segment import Segment
+
+            # rich's own cursor moves are control segments; everything else is printed text.
+            buffer = [
+                Segment(visible(seg.text), seg.style, seg.control)
+                if seg.control is None and _CONTROL.search(seg.text)
+                else seg
+                for seg in buffer
+            ]
             text = super()._render_buffer(buffer)
             if self.is_terminal:
                 return text
@@ -198,7 +218,7 @@ def progress_stages(enabled: bool = True) -> Iterator[None]:
 
 
 def report_error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"ledger: error: {message}\n")
+    sys.stderr.write(f"ledger: error: {visible(message)}\n")
     if hint:
-        sys.stderr.write(f"ledger: hint: {hint}\n")
+        sys.stderr.write(f"ledger: hint: {visible(hint)}\n")
     sys.stderr.flush()

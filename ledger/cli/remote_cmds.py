@@ -115,7 +115,7 @@ def pull(
     runs: list[str] | None = typer.Argument(
         None,
         metavar="[RUN]...",
-        help="Run ids or unique prefixes (with their replays and code). Default: every run.",
+        help="Run ids, prefixes, short ids or names (with their replays, code). Default: all.",
     ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,

@@ -11,9 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
+from .._canonical import parse_json
+from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, new_hasher
 from .._progress import stage
 from ..errors import CorruptObjectError, UsageError
+from ..records.base import record_from_json
+from ..records.run import Run
+from ..short_ids import match_short_id
 from ..store import Store
 from ..store.anchor import chain_head
 from ..store.walk import links_of
@@ -154,10 +158,15 @@ def _select(refs: dict[str, str], runs: list[str] | None, sources: bool) -> dict
     return out
 
 
-def _resolve_remote_runs(origins: dict[str, dict[str, Any]], texts: list[str]) -> list[str]:
-    """Run ids on the remote for ``texts`` (a full id or a unique prefix of one)."""
-    names = {n for data in origins.values() for n in data["refs"]}
-    ids = sorted(n.split("/", 1)[1] for n in names if n.startswith("runs/"))
+def _resolve_remote_runs(
+    store: Store, remote: Remote, origins: dict[str, dict[str, Any]], texts: list[str]
+) -> list[str]:
+    """Run ids on the remote for ``texts``, read as every command reads a run: a full id, a
+    unique prefix, a short id (as ``ledger ls`` prints it), or a run name (its latest original
+    run; a replay only when every run of that name is one)."""
+    refs = {n: o for data in origins.values() for n, o in data["refs"].items()}
+    ids = sorted(n.split("/", 1)[1] for n in refs if n.startswith("runs/"))
+    names: dict[str, list[tuple[bool, str]]] | None = None
     out = []
     for text in texts:
         if text in ids:
@@ -165,9 +174,17 @@ def _resolve_remote_runs(origins: dict[str, dict[str, Any]], texts: list[str]) -
             continue
         found = [i for i in ids if i.startswith(text)] if text else []
         if not found:
+            found = match_short_id(ids, text)
+        if not found and text:
+            if names is None:
+                names = _remote_names(store, remote, refs, ids)
+            named = names.get(text, [])  # originals first, each kind latest first
+            found = [named[0][1]] if named else []
+        if not found:
             raise UsageError(
                 f"no run {text} on the remote; nothing was fetched",
-                hint="`ledger pull REMOTE` without runs fetches every run it holds",
+                hint="give a run id, a unique prefix, a short id or a run name; "
+                "`ledger pull REMOTE` without runs fetches every run it holds",
             )
         if len(found) > 1:
             shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
@@ -177,6 +194,46 @@ def _resolve_remote_runs(origins: dict[str, dict[str, Any]], texts: list[str]) -
             )
         out.append(found[0])
     return out
+
+
+def _remote_names(
+    store: Store, remote: Remote, refs: dict[str, str], ids: list[str]
+) -> dict[str, list[tuple[bool, str]]]:
+    """``{run name: [(is a replay, run id)]}`` from the remote's run records, latest first.
+
+    The records are read into memory (and hashed), not stored: a pull that then fails, or takes
+    other runs, leaves nothing behind."""
+    out: dict[str, list[tuple[bool, str]]] = {}
+    for run_id in reversed(ids):  # ids sort by start time: latest first
+        oid = refs[f"runs/{run_id}"]
+        data = store.get_json(oid) if store.objects.has(oid) else _remote_json(remote, oid)
+        run = record_from_json(data, Run)
+        assert isinstance(run, Run)
+        if run.name:
+            out.setdefault(run.name, []).append((run.replay_of is not None, run_id))
+    for runs in out.values():
+        runs.sort(key=lambda r: r[0])  # stable: originals (latest first), then replays
+    return out
+
+
+_MAX_RECORD = 16 << 20
+
+
+def _remote_json(remote: Remote, oid: str) -> Any:
+    """A JSON record on the remote (which holds objects' content as is), read into memory and
+    checked against its id."""
+    with remote.reaching(), remote.fs.open(remote.object_path(oid), "rb") as f:
+        data = f.read(_MAX_RECORD + 1)
+    try:
+        if len(data) > _MAX_RECORD or hash_bytes(data) != oid:
+            raise ValueError("its content does not hash to its id")
+        return parse_json(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} on remote {remote.url} is corrupt: {e}",
+            hint="push it again from a ledger that holds it intact",
+        ) from None
 
 
 def _fetch_closure(
@@ -216,7 +273,7 @@ def pull(
     remote.check(create=False)
     origins = remote.origins()
     if runs is not None:
-        runs = _resolve_remote_runs(origins, runs)
+        runs = _resolve_remote_runs(store, remote, origins, runs)
     have_remote = remote.objects()
     report = PullReport(sorted(origins), 0, 0)
     chosen = {o: _select(data["refs"], runs, runs is None) for o, data in origins.items()}

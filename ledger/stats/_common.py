@@ -42,6 +42,23 @@ def as_sample(values: Sequence[float] | npt.ArrayLike, name: str, *, min_n: int 
     return arr
 
 
+def binary_exponent(*samples: FloatArray) -> int:
+    """``e`` such that ``ldexp(x, -e)`` puts the largest magnitude of ``samples`` in [0.5, 1).
+
+    Means, variances and bootstrap means of metric values near 1e300 overflow, and variances of
+    values near 1e-300 underflow to 0 (a spread read as none at all). Scaling by a power of two
+    is exact, so the statistics are computed on scaled values and scaled back.
+    """
+    top = max((float(np.max(np.abs(x))) for x in samples if x.size), default=0.0)
+    return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
+
+
+def unscale(value: float, e: int) -> float:
+    """``ldexp(value, e)``; a result past the float range is +-inf, not an OverflowError."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(np.float64(value), e))
+
+
 def check_margin(margin: float, name: str = "margin") -> float:
     """Margins must be finite and positive: a zero margin can never show equivalence."""
     m = float(margin)

@@ -28,7 +28,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ._common import FloatArray, JsonMixin, as_sample, check_probability
+from ._common import (
+    FloatArray,
+    JsonMixin,
+    as_sample,
+    binary_exponent,
+    check_probability,
+    unscale,
+)
 from .twosample import MannWhitneyResult, WelchResult, mann_whitney, seeds_for_difference
 from .twosample import welch_test as _welch
 
@@ -140,14 +147,17 @@ def compare_methods(
     rng = np.random.default_rng(seed)
     diffs = np.empty(n_resamples)
     pois = np.empty(n_resamples)
+    e = binary_exponent(x, y)  # bootstrap means of scaled values cannot overflow
+    xs, ys = np.ldexp(x, -e), np.ldexp(y, -e)
     for start, k in _chunks(n_resamples, x.size * y.size):
-        xa, yb = _resample(rng, x, k), _resample(rng, y, k)
+        xa, yb = _resample(rng, xs, k), _resample(rng, ys, k)
         diffs[start : start + k] = xa.mean(axis=1) - yb.mean(axis=1)
         pois[start : start + k] = _poi_rows(sign * xa, sign * yb)
+    diffs = _unscale_all(diffs, e)
     verdict, reason = _decide(w.ci, _expected_sign(direction, higher_is_better), claimed, alpha)
     needed = basis = None
     if verdict == "inconclusive":
-        sigma = math.sqrt((w.std_a**2 + w.std_b**2) / 2)
+        sigma = math.hypot(w.std_a, w.std_b) / math.sqrt(2)  # no overflow nor underflow
         effect, basis = _effect(claimed, w.difference)
         if sigma > 0:
             needed = seeds_for_difference(effect, sigma, alpha=alpha, power=power)
@@ -200,6 +210,11 @@ def compare_tasks(
     tasks = sorted(a)
     xs = {t: _values(a[t], f"a[{t!r}]") for t in tasks}
     ys = {t: _values(b[t], f"b[{t!r}]") for t in tasks}
+    # Everything below runs on exactly scaled values (no overflow, no underflow); results in
+    # metric units are scaled back with unscale.
+    e = binary_exponent(*xs.values(), *ys.values())
+    xs = {t: np.ldexp(v, -e) for t, v in xs.items()}
+    ys = {t: np.ldexp(v, -e) for t, v in ys.items()}
     n_a, n_b = sum(v.size for v in xs.values()), sum(v.size for v in ys.values())
     head = _head(
         direction, higher_is_better, alpha, aggregate, "stratified bootstrap", n_a, n_b, seed
@@ -210,8 +225,8 @@ def compare_tasks(
             task=t,
             n_a=int(xs[t].size),
             n_b=int(ys[t].size),
-            mean_a=float(xs[t].mean()) if xs[t].size else None,
-            mean_b=float(ys[t].mean()) if ys[t].size else None,
+            mean_a=unscale(float(xs[t].mean()), e) if xs[t].size else None,
+            mean_b=unscale(float(ys[t].mean()), e) if ys[t].size else None,
             probability_of_improvement=(
                 mann_whitney(sign * xs[t], sign * ys[t]).probability
                 if xs[t].size and ys[t].size
@@ -233,8 +248,8 @@ def compare_tasks(
     agg = _aggregate_rows if aggregate == "iqm" else _mean_rows
     pooled_a = np.concatenate([xs[t] for t in tasks])
     pooled_b = np.concatenate([ys[t] for t in tasks])
-    point_a = float(agg(pooled_a[None, :])[0])
-    point_b = float(agg(pooled_b[None, :])[0])
+    point_a = unscale(float(agg(pooled_a[None, :])[0]), e)
+    point_b = unscale(float(agg(pooled_b[None, :])[0]), e)
     rng = np.random.default_rng(seed)
     diffs = np.empty(n_resamples)
     pois = np.empty(n_resamples)
@@ -246,12 +261,16 @@ def compare_tasks(
         pois[start : start + k] = np.mean(
             [_poi_rows(sign * p, sign * q) for p, q in zip(ra, rb, strict=True)], axis=0
         )
-    difference_point = point_a - point_b
+    difference_point = unscale(
+        float(agg(pooled_a[None, :])[0]) - float(agg(pooled_b[None, :])[0]), e
+    )
+    scaled_se = float(np.std(diffs, ddof=1))
+    diffs = _unscale_all(diffs, e)
     ci = _percentile(diffs, alpha)
     verdict, reason = _decide(ci, _expected_sign(direction, higher_is_better), claimed, alpha)
     needed = basis = None
     if verdict == "inconclusive":
-        se = float(np.std(diffs, ddof=1))
+        se = unscale(scaled_se, e)
         effect, basis = _effect(claimed, difference_point)
         n_now = min(min(xs[t].size, ys[t].size) for t in tasks)
         if se > 0 and effect != 0:
@@ -381,6 +400,12 @@ def _effect(claimed: tuple[float, float] | None, observed: float) -> tuple[float
     if claimed is not None:
         return (claimed[0] + claimed[1]) / 2, "to detect the claimed difference"
     return observed, f"to detect the observed difference {observed:.4g}"
+
+
+def _unscale_all(values: FloatArray, e: int) -> FloatArray:
+    with np.errstate(over="ignore", under="ignore"):
+        out: FloatArray = np.ldexp(values, e)
+    return out
 
 
 def _interval(point: float, draws: FloatArray, alpha: float) -> Interval:

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ._common import JsonMixin, as_sample, check_probability
+from ._common import JsonMixin, as_sample, binary_exponent, check_probability, unscale
 
 __all__ = [
     "MannWhitneyResult",
@@ -65,6 +65,8 @@ def welch_test(a: Sample, b: Sample, *, level: float = 0.95) -> WelchResult:
     level = check_probability(level, "level")
     x = as_sample(a, "a", min_n=2)
     y = as_sample(b, "b", min_n=2)
+    e = binary_exponent(x, y)  # computed on exactly scaled values: no overflow, no underflow
+    x, y = np.ldexp(x, -e), np.ldexp(y, -e)
     ma, mb = float(np.mean(x)), float(np.mean(y))
     sa, sb = float(np.std(x, ddof=1)), float(np.std(y, ddof=1))
     va, vb = sa**2 / x.size, sb**2 / y.size
@@ -85,21 +87,21 @@ def welch_test(a: Sample, b: Sample, *, level: float = 0.95) -> WelchResult:
         p_two = 0.0 if diff else 1.0
         half = 0.0
     return WelchResult(
-        difference=diff,
-        se=se,
+        difference=unscale(diff, e),
+        se=unscale(se, e),
         t=t,
         df=float(df),
         p_two_sided=p_two,
         p_greater=p_greater,
         p_less=p_less,
         level=level,
-        ci=(diff - half, diff + half),
+        ci=(unscale(diff - half, e), unscale(diff + half, e)),
         n_a=int(x.size),
         n_b=int(y.size),
-        mean_a=ma,
-        mean_b=mb,
-        std_a=sa,
-        std_b=sb,
+        mean_a=unscale(ma, e),
+        mean_b=unscale(mb, e),
+        std_a=unscale(sa, e),
+        std_b=unscale(sb, e),
     )
 
 

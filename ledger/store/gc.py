@@ -22,6 +22,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .atomic import fsync_dir
 from .repo import Store
@@ -108,7 +109,15 @@ def collect_garbage(
                 old = tmp.lstat().st_mtime < cutoff
             except FileNotFoundError:
                 continue
-            if old and not tmp.is_dir():
+            if old and tmp.is_dir() and not tmp.is_symlink():
+                # A writer's staging folder (an MLflow or package import killed midway): as
+                # old as the newest thing in it, so a live one that still writes is kept.
+                if _newest_mtime(tmp) >= cutoff:
+                    continue
+                if delete:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                report.tmp_removed += 1
+            elif old:
                 if delete:
                     tmp.unlink(missing_ok=True)
                 report.tmp_removed += 1
@@ -120,3 +129,12 @@ def collect_garbage(
         if delete:
             shutil.rmtree(s.path, ignore_errors=True)
     return report
+
+
+def _newest_mtime(folder: Path) -> float:
+    newest = folder.lstat().st_mtime
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            with contextlib.suppress(FileNotFoundError):
+                newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime)
+    return newest

@@ -118,6 +118,37 @@ def test_unreadable_and_binary_files(tmp_path: Path) -> None:
         load_claims(binary)
 
 
+_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{k}: &{k} [{', '.join([f'*{p}'] * 9)}]\n" for p, k in zip("abcdef", "bcdefg", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_LAUGHS + "claims: [*g]\n", "expands to more than 100000 YAML nodes"),
+        ("claims: &c [*c]\n", "expands to more than 100000 YAML nodes"),
+        ("claims: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+        (
+            "claims:\n- !!python/object/apply:os.system [echo]\n",
+            "could not determine a constructor",
+        ),
+    ],
+    ids=["billion-laughs", "self-alias", "deep", "python-tag"],
+)
+def test_hostile_yaml_is_refused_quickly(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_claims(text.encode(), "c.yaml")
+    assert message in info.value.message
+    assert info.value.exit_code == 2
+
+
+def test_aliases_for_a_repeated_selector_still_load() -> None:
+    text = "methods:\n  a: &s {names: [x]}\n  b: *s\nclaims:\n- {metric: m, value: 1}\n"
+    loaded = parse_claims(text.encode(), "c.yaml")
+    assert loaded.methods["a"] == loaded.methods["b"]
+
+
 def test_schema_file_is_up_to_date_and_accepts_the_good_claim() -> None:
     schema = claims_json_schema()
     on_disk = json.loads(SCHEMA.read_text(encoding="utf-8"))
@@ -131,3 +162,30 @@ def test_schema_file_is_up_to_date_and_accepts_the_good_claim() -> None:
         "range",
         "unspecified",
     }
+
+
+def test_values_written_with_more_than_12_decimals_are_read_at_12() -> None:
+    """The inferred digits of `value`/`difference` are capped at the fields' 12: a number with
+    14 decimals was refused for `decimals`/`difference_decimals`, fields its author never wrote."""
+    text = (
+        "methods: {a: {names: [a]}, b: {names: [b]}}\nclaims:\n"
+        "- {kind: comparison, metric: m, a: a, b: b, difference: 0.12345678901234}\n"
+        "- {metric: m, value: 0.12345678901234, runs: {names: [a]}}\n"
+    )
+    first, second = parse_claims(text.encode(), "c.yaml").claims
+    assert first.problems == () and second.problems == ()
+    assert first.claim is not None and first.claim.difference_decimals == 12  # type: ignore[union-attr]
+    assert second.claim is not None and second.claim.decimals == 12  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("bounds", ["[0, .inf]", "[-1e308, 1e308]", "[.nan, 1]", "[1, 1]"])
+def test_normalize_bounds_must_be_finite_and_ordered(bounds: str) -> None:
+    """An infinite range (or high - low overflowing) scaled every score to 0: all tasks tied."""
+    text = (
+        "methods: {a: {names: [a]}, b: {names: [b]}}\nclaims:\n"
+        "- {kind: comparison, metric: m, a: a, b: b, task_tag: game,"
+        f" normalize: {{pong: {bounds}}}}}\n"
+    )
+    (claim,) = parse_claims(text.encode(), "c.yaml").claims
+    assert claim.claim is None
+    assert any("high must exceed low, both finite" in p.message for p in claim.problems)

@@ -158,6 +158,31 @@ def test_pulling_an_unknown_or_ambiguous_run_is_refused_and_fetches_nothing(
     assert sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file()) == before
 
 
+def test_pull_takes_a_run_by_short_id_or_by_name_as_every_command_does(tmp_path: Path) -> None:
+    """`pull REMOTE RUN` read RUN as a full id or id prefix only: the short id `ledger ls`
+    prints and a run name (its latest original run) were "no run on the remote"."""
+    repo = make_repo(tmp_path / "repo")
+    older = record(repo, "--name", "alpha")
+    newer = record(repo, "--name", "alpha")
+    other = record(repo, "--name", "beta")
+    assert run_ledger("replay", newer, cwd=repo).returncode == 0  # a replay named alpha too
+    remote = tmp_path / "remote"
+    _json(run_ledger("push", str(remote), "--json", cwd=repo))
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    assert run_ledger("init", cwd=clone).returncode == 0
+    before = sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file())
+    r = run_ledger("pull", str(remote), "gamma", cwd=clone)
+    assert r.returncode == 2 and "no run gamma on the remote" in r.stderr, r.stderr
+    assert sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file()) == before
+    added = set(_json(run_ledger("pull", str(remote), "alpha", "--json", cwd=clone))["refs_added"])  # type: ignore[arg-type]
+    assert f"runs/{newer}" in added and f"runs/{older}" not in added
+    tail = other.rsplit("-", 1)[1][:6]
+    added = set(_json(run_ledger("pull", str(remote), tail, "--json", cwd=clone))["refs_added"])  # type: ignore[arg-type]
+    assert f"runs/{other}" in added
+    assert run_ledger("verify", cwd=clone).returncode == 0
+
+
 def test_a_push_sweeps_uploads_killed_pushes_left_and_keeps_recent_ones(
     packaged: tuple[Path, str, Path], tmp_path: Path
 ) -> None:

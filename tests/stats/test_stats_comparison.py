@@ -180,3 +180,44 @@ def test_bad_arguments() -> None:
         compare_methods(A, B, alpha=1.5)
     with pytest.raises(ValueError, match="aggregate"):
         compare_tasks(_by_task(X), _by_task(Y), aggregate="median")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("k", [-1000, 990])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(A, B), ([1.0, 1.4, 0.8, 1.3, 1.1], [0.9, 1.2, 0.7, 1.2, 1.0]), (A, A)],
+    ids=["supported", "inconclusive", "identical"],
+)
+def test_verdicts_do_not_depend_on_the_magnitude(k: int, a: list[float], b: list[float]) -> None:
+    """Metrics near 1e300 overflowed (variance, bootstrap means) and near 1e-300 underflowed to
+    no spread at all, which made any difference 'supported'. Scaling by 2**k is exact, so every
+    number scales exactly and every verdict, p and probability stays as it was."""
+    base = compare_methods(a, b, seed=3)
+    big = compare_methods(np.ldexp(a, k), np.ldexp(b, k), seed=3)
+    assert big.verdict == base.verdict and big.reason.split(" [")[0] == base.reason.split(" [")[0]
+    assert base.difference is not None and base.difference_ci is not None
+    assert big.difference == np.ldexp(base.difference, k)
+    assert big.difference_ci == tuple(np.ldexp(base.difference_ci, k))
+    assert big.welch is not None and base.welch is not None
+    assert big.welch.p_two_sided == base.welch.p_two_sided
+    assert big.welch.std_a == np.ldexp(base.welch.std_a, k)
+    assert big.seeds_needed == base.seeds_needed
+    d, bd = base.bootstrap_difference, big.bootstrap_difference
+    assert d is not None and bd is not None
+    assert (bd.estimate, bd.low, bd.high) == tuple(np.ldexp([d.estimate, d.low, d.high], k))
+    tasks = compare_tasks(
+        {"x": np.ldexp(a, k), "y": np.ldexp(b, k)},
+        {"x": np.ldexp(b, k), "y": np.ldexp(a, k)[::-1]},
+        n_resamples=500,
+    )
+    small = compare_tasks({"x": a, "y": b}, {"x": b, "y": a[::-1]}, n_resamples=500)
+    assert tasks.verdict == small.verdict and tasks.seeds_needed == small.seeds_needed
+    assert tasks.difference_ci == tuple(np.ldexp(small.difference_ci, k))  # type: ignore[arg-type]
+    assert [t.mean_a for t in tasks.tasks] == [np.ldexp(t.mean_a, k) for t in small.tasks]  # type: ignore[arg-type]
+
+
+def test_identical_samples_are_never_supported_at_any_scale() -> None:
+    for k in (-1070, -1000, 0, 1000, 1020):
+        for same in ([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]):
+            r = compare_methods(np.ldexp(same, k), np.ldexp(same, k), n_resamples=200)
+            assert r.verdict == "inconclusive", (k, same, r.reason)
