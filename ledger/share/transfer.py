@@ -15,9 +15,9 @@ from .._canonical import parse_json
 from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, new_hasher
 from .._progress import stage
 from ..errors import CorruptObjectError, UsageError
+from ..index.short_ids import match_short_id
 from ..records.base import record_from_json
 from ..records.run import Run
-from ..short_ids import match_short_id
 from ..store import Store
 from ..store.anchor import chain_head
 from ..store.walk import links_of
