@@ -173,6 +173,9 @@ def _mlflow_store(tmp: Path, n: int) -> tuple[str, str] | None:
         return None
     root = tmp / "mlruns"
     fs = FileStore(str(root))
+    done = tmp / "mlruns.done"
+    if done.is_file():  # kept from an earlier run (BENCH_SCALE_DIR)
+        return root.as_uri(), done.read_text().strip()
     exp = fs.create_experiment("bench")
     finished = RunStatus.to_string(RunStatus.FINISHED)
     t0 = 1_767_225_600_000  # 2026-01-01, in ms
@@ -186,26 +189,52 @@ def _mlflow_store(tmp: Path, n: int) -> tuple[str, str] | None:
             [],
         )
         fs.update_run_info(r.info.run_id, finished, start + 60_000, None)
+    done.write_text(exp)
     return root.as_uri(), exp
 
 
 def run(quick: bool) -> list[Row]:
+    """``BENCH_RUNS``: the numbers of runs, comma-separated (a ledger is written for each);
+    ``BENCH_MLFLOW_MAX``: the largest of them MLflow is compared at (writing 100,000 runs
+    into its file store takes long); ``BENCH_SCALE_DIR``: keep the fixtures there and use
+    them again."""
+    sizes = [int(x) for x in os.environ.get("BENCH_RUNS", "2000" if quick else "100000").split(",")]
+    cap = int(os.environ.get("BENCH_MLFLOW_MAX", str(max(sizes))))
+    rows: list[Row] = []
+    for n in sizes:
+        for row in _size(n, n <= cap):
+            row.what = f"{n:,} runs: {row.what.replace(f', {n:,} runs', '')}"
+            rows.append(row)
+    return rows
+
+
+def _size(n: int, with_mlflow: bool) -> list[Row]:
     from ledger.store import Store
 
-    n = int(os.environ.get("BENCH_RUNS", "2000" if quick else "100000"))
     big = n >= 100_000
     reps = 3
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    keep = os.environ.get("BENCH_SCALE_DIR")
+    with contextlib.ExitStack() as stack:
+        if keep:  # the fixture is kept there and used again by a later run with the same N
+            tmp = str(Path(keep) / f"n{n}")
+            Path(tmp).mkdir(parents=True, exist_ok=True)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
         root = Path(tmp) / ".ledger"
+        marker = Path(tmp) / "ledger.done"
+        made = marker.is_file()
         store = Store.init(root)
-        seed_run(root)
+        if not made:
+            seed_run(root)
         t = time.perf_counter()
         with unsynced():
-            ids = generate(store, n, progress=True)
-        rows.append(
-            Row(NAME, f"write {n:,} runs through the store API", time.perf_counter() - t, "s")
-        )
+            ids = [_run_id(i) for i in range(n)] if made else generate(store, n, progress=True)
+        marker.write_text(f"{n}\n")
+        if not made:
+            rows.append(
+                Row(NAME, f"write {n:,} runs through the store API", time.perf_counter() - t, "s")
+            )
         version = median_time(_ledger(root, "--version"), reps)
         rows.append(Row(NAME, "ledger --version (start-up)", version, "s"))
         reindex = median_time(_ledger(root, "reindex"), 1 if n > 10_000 else reps)
@@ -229,7 +258,8 @@ def run(quick: bool) -> list[Row]:
         timed(
             "ledger ls --where 'params.lr < 0.001'", _ledger(root, "ls", "-w", "params.lr < 0.001")
         )
-        extra = iter(range(n, n + reps))
+        # After the seed run and every run written so far (a kept fixture has more).
+        extra = iter(range(len(store.refs.names("runs/")) - 1, 10**9))
 
         def one_more() -> None:
             with unsynced():
@@ -272,6 +302,9 @@ def run(quick: bool) -> list[Row]:
                 page <= 0.5 if big else None,
             )
         )
+        if not with_mlflow:
+            rows[-1].note = "mlflow: compared at the smaller sizes (BENCH_MLFLOW_MAX)"
+            return rows
         t = time.perf_counter()
         ml = _mlflow_store(Path(tmp), n)
         made = time.perf_counter() - t

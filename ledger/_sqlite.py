@@ -1,40 +1,22 @@
-"""sqlite_utils, imported without pandas and numpy (the only place that imports it)."""
+"""The little of a SQLite database the index uses: statements on one connection, and the names
+of its tables. (It was ``sqlite_utils.Database``, whose import, about 0.1 s with its plugin
+machinery and click, was paid by every ``ledger ls`` and ``show``: bench/bench_scale.py.)"""
 
 from __future__ import annotations
 
-import importlib.abc
-import sys
-import threading
+import sqlite3
+from typing import Any
+
+__all__ = ["Database"]
 
 
-class _SkipInThisThread(importlib.abc.MetaPathFinder):
-    """Makes ``import NAME`` fail for the listed names, in the importing thread only."""
+class Database:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
 
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
-        self.thread = threading.get_ident()
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name in self.names and threading.get_ident() == self.thread:
-            raise ModuleNotFoundError(f"{name} is not needed by the ledger index", name=name)
-        return None
-
-
-def _import_sqlite_utils() -> None:
-    """sqlite_utils imports pandas and numpy when installed, only to map their scalar types
-    (the index stores none): 0.3 s of every ``ledger record``, ``ls`` and ``show``
-    (bench/bench_record.py). Import it without them; other threads import as usual."""
-    if "sqlite_utils.db" in sys.modules:
-        return
-    skip = _SkipInThisThread(frozenset({"pandas", "numpy"}) - sys.modules.keys())
-    sys.meta_path.insert(0, skip)
-    try:
-        import sqlite_utils.db  # noqa: F401
-    finally:
-        sys.meta_path.remove(skip)
-
-
-_import_sqlite_utils()
-import sqlite_utils  # noqa: E402 - must follow the guarded import
-
-__all__ = ["sqlite_utils"]
+    def table_names(self) -> list[str]:
+        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        return [str(r[0]) for r in rows]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._sqlite import sqlite_utils
+from ._sqlite import Database
 from .errors import LedgerError
 from .store.log import LogEntry
 from .store.repo import Store
@@ -24,7 +24,7 @@ from .store.repo import Store
 __all__ = ["Index", "Indexer", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 _BUSY_MS = 60_000
 
 
@@ -33,14 +33,12 @@ class Indexer:
     """How a record kind shows up in the index."""
 
     kind: str
-    tables: Callable[[sqlite_utils.Database], None]  # create tables if missing
-    add: Callable[[sqlite_utils.Database, str, str, dict[str, Any]], None]  # db, ref, oid, record
-    remove: Callable[[sqlite_utils.Database, str], None]  # db, ref
+    tables: Callable[[Database], None]  # create tables if missing
+    add: Callable[[Database, str, str, dict[str, Any]], None]  # db, ref, oid, record
+    remove: Callable[[Database, str], None]  # db, ref
     name: str = ""  # several indexers may serve one kind; each registers under its own name
     # Instead of ``add``, for rows that also read the objects a record links (store first).
-    add_linked: Callable[[Store, sqlite_utils.Database, str, str, dict[str, Any]], None] | None = (
-        None
-    )
+    add_linked: Callable[[Store, Database, str, str, dict[str, Any]], None] | None = None
 
 
 _INDEXERS: dict[str, Indexer] = {}
@@ -64,7 +62,7 @@ class Index:
         self.path = store.root / "index.sqlite"
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
-        self.db = sqlite_utils.Database(conn)
+        self.db = Database(conn)
         self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
         self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
         self._retry(self._create_tables)

@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._sqlite import sqlite_utils
+from ._sqlite import Database
 from .index import Indexer, register_indexer
+from .short_ids import tail_of
 
-__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "VERDICTS_INDEXER", "run_row"]
+__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "TAILS_INDEXER", "VERDICTS_INDEXER", "run_row"]
 
 
-def _tables(db: sqlite_utils.Database) -> None:
+def _tables(db: Database) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS runs (ref TEXT PRIMARY KEY, run_id TEXT, oid TEXT, "
         "name TEXT, status TEXT, exit_code INTEGER, started TEXT, ended TEXT, "
         "wall_seconds REAL, contract_digest TEXT, tags TEXT, replay_of TEXT, host TEXT, "
         "pid INTEGER)"
     )
+    # Name lookups (``resolve_run``) and the replays ``ls`` lists under their originals.
+    db.execute("CREATE INDEX IF NOT EXISTS runs_name ON runs(name)")
+    db.execute("CREATE INDEX IF NOT EXISTS runs_replay_of ON runs(replay_of)")
 
 
 RUN_COLUMNS = (
@@ -58,7 +62,7 @@ def run_row(ref: str, oid: str, rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     if not ref.startswith("runs/"):
         return
     row = run_row(ref, oid, rec)
@@ -68,7 +72,7 @@ def _add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> 
     )
 
 
-def _remove(db: sqlite_utils.Database, ref: str) -> None:
+def _remove(db: Database, ref: str) -> None:
     if ref.startswith("runs/") and "runs" in db.table_names():
         db.execute("DELETE FROM runs WHERE ref=?", (ref,))
 
@@ -77,14 +81,14 @@ RUNS_INDEXER = Indexer(kind="run", tables=_tables, add=_add, remove=_remove)
 register_indexer(RUNS_INDEXER)
 
 
-def _verdict_tables(db: sqlite_utils.Database) -> None:
+def _verdict_tables(db: Database) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS verdicts (ref TEXT PRIMARY KEY, oid TEXT, original TEXT, "
         "replay TEXT, replays TEXT, mode TEXT, outcome TEXT, summary TEXT, created TEXT)"
     )
 
 
-def _verdict_add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _verdict_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     if not ref.startswith("verdicts/"):
         return
     replays = rec.get("replays") or []
@@ -104,7 +108,7 @@ def _verdict_add(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, A
     )
 
 
-def _verdict_remove(db: sqlite_utils.Database, ref: str) -> None:
+def _verdict_remove(db: Database, ref: str) -> None:
     if ref.startswith("verdicts/") and "verdicts" in db.table_names():
         db.execute("DELETE FROM verdicts WHERE ref=?", (ref,))
 
@@ -113,3 +117,27 @@ VERDICTS_INDEXER = Indexer(
     kind="verdict", tables=_verdict_tables, add=_verdict_add, remove=_verdict_remove
 )
 register_indexer(VERDICTS_INDEXER)
+
+
+def _tail_tables(db: Database) -> None:
+    db.execute("CREATE TABLE IF NOT EXISTS run_tails (ref TEXT PRIMARY KEY, tail TEXT)")
+    db.execute("CREATE INDEX IF NOT EXISTS run_tails_tail ON run_tails(tail)")
+
+
+def _tail_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if ref.startswith("runs/"):
+        db.execute(
+            "INSERT OR REPLACE INTO run_tails VALUES (?,?)", (ref, tail_of(ref.split("/", 1)[1]))
+        )
+
+
+def _tail_remove(db: Database, ref: str) -> None:
+    if ref.startswith("runs/"):
+        db.execute("DELETE FROM run_tails WHERE ref=?", (ref,))
+
+
+# Short ids of a page of runs without reading every run id (``short_ids_of(..., only=...)``).
+TAILS_INDEXER = Indexer(
+    kind="run", name="run_tails", tables=_tail_tables, add=_tail_add, remove=_tail_remove
+)
+register_indexer(TAILS_INDEXER)

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from . import run_index  # noqa: F401  (registered first: our indexes are on its runs table)
-from ._sqlite import sqlite_utils
+from ._sqlite import Database
 from .errors import LedgerError
 from .index import Indexer, register_indexer
 from .store import Store
@@ -33,7 +33,7 @@ _LOWER_IS_BETTER = ("loss", "err", "perplexity", "ppl", "mse", "mae", "rmse", "n
 _SOURCE_ORDER = {"combined": 0, "api": 1, "tensorboard": 2, "stdout": 3}
 
 
-def _tables(db: sqlite_utils.Database) -> None:
+def _tables(db: Database) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS params (run_id TEXT NOT NULL, key TEXT NOT NULL, "
         "value TEXT, num REAL, type TEXT, PRIMARY KEY (run_id, key))"
@@ -214,7 +214,7 @@ def _run_id(ref: str) -> str | None:
     return ref.split("/", 1)[1] if ref.startswith("runs/") else None
 
 
-def _add(store: Store, db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _add(store: Store, db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     run_id = _run_id(ref)
     if run_id is None:
         return
@@ -265,7 +265,7 @@ def _add(store: Store, db: sqlite_utils.Database, ref: str, oid: str, rec: dict[
         db.execute("INSERT OR REPLACE INTO tags VALUES (?,?,?)", (run_id, str(k), str(v)))
 
 
-def _remove(db: sqlite_utils.Database, ref: str) -> None:
+def _remove(db: Database, ref: str) -> None:
     run_id = _run_id(ref)
     if run_id is None:
         return
@@ -273,7 +273,7 @@ def _remove(db: sqlite_utils.Database, ref: str) -> None:
         db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
 
 
-def _unused(db: sqlite_utils.Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _unused(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
     raise AssertionError("run-tables rows are added with add_linked")
 
 
