@@ -56,9 +56,12 @@ def checked_runs(
     that is missing, extra or different. ``every_run``: the ``index_rows`` are the whole
     ``runs`` table, so a run ref without a row is missing from it. Lazy: a caller that stops
     early reads only the records it showed."""
+    if not every_run:  # each row's ref file is read: no listing of every run
+        yield from _checked(store, set(), index_rows, warnings, every_run=False, listed=False)
+        return
     # Names only (a directory listing); each shown run's ref is read when it is reached.
     names = set(store.refs.names("runs/"))
-    yield from _checked(store, names, index_rows, warnings, every_run=every_run)
+    yield from _checked(store, names, index_rows, warnings, every_run=True)
 
 
 def newest_runs(

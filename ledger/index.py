@@ -1,9 +1,10 @@
 """The SQLite index: the only module that talks SQLite. A cache derived from the store.
 
 The index is a fold over the hash-chained log: each ref change is applied in order, and the
-``meta`` table remembers the last log entry applied. ``sync`` catches up with entries written
-by other processes; ``rebuild`` empties the tables and folds the whole log again, which must
-give exactly the same rows (tests/test_index.py proves it).
+``meta`` table remembers the last log line applied, its offset and its id. ``sync`` catches up
+with lines written by other processes, reading only those after it (so a command costs the
+same at 100,000 runs); ``rebuild`` empties the tables and folds the whole log again, which must
+give exactly the same rows (tests/test_index.py, tests/test_index_incremental.py prove it).
 
 Record kinds add their own tables with ``register_indexer``.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +191,7 @@ def list_runs(
     def select(
         index: Index,
         notes: list[str],
-        candidates: list[dict[str, Any]] | None = None,
+        candidates: Iterator[list[dict[str, Any]]] | None = None,
     ) -> list[dict[str, Any]]:
         # Which runs are replays of which original comes from the index (cheap: the replays
         # and their parents only); each row shown is then read back from its record.
@@ -211,7 +211,11 @@ def list_runs(
                 notes,
             )
             if candidates is None
-            else checked_runs(store, candidates, notes, every_run=False)
+            else (
+                row
+                for part in candidates
+                for row in checked_runs(store, part, notes, every_run=False)
+            )
         )
         for row in walk:
             run_id = row["run_id"]
@@ -247,13 +251,27 @@ def list_runs(
                 break
         return out
 
-    def candidates(index: Index) -> list[dict[str, Any]] | None:
+    def candidates(index: Index) -> Iterator[list[dict[str, Any]]] | None:
+        """The runs the index says match ``where``, newest first, a slice at a time."""
         if not where:
             return None
         parts = [f.sql() for f in where]
         sql = " AND ".join(p[0] for p in parts)
         args = tuple(a for p in parts for a in p[1])
-        return index.query(f"SELECT r.* FROM runs r WHERE {sql} ORDER BY r.run_id DESC", args)
+
+        def slices() -> Iterator[list[dict[str, Any]]]:
+            q = f"SELECT r.* FROM runs r WHERE ({sql})"
+            rows = index.query(q + " ORDER BY r.ref DESC LIMIT ?", (*args, _SLICE))
+            while rows:
+                yield rows
+                if len(rows) < _SLICE:
+                    return
+                rows = index.query(
+                    q + " AND r.ref < ? ORDER BY r.ref DESC LIMIT ?",
+                    (*args, rows[-1]["ref"], _SLICE),
+                )
+
+        return slices()
 
     with Index(store) as index:
         index.sync()
@@ -268,6 +286,8 @@ def list_runs(
         warnings += notes
     return out
 
+
+_SLICE = 256  # index rows read at a time when listing runs
 
 # The replays and the runs they replay: enough to tell each run's original.
 _LINKED = (
