@@ -228,10 +228,15 @@ def run(quick: bool) -> list[Row]:
     sizes = [int(x) for x in os.environ.get("BENCH_RUNS", "2000" if quick else "100000").split(",")]
     cap = int(os.environ.get("BENCH_MLFLOW_MAX", str(max(sizes))))
     rows: list[Row] = []
+    load = os.getloadavg()[0]
     for n in sizes:
         for row in _size(n, n <= cap):
             row.what = f"{n:,} runs: {row.what.replace(f', {n:,} runs', '')}"
             rows.append(row)
+    rows[-1].note = (
+        f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
+        f"{os.cpu_count()} cores: wall times include waiting for a core"
+    )
     return rows
 
 

@@ -259,8 +259,19 @@ class Index:
             n = self.rebuild()
             self._stale = False
             return n
-
+        if self._current():
+            return 0
         return self._transaction(self._fold_tail)
+
+    def _current(self) -> bool:
+        """Whether the log ends with the line folded last: then there is nothing to apply, and
+        no write lock is taken (a reader does not wait for a writer, e.g. a long ``reindex``)."""
+        at, head = self._meta("log_at"), self._meta("log_head")
+        if at is None or head is None:
+            return False
+        lines = self._log_from(int(at))
+        first = next(lines, None)
+        return first is not None and first[1].hash == head and next(lines, None) is None
 
     def rebuild(self) -> int:
         """Empty every table and fold the whole log again."""

@@ -64,7 +64,7 @@ def test_sync_reads_only_the_new_lines_and_equals_a_rebuild(store: Store) -> Non
         index.read = []
         assert index.sync() == 4
         # The last folded line (to check it is still there) and the four new ones.
-        assert len(index.read) == 5 and index.read[0] > 0
+        assert len(set(index.read)) == 5 and min(index.read) > 0
         index.read = []
         assert index.sync() == 0 and len(index.read) == 1
         incremental = index.dump()
