@@ -284,7 +284,13 @@ def _size(n: int, with_mlflow: bool) -> list[Row]:
         size = sum(p.stat().st_size for p in root.glob("index.sqlite*"))
         rows.append(Row(NAME, f"ledger reindex, {n:,} runs", reindex, "s"))
         rows.append(
-            Row(NAME, "index size", size / 2**20, "MiB", note=f"index: {size / n:.0f} bytes a run")
+            Row(
+                NAME,
+                "index size",
+                size / 2**20,
+                "MiB",
+                note=f"index: {size / n:.0f} bytes a run at {n:,} runs",
+            )
         )
 
         def timed(
