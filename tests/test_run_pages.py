@@ -89,3 +89,20 @@ def test_short_ids_of_a_page_equal_those_of_every_run(store: Store) -> None:
     every = short_ids_of(store)
     assert every == short_ids(ids, avoid={"n0", "n1", "n2"})
     assert short_ids_of(store, ids[3:6]) == {i: every[i] for i in ids[3:6]}
+
+
+def test_a_kept_listing_is_listed_again_once_the_folder_changes(store: Store) -> None:
+    import os
+
+    ids = _runs(store, 3)
+    folder = store.refs.root / "runs"
+    old = folder.stat().st_mtime - 10
+    os.utime(folder, (old, old))  # changed long enough ago for its listing to be kept
+    assert store.refs.names("runs/") == [f"runs/{i}" for i in ids]
+    assert "runs/" in store.refs._listed
+    more = _runs(store, 4)[3:]
+    assert store.refs.names("runs/") == [f"runs/{i}" for i in ids + more]
+    # Changed within the last second: not kept (a change in the same tick would be missed).
+    store.refs._listed.clear()
+    store.refs.names("runs/")
+    assert "runs/" not in store.refs._listed
