@@ -39,7 +39,7 @@ MODULES = [
     "bench.bench_gate",
     "bench.bench_remote",
     "bench.bench_remote_s3",
-    "bench.bench_index",
+    "bench.bench_scale",
 ]
 
 

@@ -149,7 +149,7 @@ def ls(
         columns=chosen,
     )
     print_warnings(warnings, REINDEX_HINT)
-    short = short_ids_of(store)
+    short = short_ids_of(store, [r["run_id"] for r in rows])
     for r in rows:
         r["short_id"] = short.get(r["run_id"], r["run_id"])
     if json_out:

@@ -8,7 +8,7 @@ tells the user to run ``ledger verify`` and ``ledger reindex``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._hashing import OID_RE
@@ -16,7 +16,7 @@ from ..errors import LedgerError
 from ..store import Store
 from .rows import run_row
 
-__all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts"]
+__all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts", "newest_runs"]
 
 REINDEX_HINT = "run `ledger verify` to see every difference, then `ledger reindex`"
 
@@ -56,13 +56,56 @@ def checked_runs(
     that is missing, extra or different. ``every_run``: the ``index_rows`` are the whole
     ``runs`` table, so a run ref without a row is missing from it. Lazy: a caller that stops
     early reads only the records it showed."""
+    if not every_run:  # each row's ref file is read: no listing of every run
+        yield from _checked(store, set(), index_rows, warnings, every_run=False, listed=False)
+        return
     # Names only (a directory listing); each shown run's ref is read when it is reached.
     names = set(store.refs.names("runs/"))
+    yield from _checked(store, names, index_rows, warnings, every_run=True)
+
+
+def newest_runs(
+    store: Store,
+    refs_below: Callable[[str | None, int], list[str]],
+    rows_between: Callable[[str | None, str | None], list[dict[str, Any]]],
+    warnings: list[str],
+    *,
+    chunk: int = 256,
+) -> Iterator[dict[str, Any]]:
+    """``checked_runs`` over every run, a slice at a time, so that a page costs a page
+    whatever the number of runs. ``refs_below(hi, n)``: the ``n`` greatest run ref names below
+    ``hi`` (None: any), from the index's ``refs`` table, which is the fold of the hash-chained
+    log (the commit point of every ref change), not of the ``runs`` rows being checked;
+    ``rows_between(lo, hi)``: the ``runs`` rows with ``lo <= ref < hi``. Each ref shown is read
+    from its file and its record re-hashed, as in ``checked_runs``; a ref file that no log
+    entry made is ``ledger verify``'s to report."""
+    hi: str | None = None
+    while True:
+        part = refs_below(hi, chunk)
+        lo = part[-1] if len(part) == chunk else None
+        rows = rows_between(lo, hi)
+        yield from _checked(store, set(part), rows, warnings, every_run=True, listed=False)
+        if lo is None:
+            return
+        hi = lo
+
+
+def _checked(
+    store: Store,
+    names: set[str],
+    index_rows: list[dict[str, Any]],
+    warnings: list[str],
+    *,
+    every_run: bool,
+    listed: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """``names``: the run refs that exist (``listed``: as listed from the refs folder, so a ref
+    not among them is not read)."""
     by_ref = {row["ref"]: row for row in index_rows}
     wanted = names | set(by_ref) if every_run else set(by_ref)
     for ref in sorted(wanted, reverse=True):
         run_id = ref.split("/", 1)[1]
-        oid = _ref(store, ref) if ref in names else None
+        oid = _ref(store, ref) if ref in names or not listed else None
         if oid is None:
             warnings.append(f"the index lists run {run_id}, which the ledger does not hold")
             continue

@@ -331,8 +331,13 @@ def check_index(store: Store) -> list[Problem]:
     from .db import Index
 
     class _Snapshot(Index):
-        def _pending(self, after: int) -> Iterator[LogEntry]:
-            return (e for e in entries if e.seq > after)
+        def _log_from(self, at: int) -> Iterator[tuple[int, LogEntry]]:
+            return ((pos, e) for pos, e in entries if pos >= at)
+
+        def _diverged(self, at: int, head: str) -> int:
+            # Not folded again (that would erase the edit): the entries past the last seq
+            # folded are applied, and the rows that differ are reported.
+            return self._fold(self._log_from(0), skip_to=self.last_seq()) or 0
 
     path = store.root / "index.sqlite"
     if not path.is_file():
@@ -362,11 +367,23 @@ def check_index(store: Store) -> list[Problem]:
                     "`ledger reindex` rebuilds it",
                 )
             ]
-        entries = list(store.log.entries())
+        entries = list(store.log.entries_from(0))
         # Entries appended since the index was last used are not differences: catch up first.
         _Snapshot(store, conn=kept).sync()
         _Snapshot(store, conn=fresh).rebuild()
-        return _compare(fresh, kept, lambda oid: not store.objects.has(str(oid)))
+        found = []
+        row = kept.execute("SELECT value FROM meta WHERE key='log_rewritten'").fetchone()
+        if row is not None:
+            kept.execute("DELETE FROM meta WHERE key='log_rewritten'")
+            found.append(
+                Problem(
+                    "index-mismatch",
+                    "log/chain.jsonl",
+                    f"the log no longer holds the line the index had folded last ({row[0]}): "
+                    "its history was edited, cut or rewritten after it was indexed",
+                )
+            )
+        return found + _compare(fresh, kept, lambda oid: not store.objects.has(str(oid)))
     finally:
         kept.close()
         fresh.close()

@@ -1,9 +1,10 @@
 """The SQLite index: the only module that talks SQLite. A cache derived from the store.
 
 The index is a fold over the hash-chained log: each ref change is applied in order, and the
-``meta`` table remembers the last log entry applied. ``sync`` catches up with entries written
-by other processes; ``rebuild`` empties the tables and folds the whole log again, which must
-give exactly the same rows (tests/test_index.py proves it).
+``meta`` table remembers the last log line applied, its offset and its id. ``sync`` catches up
+with lines written by other processes, reading only those after it (so a command costs the
+same at 100,000 runs); ``rebuild`` empties the tables and folds the whole log again, which must
+give exactly the same rows (tests/test_index.py, tests/test_index_incremental.py prove it).
 
 Record kinds add their own tables with ``register_indexer``.
 """
@@ -24,7 +25,7 @@ from ._sqlite import Database
 __all__ = ["Index", "Indexer", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 _BUSY_MS = 60_000
 
 
@@ -161,64 +162,120 @@ class Index:
             elif ix.kind == kind:
                 ix.add(self.db, ref, oid, value)
 
-    def _pending(self, after: int) -> Iterator[LogEntry]:
-        for entry in self.store.log.entries():
-            if entry.seq > after:
-                yield entry
+    def _log_from(self, at: int) -> Iterator[tuple[int, LogEntry]]:
+        """(offset, entry) of the log's lines from byte offset ``at``."""
+        return self.store.log.entries_from(at)
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _fold_tail(self) -> int:
+        """Apply the lines after the last one folded. The index remembers where that line
+        starts (``log_at``) and its hash (``log_head``): only the lines after it are read, once
+        the line found there still hashes to ``log_head`` and the next line points at it; else
+        ``_diverged``, when the log no longer continues what was folded (rewritten, truncated)."""
+        at, head, last = self._meta("log_at"), self._meta("log_head"), self.last_seq()
+        if at is None or head is None:
+            # Folded by a version that did not remember where: read it all once, apply the
+            # entries it had not seen.
+            return self._fold(self._log_from(0), skip_to=last) or 0
+        lines = self._log_from(int(at))
+        first = next(lines, None)
+        if first is not None and first[1].hash == head:
+            n = self._fold(lines, head=first)
+            if n is not None:
+                return n
+        return self._diverged(int(at), head)
+
+    def _diverged(self, at: int, head: str) -> int:
+        """The log does not continue the line folded last: fold it all again, and keep a note
+        (meta ``log_rewritten``) that ``ledger verify`` reports until ``ledger reindex``: the
+        edit must stay visible after the index has caught up with it."""
+        note = self._meta("log_rewritten") or f"{head} at byte {at}"
+        n = self._fold_all()
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_rewritten', ?)", (note,))
+        return n
+
+    def _fold(
+        self,
+        lines: Iterator[tuple[int, LogEntry]],
+        *,
+        head: tuple[int, LogEntry] | None = None,
+        skip_to: int = -1,
+    ) -> int | None:
+        """Apply ``lines`` after ``head`` (the last line folded), then remember the last line
+        read. Entries with a seq up to ``skip_to`` are not applied. None when the first line
+        does not point at ``head`` (the chain was rewritten after it)."""
+        n = 0
+        for at, entry in lines:
+            if head is not None and n == 0 and entry.data.get("prev") != head[1].hash:
+                return None
+            if entry.seq > skip_to:
+                self._apply(entry)
+            head = (at, entry)
+            n += 1
+        if head is not None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_at', ?)", (str(head[0]),))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_head', ?)", (head[1].hash,))
+        return n
+
+    def _fold_all(self) -> int:
+        """Empty every table and fold the whole log (inside the caller's transaction)."""
+        # Views and triggers are defined again, as this version of ledger writes them.
+        for kind, name in self.db.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
+        ).fetchall():
+            self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        self._create_tables()
+        for (name,) in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        ).fetchall():
+            self.db.execute(f'DELETE FROM "{name}"')
+        n = self._fold(self._log_from(0))
+        assert n is not None  # no head to continue from
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
+        return n
+
+    def _transaction(self, fn: Callable[[], int]) -> int:
+        def run() -> int:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                n = fn()
+                self.db.execute("COMMIT")
+                return n
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+        return int(self._retry(run))
 
     def sync(self) -> int:
-        """Apply log entries this index has not seen. Returns how many were applied. An index
-        written with another table layout (``INDEX_VERSION``) is folded again from the start."""
+        """Apply log entries this index has not seen. Returns how many lines were folded. Only
+        the log's new lines are read (``_fold_tail``); an index written with another table
+        layout (``INDEX_VERSION``), or one whose last folded line is not in the log any more,
+        is folded again from the start."""
         if self._stale:
             n = self.rebuild()
             self._stale = False
             return n
+        if self._current():
+            return 0
+        return self._transaction(self._fold_tail)
 
-        def run() -> int:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                n = 0
-                for entry in self._pending(self.last_seq()):
-                    self._apply(entry)
-                    n += 1
-                self.db.execute("COMMIT")
-                return n
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
-        return int(self._retry(run))
+    def _current(self) -> bool:
+        """Whether the log ends with the line folded last: then there is nothing to apply, and
+        no write lock is taken (a reader does not wait for a writer, e.g. a long ``reindex``)."""
+        at, head = self._meta("log_at"), self._meta("log_head")
+        if at is None or head is None:
+            return False
+        lines = self._log_from(int(at))
+        first = next(lines, None)
+        return first is not None and first[1].hash == head and next(lines, None) is None
 
     def rebuild(self) -> int:
         """Empty every table and fold the whole log again."""
-
-        def run() -> int:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                # Views and triggers are defined again, as this version of ledger writes them.
-                for kind, name in self.db.execute(
-                    "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
-                ).fetchall():
-                    self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-                self._create_tables()
-                for (name,) in self.db.execute(
-                    "SELECT name FROM sqlite_master WHERE type='table'"
-                ).fetchall():
-                    self.db.execute(f'DELETE FROM "{name}"')
-                n = 0
-                for entry in self._pending(-1):
-                    self._apply(entry)
-                    n += 1
-                self.db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),)
-                )
-                self.db.execute("COMMIT")
-                return n
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
-        return int(self._retry(run))
+        return self._transaction(self._fold_all)
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's rows, sorted: for comparing two indexes."""

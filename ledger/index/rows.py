@@ -7,8 +7,9 @@ from typing import Any
 
 from ._sqlite import Database
 from .db import Indexer, register_indexer
+from .short_ids import tail_of
 
-__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "VERDICTS_INDEXER", "run_row"]
+__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "TAILS_INDEXER", "VERDICTS_INDEXER", "run_row"]
 
 
 def _tables(db: Database) -> None:
@@ -18,6 +19,9 @@ def _tables(db: Database) -> None:
         "wall_seconds REAL, contract_digest TEXT, tags TEXT, replay_of TEXT, host TEXT, "
         "pid INTEGER)"
     )
+    # Name lookups (``resolve_run``) and the replays ``ls`` lists under their originals.
+    db.execute("CREATE INDEX IF NOT EXISTS runs_name ON runs(name)")
+    db.execute("CREATE INDEX IF NOT EXISTS runs_replay_of ON runs(replay_of)")
 
 
 RUN_COLUMNS = (
@@ -113,3 +117,27 @@ VERDICTS_INDEXER = Indexer(
     kind="verdict", tables=_verdict_tables, add=_verdict_add, remove=_verdict_remove
 )
 register_indexer(VERDICTS_INDEXER)
+
+
+def _tail_tables(db: Database) -> None:
+    db.execute("CREATE TABLE IF NOT EXISTS run_tails (ref TEXT PRIMARY KEY, tail TEXT)")
+    db.execute("CREATE INDEX IF NOT EXISTS run_tails_tail ON run_tails(tail)")
+
+
+def _tail_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if ref.startswith("runs/"):
+        db.execute(
+            "INSERT OR REPLACE INTO run_tails VALUES (?,?)", (ref, tail_of(ref.split("/", 1)[1]))
+        )
+
+
+def _tail_remove(db: Database, ref: str) -> None:
+    if ref.startswith("runs/"):
+        db.execute("DELETE FROM run_tails WHERE ref=?", (ref,))
+
+
+# Short ids of a page of runs without reading every run id (``short_ids_of(..., only=...)``).
+TAILS_INDEXER = Indexer(
+    kind="run", name="run_tails", tables=_tail_tables, add=_tail_add, remove=_tail_remove
+)
+register_indexer(TAILS_INDEXER)

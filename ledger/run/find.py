@@ -4,43 +4,55 @@ them (``list_runs``). Run ids themselves are made in ``ledger.run.ids``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AmbiguousIdError, LedgerError, UnknownIdError
 from ..index.short_ids import match_short_id
-from ..records.base import record_from_json
-from ..records.run import Run
 from ..store import Store
 from .ids import new_run_id, run_ref
 
 if TYPE_CHECKING:
+    from ..index import Index
     from ..index.query import Filter
+    from ..records.run import Run
 
 __all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
 
 
 def resolve_run(store: Store, text: str) -> str:
-    """A run id from an id, a unique id prefix, or a run name (its newest original run)."""
-    ids = [name.split("/", 1)[1] for name in store.refs.names("runs/")]  # sorted, not read
-    if text in ids:
+    """A run id from an id, a unique id prefix, or a run name (its newest original run). An id
+    is found by its ref file; prefixes, names and short ids are looked up in the index, whose
+    ``refs`` table is the fold of the hash-chained log, and a name is confirmed on the record."""
+    if _has_run(store, text):
         return text
-    matches = [i for i in ids if i.startswith(text)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise AmbiguousIdError(
-            f"run id prefix {text!r} matches {len(matches)} runs",
-            candidates=matches,
-            hint="give more characters: " + ", ".join(matches[:5]),
+    from ..index import Index
+
+    with Index(store) as index:
+        index.sync()
+        lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
+        matches = [
+            str(r["name"]).split("/", 1)[1]
+            for r in index.query(
+                "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name", (lo, hi)
+            )
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise AmbiguousIdError(
+                f"run id prefix {text!r} matches {len(matches)} runs",
+                candidates=matches,
+                hint="give more characters: " + ", ".join(matches[:5]),
+            )
+        named = _named(store, index, text)
+        if named is not None:
+            return named
+        rows = index.query(
+            "SELECT ref FROM run_tails WHERE tail >= ? AND tail < ? ORDER BY ref",
+            (text, text + "\U0010ffff"),
         )
-    by_name = [(i, record) for i in ids if (record := _record_of(store, i)).get("name") == text]
-    # A replay carries its original's name but never takes it over: the name is the newest
-    # original's; only when no original holds it any more does the newest replay answer.
-    originals = [i for i, record in by_name if record.get("replay_of") is None]
-    if originals or by_name:
-        return (originals or [i for i, _ in by_name])[-1]
-    by_short = match_short_id(ids, text)
+    by_short = match_short_id([str(r["ref"]).split("/", 1)[1] for r in rows], text)
     if len(by_short) == 1:
         return by_short[0]
     if len(by_short) > 1:
@@ -55,6 +67,15 @@ def resolve_run(store: Store, text: str) -> str:
     )
 
 
+def _has_run(store: Store, run_id: str) -> bool:
+    from ..store.refs import check_ref_name
+
+    try:
+        return store.refs.root.joinpath(*check_ref_name(run_ref(run_id)).split("/")).is_file()
+    except (LedgerError, OSError):
+        return False
+
+
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:
     """A run record's JSON, or {} when it cannot be read."""
     oid = store.refs.get(run_ref(run_id))
@@ -67,8 +88,28 @@ def _record_of(store: Store, run_id: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _named(store: Store, index: Index, name: str) -> str | None:
+    """The run ``name`` names. The index says which runs carry it (no record is read for the
+    others); each candidate, newest first, is confirmed on its record."""
+    rows = index.query("SELECT run_id FROM runs WHERE name = ? ORDER BY run_id", (name,))
+    # A replay carries its original's name but never takes it over: the name is the newest
+    # original's; only when no original holds it any more does the newest replay answer.
+    newest_replay = None
+    for row in reversed(rows):
+        record = _record_of(store, row["run_id"])
+        if record.get("name") != name:
+            continue  # the index disagrees with the record: the record decides
+        if record.get("replay_of") is None:
+            return str(row["run_id"])
+        newest_replay = newest_replay or str(row["run_id"])
+    return newest_replay
+
+
 def load_run(store: Store, text: str) -> tuple[str, Run]:
     """(record oid, Run) for an id, prefix or name."""
+    from ..records.base import record_from_json
+    from ..records.run import Run
+
     run_id = resolve_run(store, text)
     oid = store.refs.get(run_ref(run_id))
     if oid is None:  # pragma: no cover - resolve_run found the ref
@@ -113,7 +154,7 @@ def list_runs(
     import socket
 
     from ..index import Index
-    from ..index.checked import checked_runs
+    from ..index.checked import checked_runs, newest_runs
     from ..index.tables import run_values
     from .lineage import original_ids
 
@@ -138,23 +179,33 @@ def list_runs(
         return run_values(store, rec if isinstance(rec, dict) else {})
 
     def select(
-        index_rows: list[dict[str, Any]],
+        index: Index,
         notes: list[str],
-        candidates: list[dict[str, Any]] | None = None,
+        candidates: Iterator[list[dict[str, Any]]] | None = None,
     ) -> list[dict[str, Any]]:
-        # Which runs are replays of which original comes from the index (cheap); each row shown
-        # is then read back from its record.
-        roots = original_ids({r["run_id"]: r["replay_of"] for r in index_rows})
+        # Which runs are replays of which original comes from the index (cheap: the replays
+        # and their parents only); each row shown is then read back from its record.
+        linked = index.query(_LINKED)
+        roots = original_ids({r["run_id"]: r["replay_of"] for r in linked})
         under: dict[str, list[dict[str, Any]]] = {}
-        for r in index_rows:
+        for r in linked:
             if r["replay_of"] is not None and roots[r["run_id"]] != r["run_id"]:
                 under.setdefault(roots[r["run_id"]], []).append(r)
         out: list[dict[str, Any]] = []
         originals = 0
         walk = (
-            checked_runs(store, index_rows, notes)
+            newest_runs(
+                store,
+                lambda hi, n: _refs_below(index, hi, n),
+                lambda lo, hi: _rows_between(index, lo, hi),
+                notes,
+            )
             if candidates is None
-            else checked_runs(store, candidates, notes, every_run=False)
+            else (
+                row
+                for part in candidates
+                for row in checked_runs(store, part, notes, every_run=False)
+            )
         )
         for row in walk:
             run_id = row["run_id"]
@@ -190,24 +241,60 @@ def list_runs(
                 break
         return out
 
-    def candidates(index: Index) -> list[dict[str, Any]] | None:
+    def candidates(index: Index) -> Iterator[list[dict[str, Any]]] | None:
+        """The runs the index says match ``where``, newest first, a slice at a time."""
         if not where:
             return None
         parts = [f.sql() for f in where]
         sql = " AND ".join(p[0] for p in parts)
         args = tuple(a for p in parts for a in p[1])
-        return index.query(f"SELECT r.* FROM runs r WHERE {sql} ORDER BY r.run_id DESC", args)
+
+        def slices() -> Iterator[list[dict[str, Any]]]:
+            q = f"SELECT r.* FROM runs r WHERE ({sql})"
+            rows = index.query(q + " ORDER BY r.ref DESC LIMIT ?", (*args, _SLICE))
+            while rows:
+                yield rows
+                if len(rows) < _SLICE:
+                    return
+                rows = index.query(
+                    q + " AND r.ref < ? ORDER BY r.ref DESC LIMIT ?",
+                    (*args, rows[-1]["ref"], _SLICE),
+                )
+
+        return slices()
 
     with Index(store) as index:
         index.sync()
         notes: list[str] = []
-        q = "SELECT * FROM runs ORDER BY run_id DESC"
-        out = select(index.query(q), notes, candidates(index))
+        out = select(index, notes, candidates(index))
         # A run sealed between the sync and reading its record is not a disagreement: if the
         # log moved on meanwhile, catch up once and look again.
         if notes and index.sync():
             notes = []
-            out = select(index.query(q), notes, candidates(index))
+            out = select(index, notes, candidates(index))
     if warnings is not None:
         warnings += notes
     return out
+
+
+_SLICE = 256  # index rows read at a time when listing runs
+
+# The replays and the runs they replay: enough to tell each run's original.
+_LINKED = (
+    "SELECT * FROM runs WHERE replay_of IS NOT NULL "
+    "OR run_id IN (SELECT replay_of FROM runs WHERE replay_of IS NOT NULL)"
+)
+
+
+def _refs_below(index: Any, hi: str | None, n: int) -> list[str]:
+    """The ``n`` greatest run ref names below ``hi`` in the index's ``refs`` table."""
+    sql = "SELECT name FROM refs WHERE name >= 'runs/' AND name < ?"
+    sql += " ORDER BY name DESC LIMIT ?"
+    return [r["name"] for r in index.query(sql, ("runs0" if hi is None else hi, n))]
+
+
+def _rows_between(index: Any, lo: str | None, hi: str | None) -> list[dict[str, Any]]:
+    """``runs`` rows with ``lo <= ref < hi`` (None: no bound)."""
+    where = [c for c, bound in (("ref >= ?", lo), ("ref < ?", hi)) if bound is not None]
+    sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "")
+    return list(index.query(sql, tuple(b for b in (lo, hi) if b is not None)))

@@ -3,18 +3,24 @@ itself be a replay. The first run of such a chain is the *original*."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import LedgerError
-from ..records.base import record_from_json
-from ..records.contract import Contract
-from ..records.run import Run
 from ..store import Store
 from .ids import run_ref
+
+if TYPE_CHECKING:
+    from ..records.contract import Contract
+    from ..records.run import Run
 
 __all__ = ["code_source", "original_ids", "parent_run"]
 
 
 def parent_run(store: Store, run: Run) -> Run | None:
     """The run ``run`` replays, or None for an original (or a parent no longer stored)."""
+    from ..records.base import record_from_json
+    from ..records.run import Run
+
     if run.replay_of is None:
         return None
     oid = store.refs.get(run_ref(run.replay_of))
@@ -33,6 +39,9 @@ def code_source(store: Store, run: Run, contract: Contract) -> str:
     Replays record the snapshot they were rebuilt from, so this is ``contract.code``. A replay
     recorded before that holds a snapshot of its deleted workspace; the oldest run up its chain
     with the same code digest has the same code in a form that can be rebuilt."""
+    from ..records.base import record_from_json
+    from ..records.contract import Contract
+
     best = contract.code
     seen = {run.run_id}
     current = parent_run(store, run)

@@ -118,14 +118,23 @@ class HashLog:
 
     def entries(self) -> Iterator[LogEntry]:
         """Every committed entry, unchecked; see ``check`` for the chain."""
+        for _, entry in self.entries_from(0):
+            yield entry
+
+    def entries_from(self, at: int) -> Iterator[tuple[int, LogEntry]]:
+        """(offset, entry) of each committed line starting at byte offset ``at`` (the start of a
+        line), unchecked: how ``ledger.index`` reads only the lines it has not folded yet."""
         try:
             f = open(self.path, "rb")  # noqa: SIM115
         except FileNotFoundError:
             return
         with f:
+            f.seek(at)
+            pos = at
             for raw in f:
                 if not raw.endswith(b"\n"):
                     return
+                start, pos = pos, pos + len(raw)
                 line = raw[:-1]
                 try:
                     data = parse_json(line)
@@ -136,7 +145,7 @@ class HashLog:
                 seq = data.get("seq")
                 if not isinstance(seq, int) or isinstance(seq, bool):
                     seq = -1
-                yield LogEntry(seq=seq, hash=hash_bytes(line), data=data)
+                yield start, LogEntry(seq=seq, hash=hash_bytes(line), data=data)
 
     def check(self) -> tuple[list[ChainProblem], LogEntry | None]:
         problems: list[ChainProblem] = []

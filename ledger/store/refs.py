@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +35,7 @@ def check_ref_name(name: str) -> str:
 class RefStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._listed: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
     def path_of(self, name: str) -> Path:
         return self.root.joinpath(*check_ref_name(name).split("/"))
@@ -61,21 +64,44 @@ class RefStore:
 
     def names(self, prefix: str = "") -> list[str]:
         """Ref names starting with ``prefix``, sorted, without reading the refs: only the
-        folder a ``dir/`` prefix names is walked."""
+        folder a ``dir/`` prefix names is walked. The listing of a folder without subfolders is
+        kept while the folder's mtime stays what it was (``ls`` and ``show`` ask several times,
+        ``ledger ui`` on every page), unless it was changed within a second of being listed:
+        a change in the same clock tick would leave the mtime as it was."""
         top = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         base = self.root.joinpath(*top.split("/")) if top else self.root
-        if not base.is_dir():
+        try:
+            st = os.stat(base)
+        except (FileNotFoundError, NotADirectoryError):
             return []
+        if not stat.S_ISDIR(st.st_mode):
+            return []
+        stamp = (st.st_ino, st.st_mtime_ns)
+        kept = self._listed.get(prefix)
+        if kept is not None and kept[0] == stamp:
+            return list(kept[1])
+        started = time.time_ns()
         out: list[str] = []
+        nested = False
         stack = [(base, f"{top}/" if top else "")]
         while stack:
             folder, rel = stack.pop()
             with os.scandir(folder) as entries:
                 for e in entries:
-                    if e.name.startswith("."):
+                    name = e.name
+                    if name.startswith("."):
                         continue
                     if e.is_dir(follow_symlinks=False):
-                        stack.append((Path(e.path), f"{rel}{e.name}/"))
-                    elif e.is_file() and f"{rel}{e.name}".startswith(prefix):
-                        out.append(f"{rel}{e.name}")
-        return sorted(out, key=lambda n: n.split("/"))  # the order of their paths
+                        nested = True
+                        stack.append((Path(e.path), f"{rel}{name}/"))
+                    elif e.is_file():
+                        out.append(rel + name)
+        if prefix != (f"{top}/" if top else ""):  # part of a folder's names
+            out = [n for n in out if n.startswith(prefix)]
+        if nested:
+            out.sort(key=lambda n: n.split("/"))  # the order of their paths
+            return out
+        out.sort()  # one folder: the same order
+        if st.st_mtime_ns < started - 1_000_000_000:
+            self._listed[prefix] = (stamp, out)
+        return list(out)

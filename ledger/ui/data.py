@@ -98,7 +98,7 @@ def runs_table(
         )
         has_next = len(rows) > page * per_page
         rows = rows[(page - 1) * per_page : page * per_page]
-    short = short_ids_of(store)
+    short = short_ids_of(store, [r["run_id"] for r in rows])
     values: dict[str, dict[str, Any]] = {}
     metrics: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
