@@ -49,12 +49,16 @@ def binary_exponent(*samples: FloatArray) -> int:
     values near 1e-300 underflow to 0 (a spread read as none at all). Scaling by a power of two
     is exact, so the statistics are computed on scaled values and scaled back.
     """
+    import numpy as np
+
     top = max((float(np.max(np.abs(x))) for x in samples if x.size), default=0.0)
     return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
 
 
 def unscale(value: float, e: int) -> float:
     """``ldexp(value, e)``; a result past the float range is +-inf, not an OverflowError."""
+    import numpy as np
+
     with np.errstate(over="ignore", under="ignore"):
         return float(np.ldexp(np.float64(value), e))
 

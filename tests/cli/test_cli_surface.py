@@ -67,7 +67,7 @@ def test_choices_match_the_library() -> None:
     assert [m.value for m in ReplayMode] == list(get_args(Mode))
     assert [f.value for f in ExportFormat] == list(get_args(Format))
     assert [s.value for s in RunStatus] == [*get_args(LibStatus), "abandoned"]
-    from ledger.replay.executors import EXECUTORS, ExecutorName
+    from ledger.replay.options import EXECUTORS, ExecutorName
 
     assert [e.value for e in SeedExecutor] == list(EXECUTORS) == list(get_args(ExecutorName))
 
