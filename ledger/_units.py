@@ -5,7 +5,7 @@ Records keep exact numbers (bytes, seconds); only what is printed for reading go
 
 from __future__ import annotations
 
-__all__ = ["human_bytes", "human_seconds"]
+__all__ = ["human_bytes", "human_seconds", "one_line"]
 
 
 def human_bytes(n: float | None) -> str:
@@ -33,3 +33,12 @@ def human_seconds(s: float | None) -> str:
         return f"{m} min {sec:02d} s"
     h, m = divmod(m, 60)
     return f"{h} h {m:02d} min"
+
+
+def one_line(text: str) -> str:
+    """User text shown on one line of a table or a ``key  value`` row (a run name, a tag):
+    newlines, tabs and other control characters written as ``\\xNN`` escapes, so an odd name can
+    neither fake a row nor drive the reader's terminal."""
+    return "".join(
+        f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text
+    )

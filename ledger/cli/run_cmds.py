@@ -158,6 +158,8 @@ def ls(
     from rich.table import Table
     from rich.text import Text
 
+    from .._units import one_line
+
     if chosen is not None:
         picked = Table(box=None)
         picked.add_column("id", no_wrap=True)
@@ -166,7 +168,7 @@ def ls(
         for r in rows:
             ident = f"↳ {r['short_id']}" if "original" in r else r["short_id"]
             # Cells are Text, never markup: names, tags and config values are user data.
-            picked.add_row(ident, *(Text(_cell(r["columns"].get(c))) for c in chosen))
+            picked.add_row(ident, *(Text(one_line(_cell(r["columns"].get(c)))) for c in chosen))
         out_console().print(picked)
         return
     # The id column is the short id every command accepts; it is never wrapped or cut.
@@ -193,7 +195,7 @@ def ls(
             *([mark] if show_marks else []),
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
         ]
-        table.add_row(*(Text(cell) for cell in cells))
+        table.add_row(*(Text(one_line(cell)) for cell in cells))
     out_console().print(table)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._units import human_bytes, human_seconds
+from .._units import human_bytes, human_seconds, one_line
 from ..errors import LedgerError
 from ..index.checked import checked_runs, checked_verdicts
 from ..store import Store
@@ -107,9 +107,9 @@ def render_run(info: dict[str, Any], con: Console) -> None:
         f"[bold]run {run['run_id']}[/]  [{colour}]{run['status']}[/]  record {info['record']}"
     )
     if run.get("name"):
-        con.print(f"  name      {run['name']}", markup=False)  # user data: never markup
+        con.print(f"  name      {one_line(run['name'])}", markup=False)  # user data
     if run.get("tags"):
-        tags = " ".join(f"{k}={v}" for k, v in run["tags"].items())
+        tags = one_line(" ".join(f"{k}={v}" for k, v in run["tags"].items()))
         con.print(f"  tags      {tags}", markup=False)
     if run.get("signal") is not None:
         ended = f"exit      signal {run['signal']}  "

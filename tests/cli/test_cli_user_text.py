@@ -55,3 +55,20 @@ def test_ls_prints_names_verbatim(weird: Path) -> None:
     r = run_ledger("ls", cwd=weird)
     assert r.returncode == 0, r.stderr
     assert "run[0] [red]" in r.stdout and "run[1] [red]" in r.stdout
+
+
+def test_a_newline_in_a_name_or_tag_cannot_fake_a_row(tmp_path: Path) -> None:
+    repo = make_project(tmp_path)
+    r = run_ledger(
+        "record", "--name", "ok\n fake0  run  succeeded", "--tag", "k=a\tb\nc",
+        "--", sys.executable, "train.py", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run_ledger("ls", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 2, r.stdout  # the header and one run
+    assert "ok\\x0a fake0  run  succeeded" in lines[1] and "k=a\\x09b\\x0ac" in lines[1]
+    r = run_ledger("show", run_ids(repo)[0], cwd=repo)
+    assert "  name      ok\\x0a fake0  run  succeeded\n" in r.stdout
+    assert "  tags      k=a\\x09b\\x0ac\n" in r.stdout
