@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..records.audit import AuditCheck, ClaimAudit, ClaimVerdictName, RunEvidence
 from .claims import ComparisonClaim
-from .replays import NO_REPLAY
+from .context import AuditContext, _replay_check, evidence_of
 from .select import RecordedRun, run_value, select_runs
 
 if TYPE_CHECKING:
     from ..stats import ComparisonResult
-    from .context import AuditContext
 
 __all__ = ["evaluate_comparison"]
 
@@ -167,19 +166,16 @@ def _collect(
             got = run_value(ctx.store, claim, run)
             value, step, note = got.value, got.step, got.note
         used = value is not None and math.isfinite(value)
-        check = ctx.replay_of(r.run_id) if used else None
         out.append(
-            RunEvidence(
-                run_id=r.run_id,
-                record=r.oid,
-                name=run.name,
-                status=run.status,
+            evidence_of(
+                ctx,
+                r.run_id,
+                r.oid,
+                run,
                 value=value,
                 step=step,
                 used=used,
                 note=note,
-                replay=check.outcome if check else NO_REPLAY,
-                replay_detail=check.describe() if check else None,
                 method=method,
                 task=task,
             )
@@ -188,7 +184,6 @@ def _collect(
 
 
 def _replay_check_for(evidence: list[RunEvidence]) -> AuditCheck:
-    from .context import _replay_check
 
     return _replay_check(evidence)
 

@@ -4,6 +4,7 @@ or done now, once per run), the margin and the named methods; and the replay che
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..records.audit import AuditCheck, RunEvidence
 from ..store import Store
@@ -11,7 +12,7 @@ from .claims import RunSelector
 from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
 from .select import RecordedRun
 
-__all__ = ["AuditContext"]
+__all__ = ["AuditContext", "evidence_of"]
 
 
 @dataclass
@@ -47,3 +48,34 @@ def _replay_check(evidence: list[RunEvidence]) -> AuditCheck:
             detail=f"no replay recorded for {len(none)} of {len(used)} runs",
         )
     return AuditCheck(name="runs_reproducible", passed=True, detail=f"all {len(used)} reproduced")
+
+
+def evidence_of(
+    ctx: AuditContext,
+    run_id: str,
+    record: str,
+    run: Any,
+    *,
+    value: float | None,
+    step: int | None,
+    used: bool,
+    note: str | None,
+    method: str | None = None,
+    task: str | None = None,
+) -> RunEvidence:
+    """One run's line of evidence, with its replay (now or recorded) when its value is used."""
+    check = ctx.replay_of(run_id) if used else None
+    return RunEvidence(
+        run_id=run_id,
+        record=record,
+        name=run.name,
+        status=run.status,
+        value=value,
+        step=step,
+        used=used,
+        note=note,
+        replay=check.outcome if check else NO_REPLAY,
+        replay_detail=check.describe() if check else None,
+        method=method,
+        task=task,
+    )

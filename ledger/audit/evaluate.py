@@ -25,9 +25,8 @@ from ..stats import (
 )
 from .claims import Claim, ComparisonClaim
 from .compare import evaluate_comparison
-from .context import AuditContext, _replay_check
+from .context import AuditContext, _replay_check, evidence_of
 from .load import LoadedClaim
-from .replays import NO_REPLAY
 from .select import RecordedRun, run_value, select_runs, test_selection_marks
 
 __all__ = ["AuditContext", "evaluate_claim"]
@@ -129,20 +128,8 @@ def _collect(
             values.append(value)
             for m in test_selection_marks(ctx.store, run):
                 marks.setdefault(m, []).append(r.run_id)
-        check = ctx.replay_of(r.run_id) if used else None
         evidence.append(
-            RunEvidence(
-                run_id=r.run_id,
-                record=r.oid,
-                name=run.name,
-                status=run.status,
-                value=value,
-                step=step,
-                used=used,
-                note=note,
-                replay=check.outcome if check else NO_REPLAY,
-                replay_detail=check.describe() if check else None,
-            )
+            evidence_of(ctx, r.run_id, r.oid, run, value=value, step=step, used=used, note=note)
         )
     return evidence, values, marks
 
