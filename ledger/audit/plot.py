@@ -8,6 +8,7 @@ as printed (c ± r, dark), the runs (dots), the 95% and 90% CI of their mean (ba
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -32,6 +33,24 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
         out.append(x)
         x += step
     return out
+
+
+def _close(parts: list[str], lo: float, hi: float, x: Callable[[float], float]) -> str:
+    """Draw the value axis from ``lo`` to ``hi`` with its ticks, and end the SVG."""
+    parts.append(
+        f'<line x1="{LEFT}" y1="{AXIS_Y}" x2="{W - RIGHT}" y2="{AXIS_Y}" stroke="#4a5568"/>'
+    )
+    for t in _ticks(lo, hi):
+        parts.append(
+            f'<line x1="{x(t):.1f}" y1="{AXIS_Y}" x2="{x(t):.1f}" y2="{AXIS_Y + 5}" '
+            'stroke="#4a5568"/>'
+        )
+        parts.append(
+            f'<text x="{x(t):.1f}" y="{AXIS_Y + 18}" font-size="11" '
+            f'text-anchor="middle" fill="#2d3748">{t:.6g}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def claim_svg(c: ClaimAudit) -> str | None:
@@ -97,17 +116,4 @@ def claim_svg(c: ClaimAudit) -> str | None:
                     f'<line x1="{e:.1f}" y1="{y - 5}" x2="{e:.1f}" y2="{y + 5}" '
                     f'stroke="{colour}" stroke-width="2"/>'
                 )
-    parts.append(
-        f'<line x1="{LEFT}" y1="{AXIS_Y}" x2="{W - RIGHT}" y2="{AXIS_Y}" stroke="#4a5568"/>'
-    )
-    for t in _ticks(lo, hi):
-        parts.append(
-            f'<line x1="{x(t):.1f}" y1="{AXIS_Y}" x2="{x(t):.1f}" y2="{AXIS_Y + 5}" '
-            'stroke="#4a5568"/>'
-        )
-        parts.append(
-            f'<text x="{x(t):.1f}" y="{AXIS_Y + 18}" font-size="11" '
-            f'text-anchor="middle" fill="#2d3748">{t:.6g}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts, lo, hi, x)

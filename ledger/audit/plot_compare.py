@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 from ..records.audit import ClaimAudit
-from .plot import AXIS_Y, LEFT, RIGHT, W, _ticks
+from .plot import LEFT, RIGHT, W, _close
 
 __all__ = ["COMPARISON_LEGEND", "comparison_svg"]
 
@@ -77,17 +77,4 @@ def comparison_svg(c: ClaimAudit) -> str | None:
         f'<circle class="estimate" cx="{x(diff):.1f}" cy="50" r="6" fill="#1a202c">'
         f"<title>difference {diff:.6g}</title></circle>"
     )
-    parts.append(
-        f'<line x1="{LEFT}" y1="{AXIS_Y}" x2="{W - RIGHT}" y2="{AXIS_Y}" stroke="#4a5568"/>'
-    )
-    for t in _ticks(lo, hi):
-        parts.append(
-            f'<line x1="{x(t):.1f}" y1="{AXIS_Y}" x2="{x(t):.1f}" y2="{AXIS_Y + 5}" '
-            'stroke="#4a5568"/>'
-        )
-        parts.append(
-            f'<text x="{x(t):.1f}" y="{AXIS_Y + 18}" font-size="11" '
-            f'text-anchor="middle" fill="#2d3748">{t:.6g}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts, lo, hi, x)
