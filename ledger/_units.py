@@ -5,7 +5,9 @@ Records keep exact numbers (bytes, seconds); only what is printed for reading go
 
 from __future__ import annotations
 
-__all__ = ["human_bytes", "human_seconds", "one_line"]
+import re
+
+__all__ = ["escape_controls", "human_bytes", "human_seconds", "one_line"]
 
 
 def human_bytes(n: float | None) -> str:
@@ -35,10 +37,24 @@ def human_seconds(s: float | None) -> str:
     return f"{h} h {m:02d} min"
 
 
+# Control characters: C0, DEL and C1 (\x9b is an 8-bit CSI on some terminals). Multi-line text
+# keeps its newlines and tabs; a value shown on one line escapes them too.
+CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\x{ord(m.group()):02x}"
+
+
+def escape_controls(text: str, *, keep_lines: bool = False) -> str:
+    """``text`` with each control character written as its ``\\xNN`` escape (newlines and tabs
+    kept with ``keep_lines``)."""
+    return (CONTROLS_BUT_LINES if keep_lines else CONTROLS).sub(_escape, text)
+
+
 def one_line(text: str) -> str:
     """User text shown on one line of a table or a ``key  value`` row (a run name, a tag):
-    newlines, tabs and other control characters written as ``\\xNN`` escapes, so an odd name can
-    neither fake a row nor drive the reader's terminal."""
-    return "".join(
-        f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text
-    )
+    newlines and tabs escaped too, so an odd name can neither fake a row nor drive the
+    reader's terminal."""
+    return escape_controls(text)

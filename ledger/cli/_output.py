@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from .._units import human_bytes
+from .._units import CONTROLS_BUT_LINES, escape_controls, human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,13 +44,12 @@ __all__ = [
 # Width a console takes when it is not a terminal: wide enough that rich never wraps a line,
 # and tables (which are not expanded) only take the width their content needs.
 _UNWRAPPED = 100_000
-# C0 controls but newline and tab, DEL and the C1 range (\x9b is an 8-bit CSI on some terminals).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(text: str) -> str:
-    """``text`` with each control character written as its ``\\xNN`` escape."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` with each control character but newline and tab written as its ``\\xNN``
+    escape."""
+    return escape_controls(text, keep_lines=True)
 
 
 def is_tty(stream: IO[str]) -> bool:
@@ -77,7 +76,7 @@ def _console_class() -> type[Console]:
             # rich's own cursor moves are control segments; everything else is printed text.
             buffer = [
                 Segment(visible(seg.text), seg.style, seg.control)
-                if seg.control is None and _CONTROL.search(seg.text)
+                if seg.control is None and CONTROLS_BUT_LINES.search(seg.text)
                 else seg
                 for seg in buffer
             ]
