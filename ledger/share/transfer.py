@@ -28,7 +28,6 @@ from .remote import Remote
 __all__ = ["PullReport", "PushReport", "pull", "push"]
 
 WORKERS = 8
-Progress = Callable[[int], None]
 # An upload left in the remote's tmp/ by a push that was killed is removed by a later push
 # once it is this old; younger ones may belong to a teammate's push still running.
 STALE_UPLOAD_S = 24 * 3600
@@ -80,9 +79,7 @@ def _send(store: Store, remote: Remote, oid: str) -> int:
     return n
 
 
-def push(
-    store: Store, remote: Remote, runs: list[str] | None = None, progress: Progress | None = None
-) -> PushReport:
+def push(store: Store, remote: Remote, runs: list[str] | None = None) -> PushReport:
     """Send ``runs`` (default: every run) and all they need; then this ledger's refs file."""
     remote.check(create=True)
     wanted = runs or [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
@@ -94,8 +91,6 @@ def push(
         for n in pool.map(lambda oid: _send(store, remote, oid), missing):
             sent += n
             ticker(1, n)
-            if progress:
-                progress(1)
     mine = remote.origins().get(store.id, {}).get("refs", {})
     head, _ = chain_head(store.log)
     remote.write_origin(
@@ -244,7 +239,6 @@ def _fetch_closure(
     have_remote: set[str],
     report: PullReport,
     ticker: Callable[[int, int], None],
-    progress: Progress | None,
 ) -> None:
     """Fetch ``frontier`` and every object it links to that this ledger lacks, round by round."""
     seen: set[str] = set()
@@ -255,8 +249,6 @@ def _fetch_closure(
             report.fetched += 1
             report.bytes_fetched += n
             ticker(1, n)
-            if progress:
-                progress(1)
         nxt: set[str] = set()
         for oid in frontier:
             if store.objects.has(oid):
@@ -264,9 +256,7 @@ def _fetch_closure(
         frontier = nxt - seen
 
 
-def pull(
-    store: Store, remote: Remote, runs: list[str] | None = None, progress: Progress | None = None
-) -> PullReport:
+def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullReport:
     """Fetch the runs of every ledger that pushed to ``remote`` (or only ``runs``: ids or
     unique prefixes, with the replays their verdicts name and the commits their code needs),
     walking links as gc does; then add the refs each origin pushed under ``import`` log lines."""
@@ -279,7 +269,7 @@ def pull(
     chosen = {o: _select(data["refs"], runs, runs is None) for o, data in origins.items()}
     with stage("pulling objects") as ticker, ThreadPoolExecutor(WORKERS) as pool:
         frontier = {o for refs in chosen.values() for o in refs.values()}
-        _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker, progress)
+        _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker)
         if runs is not None:
             # The carried commits of the runs chosen (and of the replays their verdicts name).
             for origin, refs in chosen.items():
@@ -294,7 +284,7 @@ def pull(
             frontier = {
                 o for refs in chosen.values() for n, o in refs.items() if n.startswith("sources/")
             }
-            _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker, progress)
+            _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker)
     for origin, refs in sorted(chosen.items()):
         present = {n: o for n, o in refs.items() if store.objects.has(o)}
         report.incomplete += sorted(set(refs) - set(present))
