@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LedgerError, ReplayError, UsageError
 from ..records.base import record_from_json
@@ -25,9 +25,6 @@ from .options import ReplayOptions
 from .seed_effect import check_seed_effect
 from .single import ReplayInterrupted, _one_replay
 from .workspace import Workspace
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["ReplayInterrupted", "ReplayOptions", "ReplayOutcome", "replay"]
 
