@@ -208,6 +208,8 @@ def replay(
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,
         on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
+        # The verdict is printed through rich: imported while the command runs.
+        warm=() if json_out else ("rich.console", "rich.markup"),
         executor=_executor_options(
             mode,
             executor,

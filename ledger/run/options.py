@@ -32,3 +32,6 @@ class RecordOptions:
     # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
     # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
     code: str | None = None
+    # Modules the caller needs once the command has exited (a replay: comparing, judging),
+    # imported while it runs (ledger/run/warm.py).
+    warm: tuple[str, ...] = ()

@@ -34,6 +34,7 @@ from .contract import contract_digest
 from .execute import ExecResult, execute
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
+from .warm import SEAL_MODULES, warm_imports
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
@@ -275,6 +276,9 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     # in the clean-lines memo; the logs may need them after exit: import them during the run.
     importer = preload(delay=1.0)
     parser = StdoutMetrics(b.patterns)
+    # What sealing (and the caller, e.g. a replay's verdict) needs is imported while it runs.
+    series = ("ledger.records.metrics:MetricSeries", "ledger.records.metrics:MetricSummary")
+    warmer = warm_imports((*SEAL_MODULES, *(series if b.patterns else ()), *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
     result = execute(
@@ -290,6 +294,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
     )
     importer.cancel()
+    warmer.join()
     return finish(b, parser, result)
 
 
