@@ -34,7 +34,7 @@ from .contract import contract_digest
 from .execute import ExecResult, execute
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
-from .warm import SEAL_MODULES, warm_imports
+from .warm import LAUNCH_MODELS, SEAL_MODULES, warm_imports
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
@@ -168,11 +168,15 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     lease = open_staging(staging)
+    # The models written before launch are built (pydantic builds them at first use) while
+    # freezing waits on git.
+    builder = warm_imports(LAUNCH_MODELS)
     # Freezing reads configs, inputs and code, then the running record is written: any failure
     # here leaves no run and no staging dir behind.
     try:
         with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
             frozen = contract_mod.freeze(opts, store)
+        builder.join()
         return _begin_run(opts, store, frozen, run_id, staging, patterns, lease)
     except BaseException:
         release_staging(staging, lease)
