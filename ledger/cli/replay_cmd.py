@@ -104,6 +104,9 @@ def replay_and_print(
     ledger: Path | None, run: str, opts: ReplayOptions, *, json_out: bool, jobs: int = 1
 ) -> int:
     """Replay ``run`` and print the verdict (JSON with ``json_out``); returns the exit code."""
+    from ..capture import gpus
+
+    gpus.prefetch()  # nvidia-smi runs while the replay imports; the drift check takes it
     from ..replay.engine import replay as do_replay
     from ..store import Store
 

@@ -161,6 +161,9 @@ class Begun:
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
+    from ..capture import gpus
+
+    gpus.prefetch()  # nvidia-smi answers while the code is snapshot (the CLI may have asked)
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
