@@ -90,6 +90,7 @@ def _one_replay(
             seed_root=seed_root,
             code=contract.code,
             warm=(*_JUDGE_MODULES, *opts.warm),
+            update_index=False,  # the engine updates it once the verdict is stored
         ),
         store,
     )

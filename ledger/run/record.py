@@ -230,7 +230,7 @@ def _begin_run(
 
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
-    """Seal the run, update the index, remove the staging directory."""
+    """Seal the run, update the index (unless the caller will), remove the staging directory."""
     from ..index import Index
 
     try:
@@ -255,6 +255,8 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise
     release_staging(b.staging, b.lease)
+    if not b.opts.update_index:
+        return sealed
     try:
         with Index(b.store) as index:
             index.sync()
