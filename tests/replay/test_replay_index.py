@@ -34,7 +34,9 @@ def test_replay_leaves_run_and_verdict_indexed(tmp_path: Path) -> None:
     assert rec.returncode == 0, rec.stderr
     rep = run_ledger("replay", "base", cwd=root)
     assert rep.returncode == 0, rep.stderr
-    original, replayed = re.search(r"\) (\S+) → (\S+)", rep.stdout).groups()  # type: ignore[union-attr]
+    heading = re.search(r"\) (\S+) → (\S+)", rep.stdout)
+    assert heading is not None, rep.stdout
+    original, replayed = heading.groups()
 
     # Read the index as the replay left it: no command ran since to catch it up.
     db = sqlite3.connect(root / ".ledger" / "index.sqlite")
