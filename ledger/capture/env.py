@@ -12,9 +12,7 @@ import fnmatch
 import os
 import platform
 import re
-import shutil
 import socket
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from importlib.machinery import PathFinder
@@ -66,7 +64,6 @@ NUMERICS_ENV: tuple[str, ...] = (
     "XLA_*",
 )
 _WORLD = {"WORLD_SIZE": "world_size", "RANK": "rank", "LOCAL_RANK": "local_rank"}
-_NVIDIA_SMI_TIMEOUT_S = 5.0
 
 # Fields whose differences cannot change what a run computes. Everything else is treated as
 # able to: a conservative default, since a replay report that hides a cause is worse.
@@ -157,21 +154,10 @@ def _parse_assignments(source: str) -> dict[str, str | None]:
 
 
 def _gpus() -> list[GpuInfo]:
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return []
-    query = "--query-gpu=name,driver_version,memory.total"
-    try:
-        proc = subprocess.run(
-            [exe, query, "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=_NVIDIA_SMI_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return parse_nvidia_smi(proc.stdout) if proc.returncode == 0 else []
+    from .gpus import answer  # asked early by `ledger record` (gpus.prefetch)
+
+    text = answer()
+    return parse_nvidia_smi(text) if text is not None else []
 
 
 def parse_nvidia_smi(text: str) -> list[GpuInfo]:

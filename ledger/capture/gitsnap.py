@@ -152,17 +152,15 @@ class HeadInfo:
 def head_info(repo: Repo, root: Path) -> HeadInfo:
     # git itself resolves HEAD: it reads sha256 repositories, which gitpython did not. The three
     # questions are independent: asked at once, they cost one git start-up of latency, not three
-    # (every `ledger record` asks them before launch).
-    from concurrent.futures import ThreadPoolExecutor
-
+    # (every `ledger record` asks them before launch). Plain threads: concurrent.futures costs
+    # an import of its own before every launch.
     pattern = r"^(remote\..*\.url|extensions\.objectformat)$"
     questions = (
         ("rev-parse", "--verify", "--quiet", "HEAD^{commit}"),
         ("symbolic-ref", "--quiet", "HEAD"),
         ("config", "-z", "--get-regexp", pattern),
     )
-    with ThreadPoolExecutor(len(questions), thread_name_prefix="ledger-git") as pool:
-        proc, ref, conf = pool.map(lambda q: run_git(root, *q, check=False), questions)
+    proc, ref, conf = _ask_at_once(root, questions)
     commit = proc.stdout.decode().strip() if proc.returncode == 0 else None
     branch: str | None = None
     if ref.returncode == 0:  # not detached (an unborn branch included)
@@ -177,6 +175,40 @@ def head_info(repo: Repo, root: Path) -> HeadInfo:
         elif key.startswith("remote.") and key.lower().endswith(".url"):
             remotes[key[len("remote.") : -len(".url")]] = redact_url(value)  # the last one wins
     return HeadInfo(commit=commit, branch=branch, object_format=fmt, remotes=remotes)
+
+
+def _ask_at_once(
+    root: Path, questions: tuple[tuple[str, ...], ...]
+) -> list[subprocess.CompletedProcess[bytes]]:
+    """``run_git(root, *q, check=False)`` for each question, in threads; the first error
+    (git missing) is raised as the call would raise it."""
+    import threading
+
+    answers: list[subprocess.CompletedProcess[bytes] | BaseException | None] = [None] * len(
+        questions
+    )
+
+    def ask(i: int) -> None:
+        try:
+            answers[i] = run_git(root, *questions[i], check=False)
+        except BaseException as e:  # handed to the caller's thread below
+            answers[i] = e
+
+    threads = [
+        threading.Thread(target=ask, args=(i,), name="ledger-git", daemon=True)
+        for i in range(len(questions))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out = []
+    for answer in answers:
+        if isinstance(answer, BaseException):
+            raise answer
+        assert answer is not None
+        out.append(answer)
+    return out
 
 
 def empty_tree(root: Path) -> str:

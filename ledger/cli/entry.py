@@ -2,13 +2,15 @@
 
 ``ledger record`` runs before every recorded command, so its start-up is overhead on each run;
 its plain form is parsed by ``record_cmd.parse_record_argv`` and run without importing typer,
-click or the other commands. Anything else, and any form of ``record`` that parser leaves
-alone (help, usage errors), goes to ``ledger.cli.app.main``.
+click or the other commands; so is ``ledger replay RUN`` (``replay_cmd.parse_replay_argv``).
+Anything else, and any form of ``record`` or ``replay`` those parsers leave alone (help, usage
+errors, other options), goes to ``ledger.cli.app.main``.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 from ._pipes import flush_stdout, quiet_broken_pipe
@@ -21,6 +23,7 @@ def main() -> NoReturn:
 
     args = parse_record_argv(sys.argv[1:])
     if args is None:
+        _replay_fast()  # returns when argv is not replay's plain form
         from .app import main as typer_main
 
         typer_main()
@@ -28,15 +31,31 @@ def main() -> NoReturn:
     _run_record(args)
 
 
+def _replay_fast() -> None:
+    from .replay_cmd import fast_options, parse_replay_argv, replay_and_print
+
+    args = parse_replay_argv(sys.argv[1:])
+    if args is not None:
+        json_out = "--json" in args.flags
+        _run_fast(
+            lambda: replay_and_print(args.ledger, args.run, fast_options(args), json_out=json_out)
+        )
+
+
 def _run_record(args: object) -> NoReturn:
-    """The errors ``ledger.cli.app.main`` maps, mapped the same way (the rest are typer's)."""
-    from ..errors import LedgerError
-    from ._output import report_error
     from .record_cmd import RecordArgs, run_record
 
     assert isinstance(args, RecordArgs)
+    _run_fast(lambda: run_record(args))
+
+
+def _run_fast(body: Callable[[], int]) -> NoReturn:
+    """The errors ``ledger.cli.app.main`` maps, mapped the same way (the rest are typer's)."""
+    from ..errors import LedgerError
+    from ._output import report_error
+
     try:
-        rc = run_record(args)
+        rc = body()
     except LedgerError as e:
         report_error(e.message, e.hint)
         sys.exit(e.exit_code)

@@ -148,6 +148,9 @@ def parse_tags(tags: list[str]) -> dict[str, str]:
 
 def run_record(args: RecordArgs) -> int:
     """Record ``args.command`` and print the one-line summary; returns the exit code."""
+    from ..capture import gpus
+
+    gpus.prefetch()  # nvidia-smi runs while the recorder imports; the fingerprint takes it
     from ..run.project_config import RecordDefaults, load_project_config
     from ..run.record import RecordOptions
     from ..run.record import record as do_record

@@ -9,8 +9,16 @@ from typing import Any
 import typer
 
 from ._choices import ReplayMode, SeedExecutor
-from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
-from ._output import json_stdout_guard, progress_stages
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    err_console,
+    ledger_dir,
+    open_store,
+    out_console,
+    print_json,
+)
+from .replay_cmd import PRINTER_MODULES, replay_and_print
 
 __all__ = ["register"]
 
@@ -188,7 +196,6 @@ def replay(
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
     Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
-    from ..replay.engine import replay as do_replay
     from ..replay.options import ReplayOptions
 
     opts = ReplayOptions(
@@ -208,6 +215,7 @@ def replay(
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,
         on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
+        warm=() if json_out else PRINTER_MODULES,
         executor=_executor_options(
             mode,
             executor,
@@ -220,40 +228,8 @@ def replay(
             job_remote,
         ),
     )
-    store = open_store(ledger)
-    # With --json the replayed program's own output goes to stderr: stdout is the verdict only.
-    # Progress only where no other seed's command can be writing to the terminal meanwhile.
-    with json_stdout_guard(json_out), progress_stages(enabled=jobs == 1):
-        outcome = do_replay(store, run, opts)
-    v = outcome.verdict
-    if json_out:
-        print_json({"verdict": outcome.verdict_oid, **v.to_json()})
-    else:
-        from rich.markup import escape
-
-        con = out_console()
-        colour = {"reproduced": "green", "inconclusive": "yellow"}.get(v.outcome, "red")
-        con.print(
-            f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}) "
-            f"{v.original} → {', '.join(v.replays)}"
-        )
-        con.print(v.summary, markup=False)  # names metrics and paths: user data
-        for label in v.labels:
-            con.print(f"[yellow]label[/] {escape(label)}")
-        numeric = [d for d in v.environment_drift if d.get("affects_numerics")]
-        if numeric:
-            con.print(
-                f"[yellow]environment differs[/] in {len(numeric)} numerics field(s): "
-                + escape(", ".join(d["field"] for d in numeric[:6]))
-            )
-        for note in v.notes:
-            con.print(f"[dim]note[/] {escape(note)}")
-        if outcome.workspaces and keep_workspace:
-            con.print(
-                "workspace kept at " + ", ".join(str(w) for w in outcome.workspaces), markup=False
-            )
-        con.print(f"verdict record {outcome.verdict_oid}")
-    raise typer.Exit(outcome.exit_code)
+    rc = replay_and_print(ledger_dir(ledger), run, opts, json_out=json_out, jobs=jobs)
+    raise typer.Exit(rc)
 
 
 def diff(

@@ -37,7 +37,7 @@ ClaimVerdictName = Literal[
 class ClaimProblem(BaseModel):
     """A mistake in the claims file, located so the author can fix it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     line: int | None  # 1-based, in the claims file
     column: int | None = None
@@ -48,7 +48,7 @@ class ClaimProblem(BaseModel):
 class AuditCheck(BaseModel):
     """One consistency check; ``passed`` is None when it could not be carried out."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     passed: bool | None
@@ -58,7 +58,7 @@ class AuditCheck(BaseModel):
 class RunEvidence(BaseModel):
     """One run the selector matched, the value taken from it and whether it was used."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     run_id: str
     record: Oid
@@ -75,7 +75,7 @@ class RunEvidence(BaseModel):
 
 
 class ClaimAudit(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     index: int  # 0-based position in the claims file
     id: str

@@ -15,7 +15,7 @@ __all__ = ["Check", "CheckItem", "Gate"]
 class CheckItem(BaseModel):
     """One check: ``passed`` is None when it was skipped (and ``figure`` says why)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     level: str  # ladder level or gate check group ("one-step", "export", ...)
     name: str

@@ -43,7 +43,7 @@ DTYPES: tuple[str, ...] = get_args(DtypeName)
 class TensorEntry(BaseModel):
     """One tensor: raw little-endian bytes, C order, split into ``chunk_size`` objects."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     key: str  # key path in the state, "/"-joined: "model/fc.weight", "optimizer/state/0/exp_avg"
     dtype: DtypeName
@@ -77,7 +77,7 @@ class CheckpointShard(Record):
 
 
 class ShardSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     rank: int = Field(ge=0)
     manifest: Oid

@@ -15,7 +15,7 @@ __all__ = ["CodeSnapshot", "PatchStats", "Submodule"]
 class PatchStats(BaseModel):
     """Size of the stored patch, so a reader can judge it without fetching it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     files: int = Field(ge=0)
     bytes: int = Field(ge=0)
@@ -24,7 +24,7 @@ class PatchStats(BaseModel):
 class Submodule(BaseModel):
     """A submodule as it was checked out: its own commit, not only the superproject's gitlink."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: SafePath
     commit: str | None  # None: registered but never initialised (an empty directory)

@@ -17,7 +17,7 @@ from .base import Oid, Record
 
 __all__ = ["ArgparseCapture", "ConfigCapture", "ConfigFile", "HydraCapture"]
 
-_PART = ConfigDict(extra="forbid", frozen=True)
+_PART = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ConfigFile(BaseModel):

@@ -40,7 +40,7 @@ RelPath = Annotated[str, AfterValidator(_relpath)]
 class ManifestEntry(BaseModel):
     """One file, symlink or empty directory below a directory input."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: RelPath
     type: Literal["file", "symlink", "dir"] = "file"
@@ -79,7 +79,7 @@ class DataManifest(Record):
 class DvcInfo(BaseModel):
     """What DVC tracks for an input, in DVC's own hash, and whether the workspace still matches."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     repo_root: str
     source: str = Field(description="the .dvc file or dvc.lock that tracks it, repo-relative")
@@ -96,7 +96,7 @@ class DvcInfo(BaseModel):
 class InputDigest(BaseModel):
     """One ``--input`` of a run."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str = Field(description="as given on the command line")
     abspath: str
@@ -115,7 +115,7 @@ class InputDigest(BaseModel):
 class InputChange(BaseModel):
     """An input that differs after the run from what it was at launch."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str
     before: Oid

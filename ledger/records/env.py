@@ -24,7 +24,7 @@ __all__ = [
     "TorchInfo",
 ]
 
-_PART = ConfigDict(extra="forbid", frozen=True)
+_PART = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class PythonInfo(BaseModel):

@@ -43,7 +43,7 @@ class MetricSeries(Record):
 class MetricSummary(BaseModel):
     """What a run record says about one series, without loading it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     source: Source

@@ -10,7 +10,7 @@ __all__ = ["PythonRandomState", "RngState"]
 
 
 class PythonRandomState(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     version: int
     internal: list[int]  # 625 words of the Mersenne Twister (624 + position)
@@ -20,7 +20,7 @@ class PythonRandomState(BaseModel):
 class RngState(BaseModel):
     """States of every generator in one process. Tensors' byte states are base64 strings."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     python: PythonRandomState | None = None
     # numpy.random.get_state(legacy=False) of the global RandomState: a bit_generator state dict.

@@ -15,7 +15,7 @@ RunStatus = Literal["running", "succeeded", "failed", "killed", "interrupted"]
 
 
 class OutputCapture(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str  # as given on the command line
     tree: Oid | None = None  # Tree record of the captured files: those the run wrote
@@ -31,7 +31,7 @@ class OutputCapture(BaseModel):
 class InputCheck(BaseModel):
     """The re-digest of one --input after the run."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str
     before_digest: str
@@ -52,7 +52,7 @@ class CheckpointEvent(BaseModel):
     (``keep_last``) decides how long a checkpoint is kept, not the run record that mentions it.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     event: Literal["save", "load"]
     checkpoint_digest: Oid
@@ -70,7 +70,7 @@ class Imported(BaseModel):
     """Where an imported run came from (``ledger import mlflow``). An imported run has no
     contract: ledger never saw its code, environment or data, so it cannot be replayed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     source: Literal["mlflow"]
     tracking_uri: str  # credentials removed

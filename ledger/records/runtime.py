@@ -21,7 +21,7 @@ __all__ = [
     "SeedInfo",
 ]
 
-_CFG = ConfigDict(extra="forbid", frozen=True)
+_CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class DeterminismSettings(BaseModel):

@@ -22,7 +22,7 @@ __all__ = ["GitLink", "GitSource"]
 class GitLink(BaseModel):
     """A submodule entry of the commit (mode 160000): only its commit id is part of the tree."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: SafePath
     commit: str

@@ -32,7 +32,7 @@ SafePath = Annotated[str, AfterValidator(safe_relpath)]
 
 
 class TreeEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: SafePath
     type: Literal["file", "symlink"] = "file"

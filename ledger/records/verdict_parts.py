@@ -34,7 +34,7 @@ FileStatus = Literal[
 ]
 DifferenceKind = Literal["value", "dtype", "shape", "type", "structure", "content"]
 
-_FRIENDLY = ConfigDict(extra="forbid", frozen=True)
+_FRIENDLY = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 def _check_tol(value: float | None, name: str) -> float | None:

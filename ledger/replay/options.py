@@ -87,3 +87,6 @@ class ReplayOptions:
     # runs them in this process's thread pool.
     executor: ExecutorOptions | None = None
     extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
+    # Modules the caller needs once the replayed command has exited (the CLI: its printer),
+    # imported while it runs (ledger/run/warm.py).
+    warm: tuple[str, ...] = ()

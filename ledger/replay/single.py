@@ -19,6 +19,15 @@ __all__ = ["REDACTED", "ReplayInterrupted"]
 
 REDACTED = "***"
 
+# What judging a replay needs once its command has exited, imported while it runs
+# (ledger/run/warm.py): the comparators, and the models built at their first use.
+_JUDGE_MODULES = (
+    "ledger.replay.compare",
+    "ledger.records.metrics:MetricSeries",
+    "ledger.records.metrics:MetricSummary",
+    "ledger.records.verdict:Verdict",
+)
+
 
 class ReplayInterrupted(ReplayError):
     """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
@@ -80,6 +89,8 @@ def _one_replay(
             extra_env=env,
             seed_root=seed_root,
             code=contract.code,
+            warm=(*_JUDGE_MODULES, *opts.warm),
+            update_index=False,  # the engine updates it once the verdict is stored
         ),
         store,
     )

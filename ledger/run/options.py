@@ -32,3 +32,9 @@ class RecordOptions:
     # Set by replay: the stored CodeSnapshot the workspace was rebuilt from, recorded as the
     # code instead of a snapshot of the (temporary) workspace, so a replay can be replayed.
     code: str | None = None
+    # Modules the caller needs once the command has exited (a replay: comparing, judging),
+    # imported while it runs (ledger/run/warm.py).
+    warm: tuple[str, ...] = ()
+    # False: the caller brings the index up to date itself once it is done (a replay, after
+    # storing its verdict); the index may lag the log, never lead it (docs/format.md).
+    update_index: bool = True

@@ -34,6 +34,7 @@ from .contract import contract_digest
 from .execute import ExecResult, execute
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
+from .warm import LAUNCH_MODELS, SEAL_MODULES, warm_imports
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
@@ -160,6 +161,9 @@ class Begun:
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
     """Validate, freeze the contract, write the ``running`` record, start copying inputs."""
+    from ..capture import gpus
+
+    gpus.prefetch()  # nvidia-smi answers while the code is snapshot (the CLI may have asked)
     patterns = _validate(opts)
     store.check_writable()
     # The staging dir and its lease come first: gc keeps every object written or reused after
@@ -167,11 +171,15 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     lease = open_staging(staging)
+    # The models written before launch are built (pydantic builds them at first use) while
+    # freezing waits on git.
+    builder = warm_imports(LAUNCH_MODELS)
     # Freezing reads configs, inputs and code, then the running record is written: any failure
     # here leaves no run and no staging dir behind.
     try:
         with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
             frozen = contract_mod.freeze(opts, store)
+        builder.join()
         return _begin_run(opts, store, frozen, run_id, staging, patterns, lease)
     except BaseException:
         release_staging(staging, lease)
@@ -222,7 +230,7 @@ def _begin_run(
 
 
 def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
-    """Seal the run, update the index, remove the staging directory."""
+    """Seal the run, update the index (unless the caller will), remove the staging directory."""
     from ..index import Index
 
     try:
@@ -247,6 +255,8 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise
     release_staging(b.staging, b.lease)
+    if not b.opts.update_index:
+        return sealed
     try:
         with Index(b.store) as index:
             index.sync()
@@ -275,6 +285,9 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     # in the clean-lines memo; the logs may need them after exit: import them during the run.
     importer = preload(delay=1.0)
     parser = StdoutMetrics(b.patterns)
+    # What sealing (and the caller, e.g. a replay's verdict) needs is imported while it runs.
+    series = ("ledger.records.metrics:MetricSeries", "ledger.records.metrics:MetricSummary")
+    warmer = warm_imports((*SEAL_MODULES, *(series if b.patterns else ()), *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
     result = execute(
@@ -290,6 +303,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
     )
     importer.cancel()
+    warmer.join()
     return finish(b, parser, result)
 
 
