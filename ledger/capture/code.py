@@ -97,7 +97,7 @@ def snapshot_code(
     finally:
         tmp.unlink(missing_ok=True)
 
-    paths = _exclude_ledger(root, gitsnap.untracked_paths(root), store, notes)
+    paths = _exclude_ledger(root, _untracked_outside_ledger(root, store, notes), store, notes)
     if scrubber is not None:
         paths = _skip_secret_files(paths, notes)
     nested = [p for p in paths if p.endswith("/")]
@@ -171,6 +171,25 @@ def _redactor(
     return redact
 
 
+def _untracked_outside_ledger(root: Path, store: Store, notes: list[str]) -> list[str]:
+    """Untracked paths, with git told not to walk the ledger's directory: a ledger inside the
+    tree and not ignored would otherwise be listed file by file before every launch."""
+    skip = [LEDGER_DIR]
+    try:
+        inside = store.root.resolve().relative_to(root)
+    except ValueError:
+        inside = None
+    if inside is not None and inside.parts and LEDGER_DIR not in inside.parts:
+        skip.append(inside.as_posix())
+    paths = gitsnap.untracked_paths(root, skip_dirs=skip)
+    if inside is not None and inside.parts and not gitsnap.is_ignored(root, inside.as_posix()):
+        notes.append(LEDGER_NOT_IGNORED)
+    return paths
+
+
+LEDGER_NOT_IGNORED = "the ledger's own directory is never captured (add .ledger/ to .gitignore)"
+
+
 def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]) -> list[str]:
     """Drop the ledger's own files, wherever it lives inside the tree."""
     store_root = store.root.resolve()
@@ -187,8 +206,8 @@ def _exclude_ledger(root: Path, paths: list[str], store: Store, notes: list[str]
             dropped = True
             continue
         kept.append(p)
-    if dropped:
-        notes.append("the ledger's own directory is never captured (add .ledger/ to .gitignore)")
+    if dropped and LEDGER_NOT_IGNORED not in notes:
+        notes.append(LEDGER_NOT_IGNORED)
     return kept
 
 

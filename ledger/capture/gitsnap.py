@@ -9,7 +9,9 @@ Every command runs with ``GIT_OPTIONAL_LOCKS=0`` so capture never rewrites the u
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +26,8 @@ __all__ = [
     "dirty_paths",
     "gitlinks",
     "head_info",
+    "ignore_pattern",
+    "is_ignored",
     "open_repo",
     "redact_url",
     "run_git",
@@ -245,10 +249,29 @@ def _split_z(data: bytes) -> list[str]:
     return [os.fsdecode(p) for p in data.split(b"\0") if p]
 
 
-def untracked_paths(root: Path) -> list[str]:
-    """Files git does not track and does not ignore; nested repositories end with ``/``."""
-    out = run_git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout
+def untracked_paths(root: Path, skip_dirs: Sequence[str] = ()) -> list[str]:
+    """Files git does not track and does not ignore; nested repositories end with ``/``.
+
+    ``skip_dirs`` are directories (relative to ``root``) git leaves out as if ignored: it does
+    not even walk them, which matters for a ledger inside the tree that grows run after run.
+    """
+    excludes = [f"--exclude=/{ignore_pattern(d)}/" for d in skip_dirs]
+    out = run_git(root, "ls-files", "-z", "--others", "--exclude-standard", *excludes).stdout
     return _split_z(out)
+
+
+def ignore_pattern(path: str) -> str:
+    """``path`` as a gitignore pattern that matches that name only (glob characters escaped)."""
+    escaped = re.sub(r"([\\*?\[\]])", r"\\\1", path.strip("/"))
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return escaped
+
+
+def is_ignored(root: Path, path: str) -> bool:
+    """Whether git ignores ``path`` (relative to ``root``) by .gitignore and the like."""
+    proc = run_git(root, "check-ignore", "-q", "--", path, check=False)
+    return proc.returncode == 0
 
 
 def gitlinks(root: Path) -> dict[str, str]:

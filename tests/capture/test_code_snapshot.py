@@ -262,3 +262,42 @@ def test_require_clean_without_commits(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     with pytest.raises(UsageError, match="no commits yet"):
         require_clean(repo)
+
+
+@pytest.mark.parametrize("name", ["runs-store", "st[or]e*?", "my store "])
+def test_a_ledger_under_any_name_inside_the_tree_is_neither_walked_nor_captured(
+    tmp_path: Path, name: str
+) -> None:
+    """git is told to skip the ledger's directory (glob characters in its name taken literally),
+    so its objects are never listed, however many runs pile up there."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    store = Store.init(repo / name)
+    write(repo, f"{name}-sibling.py", "S = 1\n")  # a neighbour the pattern must not match
+    write(repo, "new.py", "N = 1\n")
+    snap = snapshot_code(repo, store)
+    assert untracked_paths(store, snap.untracked) == sorted([f"{name}-sibling.py", "new.py"])
+    assert any("the ledger's own directory is never captured" in n for n in snap.notes)
+    # git's own answer: the listing the recorder asks for holds nothing under the ledger.
+    from ledger.capture.gitsnap import untracked_paths as git_untracked
+
+    listed = git_untracked(repo.resolve(), skip_dirs=[name, ".ledger"])
+    assert sorted(listed) == sorted([f"{name}-sibling.py", "new.py"])
+    assert any(p.startswith(f"{name}/") for p in git_untracked(repo.resolve()))
+
+
+def test_an_ignored_ledger_gives_no_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, ".gitignore": ".ledger/\n"})
+    store = Store.init(repo / ".ledger")
+    write(repo, "new.py", "N = 1\n")
+    snap = snapshot_code(repo, store)
+    assert untracked_paths(store, snap.untracked) == ["new.py"]
+    assert not any("never captured" in n for n in snap.notes)
+
+
+def test_a_nested_ledger_directory_is_skipped_at_any_depth(tmp_path: Path, store: Store) -> None:
+    """A `.ledger` directory deeper in the tree (another project's) is left out as before."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    write(repo, "sub/.ledger/objects/x", "o")
+    write(repo, "sub/keep.py", "K = 1\n")
+    snap = snapshot_code(repo, store)
+    assert untracked_paths(store, snap.untracked) == ["sub/keep.py"]
