@@ -2,6 +2,8 @@
 
 Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
 ``ObjectStore.put_bytes_new``, which also says which chunks were new (the save reports them).
+A chunk whose bytes equal what the last save of that tensor stored is not hashed again
+(``ckpt_reuse``: a bitwise comparison with the mapped object file).
 Reads go straight into a freshly allocated tensor, which is hashed before anyone sees it.
 """
 
@@ -21,6 +23,7 @@ from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
+from .ckpt_reuse import keep_only, remember, reused
 
 __all__ = ["CHUNK_SIZE", "WriteStats", "read_tensors", "write_tensors"]
 
@@ -74,6 +77,7 @@ class WriteStats:
     bytes_new: int = 0
     objects_new: int = 0
     bytes_skipped_hash: int = 0  # bytes trusted unchanged by their version counter
+    bytes_reused: int = 0  # bytes found equal to the last save's by comparison, not hashed
 
 
 # Opt-in (trust_version_counter=True): chunk ids of CPU tensors from the previous save, keyed by
@@ -106,6 +110,10 @@ def _put(objects: ObjectStore, data: memoryview, fault: Callable[[str], None]) -
     return oid, written
 
 
+def _chunk_count(nbytes: int, chunk_size: int) -> int:
+    return max(1, -(-nbytes // chunk_size))
+
+
 def write_tensors(
     objects: ObjectStore,
     tensors: list[tuple[str, torch.Tensor]],
@@ -116,7 +124,7 @@ def write_tensors(
 ) -> tuple[list[TensorEntry], WriteStats]:
     """Write every tensor's chunks as objects; entries in the order given."""
     stats = WriteStats()
-    jobs: list[tuple[int, memoryview]] = []
+    jobs: list[tuple[int, int, memoryview]] = []
     nbytes: list[int] = []
     chunk_ids: list[list[str]] = [[] for _ in tensors]
     known: dict[int, list[str]] = {}
@@ -130,16 +138,38 @@ def write_tensors(
             continue
         view = tensor_bytes(t)
         nbytes.append(len(view))
-        jobs.extend((i, c) for c in _chunks(view, chunk_size))
-    results = _map_threads(lambda job: _put(objects, job[1], fault), jobs)
-    for (i, chunk), (oid, written) in zip(jobs, results, strict=True):
+        jobs.extend((i, j, c) for j, c in enumerate(_chunks(view, chunk_size)))
+
+    def store(job: tuple[int, int, memoryview]) -> tuple[str, bool, bool]:
+        """(id, written?, reused?) of one chunk: equal to the last save's, else hashed."""
+        i, j, data = job
+        key = tensors[i][0]
+        oid = reused(objects, key, j, data)
+        if oid is not None:
+            return oid, False, True
+        oid, written = _put(objects, data, fault)
+        remember(objects, key, j, oid, data, written)
+        return oid, written, False
+
+    results = _map_threads(store, jobs)
+    for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
         if written:
             stats.bytes_new += len(chunk)
             stats.objects_new += 1
+        if was_reused:
+            stats.bytes_reused += len(chunk)
     for i, ids in known.items():
         chunk_ids[i] = ids
     stats.bytes_total = sum(nbytes)
+    keep_only(
+        objects,
+        {
+            (key, j)
+            for i, (key, _t) in enumerate(tensors)
+            for j in range(_chunk_count(nbytes[i], chunk_size))
+        },
+    )
     if trust_version_counter:
         _version_cache.clear()
         for i, (_key, t) in enumerate(tensors):
@@ -203,7 +233,7 @@ def _check_entry(entry: TensorEntry, chunk_size: int) -> None:
     for d in entry.shape:
         n *= d
     itemsize = torch.empty((), dtype=torch_dtype(entry.dtype)).element_size()
-    expected_chunks = max(1, -(-entry.nbytes // chunk_size))
+    expected_chunks = _chunk_count(entry.nbytes, chunk_size)
     if n * itemsize != entry.nbytes or len(entry.chunks) != expected_chunks:
         raise CorruptObjectError(
             entry.chunks[0] if entry.chunks else "",
