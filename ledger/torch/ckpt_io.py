@@ -25,7 +25,7 @@ from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
 from .ckpt_reuse import keep_only, remember, reused
 
-__all__ = ["CHUNK_SIZE", "WriteStats", "read_tensors", "write_tensors"]
+__all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
 
 CHUNK_SIZE = 64 << 20  # one object per 64 MiB of a tensor
 # The codec is judged on this much of each chunk, not the store's 1 MiB: 64 KiB costs ~0.1 ms,
@@ -38,7 +38,7 @@ _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 
-def _map_threads(fn: Callable[[_T], _R], items: Sequence[_T], workers: int = _WORKERS) -> list[_R]:
+def map_threads(fn: Callable[[_T], _R], items: Sequence[_T], workers: int = _WORKERS) -> list[_R]:
     """``[fn(x) for x in items]`` on up to ``workers`` plain threads; the first error is raised.
 
     Not ``ThreadPoolExecutor``: it refuses work once interpreter shutdown has begun, which is
@@ -151,7 +151,7 @@ def write_tensors(
         remember(objects, key, j, oid, data, written)
         return oid, written, False
 
-    results = _map_threads(store, jobs)
+    results = map_threads(store, jobs)
     for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
         if written:
@@ -257,5 +257,5 @@ def read_tensors(
         for j, oid in enumerate(e.chunks):
             part = view[j * chunk_size : (j + 1) * chunk_size] if view is not None else None
             jobs.append((oid, part if part is not None else memoryview(b""), e.key))
-    _map_threads(lambda job: _read_into(objects, *job), jobs)
+    map_threads(lambda job: _read_into(objects, *job), jobs)
     return out

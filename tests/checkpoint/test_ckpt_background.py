@@ -150,3 +150,24 @@ def test_interpreter_exit_waits_for_the_save(tmp_path: Path) -> None:
     loaded = load_checkpoint(store=store, run_id="r")
     assert loaded.info.step == 7
     assert torch.equal(loaded.state["w"], torch.arange(4_000_000, dtype=torch.float32))
+
+
+def test_staging_buffers_are_reused_and_each_save_keeps_its_own_bytes(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    state = _state(1)
+    first = save_checkpoint({"m": state}, step=1, store=store, run_id="r", background=True)
+    first.wait(timeout=60)
+    staged = {k: t.data_ptr() for k, t in ckpt_background._staging.items()}
+    assert set(staged) == {"m/w", "m/t", "m/z"}
+    want1 = {k: v.resolve_conj().clone() for k, v in state.items()}
+    state["w"][7] = -state["w"][7]
+    second = save_checkpoint({"m": state}, step=2, store=store, run_id="r", background=True)
+    second.wait(timeout=60)
+    assert {k: t.data_ptr() for k, t in ckpt_background._staging.items()} == staged
+    for step, want in ((1, want1), (2, {k: v.resolve_conj() for k, v in state.items()})):
+        loaded = load_checkpoint(step, store=store, run_id="r").state["m"]
+        for k, v in want.items():
+            assert torch.equal(loaded[k], v), (step, k)
+    save_checkpoint({"m": {"w": state["w"]}}, step=3, store=store, run_id="r", background=True)
+    wait_for_checkpoints()
+    assert set(ckpt_background._staging) == {"m/w"}  # buffers of keys no longer saved are freed
