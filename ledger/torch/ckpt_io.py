@@ -25,7 +25,7 @@ from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
-from .ckpt_reuse import keep_only, remember, reused
+from .ckpt_reuse import keep_only, likely_new, remember, reused
 
 __all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
 
@@ -156,7 +156,14 @@ def write_tensors(
         remember(objects, key, j, oid, data, written)
         return oid, written, False
 
-    results = map_threads(store, jobs)
+    # Chunks that will be written go first, so their disk writes overlap with comparing the rest.
+    order = sorted(
+        range(len(jobs)),
+        key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),
+    )
+    results: list[Any] = [None] * len(jobs)
+    for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):
+        results[n] = result
     for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
         if written:

@@ -20,13 +20,14 @@ import ctypes
 import ctypes.util
 import mmap
 import os
+import queue
 import threading
 from collections import OrderedDict
 from typing import Any
 
 from ..store import ObjectStore
 
-__all__ = ["BUDGET", "MIN_BYTES", "forget", "keep_only", "remember", "reused"]
+__all__ = ["BUDGET", "MIN_BYTES", "forget", "keep_only", "likely_new", "remember", "reused"]
 
 MIN_BYTES = 64 << 10  # smaller chunks hash in microseconds; not worth a mapping each
 _STORES = 4  # ledgers remembered per process (least recently saved to is dropped first)
@@ -92,6 +93,25 @@ def _address(data: memoryview) -> int:
     return int(np.frombuffer(data, dtype=np.uint8).ctypes.data)
 
 
+_PROBE = 4 << 10
+
+
+def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> bool:
+    """True unless the chunk has a mapping whose first and last 4 KiB equal its own: a hint
+    for scheduling (write the changed chunks first, while the rest are compared), never a
+    verdict; ``reused`` compares every byte."""
+    if _MEMCMP is None or len(data) < MIN_BYTES:
+        return True
+    with _lock:
+        m = _maps.get(str(objects.root), {}).get((key, index))
+    if m is None or m.size != len(data) or m.mm.closed:
+        return True
+    addr, tail = _address(data), len(data) - _PROBE
+    return bool(
+        _MEMCMP(addr, m.addr, _PROBE) != 0 or _MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0
+    )
+
+
 def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str | None:
     """The id of chunk ``index`` of tensor ``key`` if its bytes equal the last save's (and the
     object is still stored, touched for gc like any reused object); else None."""
@@ -99,11 +119,12 @@ def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str 
         return None
     with _lock:
         m = _maps.get(str(objects.root), {}).get((key, index))
-    if m is None or not m.equals(_address(data), len(data)):
+    # Touched first: an object gc took (or a ledger deleted and made again at the same path)
+    # is not worth comparing with. A touch of an object whose bytes then differ only keeps
+    # it through one more gc grace period.
+    if m is None or not objects.touch(m.oid):
         return None
-    # Checked after the comparison: gc may take an object whose mtime is old, and touching it
-    # first would keep an object alive only to learn that the bytes changed.
-    return m.oid if objects.touch(m.oid) else None
+    return m.oid if m.equals(_address(data), len(data)) else None
 
 
 def remember(
@@ -124,7 +145,7 @@ def remember(
         if old is not None:
             _mapped_bytes -= old.size
     if old is not None:
-        old.close()
+        _retire([old])
     if _mapped_bytes + len(data) > BUDGET:
         return
     m = _map(objects, oid, len(data))
@@ -153,9 +174,30 @@ def _map(objects: ObjectStore, oid: str, size: int) -> _Mapped | None:
 
 def _drop(maps: Any) -> None:
     global _mapped_bytes
-    for m in list(maps):
+    maps = list(maps)
+    for m in maps:
         _mapped_bytes -= m.size
-        m.close()
+    _retire(maps)
+
+
+# Unmapping the last mapping of a file gc deleted frees its page cache, which takes as long
+# as writing it did; a thread of its own does it, not the save that found the mapping stale.
+_retired: queue.SimpleQueue[_Mapped] = queue.SimpleQueue()
+_reaper: threading.Thread | None = None
+
+
+def _retire(maps: list[_Mapped]) -> None:
+    global _reaper
+    for m in maps:
+        _retired.put(m)
+    if maps and (_reaper is None or not _reaper.is_alive()):
+        _reaper = threading.Thread(target=_unmap_forever, name="ledger-unmap", daemon=True)
+        _reaper.start()
+
+
+def _unmap_forever() -> None:
+    while True:
+        _retired.get().close()
 
 
 def keep_only(objects: ObjectStore, keys: set[tuple[str, int]]) -> None:
