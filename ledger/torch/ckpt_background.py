@@ -97,7 +97,7 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
     """
     out: list[tuple[str, torch.Tensor]] = []
     pieces: list[tuple[Any, Any]] = []
-    device_copies = False
+    devices: set[torch.device] = set()
     for key, t in tensors:
         src = t.detach()
         copy = _buffer(key, src)
@@ -111,11 +111,12 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
                 (dst[i : i + _PIECE], raw[i : i + _PIECE]) for i in range(0, len(raw), _PIECE)
             )
         else:  # resolves conj/neg views and strides; a device copy is awaited below
-            device_copies |= src.device.type == "cuda"
+            if src.device.type == "cuda":
+                devices.add(src.device)
             copy.copy_(src, non_blocking=copy.is_pinned())
     map_threads(lambda p: _copyto(*p), pieces, _COPY_THREADS)
-    if device_copies:
-        torch.cuda.synchronize()
+    for device in devices:  # the copies were queued on each device's stream
+        torch.cuda.synchronize(device)
     keys = {key for key, _t in out}
     for key in [k for k in _staging if k not in keys]:
         del _staging[key]

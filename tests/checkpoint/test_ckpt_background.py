@@ -171,3 +171,19 @@ def test_staging_buffers_are_reused_and_each_save_keeps_its_own_bytes(tmp_path: 
     save_checkpoint({"m": {"w": state["w"]}}, step=3, store=store, run_id="r", background=True)
     wait_for_checkpoints()
     assert set(ckpt_background._staging) == {"m/w"}  # buffers of keys no longer saved are freed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_tensors_are_staged_in_pinned_memory(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    g = torch.Generator().manual_seed(5)
+    state = {"w": torch.randn(1 << 20, generator=g).cuda(), "t": torch.randn(64, 32).cuda().t()}
+    want = {k: v.cpu() for k, v in state.items()}
+    pending = save_checkpoint({"m": state}, step=1, store=store, run_id="r", background=True)
+    for t in state.values():  # the copies were complete when the call returned
+        t.zero_()
+    pending.wait(timeout=60)
+    assert all(b.is_pinned() for b in ckpt_background._staging.values())
+    loaded = load_checkpoint(store=store, run_id="r").state["m"]
+    for k, v in want.items():
+        assert torch.equal(loaded[k], v), k
