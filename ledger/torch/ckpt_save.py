@@ -116,11 +116,16 @@ def save_checkpoint(
     saved through it; RNG states of this process are captured before anything else
     (``rng=False`` skips them, for imports of other checkpoints).
 
-    ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
-    writes and publishes in a thread (ckpt_background: one copy of the state in memory, one
-    save in flight; the next save and interpreter exit wait for it).
+    A chunk whose bytes equal what the previous save of its tensor stored in this ledger is
+    found by a bitwise comparison with that object's mapped file, not hashed again
+    (ckpt_reuse: the last save's bytes stay mapped from the page cache).
 
-    ``trust_version_counter=True`` skips re-hashing CPU tensors whose storage and autograd
+    ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
+    writes and publishes in a thread (ckpt_background: one copy of the state in staging
+    buffers kept between saves, one save in flight; the next save and interpreter exit wait
+    for it).
+
+    ``trust_version_counter=True`` skips even comparing CPU tensors whose storage and autograd
     version counter are unchanged since this process's previous save. It is faster, and wrong
     if your code writes tensors without bumping the counter (``p.data.mul_()``, numpy views).
     """
