@@ -29,6 +29,7 @@ import torch
 
 from .ckpt_common import CheckpointInfo
 from .ckpt_io import map_threads
+from .ckpt_reuse import MEMCMP
 
 __all__ = ["PendingCheckpoint", "snapshot", "start", "wait_for_checkpoints", "wait_inflight"]
 
@@ -96,11 +97,11 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
     match (pinned memory for CUDA tensors); buffers of keys this save lacks are freed.
     """
     out: list[tuple[str, torch.Tensor]] = []
-    pieces: list[tuple[Any, Any]] = []
+    pieces: list[tuple[Any, Any, bool]] = []
     devices: set[torch.device] = set()
     for key, t in tensors:
         src = t.detach()
-        copy = _buffer(key, src)
+        copy, kept = _buffer(key, src)
         out.append((key, copy))
         plain = src.device.type == "cpu" and src.is_contiguous()
         if plain and not (src.is_conj() or src.is_neg()) and src.numel():
@@ -108,7 +109,7 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
             # which on a busy machine was 10-40x slower than memcpy (docs/benchmarks.md).
             dst, raw = _bytes(copy), _bytes(src)
             pieces.extend(
-                (dst[i : i + _PIECE], raw[i : i + _PIECE]) for i in range(0, len(raw), _PIECE)
+                (dst[i : i + _PIECE], raw[i : i + _PIECE], kept) for i in range(0, len(raw), _PIECE)
             )
         else:  # resolves conj/neg views and strides; a device copy is awaited below
             if src.device.type == "cuda":
@@ -123,18 +124,25 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
     return out
 
 
-def _buffer(key: str, src: torch.Tensor) -> torch.Tensor:
+def _buffer(key: str, src: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """The staging buffer for ``key``, and whether it is the last background save's."""
     pin = src.device.type == "cuda"
     buf = _staging.get(key)
     if buf is None or buf.shape != src.shape or buf.dtype != src.dtype or buf.is_pinned() != pin:
         buf = torch.empty(src.shape, dtype=src.dtype, device="cpu", pin_memory=pin)
         _staging[key] = buf
-    return buf
+        return buf, False
+    return buf, True
 
 
-def _copyto(dst: Any, src: Any) -> None:
+def _copyto(dst: Any, src: Any, kept: bool) -> None:
+    """Copy unless a kept buffer already holds these bytes: comparing reads two streams,
+    copying reads one and writes one, so unchanged tensors stage faster (a new buffer is not
+    compared: reading its fresh pages would fault them in twice)."""
     import numpy as np
 
+    if kept and MEMCMP is not None and MEMCMP(dst.ctypes.data, src.ctypes.data, len(src)) == 0:
+        return
     np.copyto(dst, src)
 
 

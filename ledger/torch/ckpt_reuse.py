@@ -27,7 +27,16 @@ from typing import Any
 
 from ..store import ObjectStore
 
-__all__ = ["BUDGET", "MIN_BYTES", "forget", "keep_only", "likely_new", "remember", "reused"]
+__all__ = [
+    "BUDGET",
+    "MEMCMP",
+    "MIN_BYTES",
+    "forget",
+    "keep_only",
+    "likely_new",
+    "remember",
+    "reused",
+]
 
 MIN_BYTES = 64 << 10  # smaller chunks hash in microseconds; not worth a mapping each
 _STORES = 4  # ledgers remembered per process (least recently saved to is dropped first)
@@ -58,7 +67,7 @@ def _memcmp() -> Any:
     return fn
 
 
-_MEMCMP = _memcmp()
+MEMCMP = _memcmp()
 
 
 class _Mapped:
@@ -75,7 +84,7 @@ class _Mapped:
         # from turning into SIGBUS instead of a mismatch.
         if size != self.size or self.mm.closed or self.mm.size() != size + 1:
             return False
-        return bool(_MEMCMP(addr, self.addr, size) == 0)
+        return bool(MEMCMP(addr, self.addr, size) == 0)
 
     def close(self) -> None:
         self.mm.close()
@@ -100,7 +109,7 @@ def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> 
     """True unless the chunk has a mapping whose first and last 4 KiB equal its own: a hint
     for scheduling (write the changed chunks first, while the rest are compared), never a
     verdict; ``reused`` compares every byte."""
-    if _MEMCMP is None or len(data) < MIN_BYTES:
+    if MEMCMP is None or len(data) < MIN_BYTES:
         return True
     with _lock:
         m = _maps.get(str(objects.root), {}).get((key, index))
@@ -108,14 +117,14 @@ def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> 
         return True
     addr, tail = _address(data), len(data) - _PROBE
     return bool(
-        _MEMCMP(addr, m.addr, _PROBE) != 0 or _MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0
+        MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0
     )
 
 
 def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str | None:
     """The id of chunk ``index`` of tensor ``key`` if its bytes equal the last save's (and the
     object is still stored, touched for gc like any reused object); else None."""
-    if _MEMCMP is None or len(data) < MIN_BYTES:
+    if MEMCMP is None or len(data) < MIN_BYTES:
         return None
     with _lock:
         m = _maps.get(str(objects.root), {}).get((key, index))
@@ -137,7 +146,7 @@ def remember(
     were not checked.
     """
     global _mapped_bytes
-    if _MEMCMP is None or len(data) < MIN_BYTES:
+    if MEMCMP is None or len(data) < MIN_BYTES:
         return
     root = str(objects.root)
     with _lock:

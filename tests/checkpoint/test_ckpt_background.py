@@ -187,3 +187,15 @@ def test_cuda_tensors_are_staged_in_pinned_memory(tmp_path: Path) -> None:
     loaded = load_checkpoint(store=store, run_id="r").state["m"]
     for k, v in want.items():
         assert torch.equal(loaded[k], v), k
+
+
+def test_a_kept_buffer_is_compared_piece_by_piece_before_copying(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    big = torch.randn(3 * ckpt_background._PIECE // 4)  # three staging pieces
+    for step in (1, 2, 3):
+        if step == 3:
+            big.numpy().view("uint8")[ckpt_background._PIECE + 5] ^= 0x80  # piece 2 only
+        save_checkpoint({"big": big}, step=step, store=store, run_id="r", background=True)
+        wait_for_checkpoints()
+        loaded = load_checkpoint(store=store, run_id="r").state["big"]
+        assert torch.equal(loaded.view(torch.int32), big.view(torch.int32)), step

@@ -20,7 +20,7 @@ from ledger.torch.ckpt_io import write_tensors  # noqa: E402
 
 pytestmark = [
     pytest.mark.torch,
-    pytest.mark.skipif(ckpt_reuse._MEMCMP is None, reason="no memcmp to compare with"),
+    pytest.mark.skipif(ckpt_reuse.MEMCMP is None, reason="no memcmp to compare with"),
 ]
 
 N = 40_000  # 160 KB of float32: above ckpt_reuse.MIN_BYTES
