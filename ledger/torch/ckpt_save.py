@@ -3,8 +3,8 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
-1. every rank: capture RNG states first, then tensors as chunk objects (fsynced), the JSON
-   skeleton, the shard manifest;
+1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
+   (fsynced; written side by side), then the shard manifest;
 2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
    checks equal steps and world size and that every chunk object exists with its size;
 3. rank 0 writes the ``checkpoint`` record, then ``checkpoints/<run>/step-<n>``, then
@@ -19,6 +19,7 @@ group of its own, in the same order.
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -238,15 +239,25 @@ class _Job:
     def _write_shard(self) -> str:
         st = self.st
         fault("before-objects")
-        entries, stats = write_tensors(
-            st.objects,
-            self.tensors,
-            chunk_size=self.chunk_size,
-            fault=fault,
-            trust_version_counter=self.trust,
-        )
+        # The skeleton is one more object nothing refers to yet: written beside the chunks,
+        # its fsyncs are not one more step on the way to the shard manifest.
+        skeleton: list[Any] = []
+        thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
+        thread.start()
+        try:
+            entries, stats = write_tensors(
+                st.objects,
+                self.tensors,
+                chunk_size=self.chunk_size,
+                fault=fault,
+                trust_version_counter=self.trust,
+            )
+        finally:
+            thread.join()
+        if isinstance(skeleton[0], BaseException):
+            raise skeleton[0]
+        skeleton_oid: str = skeleton[0]
         fault("after-objects")
-        skeleton_oid = st.put_json(self.skeleton)
         shard = CheckpointShard(
             run_id=self.run_id,
             step=self.step,
@@ -263,6 +274,14 @@ class _Job:
         oid = st.put_json(shard.to_json())
         fault("after-shard")
         return oid
+
+
+def _put_json(st: Store, value: Any, out: list[Any]) -> None:
+    """``st.put_json(value)`` for a thread: the id, or the error, is appended to ``out``."""
+    try:
+        out.append(st.put_json(value))
+    except BaseException as e:  # raised by the caller once the thread is joined
+        out.append(e)
 
 
 def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:
