@@ -58,6 +58,7 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
     run one after the other on the same state, so every ratio compares neighbours in time."""
     from ledger.store import Store
     from ledger.torch.checkpoint import save_checkpoint
+    from ledger.torch.ckpt_reuse import forget
 
     state = _state(total_bytes)
     work = Path(tempfile.mkdtemp(prefix="bench-ckpt-"))
@@ -96,6 +97,8 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
         for r in range(rounds):
             pt.unlink(missing_ok=True)
             add("torch_save", timed(lambda: _torch_save(state, pt)))
+            if fresh.exists():  # its mappings go with it, as a new process would have none
+                forget(Store.open(fresh).objects)
             shutil.rmtree(fresh, ignore_errors=True)
             Store.init(fresh)
             add("ledger_save_fresh", timed(lambda: save(fresh)))

@@ -174,3 +174,14 @@ def test_views_and_conjugates_compare_their_resolved_bytes(store: Store) -> None
     z[3, 4] = z[3, 4].conj()  # the stored conjugate changes sign in one imaginary part
     _, changed = write_tensors(store.objects, tensors)
     assert changed.bytes_reused == 0 and changed.bytes_new == same.bytes_total
+
+
+def test_forgetting_one_ledger_keeps_the_others(tmp_path: Any) -> None:
+    one, two = Store.init(tmp_path / "one"), Store.init(tmp_path / "two")
+    t = torch.randn(N)
+    for st in (one, two):
+        write_tensors(st.objects, [("t", t)])
+    ckpt_reuse.forget(one.objects)
+    _, in_one = write_tensors(one.objects, [("t", t)])
+    _, in_two = write_tensors(two.objects, [("t", t)])
+    assert in_one.bytes_reused == 0 and in_two.bytes_reused == N * 4
