@@ -130,9 +130,9 @@ def save_checkpoint(
     version counter are unchanged since this process's previous save. It is faster, and wrong
     if your code writes tensors without bumping the counter (``p.data.mul_()``, numpy views).
     """
+    t0 = time.perf_counter()  # blocked_seconds and seconds count the RNG capture too
     # First: nothing below may consume randomness before it is recorded.
     rng_state = capture_rng() if rng else None
-    t0 = time.perf_counter()
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
         raise UsageError(f"step must be a non-negative int, got {step!r}")
     if keep_last is not None and (not isinstance(keep_last, int) or keep_last < 2):
