@@ -341,7 +341,7 @@ def run(quick: bool) -> list[Row]:
                 "read-only, and reuses its id when equal, so only changed chunks are hashed; "
                 "the cost is that the last save's bytes stay mapped from the page cache "
                 "(ledger-save-again row: they count in RSS as file-backed pages the kernel "
-                "may reclaim; at most a quarter of RAM is mapped)"
+                "may reclaim; at most a quarter of RAM or of the cgroup limit is mapped)"
             ),
         )
     )

@@ -10,8 +10,8 @@ hash of (objects are never written in place), so equal bytes have that id.
 Cost: the mapped files are in the page cache, not the process's heap; the kernel can drop
 them under memory pressure (the next comparison then reads them back from disk), and once
 compared they count in RSS as file-backed pages. At most ``BUDGET`` bytes are mapped per
-process (a quarter of physical memory); chunks beyond it, compressed chunks and chunks under
-``MIN_BYTES`` are hashed at every save.
+process (a quarter of physical memory, or of the cgroup's memory limit); chunks beyond it,
+compressed chunks and chunks under ``MIN_BYTES`` are hashed at every save.
 """
 
 from __future__ import annotations
@@ -44,10 +44,20 @@ _CODEC_RAW = 0
 
 
 def _budget() -> int:
+    """A quarter of the memory this process may use: physical memory, or its cgroup's limit."""
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
-        return 4 << 30
+        total = 16 << 30
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total // 4
 
 
 BUDGET = _budget()

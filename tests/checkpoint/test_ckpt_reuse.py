@@ -185,3 +185,11 @@ def test_forgetting_one_ledger_keeps_the_others(tmp_path: Any) -> None:
     _, in_one = write_tensors(one.objects, [("t", t)])
     _, in_two = write_tensors(two.objects, [("t", t)])
     assert in_one.bytes_reused == 0 and in_two.bytes_reused == N * 4
+
+
+def test_chunks_beyond_the_budget_are_hashed(store: Store, monkeypatch: Any) -> None:
+    monkeypatch.setattr(ckpt_reuse, "BUDGET", N * 4)  # room for one chunk
+    tensors = [("a", torch.randn(N)), ("b", torch.randn(N))]
+    write_tensors(store.objects, tensors)
+    _, stats = write_tensors(store.objects, tensors)
+    assert stats.bytes_reused == N * 4 and stats.bytes_new == 0
