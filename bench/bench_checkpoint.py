@@ -234,7 +234,7 @@ def _row(what: str, value: float, unit: str, **kw: Any) -> Row:
     return Row(NAME, what, value, unit, **kw)
 
 
-ROUNDS = 5
+ROUNDS = 7
 
 
 def run(quick: bool) -> list[Row]:
