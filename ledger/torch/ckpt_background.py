@@ -8,7 +8,8 @@ so a process killed while the thread works leaves ``latest`` on the previous che
   returns, so training may change them at once. The copies go into staging buffers kept from
   one background save to the next (pinned for CUDA tensors), so a save does not pay for
   fresh pages: memory is one copy of this rank's tensors, held between saves too.
-- **One save in flight.** Any save (background or not) first waits for the previous one; so does
+- **One save in flight.** Any save (background or not) first waits for the previous one (saves
+  called from several threads at once take turns, ``caller_lock``); so does
   interpreter exit (the thread is not a daemon; it uses plain threads, never an executor, which
   would refuse work once shutdown has begun).
 - **Failures are not lost.** An error in the thread is raised by ``PendingCheckpoint.wait()``,
@@ -31,9 +32,19 @@ from .ckpt_common import CheckpointInfo
 from .ckpt_io import map_threads
 from .ckpt_reuse import MEMCMP
 
-__all__ = ["PendingCheckpoint", "snapshot", "start", "wait_for_checkpoints", "wait_inflight"]
+__all__ = [
+    "PendingCheckpoint",
+    "caller_lock",
+    "snapshot",
+    "start",
+    "wait_for_checkpoints",
+    "wait_inflight",
+]
 
 _lock = threading.Lock()
+# Held by save_checkpoint from waiting for the save in flight until its own save has started
+# (background) or finished (foreground), so saves called from several threads take turns.
+caller_lock = threading.RLock()
 _inflight: PendingCheckpoint | None = None
 # Test hook: when set, the thread waits for this event before writing anything, so a test can
 # change the caller's tensors while the save is certainly still in its background phase.

@@ -30,7 +30,7 @@ from ..records.base import record_from_json
 from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
 from ..runtime.rng import capture_rng
 from ..store import Store
-from .ckpt_background import PendingCheckpoint, snapshot, start, wait_inflight
+from .ckpt_background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
 from .ckpt_codec import encode_state
 from .ckpt_common import (
     CheckpointInfo,
@@ -150,26 +150,29 @@ def save_checkpoint(
     st = open_store(store)
     run = run_id_or_env(run_id)
     rank, world = rank_and_world()
-    wait_inflight()  # at most one save in flight, and a failed background save is reported
-    group = background_group() if background else None
+    # Two threads saving at once take turns: the second never copies into staging buffers
+    # the first background save still writes from, nor starts a second save in flight.
+    with caller_lock:
+        wait_inflight()  # at most one save in flight, and a failed background save is reported
+        group = background_group() if background else None
 
-    job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
-    job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
-    try:
-        skeleton, tensors = encode_state(state)
-        job.skeleton = skeleton
-        job.tensors = snapshot(tensors) if background else tensors
-    except LedgerError as e:
-        if world == 1:
-            raise
-        job.error = f"rank {rank}: {e}"
-    except Exception as e:  # other ranks must learn of it or they would wait forever
-        if world == 1:
-            raise
-        job.error = f"rank {rank}: {type(e).__name__}: {e}"
-    if background:
-        return start(step, t0, job.run)
-    return job.run()
+        job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
+        job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
+        try:
+            skeleton, tensors = encode_state(state)
+            job.skeleton = skeleton
+            job.tensors = snapshot(tensors) if background else tensors
+        except LedgerError as e:
+            if world == 1:
+                raise
+            job.error = f"rank {rank}: {e}"
+        except Exception as e:  # other ranks must learn of it or they would wait forever
+            if world == 1:
+                raise
+            job.error = f"rank {rank}: {type(e).__name__}: {e}"
+        if background:
+            return start(step, t0, job.run)
+        return job.run()
 
 
 class _Job:

@@ -199,3 +199,23 @@ def test_a_kept_buffer_is_compared_piece_by_piece_before_copying(tmp_path: Path)
         wait_for_checkpoints()
         loaded = load_checkpoint(store=store, run_id="r").state["big"]
         assert torch.equal(loaded.view(torch.int32), big.view(torch.int32)), step
+
+
+def test_saves_called_from_two_threads_at_once_keep_their_own_bytes(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    states = {step: {"w": torch.full((1 << 20,), float(step))} for step in range(1, 9)}
+    barrier = threading.Barrier(2)
+
+    def save(steps: list[int]) -> None:
+        for step in steps:
+            barrier.wait()  # both threads call save_checkpoint at the same moment
+            save_checkpoint(states[step], step=step, store=store, run_id="r", background=True)
+
+    threads = [threading.Thread(target=save, args=(s,)) for s in ([1, 3, 5, 7], [2, 4, 6, 8])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wait_for_checkpoints()
+    for step, state in states.items():
+        assert torch.equal(load_checkpoint(step, store=store, run_id="r").state["w"], state["w"])
