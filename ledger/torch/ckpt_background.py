@@ -5,8 +5,11 @@ order (``ckpt_save``): nothing is published until every object and shard manifes
 so a process killed while the thread works leaves ``latest`` on the previous checkpoint.
 
 - **Copy on save.** The caller's tensors are copied (on the CPU) before ``save_checkpoint``
-  returns, so training may change them at once. Peak memory: one copy of this rank's tensors.
-- **One save in flight.** Any save (background or not) first waits for the previous one; so does
+  returns, so training may change them at once. The copies go into staging buffers kept from
+  one background save to the next (pinned for CUDA tensors), so a save does not pay for
+  fresh pages: memory is one copy of this rank's tensors, held between saves too.
+- **One save in flight.** Any save (background or not) first waits for the previous one (saves
+  called from several threads at once take turns, ``caller_lock``); so does
   interpreter exit (the thread is not a daemon; it uses plain threads, never an executor, which
   would refuse work once shutdown has begun).
 - **Failures are not lost.** An error in the thread is raised by ``PendingCheckpoint.wait()``,
@@ -16,6 +19,7 @@ so a process killed while the thread works leaves ``latest`` on the previous che
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 import time
@@ -25,10 +29,22 @@ from typing import Any
 import torch
 
 from .ckpt_common import CheckpointInfo
+from .ckpt_io import map_threads
+from .ckpt_reuse import MEMCMP
 
-__all__ = ["PendingCheckpoint", "snapshot", "start", "wait_for_checkpoints", "wait_inflight"]
+__all__ = [
+    "PendingCheckpoint",
+    "caller_lock",
+    "snapshot",
+    "start",
+    "wait_for_checkpoints",
+    "wait_inflight",
+]
 
 _lock = threading.Lock()
+# Held by save_checkpoint from waiting for the save in flight until its own save has started
+# (background) or finished (foreground), so saves called from several threads take turns.
+caller_lock = threading.RLock()
 _inflight: PendingCheckpoint | None = None
 # Test hook: when set, the thread waits for this event before writing anything, so a test can
 # change the caller's tensors while the save is certainly still in its background phase.
@@ -77,23 +93,68 @@ class PendingCheckpoint:
             self._done.set()
 
 
-def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
-    """Contiguous CPU copies of ``tensors``, so the caller may modify the originals at once."""
-    import numpy as np
+# Staging buffers of the last background save, by tensor key, reused by the next one: a new
+# 400 MB allocation costs more in page faults than the copy into it (docs/benchmarks.md).
+# Only touched by the caller's thread, and only once the previous save is done (wait_inflight).
+_staging: dict[str, torch.Tensor] = {}
+_PIECE = 4 << 20  # copies are split into pieces of this size, spread over a few threads
+_COPY_THREADS = max(1, min(4, os.cpu_count() or 1))
 
-    out = []
+
+def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
+    """Contiguous CPU copies of ``tensors``, so the caller may modify the originals at once.
+
+    The copies go into the previous background save's buffers where key, shape and dtype
+    match (pinned memory for CUDA tensors); buffers of keys this save lacks are freed.
+    """
+    out: list[tuple[str, torch.Tensor]] = []
+    pieces: list[tuple[Any, Any, bool]] = []
+    devices: set[torch.device] = set()
     for key, t in tensors:
         src = t.detach()
-        copy = torch.empty(src.shape, dtype=src.dtype, device="cpu")
+        copy, kept = _buffer(key, src)
+        out.append((key, copy))
         plain = src.device.type == "cpu" and src.is_contiguous()
         if plain and not (src.is_conj() or src.is_neg()) and src.numel():
-            # A byte copy on this thread: torch's copy_ goes to its intra-op thread pool,
-            # which on a busy machine was 10-40x slower than one memcpy (docs/benchmarks.md).
-            np.copyto(_bytes(copy), _bytes(src))
-        else:
-            copy.copy_(src)  # resolves conj/neg views and strides; waits for a device copy
-        out.append((key, copy))
+            # Byte copies on plain threads: torch's copy_ goes to its intra-op thread pool,
+            # which on a busy machine was 10-40x slower than memcpy (docs/benchmarks.md).
+            dst, raw = _bytes(copy), _bytes(src)
+            pieces.extend(
+                (dst[i : i + _PIECE], raw[i : i + _PIECE], kept) for i in range(0, len(raw), _PIECE)
+            )
+        else:  # resolves conj/neg views and strides; a device copy is awaited below
+            if src.device.type == "cuda":
+                devices.add(src.device)
+            copy.copy_(src, non_blocking=copy.is_pinned())
+    map_threads(lambda p: _copyto(*p), pieces, _COPY_THREADS)
+    for device in devices:  # the copies were queued on each device's stream
+        torch.cuda.synchronize(device)
+    keys = {key for key, _t in out}
+    for key in [k for k in _staging if k not in keys]:
+        del _staging[key]
     return out
+
+
+def _buffer(key: str, src: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """The staging buffer for ``key``, and whether it is the last background save's."""
+    pin = src.device.type == "cuda"
+    buf = _staging.get(key)
+    if buf is None or buf.shape != src.shape or buf.dtype != src.dtype or buf.is_pinned() != pin:
+        buf = torch.empty(src.shape, dtype=src.dtype, device="cpu", pin_memory=pin)
+        _staging[key] = buf
+        return buf, False
+    return buf, True
+
+
+def _copyto(dst: Any, src: Any, kept: bool) -> None:
+    """Copy unless a kept buffer already holds these bytes: comparing reads two streams,
+    copying reads one and writes one, so unchanged tensors stage faster (a new buffer is not
+    compared: reading its fresh pages would fault them in twice)."""
+    import numpy as np
+
+    if kept and MEMCMP is not None and MEMCMP(dst.ctypes.data, src.ctypes.data, len(src)) == 0:
+        return
+    np.copyto(dst, src)
 
 
 def _bytes(t: torch.Tensor) -> Any:

@@ -2,7 +2,10 @@
 
 Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
 ``ObjectStore.put_bytes_new``, which also says which chunks were new (the save reports them).
-Reads go straight into a freshly allocated tensor, which is hashed before anyone sees it.
+A chunk whose bytes equal what the last save of that tensor stored is not hashed again
+(``ckpt_reuse``: a bitwise comparison with the mapped object file).
+Reads go straight into a freshly allocated tensor, hashed piece by piece as the bytes arrive;
+nobody sees it before its hash matched.
 """
 
 from __future__ import annotations
@@ -12,30 +15,35 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import blake3
 import torch
 import zstandard
 
-from .._hashing import hash_bytes
+from .._hashing import ALGO_PREFIX, hash_bytes
 from ..errors import CorruptObjectError, MissingObjectError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
+from .ckpt_reuse import keep_only, likely_new, remember, reused
 
-__all__ = ["CHUNK_SIZE", "WriteStats", "read_tensors", "write_tensors"]
+__all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
 
 CHUNK_SIZE = 64 << 20  # one object per 64 MiB of a tensor
 # The codec is judged on this much of each chunk, not the store's 1 MiB: 64 KiB costs ~0.1 ms,
 # 1 MiB (or a whole small chunk) ~1 ms, paid per chunk on every save of fresh weights.
 _SAMPLE = 64 << 10
 _WORKERS = 4  # hashing, writing and fsync release the GIL; overlap them
+# A load hashes each piece right after reading it, while it is still in the CPU cache, instead
+# of reading a whole chunk and then hashing it from memory again (one pass over RAM, not two).
+_READ_PIECE = 256 << 10
 
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 
-def _map_threads(fn: Callable[[_T], _R], items: Sequence[_T], workers: int = _WORKERS) -> list[_R]:
+def map_threads(fn: Callable[[_T], _R], items: Sequence[_T], workers: int = _WORKERS) -> list[_R]:
     """``[fn(x) for x in items]`` on up to ``workers`` plain threads; the first error is raised.
 
     Not ``ThreadPoolExecutor``: it refuses work once interpreter shutdown has begun, which is
@@ -74,6 +82,7 @@ class WriteStats:
     bytes_new: int = 0
     objects_new: int = 0
     bytes_skipped_hash: int = 0  # bytes trusted unchanged by their version counter
+    bytes_reused: int = 0  # bytes found equal to the last save's by comparison, not hashed
 
 
 # Opt-in (trust_version_counter=True): chunk ids of CPU tensors from the previous save, keyed by
@@ -106,6 +115,10 @@ def _put(objects: ObjectStore, data: memoryview, fault: Callable[[str], None]) -
     return oid, written
 
 
+def _chunk_count(nbytes: int, chunk_size: int) -> int:
+    return max(1, -(-nbytes // chunk_size))
+
+
 def write_tensors(
     objects: ObjectStore,
     tensors: list[tuple[str, torch.Tensor]],
@@ -116,7 +129,7 @@ def write_tensors(
 ) -> tuple[list[TensorEntry], WriteStats]:
     """Write every tensor's chunks as objects; entries in the order given."""
     stats = WriteStats()
-    jobs: list[tuple[int, memoryview]] = []
+    jobs: list[tuple[int, int, memoryview]] = []
     nbytes: list[int] = []
     chunk_ids: list[list[str]] = [[] for _ in tensors]
     known: dict[int, list[str]] = {}
@@ -130,16 +143,45 @@ def write_tensors(
             continue
         view = tensor_bytes(t)
         nbytes.append(len(view))
-        jobs.extend((i, c) for c in _chunks(view, chunk_size))
-    results = _map_threads(lambda job: _put(objects, job[1], fault), jobs)
-    for (i, chunk), (oid, written) in zip(jobs, results, strict=True):
+        jobs.extend((i, j, c) for j, c in enumerate(_chunks(view, chunk_size)))
+
+    def store(job: tuple[int, int, memoryview]) -> tuple[str, bool, bool]:
+        """(id, written?, reused?) of one chunk: equal to the last save's, else hashed."""
+        i, j, data = job
+        key = tensors[i][0]
+        oid = reused(objects, key, j, data)
+        if oid is not None:
+            return oid, False, True
+        oid, written = _put(objects, data, fault)
+        remember(objects, key, j, oid, data, written)
+        return oid, written, False
+
+    # Chunks that will be written go first, so their disk writes overlap with comparing the rest.
+    order = sorted(
+        range(len(jobs)),
+        key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),
+    )
+    results: list[Any] = [None] * len(jobs)
+    for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):
+        results[n] = result
+    for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
         if written:
             stats.bytes_new += len(chunk)
             stats.objects_new += 1
+        if was_reused:
+            stats.bytes_reused += len(chunk)
     for i, ids in known.items():
         chunk_ids[i] = ids
     stats.bytes_total = sum(nbytes)
+    keep_only(
+        objects,
+        {
+            (key, j)
+            for i, (key, _t) in enumerate(tensors)
+            for j in range(_chunk_count(nbytes[i], chunk_size))
+        },
+    )
     if trust_version_counter:
         _version_cache.clear()
         for i, (_key, t) in enumerate(tensors):
@@ -159,8 +201,14 @@ def write_tensors(
     return entries, stats
 
 
-def _read_into(objects: ObjectStore, oid: str, dest: memoryview, key: str) -> None:
-    """Fill ``dest`` with the object's content and check its hash; errors name the tensor."""
+def _read_into(
+    objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True
+) -> None:
+    """Fill ``dest`` with the object's content and check its hash; errors name the tensor.
+
+    ``streamed``: hash each piece as it arrives, on this thread; else read everything, then
+    hash it with BLAKE3's own threads (for a load of fewer chunks than workers).
+    """
     try:
         f = objects.open(oid)
     except MissingObjectError:
@@ -169,13 +217,16 @@ def _read_into(objects: ObjectStore, oid: str, dest: memoryview, key: str) -> No
             f"tensor {key}: object {oid} is missing from the store",
             hint="the checkpoint is incomplete; restore the object or load an older checkpoint",
         ) from None
+    hasher = blake3.blake3()
     with f:
         try:
             got = 0
             while got < len(dest):
-                n = f.readinto(dest[got:])  # type: ignore[attr-defined]
+                n = f.readinto(dest[got : got + _READ_PIECE] if streamed else dest[got:])  # type: ignore[attr-defined]
                 if not n:
                     break
+                if streamed:
+                    hasher.update(dest[got : got + n])
                 got += n
             extra = f.read(1)
         except zstandard.ZstdError as e:
@@ -189,7 +240,7 @@ def _read_into(objects: ObjectStore, oid: str, dest: memoryview, key: str) -> No
             f"the manifest says {len(dest)}",
             hint="run `ledger verify`; load an older checkpoint",
         )
-    actual = hash_bytes(dest)
+    actual = ALGO_PREFIX + hasher.hexdigest() if streamed else hash_bytes(dest)
     if actual != oid:
         raise CorruptObjectError(
             oid,
@@ -203,7 +254,7 @@ def _check_entry(entry: TensorEntry, chunk_size: int) -> None:
     for d in entry.shape:
         n *= d
     itemsize = torch.empty((), dtype=torch_dtype(entry.dtype)).element_size()
-    expected_chunks = max(1, -(-entry.nbytes // chunk_size))
+    expected_chunks = _chunk_count(entry.nbytes, chunk_size)
     if n * itemsize != entry.nbytes or len(entry.chunks) != expected_chunks:
         raise CorruptObjectError(
             entry.chunks[0] if entry.chunks else "",
@@ -227,5 +278,6 @@ def read_tensors(
         for j, oid in enumerate(e.chunks):
             part = view[j * chunk_size : (j + 1) * chunk_size] if view is not None else None
             jobs.append((oid, part if part is not None else memoryview(b""), e.key))
-    _map_threads(lambda job: _read_into(objects, *job), jobs)
+    streamed = len(jobs) >= _WORKERS
+    map_threads(lambda job: _read_into(objects, *job, streamed=streamed), jobs)
     return out

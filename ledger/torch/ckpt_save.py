@@ -3,8 +3,8 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
-1. every rank: capture RNG states first, then tensors as chunk objects (fsynced), the JSON
-   skeleton, the shard manifest;
+1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
+   (fsynced; written side by side), then the shard manifest;
 2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
    checks equal steps and world size and that every chunk object exists with its size;
 3. rank 0 writes the ``checkpoint`` record, then ``checkpoints/<run>/step-<n>``, then
@@ -19,6 +19,7 @@ group of its own, in the same order.
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from ..records.base import record_from_json
 from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
 from ..runtime.rng import capture_rng
 from ..store import Store
-from .ckpt_background import PendingCheckpoint, snapshot, start, wait_inflight
+from .ckpt_background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
 from .ckpt_codec import encode_state
 from .ckpt_common import (
     CheckpointInfo,
@@ -116,17 +117,22 @@ def save_checkpoint(
     saved through it; RNG states of this process are captured before anything else
     (``rng=False`` skips them, for imports of other checkpoints).
 
-    ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
-    writes and publishes in a thread (ckpt_background: one copy of the state in memory, one
-    save in flight; the next save and interpreter exit wait for it).
+    A chunk whose bytes equal what the previous save of its tensor stored in this ledger is
+    found by a bitwise comparison with that object's mapped file, not hashed again
+    (ckpt_reuse: the last save's bytes stay mapped from the page cache).
 
-    ``trust_version_counter=True`` skips re-hashing CPU tensors whose storage and autograd
+    ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
+    writes and publishes in a thread (ckpt_background: one copy of the state in staging
+    buffers kept between saves, one save in flight; the next save and interpreter exit wait
+    for it).
+
+    ``trust_version_counter=True`` skips even comparing CPU tensors whose storage and autograd
     version counter are unchanged since this process's previous save. It is faster, and wrong
     if your code writes tensors without bumping the counter (``p.data.mul_()``, numpy views).
     """
+    t0 = time.perf_counter()  # blocked_seconds and seconds count the RNG capture too
     # First: nothing below may consume randomness before it is recorded.
     rng_state = capture_rng() if rng else None
-    t0 = time.perf_counter()
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
         raise UsageError(f"step must be a non-negative int, got {step!r}")
     if keep_last is not None and (not isinstance(keep_last, int) or keep_last < 2):
@@ -144,26 +150,29 @@ def save_checkpoint(
     st = open_store(store)
     run = run_id_or_env(run_id)
     rank, world = rank_and_world()
-    wait_inflight()  # at most one save in flight, and a failed background save is reported
-    group = background_group() if background else None
+    # Two threads saving at once take turns: the second never copies into staging buffers
+    # the first background save still writes from, nor starts a second save in flight.
+    with caller_lock:
+        wait_inflight()  # at most one save in flight, and a failed background save is reported
+        group = background_group() if background else None
 
-    job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
-    job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
-    try:
-        skeleton, tensors = encode_state(state)
-        job.skeleton = skeleton
-        job.tensors = snapshot(tensors) if background else tensors
-    except LedgerError as e:
-        if world == 1:
-            raise
-        job.error = f"rank {rank}: {e}"
-    except Exception as e:  # other ranks must learn of it or they would wait forever
-        if world == 1:
-            raise
-        job.error = f"rank {rank}: {type(e).__name__}: {e}"
-    if background:
-        return start(step, t0, job.run)
-    return job.run()
+        job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
+        job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
+        try:
+            skeleton, tensors = encode_state(state)
+            job.skeleton = skeleton
+            job.tensors = snapshot(tensors) if background else tensors
+        except LedgerError as e:
+            if world == 1:
+                raise
+            job.error = f"rank {rank}: {e}"
+        except Exception as e:  # other ranks must learn of it or they would wait forever
+            if world == 1:
+                raise
+            job.error = f"rank {rank}: {type(e).__name__}: {e}"
+        if background:
+            return start(step, t0, job.run)
+        return job.run()
 
 
 class _Job:
@@ -233,15 +242,25 @@ class _Job:
     def _write_shard(self) -> str:
         st = self.st
         fault("before-objects")
-        entries, stats = write_tensors(
-            st.objects,
-            self.tensors,
-            chunk_size=self.chunk_size,
-            fault=fault,
-            trust_version_counter=self.trust,
-        )
+        # The skeleton is one more object nothing refers to yet: written beside the chunks,
+        # its fsyncs are not one more step on the way to the shard manifest.
+        skeleton: list[Any] = []
+        thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
+        thread.start()
+        try:
+            entries, stats = write_tensors(
+                st.objects,
+                self.tensors,
+                chunk_size=self.chunk_size,
+                fault=fault,
+                trust_version_counter=self.trust,
+            )
+        finally:
+            thread.join()
+        if isinstance(skeleton[0], BaseException):
+            raise skeleton[0]
+        skeleton_oid: str = skeleton[0]
         fault("after-objects")
-        skeleton_oid = st.put_json(self.skeleton)
         shard = CheckpointShard(
             run_id=self.run_id,
             step=self.step,
@@ -258,6 +277,14 @@ class _Job:
         oid = st.put_json(shard.to_json())
         fault("after-shard")
         return oid
+
+
+def _put_json(st: Store, value: Any, out: list[Any]) -> None:
+    """``st.put_json(value)`` for a thread: the id, or the error, is appended to ``out``."""
+    try:
+        out.append(st.put_json(value))
+    except BaseException as e:  # raised by the caller once the thread is joined
+        out.append(e)
 
 
 def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:

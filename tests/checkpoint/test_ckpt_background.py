@@ -150,3 +150,72 @@ def test_interpreter_exit_waits_for_the_save(tmp_path: Path) -> None:
     loaded = load_checkpoint(store=store, run_id="r")
     assert loaded.info.step == 7
     assert torch.equal(loaded.state["w"], torch.arange(4_000_000, dtype=torch.float32))
+
+
+def test_staging_buffers_are_reused_and_each_save_keeps_its_own_bytes(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    state = _state(1)
+    first = save_checkpoint({"m": state}, step=1, store=store, run_id="r", background=True)
+    first.wait(timeout=60)
+    staged = {k: t.data_ptr() for k, t in ckpt_background._staging.items()}
+    assert set(staged) == {"m/w", "m/t", "m/z"}
+    want1 = {k: v.resolve_conj().clone() for k, v in state.items()}
+    state["w"][7] = -state["w"][7]
+    second = save_checkpoint({"m": state}, step=2, store=store, run_id="r", background=True)
+    second.wait(timeout=60)
+    assert {k: t.data_ptr() for k, t in ckpt_background._staging.items()} == staged
+    for step, want in ((1, want1), (2, {k: v.resolve_conj() for k, v in state.items()})):
+        loaded = load_checkpoint(step, store=store, run_id="r").state["m"]
+        for k, v in want.items():
+            assert torch.equal(loaded[k], v), (step, k)
+    save_checkpoint({"m": {"w": state["w"]}}, step=3, store=store, run_id="r", background=True)
+    wait_for_checkpoints()
+    assert set(ckpt_background._staging) == {"m/w"}  # buffers of keys no longer saved are freed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_tensors_are_staged_in_pinned_memory(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    g = torch.Generator().manual_seed(5)
+    state = {"w": torch.randn(1 << 20, generator=g).cuda(), "t": torch.randn(64, 32).cuda().t()}
+    want = {k: v.cpu() for k, v in state.items()}
+    pending = save_checkpoint({"m": state}, step=1, store=store, run_id="r", background=True)
+    for t in state.values():  # the copies were complete when the call returned
+        t.zero_()
+    pending.wait(timeout=60)
+    assert all(b.is_pinned() for b in ckpt_background._staging.values())
+    loaded = load_checkpoint(store=store, run_id="r").state["m"]
+    for k, v in want.items():
+        assert torch.equal(loaded[k], v), k
+
+
+def test_a_kept_buffer_is_compared_piece_by_piece_before_copying(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    big = torch.randn(3 * ckpt_background._PIECE // 4)  # three staging pieces
+    for step in (1, 2, 3):
+        if step == 3:
+            big.numpy().view("uint8")[ckpt_background._PIECE + 5] ^= 0x80  # piece 2 only
+        save_checkpoint({"big": big}, step=step, store=store, run_id="r", background=True)
+        wait_for_checkpoints()
+        loaded = load_checkpoint(store=store, run_id="r").state["big"]
+        assert torch.equal(loaded.view(torch.int32), big.view(torch.int32)), step
+
+
+def test_saves_called_from_two_threads_at_once_keep_their_own_bytes(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / ".ledger")
+    states = {step: {"w": torch.full((1 << 20,), float(step))} for step in range(1, 9)}
+    barrier = threading.Barrier(2)
+
+    def save(steps: list[int]) -> None:
+        for step in steps:
+            barrier.wait()  # both threads call save_checkpoint at the same moment
+            save_checkpoint(states[step], step=step, store=store, run_id="r", background=True)
+
+    threads = [threading.Thread(target=save, args=(s,)) for s in ([1, 3, 5, 7], [2, 4, 6, 8])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wait_for_checkpoints()
+    for step, state in states.items():
+        assert torch.equal(load_checkpoint(step, store=store, run_id="r").state["w"], state["w"])

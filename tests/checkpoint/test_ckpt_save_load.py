@@ -278,3 +278,24 @@ def test_trusting_version_counters_skips_unchanged_tensors(store: Store) -> None
     assert not torch.equal(
         load_checkpoint(store=store, run_id="r").state["model"]["bias"], model.bias
     )
+
+
+@pytest.mark.parametrize(
+    "tensors", [1, 6]
+)  # fewer chunks than workers: hashed whole, else piece by piece
+def test_a_load_verifies_every_piece_of_a_large_tensor(store: Store, tensors: int) -> None:
+    g = torch.Generator().manual_seed(3)
+    state = {f"t{i}": torch.randn(300_000, generator=g) for i in range(tensors)}  # 1.2 MB each
+    save_checkpoint(state, step=1, store=store, run_id="r")
+    loaded = load_checkpoint(store=store, run_id="r").state
+    assert all(
+        torch.equal(loaded[k].view(torch.int32), v.view(torch.int32)) for k, v in state.items()
+    )
+    oid = _tensor_chunk(store)
+    path = store.objects.path_of(oid)
+    data = bytearray(path.read_bytes())
+    data[len(data) - 1000] ^= 0x80  # a sign bit in the last piece
+    path.chmod(0o644)
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptObjectError, match=rf"tensor t0: object {oid} is corrupt"):
+        load_checkpoint(store=store, run_id="r")

@@ -1,0 +1,240 @@
+"""Skip re-hashing unchanged tensors by comparing their bytes with what the last save wrote.
+
+A chunk object this process wrote (or found already stored and compared equal) is mapped
+read-only from its object file. At the next save of the same tensor key into the same ledger,
+the chunk's bytes are compared with the mapping (``memcmp``, no float comparison: ``-0.0`` and
+``0.0`` differ, NaN payloads count); equal bytes reuse the id, anything else is hashed and
+written as before. Why this is safe: a raw object file holds exactly the bytes its id is the
+hash of (objects are never written in place), so equal bytes have that id.
+
+Cost: the mapped files are in the page cache, not the process's heap; the kernel can drop
+them under memory pressure (the next comparison then reads them back from disk), and once
+compared they count in RSS as file-backed pages. At most ``BUDGET`` bytes are mapped per
+process (a quarter of physical memory, or of the cgroup's memory limit); chunks beyond it,
+compressed chunks and chunks under ``MIN_BYTES`` are hashed at every save.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import os
+import queue
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from ..store import ObjectStore
+
+__all__ = [
+    "BUDGET",
+    "MEMCMP",
+    "MIN_BYTES",
+    "forget",
+    "keep_only",
+    "likely_new",
+    "remember",
+    "reused",
+]
+
+MIN_BYTES = 64 << 10  # smaller chunks hash in microseconds; not worth a mapping each
+_STORES = 4  # ledgers remembered per process (least recently saved to is dropped first)
+_CODEC_RAW = 0
+
+
+def _budget() -> int:
+    """A quarter of the memory this process may use: physical memory, or its cgroup's limit."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        total = 16 << 30
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total // 4
+
+
+BUDGET = _budget()
+
+
+def _memcmp() -> Any:
+    """libc's memcmp (called without the GIL), or None where there is none to load."""
+    if os.name == "nt":  # a mapped file cannot be deleted there: gc would fail while we run
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        fn = libc.memcmp
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return fn
+
+
+MEMCMP = _memcmp()
+
+
+class _Mapped:
+    """One object file mapped read-only; ``addr`` points at its content (after the codec)."""
+
+    def __init__(self, oid: str, mm: mmap.mmap, size: int) -> None:
+        import numpy as np
+
+        self.oid, self.mm, self.size = oid, mm, size
+        self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + 1
+
+    def equals(self, addr: int, size: int) -> bool:
+        # An object file is never truncated in place; the size check keeps a damaged one
+        # from turning into SIGBUS instead of a mismatch.
+        if size != self.size or self.mm.closed or self.mm.size() != size + 1:
+            return False
+        return bool(MEMCMP(addr, self.addr, size) == 0)
+
+    def close(self) -> None:
+        self.mm.close()
+
+
+_lock = threading.Lock()
+# ledger objects root -> {(tensor key, chunk index): mapping}
+_maps: OrderedDict[str, dict[tuple[str, int], _Mapped]] = OrderedDict()
+_mapped_bytes = 0
+
+
+def _address(data: memoryview) -> int:
+    import numpy as np
+
+    return int(np.frombuffer(data, dtype=np.uint8).ctypes.data)
+
+
+_PROBE = 4 << 10
+
+
+def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> bool:
+    """True unless the chunk has a mapping whose first and last 4 KiB equal its own: a hint
+    for scheduling (write the changed chunks first, while the rest are compared), never a
+    verdict; ``reused`` compares every byte."""
+    if MEMCMP is None or len(data) < MIN_BYTES:
+        return True
+    with _lock:
+        m = _maps.get(str(objects.root), {}).get((key, index))
+    if m is None or m.size != len(data) or m.mm.closed:
+        return True
+    addr, tail = _address(data), len(data) - _PROBE
+    return bool(
+        MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0
+    )
+
+
+def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str | None:
+    """The id of chunk ``index`` of tensor ``key`` if its bytes equal the last save's (and the
+    object is still stored, touched for gc like any reused object); else None."""
+    if MEMCMP is None or len(data) < MIN_BYTES:
+        return None
+    with _lock:
+        m = _maps.get(str(objects.root), {}).get((key, index))
+    # Touched first: an object gc took (or a ledger deleted and made again at the same path)
+    # is not worth comparing with. A touch of an object whose bytes then differ only keeps
+    # it through one more gc grace period.
+    if m is None or not objects.touch(m.oid):
+        return None
+    return m.oid if m.equals(_address(data), len(data)) else None
+
+
+def remember(
+    objects: ObjectStore, key: str, index: int, oid: str, data: memoryview, written: bool
+) -> None:
+    """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save.
+
+    An object this call did not write (it was already stored) is kept only if its file holds
+    exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
+    were not checked.
+    """
+    global _mapped_bytes
+    if MEMCMP is None or len(data) < MIN_BYTES:
+        return
+    root = str(objects.root)
+    with _lock:
+        old = _maps.get(root, {}).pop((key, index), None)
+        if old is not None:
+            _mapped_bytes -= old.size
+    if old is not None:
+        _retire([old])
+    if _mapped_bytes + len(data) > BUDGET:
+        return
+    m = _map(objects, oid, len(data))
+    if m is None or (not written and not m.equals(_address(data), len(data))):
+        if m is not None:
+            m.close()
+        return
+    with _lock:
+        _maps.setdefault(root, {})[(key, index)] = m
+        _maps.move_to_end(root)
+        _mapped_bytes += m.size
+        while len(_maps) > _STORES:
+            _drop(_maps.popitem(last=False)[1].values())
+
+
+def _map(objects: ObjectStore, oid: str, size: int) -> _Mapped | None:
+    try:
+        with open(objects.path_of(oid), "rb") as f:
+            if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:
+                return None  # compressed: its file is not the bytes
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    return _Mapped(oid, mm, size)
+
+
+def _drop(maps: Any) -> None:
+    global _mapped_bytes
+    maps = list(maps)
+    for m in maps:
+        _mapped_bytes -= m.size
+    _retire(maps)
+
+
+# Unmapping the last mapping of a file gc deleted frees its page cache, which takes as long
+# as writing it did; a thread of its own does it, not the save that found the mapping stale.
+_retired: queue.SimpleQueue[_Mapped] = queue.SimpleQueue()
+_reaper: threading.Thread | None = None
+
+
+def _retire(maps: list[_Mapped]) -> None:
+    global _reaper
+    for m in maps:
+        _retired.put(m)
+    if maps and (_reaper is None or not _reaper.is_alive()):
+        _reaper = threading.Thread(target=_unmap_forever, name="ledger-unmap", daemon=True)
+        _reaper.start()
+
+
+def _unmap_forever() -> None:
+    while True:
+        _retired.get().close()
+
+
+def keep_only(objects: ObjectStore, keys: set[tuple[str, int]]) -> None:
+    """After a save: forget this ledger's mappings of chunks the save did not have."""
+    with _lock:
+        maps = _maps.get(str(objects.root), {})
+        gone = [maps.pop(k) for k in list(maps) if k not in keys]
+        _drop(gone)
+
+
+def forget(objects: ObjectStore | None = None) -> None:
+    """Unmap the mappings into one ledger's objects (all ledgers without ``objects``), now,
+    on this thread: before deleting a ledger, say, so its files' pages are freed here."""
+    global _mapped_bytes
+    with _lock:
+        roots = list(_maps) if objects is None else [str(objects.root)]
+        gone = [m for root in roots for m in _maps.pop(root, {}).values()]
+        for m in gone:
+            _mapped_bytes -= m.size
+    for m in gone:
+        m.close()
