@@ -19,6 +19,7 @@ import sys
 from collections.abc import Collection, Sequence
 from typing import IO, TYPE_CHECKING
 
+from .._units import CONTROLS
 from ._output import _UNWRAPPED, is_tty, visible
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ __all__ = ["Part", "PlainPrinter", "RichPrinter", "printer"]
 # A piece of a line: its text, or (text, rich style) for a terminal (``ledger.run.show.Part``).
 Part = str | tuple[str, str]
 _TRAILING = re.compile(r"[ \t]+(?=\n|$)")
+# rich drops these from any text it is given (``rich.control.STRIP_CONTROL_CODES``: BEL, BS,
+# VT, FF, CR) before the console escapes the other control characters.
+_DROPPED = dict.fromkeys([7, 8, 11, 12, 13])
 
 
 def printer(stream: IO[str] | None = None) -> PlainPrinter | RichPrinter:
@@ -43,7 +47,7 @@ def printer(stream: IO[str] | None = None) -> PlainPrinter | RichPrinter:
 
 def cell_len(text: str) -> int:
     """Terminal cells ``text`` takes, as rich counts them."""
-    if text.isascii():
+    if text.isascii() and text.isprintable():
         return len(text)
     from rich.cells import cell_len as rich_cell_len
 
@@ -69,7 +73,7 @@ def expand_tabs(line: str, tab_size: int = 8) -> str:
 def plain_text(text: str) -> str:
     """What the console prints for the literal ``text``: lines, tabs expanded, control
     characters escaped, no trailing blanks, a final newline."""
-    lines = (expand_tabs(line) for line in text.split("\n"))
+    lines = (expand_tabs(line) for line in text.translate(_DROPPED).split("\n"))
     return _TRAILING.sub("", visible("\n".join(lines))) + "\n"
 
 
@@ -77,11 +81,11 @@ def plain_table(
     columns: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None
 ) -> str | None:
     """What the console prints for a ``Table(box=None)`` of these one-line cells, or None where
-    rich would lay it out otherwise (a cell holding a newline or tab, lines wider than the
-    console)."""
-    cells = [list(columns), *(list(r) for r in rows)]
-    if any("\n" in c or "\t" in c for row in cells for c in row):
-        return None
+    rich would lay it out otherwise (a cell holding a control character, such as a newline or
+    tab, which callers escape with ``one_line``; lines wider than the console)."""
+    cells = [[c.translate(_DROPPED) for c in row] for row in [columns, *rows]]
+    if any(CONTROLS.search(c) for row in cells for c in row):
+        return None  # a newline or tab (rich lays them out), a control rich counts 0 cells
     lens = [[cell_len(c) for c in row] for row in cells]
     widths = [max(row[i] for row in lens) for i in range(len(columns))]
     if sum(widths) + 2 * len(widths) > _UNWRAPPED:
