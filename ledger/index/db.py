@@ -25,7 +25,7 @@ from ._sqlite import Database
 __all__ = ["Index", "Indexer", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 _BUSY_MS = 60_000
 
 

@@ -10,6 +10,7 @@ from ..errors import LedgerError
 from ..index.checked import checked_runs, checked_verdicts
 from ..store import Store
 from .find import load_run
+from .linked import linked_checks
 
 __all__ = ["Part", "Printer", "describe_run", "render_run"]
 
@@ -65,11 +66,12 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         replays = index.query(
             "SELECT * FROM runs WHERE replay_of = ? ORDER BY run_id", (run.run_id,)
         )
-        like = f'%"{run.run_id}"%'
         verdicts = index.query(
-            "SELECT * FROM verdicts WHERE original = ? OR replays LIKE ? ORDER BY created",
-            (run.run_id, like),
+            "SELECT * FROM verdicts WHERE ref IN (SELECT ref FROM verdict_runs WHERE run_id = ?) "
+            "ORDER BY created",
+            (run.run_id,),
         )
+        checks = linked_checks(store, run.run_id, index)
     # The index only picks candidates; what is shown is read back from each hashed record.
     warnings: list[str] = []
     info["replays"] = [
@@ -80,9 +82,7 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         if r["replay_of"] == run.run_id
     ]
     info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
-    from .linked import linked_checks
-
-    info["checks"] = linked_checks(store, run.run_id)
+    info["checks"] = checks
     if warnings:
         info["warnings"] = warnings
     return info
