@@ -83,7 +83,7 @@ def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
 
 
 def _remove(db: Database, ref: str) -> None:
-    if ref.startswith("runs/") and "runs" in db.table_names():
+    if ref.startswith("runs/"):
         db.execute("DELETE FROM runs WHERE ref=?", (ref,))
 
 
@@ -119,7 +119,7 @@ def _verdict_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
 
 
 def _verdict_remove(db: Database, ref: str) -> None:
-    if ref.startswith("verdicts/") and "verdicts" in db.table_names():
+    if ref.startswith("verdicts/"):
         db.execute("DELETE FROM verdicts WHERE ref=?", (ref,))
 
 
