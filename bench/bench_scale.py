@@ -9,7 +9,10 @@ recorder. While this fixture is written ``os.fsync`` is a no-op and one ``os.syn
 is an ordinary ledger: ``ledger verify`` accepts it and ``ledger reindex`` rebuilds its index
 (tests/test_bench_scale.py checks both). ``BENCH_RUNS`` sets how many runs (default 100,000;
 ``--quick``: 2,000). Each ledger figure is the wall time of a fresh ``python -m ledger``
-process, start-up included.
+process, start-up included, with its bytecode cached as an installed package has it
+(``bench.bytecode_env``). ``LEDGER_BENCH_BASELINE=REV`` adds each command at REV (before),
+measured in the same run on a mirror of the ledger (its objects, refs and log linked, its own
+index, since another version may fold the index otherwise).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import Row, median_time
+from bench import Row, baseline_checkout, bytecode_env, median_time
 
 NAME = "scale: many runs in one ledger"
 _REPO = Path(__file__).resolve().parent.parent
@@ -123,8 +126,16 @@ def generate(store: Any, n: int, start: int = 0, progress: bool = False) -> list
     return ids
 
 
-def _ledger(root: Path, *args: str) -> Callable[[], None]:
-    env = {**os.environ, "PYTHONPATH": str(_REPO)}
+_PYCACHE = Path(tempfile.gettempdir()) / "ledger-bench-scale-pycache"
+
+
+def _env(code: Path = _REPO) -> dict[str, str]:
+    """The environment of a ``ledger`` child running the package in ``code``."""
+    return bytecode_env({**os.environ, "PYTHONPATH": str(code)}, _PYCACHE)
+
+
+def _ledger(root: Path, *args: str, code: Path = _REPO) -> Callable[[], None]:
+    env = _env(code)
 
     def go() -> None:
         subprocess.run(
@@ -132,6 +143,9 @@ def _ledger(root: Path, *args: str) -> Callable[[], None]:
             check=True,
             capture_output=True,
             env=env,
+            # Outside this checkout: `python -m` puts the working directory first on sys.path,
+            # which would run this checkout's ledger whatever PYTHONPATH says.
+            cwd=root.parent,
         )
 
     return go
@@ -161,13 +175,14 @@ def _cpu_median(count: int) -> float:
 
 
 def _ui_server(root: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(_REPO)}
+    env = _env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", "--ledger", str(root), "ui", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
         env=env,
+        cwd=root.parent,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()  # "ledger ui: http://localhost:PORT/ (Ctrl-C to stop)"
@@ -229,8 +244,9 @@ def run(quick: bool) -> list[Row]:
     cap = int(os.environ.get("BENCH_MLFLOW_MAX", str(max(sizes))))
     rows: list[Row] = []
     load = os.getloadavg()[0]
+    base = baseline_checkout(Path(tempfile.mkdtemp(prefix="ledger-bench-scale-")) / "baseline")
     for n in sizes:
-        for row in _size(n, n <= cap):
+        for row in _size(n, n <= cap, base):
             row.what = f"{n:,} runs: {row.what.replace(f', {n:,} runs', '')}"
             rows.append(row)
     rows[-1].note = (
@@ -240,7 +256,17 @@ def run(quick: bool) -> list[Row]:
     return rows
 
 
-def _size(n: int, with_mlflow: bool) -> list[Row]:
+def _mirror(root: Path, dest: Path) -> Path:
+    """A ledger at ``dest`` that is ``root`` but for its index: every other entry is a link."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for entry in root.iterdir():
+        link = dest / entry.name
+        if not entry.name.startswith("index.sqlite") and not link.is_symlink():
+            link.symlink_to(entry)
+    return dest
+
+
+def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> list[Row]:
     from ledger.store import Store
 
     big = n >= 100_000
@@ -276,13 +302,67 @@ def _size(n: int, with_mlflow: bool) -> list[Row]:
                 else "",
             )
         )
+        _ledger(root, "--version")()  # warm the bytecode cache
         version = median_time(_cpu_of(_ledger(root, "--version")), reps)
         version_cpu = _cpu_median(reps)
         rows.append(Row(NAME, "ledger --version (start-up)", version, "s"))
         rows.append(Row(NAME, "ledger --version, CPU time (user + system)", version_cpu, "s"))
-        reindex = median_time(_ledger(root, "reindex"), 1 if n > 10_000 else reps)
+        before_root = None
+        if base is not None:
+            before_root = _mirror(root, Path(tmp) / f"at-{base[0]}" / ".ledger")
+            _ledger(before_root, "--version", code=base[1])()
+            before = median_time(_cpu_of(_ledger(before_root, "--version", code=base[1])), reps)
+            rows.append(
+                Row(
+                    NAME,
+                    f"ledger --version at {base[0]} (before)",
+                    before,
+                    "s",
+                    "ledger --version",
+                    before / version,
+                )
+            )
+            rows.append(
+                Row(
+                    NAME,
+                    f"ledger --version at {base[0]} (before), CPU time",
+                    _cpu_median(reps),
+                    "s",
+                    "ledger --version, CPU time",
+                    _cpu_median(reps) / version_cpu,
+                )
+            )
+        folds = 1 if n > 10_000 else reps
+        reindex = median_time(_cpu_of(_ledger(root, "reindex")), folds)
+        reindex_cpu = _cpu_median(folds)
         size = sum(p.stat().st_size for p in root.glob("index.sqlite*"))
         rows.append(Row(NAME, f"ledger reindex, {n:,} runs", reindex, "s"))
+        rows.append(Row(NAME, f"ledger reindex, {n:,} runs, CPU time", reindex_cpu, "s"))
+        _ledger(root, "ls")()  # warm the bytecode cache
+        if base is not None and before_root is not None:
+            took = median_time(_cpu_of(_ledger(before_root, "reindex", code=base[1])), folds)
+            took_cpu = _cpu_median(folds)
+            rows.append(
+                Row(
+                    NAME,
+                    f"ledger reindex, {n:,} runs, at {base[0]} (before)",
+                    took,
+                    "s",
+                    "ledger reindex",
+                    took / reindex,
+                )
+            )
+            rows.append(
+                Row(
+                    NAME,
+                    f"ledger reindex, {n:,} runs, at {base[0]} (before), CPU time",
+                    took_cpu,
+                    "s",
+                    "ledger reindex, CPU time",
+                    took_cpu / reindex_cpu,
+                )
+            )
+            _ledger(before_root, "ls", code=base[1])()
         rows.append(
             Row(
                 NAME,
@@ -295,10 +375,11 @@ def _size(n: int, with_mlflow: bool) -> list[Row]:
 
         def timed(
             what: str,
-            fn: Callable[[], None],
+            args: list[str] | None,
             target: float | None = None,
             setup: Callable[[], None] | None = None,
         ) -> float:
+            fn = _ledger(root, *(args or []))
             value = median_time(_cpu_of(fn), reps, setup=setup)
             goal = f"≤ {target} s at 100,000 runs" if target is not None else ""
             ok = value <= target if target is not None and big else None
@@ -316,15 +397,33 @@ def _size(n: int, with_mlflow: bool) -> list[Row]:
                     "not wait for a core, so it is what a command costs on an idle machine",
                 )
             )
+            if base is not None and before_root is not None and args is not None:
+                # The same command at the baseline revision, on the mirror, right after.
+                was = median_time(
+                    _cpu_of(_ledger(before_root, *args, code=base[1])), reps, setup=setup
+                )
+                was_cpu = _cpu_median(reps)
+                rows.append(
+                    Row(NAME, f"{what} at {base[0]} (before)", was, "s", "now", was / value)
+                )
+                rows.append(
+                    Row(
+                        NAME,
+                        f"{what} at {base[0]} (before), CPU time",
+                        was_cpu,
+                        "s",
+                        "now, CPU time",
+                        was_cpu / cpu,
+                        note="rows `at REV (before)`: ratio = before / now, the speed-up",
+                    )
+                )
             return value
 
-        ls = timed("ledger ls (default page)", _ledger(root, "ls"), 0.2)
+        ls = timed("ledger ls (default page)", ["ls"], 0.2)
         some = ids[n // 2]
-        timed("ledger show RUN (an id)", _ledger(root, "show", some), 0.3)
-        timed("ledger show NAME (newest run of 50 names)", _ledger(root, "show", "exp7"), 0.3)
-        timed(
-            "ledger ls --where 'params.lr < 0.001'", _ledger(root, "ls", "-w", "params.lr < 0.001")
-        )
+        timed("ledger show RUN (an id)", ["show", some], 0.3)
+        timed("ledger show NAME (newest run of 50 names)", ["show", "exp7"], 0.3)
+        timed("ledger ls --where 'params.lr < 0.001'", ["ls", "-w", "params.lr < 0.001"])
         # After the seed run and every run written so far (a kept fixture has more).
         extra = iter(range(len(store.refs.names("runs/")) - 1, 10**9))
 
@@ -332,12 +431,7 @@ def _size(n: int, with_mlflow: bool) -> list[Row]:
             with unsynced():
                 generate(store, 1, start=next(extra))
 
-        timed(
-            "ledger ls after one more run (the index catches up)",
-            _ledger(root, "ls"),
-            0.2,
-            setup=one_more,
-        )
+        timed("ledger ls after one more run (the index catches up)", ["ls"], 0.2, setup=one_more)
         proc, url = _ui_server(root)
         try:
             t = time.perf_counter()

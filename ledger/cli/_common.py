@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ._output import console, print_json
+from ._output import console, print_json, print_warnings
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,14 +62,3 @@ def open_store(ledger: Path | None) -> Store:
     from ..store import Store
 
     return Store.open(ledger_dir(ledger))
-
-
-def print_warnings(warnings: list[str], hint: str | None = None) -> None:
-    """One ``ledger: warning:`` line each, then the hint once, on stderr (stdout stays clean
-    for --json)."""
-    import sys
-
-    for w in dict.fromkeys(warnings):
-        sys.stderr.write(f"ledger: warning: {w}\n")
-    if warnings and hint:
-        sys.stderr.write(f"ledger: hint: {hint}\n")

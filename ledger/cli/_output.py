@@ -35,6 +35,7 @@ __all__ = [
     "is_tty",
     "json_stdout_guard",
     "print_json",
+    "print_warnings",
     "progress",
     "progress_stages",
     "report_error",
@@ -111,6 +112,15 @@ def console(*, stderr: bool = False) -> Console:
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
     sys.stdout.flush()
+
+
+def print_warnings(warnings: list[str], hint: str | None = None) -> None:
+    """One ``ledger: warning:`` line each, then the hint once, on stderr (stdout stays clean
+    for --json)."""
+    for w in dict.fromkeys(warnings):
+        sys.stderr.write(f"ledger: warning: {w}\n")
+    if warnings and hint:
+        sys.stderr.write(f"ledger: hint: {hint}\n")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""The ``ledger`` program's entry point: ``ledger record -- CMD`` without typer, else typer.
+"""The ``ledger`` program's entry point: ``ledger record -- CMD`` (and ``ls``, ``show``,
+``--version``) without typer, else typer.
 
 ``ledger record`` runs before every recorded command, so its start-up is overhead on each run;
 its plain form is parsed by ``record_cmd.parse_record_argv`` and run without importing typer,
@@ -19,6 +20,11 @@ __all__ = ["main"]
 
 
 def main() -> NoReturn:
+    from .query_cmd import parse_query_argv, run_query
+
+    query = parse_query_argv(sys.argv[1:])  # ls, show, --version: ledger/cli/query_cmd.py
+    if query is not None:
+        _run_fast(lambda: run_query(query))
     from .record_cmd import parse_record_argv
 
     args = parse_record_argv(sys.argv[1:])

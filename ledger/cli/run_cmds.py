@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -14,12 +13,10 @@ from ._common import (
     LedgerOpt,
     ledger_dir,
     open_store,
-    out_console,
     print_json,
-    print_warnings,
 )
+from .query_cmd import LsArgs, ShowArgs, run_ls, run_show
 from .record_cmd import RecordArgs, run_record
-from .record_cmd import parse_tags as _parse_tags
 
 __all__ = ["register"]
 
@@ -128,85 +125,21 @@ def ls(
     json_out: bool = JsonOpt,
 ) -> None:
     """List original runs, newest first, with how many replays each has."""
-    from ..index.checked import REINDEX_HINT
-    from ..index.query import parse_columns, parse_where
-    from ..index.short_ids import short_ids_of
-    from ..run.find import list_runs
-
-    warnings: list[str] = []
-    filters, chosen = parse_where(where), parse_columns(columns)
-    store = open_store(ledger)
-    rows = list_runs(
-        store,
-        name=name,
-        status=status.value if status is not None else None,
-        tags=_parse_tags(tag),
-        contract=contract,
-        limit=limit,
-        replays=replays,
-        warnings=warnings,
-        where=filters,
-        columns=chosen,
+    # The same body runs without typer for the plain forms (ledger/cli/query_cmd.py).
+    run_ls(
+        LsArgs(
+            name=name,
+            status=status.value if status is not None else None,
+            tags=tag,
+            contract=contract,
+            limit=limit,
+            replays=replays,
+            where=where,
+            columns=columns,
+            ledger=ledger_dir(ledger),
+            json_out=json_out,
+        )
     )
-    print_warnings(warnings, REINDEX_HINT)
-    short = short_ids_of(store, [r["run_id"] for r in rows])
-    for r in rows:
-        r["short_id"] = short.get(r["run_id"], r["run_id"])
-    if json_out:
-        print_json(rows)
-        return
-    from rich.table import Table
-    from rich.text import Text
-
-    from .._units import one_line
-
-    if chosen is not None:
-        picked = Table(box=None)
-        picked.add_column("id", no_wrap=True)
-        for col in chosen:
-            picked.add_column(col)
-        for r in rows:
-            ident = f"↳ {r['short_id']}" if "original" in r else r["short_id"]
-            # Cells are Text, never markup: names, tags and config values are user data.
-            picked.add_row(ident, *(Text(one_line(_cell(r["columns"].get(c)))) for c in chosen))
-        out_console().print(picked)
-        return
-    # The id column is the short id every command accepts; it is never wrapped or cut.
-    table = Table(box=None)
-    marks = [
-        "replay" if r.get("original") or r["replay_of"] else str(r["replays"] or "") for r in rows
-    ]
-    show_marks = any(marks)  # the column only when some run was replayed
-    cols = ("id", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags")
-    for col in cols:
-        if col != "replays" or show_marks:
-            table.add_column(col, no_wrap=col in ("id", "contract", "started"))
-    for r, mark in zip(rows, marks, strict=True):
-        cells = [
-            f"↳ {r['short_id']}"
-            if "original" in r
-            else r["short_id"],  # a replay, under its original
-            r["name"] or "",
-            r["status"],
-            "" if r["exit_code"] is None else str(r["exit_code"]),
-            (r["started"] or "")[:19],
-            "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
-            (r["contract_digest"] or "")[3:15],
-            *([mark] if show_marks else []),
-            " ".join(f"{k}={v}" for k, v in r["tags"].items()),
-        ]
-        table.add_row(*(Text(one_line(cell)) for cell in cells))
-    out_console().print(table)
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value)
 
 
 def show(
@@ -215,16 +148,7 @@ def show(
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run: contract, environment, metrics, outputs, replays."""
-    from ..index.checked import REINDEX_HINT
-    from ..run.show import describe_run, render_run
-
-    store = open_store(ledger)
-    info = describe_run(store, run)
-    print_warnings(info.get("warnings", []), REINDEX_HINT)
-    if json_out:
-        print_json(info)
-    else:
-        render_run(info, out_console())
+    run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out))
 
 
 def log(

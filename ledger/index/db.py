@@ -25,7 +25,7 @@ from ._sqlite import Database
 __all__ = ["Index", "Indexer", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 _BUSY_MS = 60_000
 
 
@@ -126,7 +126,9 @@ class Index:
         row = self.db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
         return -1 if row is None else int(row[0])
 
-    def _apply(self, entry: LogEntry) -> None:
+    def _apply(self, entry: LogEntry, seen: set[str] | None = None) -> None:
+        """Fold one log line. ``seen``: folding into emptied tables (``_fold_all``), the refs
+        met so far; a ref met for the first time has no rows to remove."""
         d = entry.data
         ref, new = d.get("ref"), d.get("new")
         self.db.execute(
@@ -134,22 +136,22 @@ class Index:
             (entry.seq, entry.hash, d.get("op"), ref, d.get("old"), new, d.get("time")),
         )
         if isinstance(ref, str):
-            for ix in _INDEXERS.values():
-                ix.remove(self.db, ref)
+            if seen is None or ref in seen:
+                for ix in _INDEXERS.values():
+                    ix.remove(self.db, ref)
+            elif seen is not None:
+                seen.add(ref)
             if new is None:
                 self.db.execute("DELETE FROM refs WHERE name=?", (ref,))
             else:
                 self.db.execute("INSERT OR REPLACE INTO refs VALUES (?,?)", (ref, new))
                 self._index_record(ref, new)
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(entry.seq),))
 
     def _index_record(self, ref: str, oid: str) -> None:
-        if not self.store.objects.has(oid):
-            return  # a ref to a collected/missing object: verify reports it
         try:
             value = self.store.get_json(oid)
         except LedgerError:
-            return
+            return  # a ref to a collected, missing or corrupt object: verify reports it
         if not isinstance(value, dict) or "kind" not in value:
             return
         kind = str(value["kind"])
@@ -203,18 +205,22 @@ class Index:
         *,
         head: tuple[int, LogEntry] | None = None,
         skip_to: int = -1,
+        seen: set[str] | None = None,
     ) -> int | None:
         """Apply ``lines`` after ``head`` (the last line folded), then remember the last line
         read. Entries with a seq up to ``skip_to`` are not applied. None when the first line
         does not point at ``head`` (the chain was rewritten after it)."""
-        n = 0
+        n, applied = 0, None
         for at, entry in lines:
             if head is not None and n == 0 and entry.data.get("prev") != head[1].hash:
                 return None
             if entry.seq > skip_to:
-                self._apply(entry)
+                self._apply(entry, seen)
+                applied = entry.seq
             head = (at, entry)
             n += 1
+        if applied is not None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(applied),))
         if head is not None:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_at', ?)", (str(head[0]),))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_head', ?)", (head[1].hash,))
@@ -232,7 +238,7 @@ class Index:
             "SELECT name FROM sqlite_master WHERE type='table'"
         ).fetchall():
             self.db.execute(f'DELETE FROM "{name}"')
-        n = self._fold(self._log_from(0))
+        n = self._fold(self._log_from(0), seen=set())
         assert n is not None  # no head to continue from
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
         return n

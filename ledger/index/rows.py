@@ -1,4 +1,5 @@
-"""How run and verdict records appear in the SQLite index (``runs``, ``verdicts``)."""
+"""How run, verdict, check and gate records appear in the SQLite index (``runs``, ``verdicts``,
+``verdict_runs``, ``checks``): what ``ls`` and ``show`` look up instead of reading every record."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from ._sqlite import Database
 from .db import Indexer, register_indexer
 from .short_ids import tail_of
 
-__all__ = ["RUNS_INDEXER", "RUN_COLUMNS", "TAILS_INDEXER", "VERDICTS_INDEXER", "run_row"]
+__all__ = [
+    "CHECKS_INDEXER",
+    "GATES_INDEXER",
+    "RUNS_INDEXER",
+    "RUN_COLUMNS",
+    "TAILS_INDEXER",
+    "VERDICTS_INDEXER",
+    "VERDICT_RUNS_INDEXER",
+    "run_row",
+]
 
 
 def _tables(db: Database) -> None:
@@ -73,7 +83,7 @@ def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
 
 
 def _remove(db: Database, ref: str) -> None:
-    if ref.startswith("runs/") and "runs" in db.table_names():
+    if ref.startswith("runs/"):
         db.execute("DELETE FROM runs WHERE ref=?", (ref,))
 
 
@@ -109,7 +119,7 @@ def _verdict_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
 
 
 def _verdict_remove(db: Database, ref: str) -> None:
-    if ref.startswith("verdicts/") and "verdicts" in db.table_names():
+    if ref.startswith("verdicts/"):
         db.execute("DELETE FROM verdicts WHERE ref=?", (ref,))
 
 
@@ -141,3 +151,66 @@ TAILS_INDEXER = Indexer(
     kind="run", name="run_tails", tables=_tail_tables, add=_tail_add, remove=_tail_remove
 )
 register_indexer(TAILS_INDEXER)
+
+
+def _verdict_runs_tables(db: Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS verdict_runs (ref TEXT NOT NULL, run_id TEXT NOT NULL, "
+        "PRIMARY KEY (ref, run_id))"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS verdict_runs_run_id ON verdict_runs(run_id)")
+
+
+def _verdict_runs_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if not ref.startswith("verdicts/"):
+        return
+    runs = [rec.get("original"), *(rec.get("replays") or [])]
+    for run_id in dict.fromkeys(r for r in runs if isinstance(r, str)):
+        db.execute("INSERT OR REPLACE INTO verdict_runs VALUES (?,?)", (ref, run_id))
+
+
+def _verdict_runs_remove(db: Database, ref: str) -> None:
+    if ref.startswith("verdicts/"):
+        db.execute("DELETE FROM verdict_runs WHERE ref=?", (ref,))
+
+
+# Every run a verdict is about, its original and its replays: ``show`` finds a run's verdicts
+# by run id instead of scanning each verdict's list of replays.
+VERDICT_RUNS_INDEXER = Indexer(
+    kind="verdict",
+    name="verdict_runs",
+    tables=_verdict_runs_tables,
+    add=_verdict_runs_add,
+    remove=_verdict_runs_remove,
+)
+register_indexer(VERDICT_RUNS_INDEXER)
+
+
+def _checks_tables(db: Database) -> None:
+    db.execute("CREATE TABLE IF NOT EXISTS checks (ref TEXT PRIMARY KEY, run_id TEXT)")
+    db.execute("CREATE INDEX IF NOT EXISTS checks_run_id ON checks(run_id)")
+
+
+def _checks_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+    if ref.startswith(("checks/", "gates/")):
+        run_id = rec.get("run_id")
+        db.execute(
+            "INSERT OR REPLACE INTO checks VALUES (?,?)",
+            (ref, run_id if isinstance(run_id, str) else None),
+        )
+
+
+def _checks_remove(db: Database, ref: str) -> None:
+    if ref.startswith(("checks/", "gates/")):
+        db.execute("DELETE FROM checks WHERE ref=?", (ref,))
+
+
+# The run each check and gate record judged: ``show`` reads only that run's records.
+CHECKS_INDEXER = Indexer(
+    kind="check", name="checks", tables=_checks_tables, add=_checks_add, remove=_checks_remove
+)
+GATES_INDEXER = Indexer(
+    kind="gate", name="gates", tables=_checks_tables, add=_checks_add, remove=_checks_remove
+)
+register_indexer(CHECKS_INDEXER)
+register_indexer(GATES_INDEXER)

@@ -2,18 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
 
 from .._units import human_bytes, human_seconds, one_line
 from ..errors import LedgerError
 from ..index.checked import checked_runs, checked_verdicts
 from ..store import Store
 from .find import load_run
+from .linked import linked_checks
 
-if TYPE_CHECKING:
-    from rich.console import Console
+__all__ = ["Part", "Printer", "describe_run", "render_run"]
 
-__all__ = ["describe_run", "render_run"]
+# A piece of a line: its text, or (text, style) where the printer shows styles (a terminal).
+Part = str | tuple[str, str]
+
+
+class Printer(Protocol):
+    """Where ``render_run`` prints (``ledger.cli._printer``): text is literal, never markup."""
+
+    def line(self, *parts: Part) -> None:
+        """``parts`` side by side as one line (a newline in one starts a new line)."""
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        *,
+        title: str | None = None,
+        no_wrap: Collection[int] = (),
+    ) -> None:
+        """A borderless table of one-line cells under a header row."""
 
 
 def _get(store: Store, oid: str | None) -> Any:
@@ -47,11 +66,12 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         replays = index.query(
             "SELECT * FROM runs WHERE replay_of = ? ORDER BY run_id", (run.run_id,)
         )
-        like = f'%"{run.run_id}"%'
         verdicts = index.query(
-            "SELECT * FROM verdicts WHERE original = ? OR replays LIKE ? ORDER BY created",
-            (run.run_id, like),
+            "SELECT * FROM verdicts WHERE ref IN (SELECT ref FROM verdict_runs WHERE run_id = ?) "
+            "ORDER BY created",
+            (run.run_id,),
         )
+        checks = linked_checks(store, run.run_id, index)
     # The index only picks candidates; what is shown is read back from each hashed record.
     warnings: list[str] = []
     info["replays"] = [
@@ -62,9 +82,7 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
         if r["replay_of"] == run.run_id
     ]
     info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
-    from .linked import linked_checks
-
-    info["checks"] = linked_checks(store, run.run_id)
+    info["checks"] = checks
     if warnings:
         info["warnings"] = warnings
     return info
@@ -96,119 +114,114 @@ def _short_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def render_run(info: dict[str, Any], con: Console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
+def render_run(info: dict[str, Any], out: Printer) -> None:
+    """``info`` (``describe_run``) as lines and tables. Every value is printed as written (no
+    markup), control characters escaped by the printer; names and tags on one line."""
     run = info["run"]
     colour = "green" if run["status"] == "succeeded" else "red"
-    con.print(
-        f"[bold]run {run['run_id']}[/]  [{colour}]{run['status']}[/]  record {info['record']}"
+    out.line(
+        (f"run {run['run_id']}", "bold"),
+        "  ",
+        (str(run["status"]), colour),
+        f"  record {info['record']}",
     )
     if run.get("name"):
-        con.print(f"  name      {one_line(run['name'])}", markup=False)  # user data
+        out.line(f"  name      {one_line(run['name'])}")
     if run.get("tags"):
-        tags = one_line(" ".join(f"{k}={v}" for k, v in run["tags"].items()))
-        con.print(f"  tags      {tags}", markup=False)
+        out.line(f"  tags      {one_line(' '.join(f'{k}={v}' for k, v in run['tags'].items()))}")
     if run.get("signal") is not None:
         ended = f"exit      signal {run['signal']}  "
     elif run.get("exit_code") is not None:
         ended = f"exit      {run['exit_code']}  "
     else:  # an imported run: its source recorded no exit status
         ended = ""
-    con.print(
+    out.line(
         f"  {ended}wall {human_seconds(run.get('wall_seconds'))}  "
         f"peak RSS {human_bytes(run.get('peak_rss_bytes'))}"
     )
     contract = info.get("contract") or {}
     imported = run.get("imported")
     if imported:
-        con.print(f"  started   {run['started']}  ended {run.get('ended')}")
-        con.print(
+        out.line(f"  started   {run['started']}  ended {run.get('ended')}")
+        out.line(
             f"  imported  from {imported['source']} {imported['tracking_uri']}, experiment "
             f"{imported['experiment']!r}, run {imported['run_id']} ({imported['status']}); "
-            "not replayable",
-            markup=False,
+            "not replayable"
         )
         if imported.get("git_commit"):
-            con.print(f"  git       {imported['git_commit']} (as MLflow was told; not stored)")
+            out.line(f"  git       {imported['git_commit']} (as MLflow was told; not stored)")
     else:
-        con.print(f"  started   {run['started']}  on {run['host']}")
-        con.print(f"  command   {' '.join(contract.get('argv', []))}", markup=False)
-        con.print(f"  contract  {run['contract_digest']}")
+        out.line(f"  started   {run['started']}  on {run['host']}")
+        out.line(f"  command   {' '.join(contract.get('argv', []))}")
+        out.line(f"  contract  {run['contract_digest']}")
     code = info.get("code") or {}
     if code:
         dirty = " + uncommitted changes" if code.get("dirty") else ""
-        con.print(f"  code      {code.get('commit') or '(no commit)'}{dirty}")
+        out.line(f"  code      {code.get('commit') or '(no commit)'}{dirty}")
     files = info.get("code_files") or {}
     for path in files.get("patched", []):
-        con.print(f"  patched   {path}", markup=False)
+        out.line(f"  patched   {path}")
     for path in files.get("untracked", []):
-        con.print(f"  untracked {path}", markup=False)
+        out.line(f"  untracked {path}")
     resolved = (info.get("resolved_config") or {}).get("resolved")
     if isinstance(resolved, dict):
         for key, value in resolved.items():
-            con.print(f"  config    {key} = {_short_value(value)}", markup=False)
+            out.line(f"  config    {key} = {_short_value(value)}")
     for item in contract.get("inputs", []):
         count = item.get("n_files")
         many = f", {count} files" if isinstance(count, int) and count != 1 else ""
-        con.print(
+        out.line(
             f"  input     {item.get('path')}  {item.get('digest')}  "
-            f"{human_bytes(item.get('n_bytes'))}{many}",
-            markup=False,
+            f"{human_bytes(item.get('n_bytes'))}{many}"
         )
     for chk in run.get("inputs_after", []):
         if chk.get("changed"):
-            con.print(f"  [red]input changed during the run[/]: {escape(str(chk['path']))}")
+            out.line("  ", ("input changed during the run", "red"), f": {chk['path']}")
     env = info.get("environment") or {}
     if env:
         py = env.get("python", {})
-        con.print(f"  python    {py.get('version') if isinstance(py, dict) else py}")
+        out.line(f"  python    {py.get('version') if isinstance(py, dict) else py}")
     if run.get("replay_of"):
-        con.print(f"  replays   {run['replay_of']}")
+        out.line(f"  replays   {run['replay_of']}")
     for cp in run.get("checkpoints", []):
         what = cp.get("mode") or cp["event"]
-        con.print(
+        out.line(
             f"  checkpoint {cp['event']} step {cp.get('step')} ({what}) {cp['checkpoint_digest']}"
         )
     if run.get("metrics"):
-        t = Table(title="metrics", box=None)
-        for c in ("name", "source", "rank", "points", "last", "last finite", "first non-finite"):
-            t.add_column(c)
-        for m in run["metrics"]:
-            t.add_row(
-                Text(m["name"]),  # user data: never markup
-                m["source"],
+        columns = ("name", "source", "rank", "points", "last", "last finite", "first non-finite")
+        rows = [
+            [
+                one_line(str(m["name"])),  # user data: one line
+                str(m["source"]),
                 "" if m.get("rank") is None else str(m["rank"]),
                 str(m["count"]),
                 str(m.get("last")),
                 str(m.get("last_finite")),
                 "" if m.get("first_nonfinite_step") is None else str(m["first_nonfinite_step"]),
-            )
-        con.print(t)
-    for out in run.get("outputs", []):
-        n = out.get("files")
-        files = f"{n} file{'' if n == 1 else 's'}"
-        state = "missing" if out.get("missing") else f"{files}, {human_bytes(out.get('bytes'))}"
-        con.print(f"  output    {out['path']}  {state}", markup=False)
-        stale = out.get("n_preexisting") or 0
+            ]
+            for m in run["metrics"]
+        ]
+        out.table(columns, rows, title="metrics")
+    for o in run.get("outputs", []):
+        n = o.get("files")
+        files_n = f"{n} file{'' if n == 1 else 's'}"
+        state = "missing" if o.get("missing") else f"{files_n}, {human_bytes(o.get('bytes'))}"
+        out.line(f"  output    {o['path']}  {state}")
+        stale = o.get("n_preexisting") or 0
         if stale:
-            names = list(out.get("preexisting") or [])
+            names = list(o.get("preexisting") or [])
             shown = ", ".join(names[:10]) + (f" and {stale - 10} more" if stale > 10 else "")
-            con.print(
-                f"            {stale} pre-existing file(s), not written by the run: {shown}",
-                markup=False,
-            )
+            out.line(f"            {stale} pre-existing file(s), not written by the run: {shown}")
     for r in info.get("replays", []):
-        con.print(f"  replayed by {r['run_id']} ({r['status']})")
+        out.line(f"  replayed by {r['run_id']} ({r['status']})")
     for v in info.get("verdicts", []):
         role = "of this run" if v["original"] == run["run_id"] else f"of {v['original']}"
-        con.print(f"  verdict   {v['mode']} {role}: {v['outcome']} ({v['oid'][:15]})")
+        out.line(f"  verdict   {v['mode']} {role}: {v['outcome']} ({v['oid'][:15]})")
         if v.get("summary"):
-            con.print(f"            {v['summary']}", markup=False)
+            out.line(f"            {v['summary']}")
     for c in info.get("checks", []):
         verdict = "passed" if c["passed"] else "FAILED " + ", ".join(c["failed"][:5])
-        con.print(f"  {c['kind']:9} {c['id']}: {verdict} ({c['oid'][:15]})", markup=False)
+        out.line(f"  {c['kind']:9} {c['id']}: {verdict} ({c['oid'][:15]})")
     for note in run.get("notes", []):
-        con.print(f"  [yellow]note[/] {escape(str(note))}")
+        out.line("  ", ("note", "yellow"), f" {note}")
