@@ -43,11 +43,11 @@ from mutation_select import (
     Spans,
     cover_key,
     coverage_env,
+    hash_tests,
     mutant_key,
     read_coverage,
     seconds_of,
     select,
-    tests_digest,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -685,7 +685,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     def digest(ids: list[str]) -> str:
         files = tuple(sorted({t.split("::")[0] for t in ids}))
         if files not in digests:
-            digests[files] = tests_digest(REPO, list(files))
+            digests[files] = hash_tests(REPO, list(files))
         return digests[files]
 
     ckey = cover_key(original, tests, digest(tests)) if opts.select else "no-select"

@@ -63,7 +63,7 @@ def coverage_env(work: Path, copy: Path, module: str) -> dict[str, str]:
         "COVERAGE_PROCESS_START": str(rc),
         ITEMS_ENV: str(work / "items.json"),
         ENV: "",
-        "PYTHONPATH": f"{copy}:{copy / 'scripts'}",
+        "PYTHONPATH": f"{copy}:{Path(__file__).resolve().parent}",  # + mutation_contexts
     }
 
 
@@ -148,7 +148,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def tests_digest(repo: Path, tests: list[str]) -> str:
+def hash_tests(repo: Path, tests: list[str]) -> str:
     """Hash of the test files named (node ids or paths), the conftest.py files above them and
     tests/_support.py."""
     files: set[Path] = set()
