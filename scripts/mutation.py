@@ -44,6 +44,7 @@ from mutation_select import (
     cover_key,
     coverage_env,
     hash_tests,
+    hash_tree,
     mutant_key,
     read_coverage,
     seconds_of,
@@ -461,7 +462,8 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
 
 
 def _skipped_subtrees(tree: ast.AST) -> set[int]:
-    """Annotations, ``__all__`` and ``if TYPE_CHECKING`` blocks: not behaviour."""
+    """Annotations, ``__all__``, ``@overload`` stubs and ``if TYPE_CHECKING`` blocks: not
+    behaviour."""
     skip: set[int] = set()
 
     def mark(node: ast.AST | None) -> None:
@@ -473,12 +475,24 @@ def _skipped_subtrees(tree: ast.AST) -> set[int]:
             mark(node.annotation)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             mark(node.returns)
+            if any(_call_name_of(d) == "overload" for d in node.decorator_list):
+                mark(node)  # a typing stub: the function that follows replaces it
         elif (
             isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
         ) or (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
             mark(node)
     return skip
+
+
+def _call_name_of(node: ast.expr) -> str:
+    return (
+        node.attr
+        if isinstance(node, ast.Attribute)
+        else node.id
+        if isinstance(node, ast.Name)
+        else ""
+    )
 
 
 def _call_name(call: ast.Call) -> str:
@@ -690,8 +704,11 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
 
     ckey = cover_key(original, tests, digest(tests)) if opts.select else "no-select"
     cover = None
+    tree = hash_tree(REPO)
+    fresh = False  # the cached map was made on this very ledger/ tree: its baseline holds
     if opts.select and cache.get("cover", {}).get("key") == ckey:
         cover = CoverMap.from_json(cache["cover"]["map"])
+        fresh = cache["cover"].get("tree") == tree
 
     def plan(cover: CoverMap | None) -> list[tuple[Mutant, list[str], str, str]]:
         out = []
@@ -699,10 +716,16 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             if cover is None:
                 chosen, why = None, "all tests"
             else:
-                chosen, why = select(cover, spans, m.start[0], m.end[0])
+                chosen, why = select(cover, spans, m.start, m.end)
             run = tests if chosen is None else chosen
             out.append((m, run, why, mutant_key(original, asdict(m), run, digest(run))))
         return out
+
+    def expected(run: list[str]) -> float:
+        """The tests' time in the coverage pass, start-up included (all: the whole pass)."""
+        if cover is None or run is tests:
+            return base_s
+        return seconds_of(cover, run) + overhead
 
     def pending(planned: list[tuple[Mutant, list[str], str, str]]) -> bool:
         return any(key not in outcomes and why != "uncovered" for _, _, why, key in planned)
@@ -714,19 +737,19 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         base_s = cover.seconds if cover is not None else 0.0
         # A mutant to run needs a green baseline now: with selection the coverage pass is the
         # baseline (and refreshes the map), without it a plain run of the mapped tests.
-        if (not planned or pending(planned)) and time.monotonic() < opts.deadline:
+        if (not planned or (pending(planned) and not fresh)) and time.monotonic() < opts.deadline:
             if opts.select:
                 cover = _cover(copy, module, tests)
                 if cover is None:
                     raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
-                cache["cover"] = {"key": ckey, "map": cover.to_json()}
+                cache["cover"] = {"key": ckey, "tree": tree, "map": cover.to_json()}
                 base_s = cover.seconds
                 planned = plan(cover)
             else:
                 base, base_s = _pytest(copy.path, tests, timeout=3600)
                 if base != "survived":
                     raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
-            print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s: {' '.join(tests)}")
+            print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s", flush=True)
         overhead = 0.0
         if cover is not None:
             overhead = max(0.0, cover.seconds - seconds_of(cover, [i["id"] for i in cover.items]))
@@ -744,8 +767,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             if not key or left <= 0:
                 results.append({**entry, "outcome": "not-run", "seconds": 0.0})
                 continue
-            expected = (seconds_of(cover, run) + overhead) if cover is not None else base_s
-            timeout = max(60.0, 3 * expected)
+            timeout = max(60.0, 3 * expected(run))
             (copy.path / module).write_text(apply(original, m))
             outcome, secs = _pytest(copy.path, run, min(timeout, left))
             (copy.path / module).write_text(original)

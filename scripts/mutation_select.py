@@ -86,19 +86,29 @@ class Spans:
 
     bodies: list[tuple[int, int]]  # first and last line of each function or lambda body
     statements: list[tuple[int, int]]  # first and last line of each statement
+    # each default argument's (start, end) position and its function's first body line
+    defaults: list[tuple[tuple[int, int], tuple[int, int], int]]
 
     @classmethod
     def of(cls, text: str) -> Spans:
         tree = ast.parse(text)
-        bodies, statements = [], []
+        bodies, statements, defaults = [], [], []
         for node in ast.walk(tree):
+            first = 0
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                bodies.append((node.body[0].lineno, node.end_lineno or node.lineno))
+                first = node.body[0].lineno
+                bodies.append((first, node.end_lineno or node.lineno))
             elif isinstance(node, ast.Lambda):
-                bodies.append((node.body.lineno, node.body.end_lineno or node.body.lineno))
+                first = node.body.lineno
+                bodies.append((first, node.body.end_lineno or first))
+            if first:
+                args = node.args  # type: ignore[attr-defined]
+                for d in [*args.defaults, *filter(None, args.kw_defaults)]:
+                    span = ((d.lineno, d.col_offset), (d.end_lineno, d.end_col_offset))
+                    defaults.append((*span, first))
             if isinstance(node, ast.stmt):
                 statements.append((node.lineno, node.end_lineno or node.lineno))
-        return cls(bodies, statements)
+        return cls(bodies, statements, defaults)
 
     def in_body(self, line: int) -> bool:
         return any(a <= line <= b for a, b in self.bodies)
@@ -114,14 +124,24 @@ class Spans:
 
 
 def select(
-    cover: CoverMap, spans: Spans, start_line: int, end_line: int
+    cover: CoverMap, spans: Spans, start: tuple[int, int], end: tuple[int, int]
 ) -> tuple[list[str] | None, str]:
-    """The tests a mutant spanning start_line..end_line runs: None for all mapped tests, [] for
-    none (no test covers it). The second value says why, for the results."""
-    if not spans.in_body(start_line):
-        return None, "import-time"
+    """The tests a mutant from ``start`` to ``end`` (line, column) runs: None for all mapped
+    tests, [] for none (no test covers it). The second value says why, for the results.
+
+    A default argument matters only to the calls of its function: it selects the tests that
+    cover the function's first line of body."""
+    lines: range | None = None
+    for d_start, d_end, body in spans.defaults:
+        if d_start <= start and end <= d_end:
+            lines = range(body, body + 1)
+            break
+    if lines is None:
+        if not spans.in_body(start[0]):
+            return None, "import-time"
+        lines = range(spans.first_line(start[0], end[0]), end[0] + 1)
     contexts: set[str] = set()
-    for line in range(spans.first_line(start_line, end_line), end_line + 1):
+    for line in lines:
         contexts.update(cover.lines.get(line, ()))
     if not contexts:
         return [], "uncovered"
@@ -164,6 +184,16 @@ def hash_tests(repo: Path, tests: list[str]) -> str:
     for f in sorted(files):
         h.update(str(f.relative_to(repo)).encode() + b"\0")
         h.update(_sha(f.read_bytes()).encode() if f.is_file() else b"-")
+    return h.hexdigest()
+
+
+def hash_tree(repo: Path) -> str:
+    """Hash of every file under ``ledger/``: a cached coverage pass (the baseline) is reused
+    only on the tree it ran on."""
+    h = hashlib.sha256()
+    for path in sorted((repo / "ledger").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 

@@ -43,6 +43,10 @@ MODULE = textwrap.dedent(
 
     def never(x):
         return x + 1
+
+
+    def defaulted(x, y=5):
+        return x + y
     """
 )
 
@@ -64,6 +68,7 @@ TESTS = textwrap.dedent(
 
     def test_in_process():
         assert mod.small(1) == "small"
+        assert mod.defaulted(1) == 6
 
 
     def test_in_a_child():
@@ -113,26 +118,28 @@ def test_contexts_name_the_test_in_process_in_children_and_in_wide_fixtures(
     ]
     spans = Spans.of(MODULE)
     # `if x < LIMIT` (line 5): the in-process test and the child started by the second test
-    assert select(cover, spans, 5, 5) == (ids[:2], "selected")
+    assert select(cover, spans, (5, 4), (5, 8)) == (ids[:2], "selected")
     # `return "big"` (line 7): only the child reaches it
-    assert select(cover, spans, 7, 7) == ([ids[1]], "selected")
+    assert select(cover, spans, (7, 4), (7, 8)) == ([ids[1]], "selected")
     # child_only's body: the child, and the test whose module-scoped fixture calls it
-    assert select(cover, spans, 11, 11) == ([ids[1], ids[2]], "selected")
-    assert select(cover, spans, 15, 15) == ([], "uncovered")
+    assert select(cover, spans, (11, 4), (11, 8)) == ([ids[1], ids[2]], "selected")
+    assert select(cover, spans, (15, 4), (15, 8)) == ([], "uncovered")
+    # a default argument: the tests that call its function
+    assert select(cover, spans, (18, 19), (18, 20)) == ([ids[0]], "selected")
     # LIMIT = 3 runs at import: every mapped test
-    assert select(cover, spans, 1, 1) == (None, "import-time")
+    assert select(cover, spans, (1, 4), (1, 8)) == (None, "import-time")
 
 
 def test_a_line_covered_outside_any_test_selects_all() -> None:
     spans = Spans.of(MODULE)
     cover = CoverMap({11: ["", "t::a"]}, [{"id": "t::a", "fixtures": []}], 1.0)
-    assert select(cover, spans, 11, 11) == (None, "covered outside a test")
+    assert select(cover, spans, (11, 4), (11, 8)) == (None, "covered outside a test")
 
 
 def test_a_mutant_in_a_condition_uses_its_statement_first_line() -> None:
     text = "def f(a, b):\n    if (a and\n            b):\n        return 1\n"
     cover = CoverMap({2: ["t::a"]}, [{"id": "t::a", "fixtures": []}], 1.0)
-    assert select(cover, Spans.of(text), 3, 3) == (["t::a"], "selected")
+    assert select(cover, Spans.of(text), (3, 12), (3, 13)) == (["t::a"], "selected")
 
 
 def test_the_cache_key_changes_with_the_source_the_mutant_and_the_tests(tmp_path: Path) -> None:
