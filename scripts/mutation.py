@@ -485,19 +485,12 @@ def _skipped_subtrees(tree: ast.AST) -> set[int]:
     return skip
 
 
-def _call_name_of(node: ast.expr) -> str:
-    return (
-        node.attr
-        if isinstance(node, ast.Attribute)
-        else node.id
-        if isinstance(node, ast.Name)
-        else ""
-    )
+def _call_name_of(f: ast.expr) -> str:
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
 def _call_name(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return _call_name_of(call.func)
 
 
 def mutants_of(module: str) -> list[Mutant]:
