@@ -28,12 +28,14 @@ import ast
 import contextlib
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -628,6 +630,7 @@ class Options:
     cache: bool = True  # reuse results whose key is unchanged (False: --no-cache)
     recheck: bool = False  # rerun cached survivors (after new tests)
     deadline: float = float("inf")  # time.monotonic() past which no mutant starts (--budget)
+    jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
 
 
 class _Copy:
@@ -748,37 +751,66 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             overhead = max(0.0, cover.seconds - seconds_of(cover, [i["id"] for i in cover.items]))
         if not planned:  # no map and no time to make one
             planned = [(m, tests, "not run", "") for m in mutants]
-        for i, (m, run, why, key) in enumerate(planned, 1):
-            entry: dict[str, Any] = {**asdict(m), "tests": len(run), "why": why}
+        n_all = len(cover.items) if cover is not None else len(tests)
+        todo: list[tuple[int, Mutant, list[str], str, float]] = []
+        for i, (m, run, why, key) in enumerate(planned):
+            entry: dict[str, Any] = {
+                **asdict(m),
+                "tests": n_all if run is tests else len(run),
+                "why": why,
+            }
             if key in outcomes:
                 results.append({**entry, **outcomes[key], "cached": True})
-                continue
-            if why == "uncovered":
-                results.append({**entry, "tests": 0, "outcome": "survived", "seconds": 0.0})
-                continue
+            elif why == "uncovered":
+                results.append({**entry, "outcome": "survived", "seconds": 0.0})
+            elif not key:
+                results.append({**entry, "outcome": "not-run", "seconds": 0.0})
+            else:
+                results.append(entry)  # filled in when it has run
+                todo.append((i, m, run, key, max(60.0, 3 * expected(run))))
+        copies = queue.SimpleQueue[Path]()
+        if todo:
+            copies.put(copy.path)
+        for n in range(1, min(opts.jobs, len(todo))):
+            extra = copy.tmp / f"copy{n}"
+            shutil.copytree(copy.path, extra, symlinks=True)
+            copies.put(extra)
+
+        def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float]:
             left = opts.deadline - time.monotonic()
-            if not key or left <= 0:
-                results.append({**entry, "outcome": "not-run", "seconds": 0.0})
-                continue
-            timeout = max(60.0, 3 * expected(run))
-            (copy.path / module).write_text(apply(original, m))
-            outcome, secs = _pytest(copy.path, run, min(timeout, left))
-            (copy.path / module).write_text(original)
+            if left <= 0:
+                return "not-run", 0.0
+            where = copies.get()
+            try:
+                (where / module).write_text(apply(original, m))
+                outcome, secs = _pytest(where, run, min(timeout, left))
+                (where / module).write_text(original)
+            finally:
+                copies.put(where)
             if outcome == "killed-timeout" and left < timeout:
-                results.append({**entry, "outcome": "not-run", "seconds": 0.0})
-                continue
-            outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1)}
-            results.append({**entry, **outcomes[key]})
-            flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
-            print(
-                f"  [{i}/{len(mutants)}] {secs:5.1f}s {len(run):4d} tests {m.line}: "
-                f"{m.mutation}{flag}",
-                flush=True,
-            )
-            cache["mutants"] = outcomes
-            if opts.cache:
-                _write_json(cache_path, cache)
-            _save(module, tests, results, saved_path, opts, final=False, base_s=base_s)
+                return "not-run", 0.0  # stopped by the budget, not by the mutant
+            return outcome, secs
+
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+            for done in as_completed(futures):
+                i, m, run, key = futures[done]
+                outcome, secs = done.result()
+                results[i].update(outcome=outcome, seconds=round(secs, 1))
+                if outcome == "not-run":
+                    continue
+                outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1)}
+                flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
+                print(
+                    f"  [{i + 1}/{len(mutants)}] {secs:5.1f}s {results[i]['tests']:4d} tests "
+                    f"{m.line}: {m.mutation}{flag}",
+                    flush=True,
+                )
+                cache["mutants"] = outcomes
+                if opts.cache:
+                    _write_json(cache_path, cache)
+                finished = [r for r in results if "outcome" in r]
+                _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
     cache["mutants"] = outcomes
     if opts.cache:
         _write_json(cache_path, cache)
@@ -912,6 +944,13 @@ def main() -> None:
     parser.add_argument(
         "--no-cache", dest="cache", action="store_false", help="ignore and keep no cached results"
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        help="mutants run at once, each in its own copy of the checkout (default 1)",
+    )
     args = parser.parse_args()
     if args.report:
         report(REPO / "mutation-results")
@@ -927,7 +966,13 @@ def main() -> None:
         return
     start = time.monotonic()
     deadline = start + args.budget if args.budget is not None else float("inf")
-    opts = Options(select=args.select, cache=args.cache, recheck=args.recheck, deadline=deadline)
+    opts = Options(
+        select=args.select,
+        cache=args.cache,
+        recheck=args.recheck,
+        deadline=deadline,
+        jobs=args.jobs,
+    )
     not_run = 0
     for module in modules:
         summary = run_module(module, out_dir=REPO / "mutation-results", opts=opts)
