@@ -59,11 +59,17 @@ def coverage_env(work: Path, copy: Path, module: str) -> dict[str, str]:
         # each child's static context is the test (or wide fixture) that started it
         f"context = ${{{ENV}}}\n"
     )
+    # coverage >= 7.10 installs a .pth that starts it in every process given
+    # COVERAGE_PROCESS_START; a sitecustomize on the path does the same for older ones
+    startup = work / "startup"
+    startup.mkdir(exist_ok=True)
+    (startup / "sitecustomize.py").write_text("import coverage\ncoverage.process_startup()\n")
+    here = Path(__file__).resolve().parent  # mutation_contexts.py
     return {
         "COVERAGE_PROCESS_START": str(rc),
         ITEMS_ENV: str(work / "items.json"),
         ENV: "",
-        "PYTHONPATH": f"{copy}:{Path(__file__).resolve().parent}",  # + mutation_contexts
+        "PYTHONPATH": f"{copy}:{here}:{startup}",
     }
 
 
