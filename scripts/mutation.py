@@ -128,6 +128,7 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_trees.py",
     ],
     "ledger/replay/compare/_common.py": [
+        "tests/replay/test_compare_common.py",
         "tests/replay/test_compare_structured.py",
         "tests/replay/test_bitwise_edges.py",
         "tests/replay/test_compare_trees.py",
@@ -159,6 +160,7 @@ _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _SECRETS = "ledger/capture/secrets.py"
+_COMMON = "ledger/replay/compare/_common.py"
 _GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
 _FOUR = (
     "no line of four characters is flagged: checked for every one that passes the candidate "
@@ -265,6 +267,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if st.st_mtime_ns < started - 1_000_000_000:",
         "1000000000 -> 1000000001",
     ): (_NS_CLOCK),
+    (_COMMON, "super().__init__(reason)", "drop call: super().__init__(reason)"): (
+        "BaseException.__new__ already keeps the arguments: args and str() are the same"
+    ),
+    (_COMMON, "if settings.rtol is not None and settings.atol is not None:", "and -> or"): (
+        "CompareSettings refuses rtol without atol and the reverse (its validator): both are "
+        "set or neither"
+    ),
     ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
         "StagingDir"
@@ -631,6 +640,7 @@ class Options:
     recheck: bool = False  # rerun cached survivors (after new tests)
     deadline: float = float("inf")  # time.monotonic() past which no mutant starts (--budget)
     jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
+    tests: list[str] | None = None  # instead of the mapped tests (--tests)
 
 
 class _Copy:
@@ -680,7 +690,8 @@ def _cover(copy: _Copy, module: str, tests: list[str]) -> CoverMap | None:
 def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     """Run the mutants of ``module`` whose result is not cached, each against the tests that
     cover it (or all mapped tests without selection), until the deadline; write the results."""
-    tests = [t for t in MODULES[module] if (REPO / t.split("::")[0]).is_file()]
+    mapped = opts.tests or MODULES[module]
+    tests = [t for t in mapped if (REPO / t.split("::")[0]).is_file()]
     original = (REPO / module).read_text()
     mutants = [m for m in mutants_of(module) if _compiles(apply(original, m), module)]
     name = module.replace("/", ".") + ".json"
@@ -951,6 +962,12 @@ def main() -> None:
         default=1,
         help="mutants run at once, each in its own copy of the checkout (default 1)",
     )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        metavar="TEST",
+        help="run these tests instead of the mapped ones (a quick first look at a module)",
+    )
     args = parser.parse_args()
     if args.report:
         report(REPO / "mutation-results")
@@ -972,6 +989,7 @@ def main() -> None:
         recheck=args.recheck,
         deadline=deadline,
         jobs=args.jobs,
+        tests=args.tests,
     )
     not_run = 0
     for module in modules:

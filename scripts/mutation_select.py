@@ -102,8 +102,11 @@ class Spans:
         for node in ast.walk(tree):
             first = 0
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                first = node.body[0].lineno
-                bodies.append((first, node.end_lineno or node.lineno))
+                bodies.append((node.body[0].lineno, node.end_lineno or node.lineno))
+                # the first statement that runs: a docstring has no line of code
+                body = node.body
+                doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                first = body[1].lineno if doc and len(body) > 1 else body[0].lineno
             elif isinstance(node, ast.Lambda):
                 first = node.body.lineno
                 bodies.append((first, node.body.end_lineno or first))

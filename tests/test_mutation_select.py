@@ -46,6 +46,7 @@ MODULE = textwrap.dedent(
 
 
     def defaulted(x, y=5):
+        'A docstring: no line of code.'
         return x + y
     """
 )
