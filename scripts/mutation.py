@@ -57,11 +57,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 # The checkpoint tests, fast files first; the resume tests start two-rank torchrun jobs.
 _CKPT_TESTS = [
+    "tests/checkpoint/test_ckpt_save_checks.py",
     "tests/checkpoint/test_ckpt_save_load.py",
     "tests/checkpoint/test_ckpt_cli.py",
     "tests/checkpoint/test_ckpt_exports.py",
     "tests/checkpoint/test_ckpt_background.py",
     "tests/checkpoint/test_ckpt_crash.py",
+    "tests/checkpoint/test_ckpt_rank_failure.py",
     "tests/checkpoint/test_ckpt_resume.py",
 ]
 
@@ -267,6 +269,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if st.st_mtime_ns < started - 1_000_000_000:",
         "1000000000 -> 1000000001",
     ): (_NS_CLOCK),
+    ("ledger/torch/ckpt_save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
+        "save_checkpoint sets job.t0 right after making the job, before anything reads it"
+    ),
     (_COMMON, "super().__init__(reason)", "drop call: super().__init__(reason)"): (
         "BaseException.__new__ already keeps the arguments: args and str() are the same"
     ),
