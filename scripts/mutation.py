@@ -59,6 +59,7 @@ REPO = Path(__file__).resolve().parent.parent
 _CKPT_TESTS = [
     "tests/checkpoint/test_ckpt_save_checks.py",
     "tests/checkpoint/test_ckpt_load_checks.py",
+    "tests/checkpoint/test_ckpt_read_checks.py",
     "tests/checkpoint/test_ckpt_save_load.py",
     "tests/checkpoint/test_ckpt_cli.py",
     "tests/checkpoint/test_ckpt_exports.py",
@@ -282,6 +283,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "_apply hands over only dicts, and a state dict torch made holds a dict wherever the "
         "template's does: a mismatch needs a forged nested state"
+    ),
+    ("ledger/torch/ckpt_io.py", "extra = f.read(1)", "1 -> 2"): (
+        "only whether a byte follows the tensor's bytes is used: one or two, both are true"
     ),
     ("ledger/torch/ckpt_save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
         "save_checkpoint sets job.t0 right after making the job, before anything reads it"
