@@ -445,3 +445,16 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     git("apply", str(tmp_path / "p"))
     assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
     assert (repo / "r.py").read_text() == "password = 'ctx-Secret-1'\nx = 2\n"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["pa55**", "***pa55", "hunter2*", "ted***9q", "***re4Lpw"],
+)
+def test_a_secret_sharing_characters_with_the_marker_is_known_whole(secret: str) -> None:
+    # redact_argv puts ***redacted*** (or *** in a URL) in place of the value; matching the
+    # common prefix and suffix of the two would eat the secret's own '*' or letters of
+    # "redacted" at its ends, and leave them in the logs.
+    url = f"postgresql://trainer:{secret}@db:5432/x"
+    for argv in (["t.py", f"--password={secret}"], ["t.py", "--password", secret], ["t.py", url]):
+        assert [k.value for k in launch_secrets(argv, {})] == [secret]
