@@ -174,6 +174,10 @@ _NS_CLOCK = (
     "one nanosecond apart at a one-second boundary against time.time_ns() read inside names(): "
     "no test can arrange it without a fake clock"
 )
+_REPR = (
+    "only repr() changes: nothing prints a Scrubber, and its repr shows the known values "
+    "through `known` anyway"
+)
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
@@ -257,6 +261,46 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (_SECRETS, "start = -(-8 * k // 6)", "6 -> 7"): (
         "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(8k/7) are both 0, 2, 3"
+    ),
+    (_SECRETS, "_pattern: FormMatcher | None = field(default=None, repr=False)", "False -> True"): (
+        _REPR
+    ),
+    (
+        _SECRETS,
+        "_by_form: dict[bytes, str] = field(default_factory=dict, repr=False)",
+        "False -> True",
+    ): (_REPR),
+    (_SECRETS, "_binary: FormMatcher | None = field(default=None, repr=False)", "False -> True"): (
+        _REPR
+    ),
+    (
+        _SECRETS,
+        "longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back",
+        "0 -> 1",
+    ): "the default is never seen: __post_init__ always sets longest_form",
+    (
+        _SECRETS,
+        "longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back",
+        "False -> True",
+    ): "no caller passes longest_form: __post_init__ sets it either way",
+    (
+        _SECRETS,
+        "out.append(_MARKER.sub(lambda m: environ.get(m[1], m[0]), arg))",
+        "0 -> 1",
+    ): (
+        "what replaces a marker whose variable is not set is never returned: restore_argv "
+        "raises after the loop"
+    ),
+    (_SECRETS, "return path.read_bytes().splitlines(keepends=True)", "True -> False"): (
+        "each line taken from the file is stripped of its line end before use"
+    ),
+    (
+        _SECRETS,
+        "if _SCRUBBED.search(line) and 0 < old_line <= len(old_lines):",
+        "0 < old_line <= len(old_lines) -> 0 <= old_line <= len(old_lines)",
+    ): (
+        "git starts a hunk at old line 0 only with a count of 0 (a new file): no line but an "
+        "added one, never restored, has old line 0"
     ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"
