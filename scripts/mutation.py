@@ -156,6 +156,14 @@ MODULES: dict[str, list[str]] = {
     "ledger/stats/multiseed.py": ["tests/stats/test_stats_bootstrap.py"],
 }
 
+# Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
+# coverage data, so the crash tests' forked savers, killed at each phase on purpose, never
+# show their lines. These run with every selection of the module (not with uncovered lines).
+ALWAYS: dict[str, list[str]] = {
+    m: ["tests/checkpoint/test_ckpt_crash.py"]
+    for m in ("ledger/torch/ckpt_save.py", "ledger/torch/ckpt_io.py")
+}
+
 # (module, stripped source line, mutation) -> why no test can tell the mutant from the original.
 # "durability:" marks a mutant that only a crash or power loss between two steps could show.
 _LOG = "ledger/store/log.py"
@@ -791,6 +799,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 chosen, why = None, "all tests"
             else:
                 chosen, why = select(cover, spans, m.start, m.end)
+                if chosen:
+                    chosen = _with_always(module, chosen, cover)
             run = tests if chosen is None else chosen
             out.append((m, run, why, mutant_key(original, asdict(m), run, digest(run))))
         return out
@@ -893,6 +903,15 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     if opts.cache:
         _write_json(cache_path, cache)
     return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
+
+
+def _with_always(module: str, chosen: list[str], cover: CoverMap) -> list[str]:
+    """``chosen`` and the module's ALWAYS tests, in collection order."""
+    files = tuple(f + "::" for f in ALWAYS.get(module, []))
+    if not files:
+        return chosen
+    keep = set(chosen)
+    return [i["id"] for i in cover.items if i["id"] in keep or i["id"].startswith(files)]
 
 
 def _compiles(text: str, module: str) -> bool:
