@@ -153,7 +153,10 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_secret_memo.py",
         "tests/capture/test_secret_scrub.py",
     ],
-    "ledger/stats/multiseed.py": ["tests/stats/test_stats_bootstrap.py"],
+    "ledger/stats/multiseed.py": [
+        "tests/stats/test_multiseed_edges.py",
+        "tests/stats/test_stats_bootstrap.py",
+    ],
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
