@@ -150,6 +150,7 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_secret_scrub.py",
     ],
     "ledger/capture/secret_memo.py": [
+        "tests/capture/test_secret_memo_file.py",
         "tests/capture/test_secret_memo.py",
         "tests/capture/test_secret_scrub.py",
     ],
