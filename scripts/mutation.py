@@ -146,6 +146,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/torch/ckpt_load.py": _CKPT_TESTS,
     "ledger/torch/ckpt_io.py": [*_CKPT_TESTS, "tests/replay/test_compare_checkpoints.py"],
     "ledger/capture/scrub_stream.py": [
+        "tests/capture/test_scrub_stream_edges.py",
         "tests/capture/test_scrub_stream.py",
         "tests/capture/test_secret_scrub.py",
     ],
@@ -185,6 +186,10 @@ _FOUR = (
 _NS_CLOCK = (
     "one nanosecond apart at a one-second boundary against time.time_ns() read inside names(): "
     "no test can arrange it without a fake clock"
+)
+_EMPTIED = (
+    "the same statement empties the pending bytes: whatever _ctx skips of an empty buffer, "
+    "nothing is held"
 )
 _REPR = (
     "only repr() changes: nothing prints a Scrubber, and its repr shows the known values "
@@ -343,6 +348,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ledger/torch/ckpt_io.py", "extra = f.read(1)", "1 -> 2"): (
         "only whether a byte follows the tensor's bytes is used: one or two, both are true"
     ),
+    (
+        "ledger/capture/scrub_stream.py",
+        'if self._seen < _SNIFF and b"\\0" in chunk[: _SNIFF - self._seen]:',
+        "self._seen < _SNIFF -> self._seen <= _SNIFF",
+    ): "at _seen == _SNIFF the slice chunk[:0] is empty: no NUL is found either way",
+    (
+        "ledger/capture/scrub_stream.py",
+        'out, self._pending, self._ctx = self.held() + chunk, b"", 0',
+        "0 -> 1",
+    ): _EMPTIED,
+    (
+        "ledger/capture/scrub_stream.py",
+        'out, self._pending, self._ctx = self.held(), b"", 0',
+        "0 -> 1",
+    ): (_EMPTIED),
     ("ledger/torch/ckpt_save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
         "save_checkpoint sets job.t0 right after making the job, before anything reads it"
     ),
