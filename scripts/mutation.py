@@ -319,6 +319,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "git starts a hunk at old line 0 only with a count of 0 (a new file): no line but an "
         "added one, never restored, has old line 0"
     ),
+    (_SECRETS, "return raw", "return X -> return None"): (
+        "every change redact_argv makes puts a marker in: an argument it changed always holds one"
+    ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"
     ),

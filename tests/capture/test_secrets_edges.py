@@ -496,3 +496,8 @@ def test_a_patch_without_markers_and_redacted_added_lines_are_kept(tmp_path: Pat
     assert restore_patch_context(added, tmp_path) == added.replace(
         b" [REDACTED:Secret Keyword]\n", b" password = 'in-head-Q1'\n"
     )
+
+
+def test_a_token_at_the_start_of_an_argument_is_known_without_what_follows() -> None:
+    assert [k.value for k in launch_secrets(["t.py", f"{GITHUB} tail"], {})] == [GITHUB]
+    assert [k.value for k in launch_secrets(["t.py", f"{GITHUB}/x"], {})] == [GITHUB]
