@@ -28,16 +28,46 @@ import ast
 import contextlib
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+from mutation_select import (
+    CoverMap,
+    Spans,
+    cover_key,
+    coverage_env,
+    hash_tests,
+    hash_tree,
+    mutant_key,
+    read_coverage,
+    seconds_of,
+    select,
+)
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The checkpoint tests, fast files first; the resume tests start two-rank torchrun jobs.
+_CKPT_TESTS = [
+    "tests/checkpoint/test_ckpt_save_checks.py",
+    "tests/checkpoint/test_ckpt_load_checks.py",
+    "tests/checkpoint/test_ckpt_read_checks.py",
+    "tests/checkpoint/test_ckpt_save_load.py",
+    "tests/checkpoint/test_ckpt_cli.py",
+    "tests/checkpoint/test_ckpt_exports.py",
+    "tests/checkpoint/test_ckpt_background.py",
+    "tests/checkpoint/test_ckpt_crash.py",
+    "tests/checkpoint/test_ckpt_rank_failure.py",
+    "tests/checkpoint/test_ckpt_resume.py",
+]
 
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
@@ -55,6 +85,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_store.py",
     ],
     "ledger/store/refs.py": [
+        "tests/test_refs_names.py",
         "tests/test_log_and_refs.py",
         "tests/test_integrity_holes.py",
         "tests/test_cli_store.py",
@@ -101,6 +132,7 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_trees.py",
     ],
     "ledger/replay/compare/_common.py": [
+        "tests/replay/test_compare_common.py",
         "tests/replay/test_compare_structured.py",
         "tests/replay/test_bitwise_edges.py",
         "tests/replay/test_compare_trees.py",
@@ -110,8 +142,31 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
-    "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_load.py"],
-    "ledger/torch/ckpt_load.py": ["tests/checkpoint/test_ckpt_save_load.py"],
+    "ledger/torch/ckpt_save.py": _CKPT_TESTS,
+    "ledger/torch/ckpt_load.py": _CKPT_TESTS,
+    "ledger/torch/ckpt_io.py": [*_CKPT_TESTS, "tests/replay/test_compare_checkpoints.py"],
+    "ledger/capture/scrub_stream.py": [
+        "tests/capture/test_scrub_stream_edges.py",
+        "tests/capture/test_scrub_stream.py",
+        "tests/capture/test_secret_scrub.py",
+    ],
+    "ledger/capture/secret_memo.py": [
+        "tests/capture/test_secret_memo_file.py",
+        "tests/capture/test_secret_memo.py",
+        "tests/capture/test_secret_scrub.py",
+    ],
+    "ledger/stats/multiseed.py": [
+        "tests/stats/test_multiseed_edges.py",
+        "tests/stats/test_stats_bootstrap.py",
+    ],
+}
+
+# Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
+# coverage data, so the crash tests' forked savers, killed at each phase on purpose, never
+# show their lines. These run with every selection of the module (not with uncovered lines).
+ALWAYS: dict[str, list[str]] = {
+    m: ["tests/checkpoint/test_ckpt_crash.py"]
+    for m in ("ledger/torch/ckpt_save.py", "ledger/torch/ckpt_io.py")
 }
 
 # (module, stripped source line, mutation) -> why no test can tell the mutant from the original.
@@ -122,10 +177,23 @@ _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _SECRETS = "ledger/capture/secrets.py"
+_COMMON = "ledger/replay/compare/_common.py"
 _GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
 _FOUR = (
     "no line of four characters is flagged: checked for every one that passes the candidate "
     "filter (7854 lines, as yaml, py, env and log), none is"
+)
+_NS_CLOCK = (
+    "one nanosecond apart at a one-second boundary against time.time_ns() read inside names(): "
+    "no test can arrange it without a fake clock"
+)
+_EMPTIED = (
+    "the same statement empties the pending bytes: whatever _ctx skips of an empty buffer, "
+    "nothing is held"
+)
+_REPR = (
+    "only repr() changes: nothing prints a Scrubber, and its repr shows the known values "
+    "through `known` anyway"
 )
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
@@ -211,8 +279,102 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_SECRETS, "start = -(-8 * k // 6)", "6 -> 7"): (
         "for the three alignments k = 0, 1, 2, ceil(8k/6) and ceil(8k/7) are both 0, 2, 3"
     ),
+    (_SECRETS, "_pattern: FormMatcher | None = field(default=None, repr=False)", "False -> True"): (
+        _REPR
+    ),
+    (
+        _SECRETS,
+        "_by_form: dict[bytes, str] = field(default_factory=dict, repr=False)",
+        "False -> True",
+    ): (_REPR),
+    (_SECRETS, "_binary: FormMatcher | None = field(default=None, repr=False)", "False -> True"): (
+        _REPR
+    ),
+    (
+        _SECRETS,
+        "longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back",
+        "0 -> 1",
+    ): "the default is never seen: __post_init__ always sets longest_form",
+    (
+        _SECRETS,
+        "longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back",
+        "False -> True",
+    ): "no caller passes longest_form: __post_init__ sets it either way",
+    (
+        _SECRETS,
+        "out.append(_MARKER.sub(lambda m: environ.get(m[1], m[0]), arg))",
+        "0 -> 1",
+    ): (
+        "what replaces a marker whose variable is not set is never returned: restore_argv "
+        "raises after the loop"
+    ),
+    (_SECRETS, "return path.read_bytes().splitlines(keepends=True)", "True -> False"): (
+        "each line taken from the file is stripped of its line end before use"
+    ),
+    (
+        _SECRETS,
+        "if _SCRUBBED.search(line) and 0 < old_line <= len(old_lines):",
+        "0 < old_line <= len(old_lines) -> 0 <= old_line <= len(old_lines)",
+    ): (
+        "git starts a hunk at old line 0 only with a count of 0 (a new file): no line but an "
+        "added one, never restored, has old line 0"
+    ),
+    (_SECRETS, "return raw", "return X -> return None"): (
+        "every change redact_argv makes puts a marker in: an argument it changed always holds one"
+    ),
     (_SECRETS, "for k in range(3):", "3 -> 4"): (
         "a shift of three bytes is four base64 characters: the same core as no shift"
+    ),
+    (
+        "ledger/store/refs.py",
+        "if st.st_mtime_ns < started - 1_000_000_000:",
+        "st.st_mtime_ns < started - 1000000000 -> st.st_mtime_ns <= started - 1000000000",
+    ): _NS_CLOCK,
+    (
+        "ledger/store/refs.py",
+        "if st.st_mtime_ns < started - 1_000_000_000:",
+        "1000000000 -> 1000000001",
+    ): (_NS_CLOCK),
+    (
+        "ledger/torch/ckpt_load.py",
+        "for i, t in zip(wanted, loaded, strict=True):",
+        "True -> False",
+    ): "read_tensors returns one tensor for each entry it is given: the lengths always agree",
+    (
+        "ledger/torch/ckpt_load.py",
+        "elif isinstance(current, dict) and isinstance(loaded, dict):",
+        "and -> or",
+    ): (
+        "_apply hands over only dicts, and a state dict torch made holds a dict wherever the "
+        "template's does: a mismatch needs a forged nested state"
+    ),
+    ("ledger/torch/ckpt_io.py", "extra = f.read(1)", "1 -> 2"): (
+        "only whether a byte follows the tensor's bytes is used: one or two, both are true"
+    ),
+    (
+        "ledger/capture/scrub_stream.py",
+        'if self._seen < _SNIFF and b"\\0" in chunk[: _SNIFF - self._seen]:',
+        "self._seen < _SNIFF -> self._seen <= _SNIFF",
+    ): "at _seen == _SNIFF the slice chunk[:0] is empty: no NUL is found either way",
+    (
+        "ledger/capture/scrub_stream.py",
+        'out, self._pending, self._ctx = self.held() + chunk, b"", 0',
+        "0 -> 1",
+    ): _EMPTIED,
+    (
+        "ledger/capture/scrub_stream.py",
+        'out, self._pending, self._ctx = self.held(), b"", 0',
+        "0 -> 1",
+    ): (_EMPTIED),
+    ("ledger/torch/ckpt_save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
+        "save_checkpoint sets job.t0 right after making the job, before anything reads it"
+    ),
+    (_COMMON, "super().__init__(reason)", "drop call: super().__init__(reason)"): (
+        "BaseException.__new__ already keeps the arguments: args and str() are the same"
+    ),
+    (_COMMON, "if settings.rtol is not None and settings.atol is not None:", "and -> or"): (
+        "CompareSettings refuses rtol without atol and the reverse (its validator): both are "
+        "set or neither"
     ),
     ("ledger/store/staging.py", "@dataclass(frozen=True)", "True -> False"): (
         "frozen only forbids assignment (and adds a hash), and no code assigns to or hashes a "
@@ -413,7 +575,8 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
 
 
 def _skipped_subtrees(tree: ast.AST) -> set[int]:
-    """Annotations, ``__all__`` and ``if TYPE_CHECKING`` blocks: not behaviour."""
+    """Annotations, ``__all__``, ``@overload`` stubs and ``if TYPE_CHECKING`` blocks: not
+    behaviour."""
     skip: set[int] = set()
 
     def mark(node: ast.AST | None) -> None:
@@ -425,6 +588,8 @@ def _skipped_subtrees(tree: ast.AST) -> set[int]:
             mark(node.annotation)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             mark(node.returns)
+            if any(_call_name_of(d) == "overload" for d in node.decorator_list):
+                mark(node)  # a typing stub: the function that follows replaces it
         elif (
             isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
@@ -433,9 +598,12 @@ def _skipped_subtrees(tree: ast.AST) -> set[int]:
     return skip
 
 
-def _call_name(call: ast.Call) -> str:
-    f = call.func
+def _call_name_of(f: ast.expr) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _call_name(call: ast.Call) -> str:
+    return _call_name_of(call.func)
 
 
 def mutants_of(module: str) -> list[Mutant]:
@@ -532,14 +700,21 @@ def _copy_checkout(dest: Path) -> None:
             shutil.copy2(entry, dest / entry.name)
 
 
-def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
+def _pytest(
+    copy: Path, args: list[str], timeout: float, env_extra: dict[str, str] | None = None
+) -> tuple[str, float]:
     """Run the tests against the copy; the whole process group is stopped whatever happens."""
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(env_extra or {})
+    if len(args) > 20:  # hundreds of node ids: pytest reads them from a file (@file)
+        listing = copy / ".mutation-tests"
+        listing.write_text("\n".join(args) + "\n")
+        args = [f"@{listing}"]
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-x", "-q", *PYTEST_PLUGINS_OFF, *tests],
+        [sys.executable, "-m", "pytest", "-x", "-q", *PYTEST_PLUGINS_OFF, *args],
         cwd=copy,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -548,7 +723,7 @@ def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
     )
     outcome = "killed-timeout"
     try:
-        rc = proc.wait(timeout=timeout)
+        rc = proc.wait(timeout=max(timeout, 1.0))
         outcome = "survived" if rc == 0 else "killed"
     except subprocess.TimeoutExpired:
         pass
@@ -560,125 +735,309 @@ def _pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
     return outcome, time.monotonic() - t0
 
 
-def run_module(module: str, *, out_dir: Path, recheck: bool = False) -> dict[str, object]:
-    """Run every mutant of ``module``; with ``recheck``, only the saved survivors again (after
-    tests were added), keeping the other saved outcomes."""
-    tests = [t for t in MODULES[module] if (REPO / t.split("::")[0]).is_file()]
+@dataclass
+class Options:
+    select: bool = True  # per-mutant test selection by coverage (False: --no-select)
+    cache: bool = True  # reuse results whose key is unchanged (False: --no-cache)
+    recheck: bool = False  # rerun cached survivors (after new tests)
+    deadline: float = float("inf")  # time.monotonic() past which no mutant starts (--budget)
+    jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
+    tests: list[str] | None = None  # instead of the mapped tests (--tests)
+
+
+class _Copy:
+    """The throw-away checkout, made on first use (a fully cached module never needs one)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = self.tmp / "copy"
+            self._path.mkdir()
+            _copy_checkout(self._path)
+        return self._path
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        loaded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def _cover(copy: _Copy, module: str, tests: list[str]) -> CoverMap | None:
+    """The coverage pass, which is also the baseline: None when the tests fail unmutated."""
+    work = copy.tmp / "cover"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    env = coverage_env(work, copy.path, module)
+    args = ["-p", "mutation_contexts", *tests]
+    outcome, seconds = _pytest(copy.path, args, timeout=3600, env_extra=env)
+    if outcome != "survived":
+        return None
+    return read_coverage(work, module, round(seconds, 1))
+
+
+def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
+    """Run the mutants of ``module`` whose result is not cached, each against the tests that
+    cover it (or all mapped tests without selection), until the deadline; write the results."""
+    mapped = opts.tests or MODULES[module]
+    tests = [t for t in mapped if (REPO / t.split("::")[0]).is_file()]
     original = (REPO / module).read_text()
-    mutants = mutants_of(module)
-    saved_path = out_dir / (module.replace("/", ".") + ".json")
-    kept: dict[tuple[str, str, int], dict[str, object]] = {}
-    if recheck and saved_path.is_file():
-        saved = json.loads(saved_path.read_text())
-        kept = {
-            key: r
-            for key, r in zip(_keys(saved["results"]), saved["results"], strict=True)
-            if r["outcome"] not in ("survived", "equivalent")
-        }
-    keys = _keys([asdict(m) for m in mutants])
+    mutants = [m for m in mutants_of(module) if _compiles(apply(original, m), module)]
+    name = module.replace("/", ".") + ".json"
+    saved_path, cache_path = out_dir / name, out_dir / "cache" / name
+    cache = _load_json(cache_path) if opts.cache else {}
+    outcomes: dict[str, dict[str, Any]] = cache.get("mutants", {})
+    if opts.recheck:
+        outcomes = {k: v for k, v in outcomes.items() if v["outcome"] != "survived"}
+    spans = Spans.of(original)
+    digests: dict[tuple[str, ...], str] = {}
+
+    def digest(ids: list[str]) -> str:
+        files = tuple(sorted({t.split("::")[0] for t in ids}))
+        if files not in digests:
+            digests[files] = hash_tests(REPO, list(files))
+        return digests[files]
+
+    ckey = cover_key(original, tests, digest(tests)) if opts.select else "no-select"
+    cover = None
+    tree = hash_tree(REPO)
+    fresh = False  # the cached map was made on this very ledger/ tree: its baseline holds
+    if opts.select and cache.get("cover", {}).get("key") == ckey:
+        cover = CoverMap.from_json(cache["cover"]["map"])
+        fresh = cache["cover"].get("tree") == tree
+
+    def plan(cover: CoverMap | None) -> list[tuple[Mutant, list[str], str, str]]:
+        out = []
+        for m in mutants:
+            if cover is None:
+                chosen, why = None, "all tests"
+            else:
+                chosen, why = select(cover, spans, m.start, m.end)
+                if chosen:
+                    chosen = _with_always(module, chosen, cover)
+            run = tests if chosen is None else chosen
+            out.append((m, run, why, mutant_key(original, asdict(m), run, digest(run))))
+        return out
+
+    def expected(run: list[str]) -> float:
+        """The tests' time in the coverage pass, start-up included (all: the whole pass)."""
+        if cover is None or run is tests:
+            return base_s
+        return seconds_of(cover, run) + overhead
+
+    def pending(planned: list[tuple[Mutant, list[str], str, str]]) -> bool:
+        return any(key not in outcomes and why != "uncovered" for _, _, why, key in planned)
+
+    planned = plan(cover) if (cover is not None or not opts.select) else []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
-        copy = Path(tmp)
-        _copy_checkout(copy)
-        base, base_s = _pytest(copy, tests, timeout=900)
-        if base != "survived":
-            raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
-        timeout = max(60.0, 3 * base_s)
-        print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s: {' '.join(tests)}")
-        results = []
-        for i, m in enumerate(mutants, 1):
-            mutated = apply(original, m)
+        copy = _Copy(Path(tmp))
+        base_s = cover.seconds if cover is not None else 0.0
+        # A mutant to run needs a green baseline now: with selection the coverage pass is the
+        # baseline (and refreshes the map), without it a plain run of the mapped tests.
+        if (not planned or (pending(planned) and not fresh)) and time.monotonic() < opts.deadline:
+            if opts.select:
+                cover = _cover(copy, module, tests)
+                if cover is None:
+                    raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
+                cache["cover"] = {"key": ckey, "tree": tree, "map": cover.to_json()}
+                base_s = cover.seconds
+                planned = plan(cover)
+            else:
+                base, base_s = _pytest(copy.path, tests, timeout=3600)
+                if base != "survived":
+                    raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
+            print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s", flush=True)
+        overhead = 0.0
+        if cover is not None:
+            overhead = max(0.0, cover.seconds - seconds_of(cover, [i["id"] for i in cover.items]))
+        if not planned:  # no map and no time to make one
+            planned = [(m, tests, "not run", "") for m in mutants]
+        n_all = len(cover.items) if cover is not None else len(tests)
+        todo: list[tuple[int, Mutant, list[str], str, float]] = []
+        for i, (m, run, why, key) in enumerate(planned):
+            entry: dict[str, Any] = {
+                **asdict(m),
+                "tests": n_all if run is tests else len(run),
+                "why": why,
+            }
+            if key in outcomes:
+                results.append({**entry, **outcomes[key], "cached": True})
+            elif why == "uncovered":
+                results.append({**entry, "outcome": "survived", "seconds": 0.0})
+            elif not key:
+                results.append({**entry, "outcome": "not-run", "seconds": 0.0})
+            else:
+                results.append(entry)  # filled in when it has run
+                todo.append((i, m, run, key, max(60.0, 3 * expected(run))))
+        copies = queue.SimpleQueue[Path]()
+        if todo:
+            copies.put(copy.path)
+        for n in range(1, min(opts.jobs, len(todo))):
+            extra = copy.tmp / f"copy{n}"
+            shutil.copytree(copy.path, extra, symlinks=True)
+            copies.put(extra)
+
+        def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float]:
+            left = opts.deadline - time.monotonic()
+            if left <= 0:
+                return "not-run", 0.0
+            where = copies.get()
             try:
-                compile(mutated, module, "exec")
-            except SyntaxError:
-                continue
-            previous = kept.get(keys[i - 1])
-            if previous is not None:
-                results.append({**asdict(m), "outcome": previous["outcome"], "seconds": 0.0})
-                continue
-            (copy / module).write_text(mutated)
-            outcome, secs = _pytest(copy, tests, timeout)
-            (copy / module).write_text(original)
-            key = (module, m.source, m.mutation)
-            if outcome == "survived" and key in EQUIVALENT:
-                outcome = "equivalent"
-            results.append({**asdict(m), "outcome": outcome, "seconds": round(secs, 1)})
-            flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
-            print(f"  [{i}/{len(mutants)}] {secs:5.1f}s {m.line}: {m.mutation}{flag}", flush=True)
-            _save(module, tests, results, saved_path, recheck, final=False)
-    return _save(module, tests, results, saved_path, recheck, final=True)
+                (where / module).write_text(apply(original, m))
+                outcome, secs = _pytest(where, run, min(timeout, left))
+                (where / module).write_text(original)
+            finally:
+                copies.put(where)
+            if outcome == "killed-timeout" and left < timeout:
+                return "not-run", 0.0  # stopped by the budget, not by the mutant
+            return outcome, secs
+
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+            for done in as_completed(futures):
+                i, m, run, key = futures[done]
+                outcome, secs = done.result()
+                results[i].update(outcome=outcome, seconds=round(secs, 1))
+                if outcome == "not-run":
+                    continue
+                outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1)}
+                flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
+                print(
+                    f"  [{i + 1}/{len(mutants)}] {secs:5.1f}s {results[i]['tests']:4d} tests "
+                    f"{m.line}: {m.mutation}{flag}",
+                    flush=True,
+                )
+                cache["mutants"] = outcomes
+                if opts.cache:
+                    _write_json(cache_path, cache)
+                finished = [r for r in results if "outcome" in r]
+                _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
+    cache["mutants"] = outcomes
+    if opts.cache:
+        _write_json(cache_path, cache)
+    return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
 
 
-def _keys(results: list[dict[str, object]]) -> list[tuple[str, str, int]]:
-    """(source line, mutation, occurrence): stable when lines move, unique when a line repeats."""
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for r in results:
-        pair = (str(r["source"]), str(r["mutation"]))
-        seen[pair] = seen.get(pair, 0) + 1
-        out.append((*pair, seen[pair]))
-    return out
+def _with_always(module: str, chosen: list[str], cover: CoverMap) -> list[str]:
+    """``chosen`` and the module's ALWAYS tests, in collection order."""
+    files = tuple(f + "::" for f in ALWAYS.get(module, []))
+    if not files:
+        return chosen
+    keep = set(chosen)
+    return [i["id"] for i in cover.items if i["id"] in keep or i["id"].startswith(files)]
+
+
+def _compiles(text: str, module: str) -> bool:
+    try:
+        compile(text, module, "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _outcome(module: str, r: dict[str, Any]) -> str:
+    """A survivor listed in EQUIVALENT counts as equivalent (the cache keeps the raw outcome)."""
+    if r["outcome"] == "survived" and (module, r["source"], r["mutation"]) in EQUIVALENT:
+        return "equivalent"
+    return str(r["outcome"])
 
 
 def _save(
     module: str,
     tests: list[str],
-    results: list[dict[str, object]],
+    results: list[dict[str, Any]],
     saved_path: Path,
-    recheck: bool,
+    opts: Options,
     *,
     final: bool,
-) -> dict[str, object]:
+    base_s: float,
+) -> dict[str, Any]:
     """Write the results so far (after every mutant: an interrupted run keeps its work)."""
+    for r in results:
+        r["outcome"] = _outcome(module, r)
+    count = {k: sum(r["outcome"] == k for r in results) for k in ("equivalent", "not-run")}
     killed = sum(str(r["outcome"]).startswith("killed") for r in results)
-    equivalent = sum(r["outcome"] == "equivalent" for r in results)
     survived = [r for r in results if r["outcome"] == "survived"]
-    scored = len(results) - equivalent
+    scored = killed + len(survived)
     summary = {
         "module": module,
         "tests": tests,
-        "complete": final,
+        "complete": final and not count["not-run"],
+        "selection": opts.select,
         "mutants": len(results),
         "killed": killed,
-        "equivalent": equivalent,
+        "equivalent": count["equivalent"],
         "survived": len(survived),
+        "not_run": count["not-run"],
+        "uncovered": sum(r.get("why") == "uncovered" for r in survived),
         "score": round(100 * killed / scored, 1) if scored else 100.0,
-        "rechecked": recheck,
+        # what a cold run costs: the baseline (coverage) pass plus every mutant's own time
+        "cold_seconds": round(base_s + sum(float(r["seconds"]) for r in results), 1),
         "survivors": [
-            {"line": r["line"], "source": r["source"], "mutation": r["mutation"]} for r in survived
+            {"line": r["line"], "source": r["source"], "mutation": r["mutation"], "why": r["why"]}
+            for r in survived
         ],
         "results": results,
     }
-    saved_path.parent.mkdir(exist_ok=True)
-    saved_path.write_text(json.dumps(summary, indent=1))
+    _write_json(saved_path, summary)
     if final:
         print(
-            f"{module}: {killed} killed, {equivalent} equivalent, {len(survived)} survived: "
-            f"score {summary['score']}%"
+            f"{module}: {killed} killed, {count['equivalent']} equivalent, {len(survived)} "
+            f"survived, {count['not-run']} not run: score {summary['score']}%"
         )
     return summary
 
 
 def report(out_dir: Path) -> None:
-    print("| module | mutants | killed | equivalent | survived | score |")
-    print("|---|---|---|---|---|---|")
-    for path in sorted(out_dir.glob("*.json")):
-        r = json.loads(path.read_text())
+    print("| module | mutants | killed | equivalent | survived | not run | score | cold run |")
+    print("|---|---|---|---|---|---|---|---|")
+    loaded = [_load_json(p) for p in sorted(out_dir.glob("*.json"))]
+    loaded = [r for r in loaded if r.get("module") in MODULES]
+    for r in loaded:
         print(
             f"| `{r['module']}` | {r['mutants']} | {r['killed']} | {r['equivalent']} "
-            f"| {r['survived']} | {r['score']}% |"
+            f"| {r['survived']} | {r.get('not_run', 0)} | {r['score']}% "
+            f"| {float(r.get('cold_seconds', 0)) / 60:.1f} min |"
         )
-    for path in sorted(out_dir.glob("*.json")):
-        r = json.loads(path.read_text())
+    total = sum(float(r.get("cold_seconds", 0)) for r in loaded)
+    print(f"\ncold run of these modules: {total / 60:.1f} min (sum of the measured times)")
+    for r in loaded:
         for x in r["results"]:
-            if x["outcome"] == "equivalent":
+            if _outcome(r["module"], x) == "equivalent":
                 reason = EQUIVALENT[(r["module"], x["source"], x["mutation"])]
                 print(f"- equivalent `{r['module']}:{x['line']}` {x['mutation']}: {reason}")
         for x in r["survivors"]:
-            print(f"- SURVIVED `{r['module']}:{x['line']}` {x['mutation']}")
+            tag = " (no test covers it)" if x.get("why") == "uncovered" else ""
+            print(f"- SURVIVED `{r['module']}:{x['line']}` {x['mutation']}{tag}")
 
 
 def _stop(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds: the running tests are stopped, the copy removed
+
+
+def parse_budget(text: str) -> float:
+    """``30m``, ``90s``, ``1h`` or plain seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]]
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30m)") from None
 
 
 def main() -> None:
@@ -690,7 +1049,37 @@ def main() -> None:
         "--report", action="store_true", help="print the saved results as a Markdown table"
     )
     parser.add_argument(
-        "--recheck", action="store_true", help="rerun only the saved survivors (after new tests)"
+        "--recheck", action="store_true", help="rerun the cached survivors (after new tests)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=parse_budget,
+        default=None,
+        help="start no mutant after this long (30m, 1h); the rest is reported as not run "
+        "and a later run resumes from the cache",
+    )
+    parser.add_argument(
+        "--no-select",
+        "--full",
+        dest="select",
+        action="store_false",
+        help="run every mapped test for each mutant, not only the tests that cover it",
+    )
+    parser.add_argument(
+        "--no-cache", dest="cache", action="store_false", help="ignore and keep no cached results"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        help="mutants run at once, each in its own copy of the checkout (default 1)",
+    )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        metavar="TEST",
+        help="run these tests instead of the mapped ones (a quick first look at a module)",
     )
     args = parser.parse_args()
     if args.report:
@@ -705,8 +1094,26 @@ def main() -> None:
             for m in mutants_of(module):
                 print(f"{module}:{m.line}: {m.mutation}")
         return
+    start = time.monotonic()
+    deadline = start + args.budget if args.budget is not None else float("inf")
+    opts = Options(
+        select=args.select,
+        cache=args.cache,
+        recheck=args.recheck,
+        deadline=deadline,
+        jobs=args.jobs,
+        tests=args.tests,
+    )
+    not_run = 0
     for module in modules:
-        run_module(module, out_dir=REPO / "mutation-results", recheck=args.recheck)
+        summary = run_module(module, out_dir=REPO / "mutation-results", opts=opts)
+        not_run += int(summary["not_run"])
+    print(f"mutation: {(time.monotonic() - start) / 60:.1f} min")
+    if not_run:
+        print(
+            f"mutation: the budget ran out: {not_run} mutants not run; run again to resume "
+            "(finished results are cached)"
+        )
 
 
 if __name__ == "__main__":

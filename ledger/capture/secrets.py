@@ -391,14 +391,20 @@ def _is_path_list(value: str) -> bool:
 
 
 def _differing_part(raw: str, red: str) -> str:
-    """What redaction removed from ``raw``: the part between the common prefix and suffix."""
-    i = 0
-    while i < min(len(raw), len(red)) and raw[i] == red[i]:
-        i += 1
-    j = 0
-    while j < min(len(raw), len(red)) - i and raw[-1 - j] == red[-1 - j]:
-        j += 1
-    return raw[i : len(raw) - j]
+    """What redaction removed from ``raw``: from where the first marker starts in ``red`` to
+    where the last one ends (the text around them is ``raw``'s own). Not the part between the
+    common prefix and suffix: that would eat a secret's characters that match the marker's
+    ends (a password ending in ``*``), and leave them in the logs."""
+    start = red.find(_STARS)
+    if start < 0:  # every redaction puts a marker in; were one not to, keep the whole
+        return raw
+    after = len(red) - (red.rfind(_STARS) + len(_STARS))
+    return raw[start : len(raw) - after]
+
+
+# Both markers redact_argv puts in (``***redacted***``, and ``***`` for a URL's password)
+# start and end with this.
+_STARS = "***"
 
 
 def _b64_cores(raw: bytes) -> set[bytes]:

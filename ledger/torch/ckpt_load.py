@@ -158,6 +158,12 @@ def _apply(template: dict[str, Any], loaded: Any, mode: Mode, strict: bool, path
                 )
             continue
         lv = loaded[k]
+        if (isinstance(tv, torch.nn.Module) or is_stateful(tv)) and not isinstance(lv, dict):
+            # torch would raise a TypeError (or worse, for optimizers) at load_state_dict
+            raise UsageError(
+                f"cannot load {p}: the checkpoint holds no state dict there",
+                hint="the checkpoint saved something else under that key; check the state layout",
+            )
         if isinstance(tv, torch.nn.Module):
             _check_shapes(tv.state_dict(), lv, p)
             try:

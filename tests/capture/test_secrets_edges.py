@@ -445,3 +445,59 @@ def test_a_patch_line_that_looks_like_a_file_header_is_scanned_too(tmp_path: Pat
     git("apply", str(tmp_path / "p"))
     assert (repo / "q.sql").read_text() == "select 1;\nselect 2;\n[REDACTED:GitHub Token]\n"
     assert (repo / "r.py").read_text() == "password = 'ctx-Secret-1'\nx = 2\n"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["pa55**", "***pa55", "hunter2*", "ted***9q", "***re4Lpw"],
+)
+def test_a_secret_sharing_characters_with_the_marker_is_known_whole(secret: str) -> None:
+    # redact_argv puts ***redacted*** (or *** in a URL) in place of the value; matching the
+    # common prefix and suffix of the two would eat the secret's own '*' or letters of
+    # "redacted" at its ends, and leave them in the logs.
+    url = f"postgresql://trainer:{secret}@db:5432/x"
+    for argv in (["t.py", f"--password={secret}"], ["t.py", "--password", secret], ["t.py", url]):
+        assert [k.value for k in launch_secrets(argv, {})] == [secret]
+
+
+def test_a_stream_scrubs_a_value_split_across_chunks() -> None:
+    s = Scrubber([KnownSecret("HF_TOKEN", "hf-abcdefgh")])
+    stream = s.stream("stdout")
+    out = stream.feed(b"token hf-abc") + stream.feed(b"defgh done\n") + stream.flush()
+    assert out == b"token [REDACTED:HF_TOKEN] done\n"
+    assert s.hits == {"HF_TOKEN": {"stdout"}}
+
+
+def test_a_value_of_eight_characters_is_not_called_short() -> None:
+    s = Scrubber([KnownSecret("K8", "abcdefgh"), KnownSecret("K7", "abcdefg")])
+    s.text("abcdefgh", "env")
+    s.text("x abcdefg y", "env")
+    assert s.notes() == [
+        "the value of $K7 (a short value, 7 characters) was scrubbed from env",
+        "the value of $K8 was scrubbed from env",
+    ]
+
+
+def test_the_note_counts_one_more_past_ten_lines(tmp_path: Path) -> None:
+    (tmp_path / "stdout.log").write_bytes(f"aws {AWS}\n".encode() * 11)
+    (note,) = scrub_run_dir(tmp_path, Scrubber([]))
+    assert note.startswith("lines holding secrets were redacted in the logs (11): stdout:1 ")
+    assert note.endswith("stdout:10 (AWS Access Key) and 1 more")
+
+
+def test_a_patch_without_markers_and_redacted_added_lines_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"x = 1\npassword = 'in-head-Q1'\ny = 2\n")
+    clean = b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
+    assert restore_patch_context(clean, tmp_path) == clean
+    added = (
+        b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,4 @@\n x = 1\n"
+        b"+[REDACTED:Secret Keyword]\n [REDACTED:Secret Keyword]\n y = 2\n"
+    )
+    assert restore_patch_context(added, tmp_path) == added.replace(
+        b" [REDACTED:Secret Keyword]\n", b" password = 'in-head-Q1'\n"
+    )
+
+
+def test_a_token_at_the_start_of_an_argument_is_known_without_what_follows() -> None:
+    assert [k.value for k in launch_secrets(["t.py", f"{GITHUB} tail"], {})] == [GITHUB]
+    assert [k.value for k in launch_secrets(["t.py", f"{GITHUB}/x"], {})] == [GITHUB]

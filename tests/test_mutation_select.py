@@ -1,0 +1,162 @@
+"""The test selection of ``scripts/mutation.py`` (issue #18): per-test coverage contexts, children
+included, and the rules that pick a mutant's tests and key its cached result."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+from mutation_select import (  # noqa: E402
+    CoverMap,
+    Spans,
+    coverage_env,
+    hash_tests,
+    mutant_key,
+    read_coverage,
+    select,
+)
+
+pytest.importorskip("coverage")
+
+MODULE = textwrap.dedent(
+    """\
+    LIMIT = 3
+
+
+    def small(x):
+        if x < LIMIT:
+            return "small"
+        return "big"
+
+
+    def child_only(x):
+        return x * 2
+
+
+    def never(x):
+        return x + 1
+
+
+    def defaulted(x, y=5):
+        'A docstring: no line of code.'
+        return x + y
+    """
+)
+
+TESTS = textwrap.dedent(
+    """\
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    import mod
+
+
+    @pytest.fixture(scope="module")
+    def doubled():
+        return mod.child_only(21)
+
+
+    def test_in_process():
+        assert mod.small(1) == "small"
+        assert mod.defaulted(1) == 6
+
+
+    def test_in_a_child():
+        code = "import mod; assert mod.child_only(2) == 4; mod.small(5)"
+        subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+
+
+    def test_uses_the_fixture(doubled):
+        assert doubled == 42
+    """
+)
+
+
+def test_contexts_name_the_test_in_process_in_children_and_in_wide_fixtures(
+    tmp_path: Path,
+) -> None:
+    copy, work = tmp_path / "copy", tmp_path / "work"
+    (copy / "tests").mkdir(parents=True)
+    work.mkdir()
+    (copy / "mod.py").write_text(MODULE)
+    (copy / "tests" / "test_mod.py").write_text(TESTS)
+    env = coverage_env(work, copy, "mod.py")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "mutation_contexts",
+            "tests/test_mod.py",
+        ],
+        cwd=copy,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    cover = read_coverage(work, "mod.py", 1.0)
+    ids = [i["id"] for i in cover.items]
+    assert ids == [
+        "tests/test_mod.py::test_in_process",
+        "tests/test_mod.py::test_in_a_child",
+        "tests/test_mod.py::test_uses_the_fixture",
+    ]
+    spans = Spans.of(MODULE)
+    # `if x < LIMIT` (line 5): the in-process test and the child started by the second test
+    assert select(cover, spans, (5, 4), (5, 8)) == (ids[:2], "selected")
+    # `return "big"` (line 7): only the child reaches it
+    assert select(cover, spans, (7, 4), (7, 8)) == ([ids[1]], "selected")
+    # child_only's body: the child, and the test whose module-scoped fixture calls it
+    assert select(cover, spans, (11, 4), (11, 8)) == ([ids[1], ids[2]], "selected")
+    assert select(cover, spans, (15, 4), (15, 8)) == ([], "uncovered")
+    # a default argument: the tests that call its function
+    assert select(cover, spans, (18, 19), (18, 20)) == ([ids[0]], "selected")
+    # LIMIT = 3 runs at import: every mapped test
+    assert select(cover, spans, (1, 4), (1, 8)) == (None, "import-time")
+
+
+def test_a_line_covered_outside_any_test_selects_all() -> None:
+    spans = Spans.of(MODULE)
+    cover = CoverMap({11: ["", "t::a"]}, [{"id": "t::a", "fixtures": []}], 1.0)
+    assert select(cover, spans, (11, 4), (11, 8)) == (None, "covered outside a test")
+
+
+def test_a_mutant_in_a_condition_uses_its_statement_first_line() -> None:
+    text = "def f(a, b):\n    if (a and\n            b):\n        return 1\n"
+    cover = CoverMap({2: ["t::a"]}, [{"id": "t::a", "fixtures": []}], 1.0)
+    assert select(cover, Spans.of(text), (3, 12), (3, 13)) == (["t::a"], "selected")
+
+
+def test_the_cache_key_changes_with_the_source_the_mutant_and_the_tests(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    test_file = tmp_path / "tests" / "test_x.py"
+    test_file.write_text("def test_a(): pass\n")
+    mutant = {"start": [1, 0], "end": [1, 1], "replacement": "(2)"}
+    ids = ["tests/test_x.py::test_a"]
+    key = mutant_key("x = 1\n", mutant, ids, hash_tests(tmp_path, ids))
+    assert key == mutant_key("x = 1\n", mutant, ids, hash_tests(tmp_path, ids))
+    assert key != mutant_key("x = 1 \n", mutant, ids, hash_tests(tmp_path, ids))
+    other = {**mutant, "replacement": "(3)"}
+    assert key != mutant_key("x = 1\n", other, ids, hash_tests(tmp_path, ids))
+    assert key != mutant_key("x = 1\n", mutant, [*ids, "t::b"], hash_tests(tmp_path, ids))
+    test_file.write_text("def test_a(): assert True\n")
+    assert key != mutant_key("x = 1\n", mutant, ids, hash_tests(tmp_path, ids))
+    test_file.write_text("def test_a(): pass\n")
+    (tmp_path / "tests" / "conftest.py").write_text("")
+    assert key != mutant_key("x = 1\n", mutant, ids, hash_tests(tmp_path, ids))
