@@ -140,3 +140,21 @@ def test_unnamed_temp_files_where_linux_has_them(tmp_path: Path) -> None:
         os.close(fd)
     assert (tmp_path / "a").read_bytes() == b"x"
     assert (tmp_path / "a").stat().st_mode & 0o777 == 0o444
+
+
+def test_pipelined_put_stream_without_readinto(store: Store) -> None:
+    """A stream that is not a file (only ``read``) is copied piece by piece as well."""
+    import io
+
+    data = os.urandom(2 * PIPE_CHUNK + 11)
+
+    class ReadOnly:
+        def __init__(self) -> None:
+            self._f = io.BytesIO(data)
+
+        def read(self, n: int = -1) -> bytes:
+            return self._f.read(n)
+
+    oid = store.objects.put_stream(ReadOnly())  # type: ignore[arg-type]
+    assert oid == hash_bytes(data)
+    assert store.objects.get_bytes(oid) == data

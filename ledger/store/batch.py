@@ -44,8 +44,8 @@ _WORKERS = 4
 # Files staged at once: each holds an open descriptor until it is published.
 _BATCH = 4096
 
-# One staged file: its id, the open temp file (None: already stored, or stored by
-# put_stream) and the temp file's name (None for an unnamed one).
+# One staged file: its id, the open temp file (None: a large file, stored by put_stream)
+# and the temp file's name (None for an unnamed one).
 _Staged = tuple[str, int | None, Path | None]
 
 _local = threading.local()
@@ -93,9 +93,9 @@ def _stage(objects: ObjectStore, path: str) -> _Staged:
                 return objects.put_stream(f), None, None
     finally:
         os.close(fd)
+    # Not checked against the store here: the caller skips the ids it knows are stored, and
+    # an object found at naming time is touched instead (``_publish``).
     oid = hash_bytes(data)
-    if objects.touch(oid):
-        return oid, None, None
     payload: bytes | memoryview = data
     codec = CODEC_RAW
     if len(data) >= MIN_COMPRESS:
@@ -164,7 +164,8 @@ def _batch_size() -> int:
 
 def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
     """Store each file of ``paths`` (regular files); returns their ids, in order. When it
-    returns, every object is durable under its name."""
+    returns, every object is durable under its name. Each file is written to a temp file even
+    if its object is stored already (then dropped): callers leave out the ids they know."""
     oids: list[str] = []
     size = _batch_size()
     with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
