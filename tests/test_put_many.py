@@ -87,9 +87,9 @@ def test_content_is_durable_before_any_object_has_a_name(
     seen: list[list[Path]] = []
     real = batch.sync_files
 
-    def barrier(fds: list[int], dir: Path, workers: int) -> None:
+    def barrier(fds: list[int], dir: Path, workers: int, written: int) -> None:
         seen.append(_stored_names(store))
-        real(fds, dir, workers)
+        real(fds, dir, workers, written)
 
     monkeypatch.setattr(batch, "sync_files", barrier)
     batch.put_files(store.objects, paths)
@@ -158,3 +158,25 @@ def test_pipelined_put_stream_without_readinto(store: Store) -> None:
     oid = store.objects.put_stream(ReadOnly())  # type: ignore[arg-type]
     assert oid == hash_bytes(data)
     assert store.objects.get_bytes(oid) == data
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_syncfs_only_while_little_else_is_unwritten(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, busy: bool
+) -> None:
+    """syncfs would also wait for every other writer's data: with more of it pending than the
+    slack, each file is fsynced instead."""
+    from ledger.store import durable
+
+    calls: list[Path] = []
+    real = durable.sync_filesystem
+
+    def spy(path: Path) -> bool:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(durable, "sync_filesystem", spy)
+    monkeypatch.setattr(durable, "_DIRTY_SLACK", -(1 << 62) if busy else 1 << 62)
+    paths = _files(tmp_path / "in")
+    assert batch.put_files(store.objects, paths) == [hash_file(p) for p in paths]
+    assert calls == ([] if busy else [store.objects.tmp_dir])

@@ -188,7 +188,8 @@ def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecu
         if failed is not None:
             raise failed
         # 2. Durable content first: nothing gets a name before this returns.
-        sync_files([fd for _, fd, _ in written if fd is not None], objects.tmp_dir, _WORKERS)
+        fds = [fd for _, fd, _ in written if fd is not None]
+        sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds))
         # 3. Names, fan directory by fan directory.
         fans: dict[Path, list[_Staged]] = {}
         for s in written:

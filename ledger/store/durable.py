@@ -9,8 +9,9 @@ Two Linux facilities make that cheaper, each with a portable fallback:
 
 - ``syncfs(2)`` writes back and commits everything dirty on one file system in one call. It is
   used only on the local file systems below, whose ``syncfs`` is known to reach stable storage
-  and, from Linux 5.8, to report write-back errors; elsewhere (NFS, FUSE, overlay, ZFS, other
-  systems) ``sync_files`` fsyncs each file.
+  and, from Linux 5.8, to report write-back errors, and only while the machine has little
+  unwritten data besides the caller's (syncfs would wait for that too); otherwise (NFS, FUSE,
+  overlay, ZFS, other systems, a busy machine) ``sync_files`` fsyncs each file.
 - ``O_TMPFILE`` creates a temp file without a name, so the only directory entry a write makes
   is the object's own (``linkat``), and a writer killed midway leaves nothing behind. Where it
   is unsupported, or ``/proc`` is not mounted (``linkat`` needs ``/proc/self/fd``), writers
@@ -40,6 +41,8 @@ _SYNCFS_SAFE = {
     0xF2F52010: "f2fs",
     0x01021994: "tmpfs",  # nothing there survives a reboot anyway
 }
+# Unwritten data of others that a syncfs may wait for, beyond the caller's own.
+_DIRTY_SLACK = 64 << 20
 _AT_FDCWD = -100
 _AT_SYMLINK_FOLLOW = 0x400
 
@@ -83,11 +86,31 @@ def sync_filesystem(path: Path) -> bool:
     return True
 
 
-def sync_files(fds: Sequence[int], dir: Path, workers: int) -> None:
-    """Make the content of every open file ``fds`` (all on ``dir``'s file system) durable:
-    one ``syncfs`` where it is enough, else ``fdatasync`` of each, from ``workers`` threads
-    (concurrent fsyncs share journal commits)."""
-    if not fds or sync_filesystem(dir):
+def _others_dirty(written: int) -> bool:
+    """Whether the machine has much more unwritten data than the ``written`` bytes of ours:
+    ``syncfs`` would wait for all of it (a training job's checkpoint, say), an fsync of each
+    of our files only for ours. /proc/meminfo counts every file system, so this errs on the
+    side of fsyncs."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            info = f.read()
+    except OSError:
+        return True
+    pending = 0
+    for line in info.splitlines():
+        if line.startswith((b"Dirty:", b"Writeback:")):
+            pending += int(line.split()[1]) * 1024
+    return pending > written + _DIRTY_SLACK
+
+
+def sync_files(fds: Sequence[int], dir: Path, workers: int, written: int) -> None:
+    """Make the content of every open file ``fds`` (all on ``dir``'s file system, ``written``
+    bytes in all) durable: one ``syncfs`` where it is enough and little else waits to be
+    written, else ``fdatasync`` of each, from ``workers`` threads (concurrent fsyncs share
+    journal commits)."""
+    if not fds:
+        return
+    if not _others_dirty(written) and sync_filesystem(dir):
         return
     if len(fds) == 1 or workers <= 1:
         for fd in fds:
