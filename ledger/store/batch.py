@@ -7,7 +7,9 @@ forces a journal commit, and every create waits behind the commits). Here, for e
 1. **stage**: from a pool, each file is read once, hashed, judged for compression and written
    to a temp file (unnamed where the platform allows, ``ledger.store.durable``), not fsynced;
 2. **durable**: one barrier for the whole batch: ``syncfs`` on the store's file system where
-   that is known to be enough, else ``fdatasync`` of every temp file;
+   that is known to be enough, else ``fdatasync`` of every temp file; on a machine with much
+   unwritten data of others (which ``syncfs`` would wait for) each temp file is instead
+   fdatasynced by its worker as soon as it is written;
 3. **publish**: each temp file gets its object's name (``linkat``, or ``rename``);
 4. **directories**: each fan directory that got a name is fsynced once.
 
@@ -32,7 +34,7 @@ import zstandard
 
 from .._hashing import hash_bytes
 from .atomic import fsync_dir
-from .durable import link_unnamed, open_unnamed, sync_files
+from .durable import link_unnamed, open_unnamed, others_dirty, sync_files
 from .objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING, ZSTD_LEVEL, ObjectStore
 
 __all__ = ["SMALL", "put_files"]
@@ -83,7 +85,7 @@ def _write_all(fd: int, head: bytes, payload: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _stage(objects: ObjectStore, path: str) -> _Staged:
+def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         data = _read_small(fd)
@@ -111,6 +113,8 @@ def _stage(objects: ObjectStore, path: str) -> _Staged:
         if name is not None:
             os.fchmod(out, 0o444)
         _write_all(out, bytes([codec]), payload)
+        if sync_each:
+            os.fdatasync(out)
     except BaseException:
         _discard((oid, out, name))
         raise
@@ -175,7 +179,10 @@ def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
 
 
 def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecutor) -> list[str]:
-    futures = [pool.submit(_stage, objects, p) for p in paths]
+    # A busy machine (much unwritten data of others, which a syncfs would wait for): each
+    # file is fdatasynced as it is written, overlapping the other workers' reads and writes.
+    sync_each = others_dirty(0)
+    futures = [pool.submit(_stage, objects, p, sync_each) for p in paths]
     staged: list[_Staged] = []
     failed: BaseException | None = None
     for future in futures:  # wait for all: collect every temp file, so none is left behind
@@ -188,8 +195,9 @@ def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecu
         if failed is not None:
             raise failed
         # 2. Durable content first: nothing gets a name before this returns.
-        fds = [fd for _, fd, _ in written if fd is not None]
-        sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds))
+        if not sync_each:
+            fds = [fd for _, fd, _ in written if fd is not None]
+            sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds))
         # 3. Names, fan directory by fan directory.
         fans: dict[Path, list[_Staged]] = {}
         for s in written:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["link_unnamed", "open_unnamed", "sync_files", "sync_filesystem"]
+__all__ = ["link_unnamed", "open_unnamed", "others_dirty", "sync_files", "sync_filesystem"]
 
 # statfs(2) f_type of the file systems whose syncfs makes all data and metadata durable.
 _SYNCFS_SAFE = {
@@ -86,7 +86,7 @@ def sync_filesystem(path: Path) -> bool:
     return True
 
 
-def _others_dirty(written: int) -> bool:
+def others_dirty(written: int) -> bool:
     """Whether the machine has much more unwritten data than the ``written`` bytes of ours:
     ``syncfs`` would wait for all of it (a training job's checkpoint, say), an fsync of each
     of our files only for ours. /proc/meminfo counts every file system, so this errs on the
@@ -110,7 +110,7 @@ def sync_files(fds: Sequence[int], dir: Path, workers: int, written: int) -> Non
     journal commits)."""
     if not fds:
         return
-    if not _others_dirty(written) and sync_filesystem(dir):
+    if not others_dirty(written) and sync_filesystem(dir):
         return
     if len(fds) == 1 or workers <= 1:
         for fd in fds:
