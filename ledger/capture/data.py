@@ -469,20 +469,26 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
         tick(1, size)
         if oid != expected:
             report.changed.append(abspath)
-    for d, manifest in manifests:
-        oid = store.put_json(manifest.to_json())
-        if oid != d.files:
-            raise UsageError(f"the manifest of input {d.path!r} does not match its digest record")
+    store_manifests([d for d, _ in manifests], store)
     return report
 
 
 def store_manifests(digests: Iterable[InputDigest], store: Store) -> None:
-    """Store only the directory inputs' data-manifests (for ``--no-store-inputs``): the record
-    names them, and replay needs the listing (empty directories, permission bits) to rebuild an
-    input from DVC's cache, and to say which file differs."""
+    """Store the directory inputs' data-manifests, unless they are there (``touch``).
+
+    The recorder calls this before it publishes the ``running`` record: the contract links each
+    manifest (``files``), so a recorder killed at any later point leaves no reference to a
+    missing object. The manifest's file digests are content links, which may name content not
+    stored yet (or never: ``--no-store-inputs``). Replay needs the listing (empty directories,
+    permission bits) to rebuild an input from the store or DVC's cache."""
     for d in digests:
         if d.kind == "dir" and d.files is not None and not store.objects.touch(d.files):
-            oid = store.put_json(_manifest_of(d, None).to_json())
+            data = manifest_data(d)
+            if data is None:  # a digest read back from a record: only the store had it
+                raise UsageError(f"no file listing for input {d.path!r} to store")
+            # The raw listing's canonical bytes are the record's (docs/reference/data-digests.md);
+            # the id check below proves it for this one.
+            oid = store.objects.put_bytes(_canonical(data))
             if oid != d.files:
                 raise UsageError(f"the manifest of input {d.path!r} does not match its record")
 

@@ -196,6 +196,13 @@ def _begin_run(
     lease: int | None,
 ) -> Begun:
     started = datetime.now(UTC)
+    if frozen.inputs:
+        from ..capture.data import store_manifests
+
+        # The contract links each directory input's listing (docs/format.md, "Write
+        # ordering"): stored first, so no crash leaves the running record's ref naming a
+        # missing listing. The files themselves are content links, copied later.
+        store_manifests(frozen.inputs, store)
     contract_oid = store.put_json(frozen.contract.to_json())
     base: dict[str, Any] = dict(
         run_id=run_id,
@@ -212,14 +219,12 @@ def _begin_run(
     running = Run(status="running", notes=frozen.notes, **base)
     store.set_ref(run_ref(run_id), store.put_json(running.to_json()), op="start")
 
-    # Copy inputs into the store while the command runs: it must not delay the launch. With
-    # --no-store-inputs the directory listings are still stored: the record names them.
+    # Copy inputs into the store while the command runs: it must not delay the launch.
     copier = None
-    if frozen.inputs:
-        from ..capture.data import store_inputs, store_manifests
+    if frozen.inputs and opts.store_inputs:
+        from ..capture.data import store_inputs
 
-        copy = store_inputs if opts.store_inputs else store_manifests
-        copier = threading.Thread(target=copy, args=(frozen.inputs, store), daemon=True)
+        copier = threading.Thread(target=store_inputs, args=(frozen.inputs, store), daemon=True)
         copier.start()
     from ..capture.outputs import snapshot_outputs
 

@@ -1,21 +1,31 @@
-"""Store many small files: each read once, and one directory fsync per fan, not per file.
+"""Store many small files: each read once, all made durable together, then published.
 
 ``ObjectStore.put_file`` makes each object durable on its own: fsync the temp file, rename it,
-fsync its directory. For thousands of small inputs the directory fsyncs (one per object, where
-256 fan directories hold them all) and the sample-then-stream reads dominate. Here each file is
-read once (hashed, judged for compression and written from the same buffer) and its temp file
-fsynced, all from a pool; then every temp file is renamed into place and each fan directory is
-fsynced once. (Fsyncing the temp files in bulk afterwards was slower on ext4 under load: the
-dirty pages pile up and the writer is throttled.) The order that makes a crash harmless is
-unchanged: an object's name appears only after its content is durable, and the caller writes
-nothing that refers to these objects before ``put_files`` returns.
+fsync its directory. For thousands of small inputs those fsyncs are most of the time (each
+forces a journal commit, and every create waits behind the commits). Here, for each batch:
+
+1. **stage**: from a pool, each file is read once, hashed, judged for compression and written
+   to a temp file (unnamed where the platform allows, ``ledger.store.durable``), not fsynced;
+2. **durable**: one barrier for the whole batch: ``syncfs`` on the store's file system where
+   that is known to be enough, else ``fdatasync`` of every temp file; on a machine with much
+   unwritten data of others (which ``syncfs`` would wait for) each temp file is instead
+   fdatasynced by its worker as soon as it is written;
+3. **publish**: each temp file gets its object's name (``linkat``, or ``rename``);
+4. **directories**: each fan directory that got a name is fsynced once.
+
+The order that makes a crash harmless is unchanged (docs/format.md, "Write ordering"): an
+object's name appears only after its content is durable, and the caller writes nothing that
+refers to these objects before ``put_files`` returns. A writer killed before step 3 leaves no
+object (and, with unnamed temp files, no temp file either).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import tempfile
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,85 +34,186 @@ import zstandard
 
 from .._hashing import hash_bytes
 from .atomic import fsync_dir
+from .durable import link_unnamed, open_unnamed, others_dirty, sync_files
 from .objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING, ZSTD_LEVEL, ObjectStore
 
 __all__ = ["SMALL", "put_files"]
 
-# Files up to this size are staged in one read; larger ones go through ``put_file`` (streamed).
+# Files up to this size are staged in one read; larger ones go through ``put_stream``.
 SMALL = 1 << 20
-# Threads that read, hash and write (the GIL is released for I/O and BLAKE3) and that fsync.
+# Threads that read, hash and write (the GIL is released for I/O, BLAKE3 and zstd).
 _WORKERS = 4
-# Temp files staged at once (bounds the temp directory, not memory: each is on disk).
+# Files staged at once: each holds an open descriptor until it is published.
 _BATCH = 4096
 
+# One staged file: its id, the open temp file (None: a large file, stored by put_stream)
+# and the temp file's name (None for an unnamed one).
+_Staged = tuple[str, int | None, Path | None]
 
-def _stage(objects: ObjectStore, path: str) -> tuple[str, Path | None]:
-    """(id, temp file) for one file; the temp file is None when the object is already stored
-    or the file is large (then it was stored by ``put_file``)."""
-    with open(path, "rb") as f:
-        data = f.read(SMALL + 1)
+_local = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    # Making a compressor costs as much as compressing 40 kB: one per thread, reused.
+    c: zstandard.ZstdCompressor | None = getattr(_local, "zstd", None)
+    if c is None:
+        c = _local.zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return c
+
+
+def _read_small(fd: int) -> memoryview:
+    """Up to ``SMALL + 1`` bytes: all of a small file, or enough to know it is not small.
+    Read into this thread's buffer (valid until its next call): a fresh 1 MiB allocation
+    per file, mapped and unmapped, cost more than reading 40 kB."""
+    buf: bytearray | None = getattr(_local, "buf", None)
+    if buf is None:
+        buf = _local.buf = bytearray(SMALL + 1)
+    view = memoryview(buf)
+    n = 0
+    while n <= SMALL and (got := os.readv(fd, [view[n:]])):
+        n += got
+    return view[:n]
+
+
+def _write_all(fd: int, head: bytes, payload: bytes | memoryview) -> None:
+    n = os.writev(fd, [head, payload])
+    if n < len(head):  # a short write of a regular file: rare, but legal
+        os.write(fd, head[n:])
+        n = len(head)
+    view = memoryview(payload)[n - len(head) :]
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        data = _read_small(fd)
         if len(data) > SMALL:
-            f.seek(0)
-            return objects.put_stream(f), None
+            os.lseek(fd, 0, os.SEEK_SET)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return objects.put_stream(f), None, None
+    finally:
+        os.close(fd)
+    # Not checked against the store here: the caller skips the ids it knows are stored, and
+    # an object found at naming time is touched instead (``_publish``).
     oid = hash_bytes(data)
-    if objects.touch(oid):
-        return oid, None
-    payload, codec = data, CODEC_RAW
+    payload: bytes | memoryview = data
+    codec = CODEC_RAW
     if len(data) >= MIN_COMPRESS:
-        packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
+        packed = _compressor().compress(data)
         if len(packed) <= len(data) * (1 - MIN_SAVING):
             payload, codec = packed, CODEC_ZSTD
-    fd, name = tempfile.mkstemp(dir=objects.tmp_dir, prefix="obj-")
+    name: Path | None = None
+    out = open_unnamed(objects.tmp_dir)
+    if out is None:
+        out, tmp = tempfile.mkstemp(dir=objects.tmp_dir, prefix="obj-")
+        name = Path(tmp)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(bytes([codec]))
-            out.write(payload)
-            out.flush()
-            os.fsync(out.fileno())
+        if name is not None:
+            os.fchmod(out, 0o444)
+        _write_all(out, bytes([codec]), payload)
+        if sync_each:
+            os.fdatasync(out)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
+        _discard((oid, out, name))
         raise
-    return oid, Path(name)
+    return oid, out, name
+
+
+def _discard(staged: _Staged) -> None:
+    _, fd, name = staged
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if name is not None:
+        with contextlib.suppress(FileNotFoundError):
+            name.unlink()
+
+
+def _publish(objects: ObjectStore, staged: _Staged) -> None:
+    """Give one durable temp file its object's name, unless the object is there already."""
+    oid, fd, name = staged
+    final = objects.path_of(oid)
+    if name is None:
+        assert fd is not None
+        if not link_unnamed(fd, final):  # stored meanwhile (a duplicate, or another writer)
+            objects.touch(oid)
+    elif not objects.touch(oid):
+        os.replace(name, final)
+
+
+def _make_dirs(fan: Path, root: Path) -> set[Path]:
+    """Create ``fan`` and any missing folder above it up to ``root``; returns the folders
+    whose entries changed (each new folder's parent), which must be fsynced."""
+    changed: set[Path] = set()
+    missing: list[Path] = []
+    d = fan
+    while not d.is_dir() and d != root:
+        missing.append(d)
+        d = d.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another writer made it meanwhile
+            d.mkdir()
+        changed.add(d.parent)
+    return changed
+
+
+def _batch_size() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return _BATCH
+    return max(16, min(_BATCH, (soft - 64) // 2))
 
 
 def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
-    """Store each file of ``paths`` (regular files); returns their ids, in order."""
+    """Store each file of ``paths`` (regular files); returns their ids, in order. When it
+    returns, every object is durable under its name. Each file is written to a temp file even
+    if its object is stored already (then dropped): callers leave out the ids they know."""
     oids: list[str] = []
-    for start in range(0, len(paths), _BATCH):
-        oids += _put_batch(objects, paths[start : start + _BATCH])
+    size = _batch_size()
+    with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
+        for start in range(0, len(paths), size):
+            oids += _put_batch(objects, paths[start : start + size], pool)
     return oids
 
 
-def _put_batch(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
-    with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
-        futures = [pool.submit(_stage, objects, p) for p in paths]
-    staged: list[tuple[str, Path | None]] = []
+def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecutor) -> list[str]:
+    # A busy machine (much unwritten data of others, which a syncfs would wait for): each
+    # file is fdatasynced as it is written, overlapping the other workers' reads and writes.
+    sync_each = others_dirty(0)
+    futures = [pool.submit(_stage, objects, p, sync_each) for p in paths]
+    staged: list[_Staged] = []
     failed: BaseException | None = None
-    for future in futures:  # all done: collect every temp file, so none is left behind
+    for future in futures:  # wait for all: collect every temp file, so none is left behind
         try:
             staged.append(future.result())
         except BaseException as e:  # re-raised below, after the cleanup
             failed = failed or e
+    written = [s for s in staged if s[1] is not None]
     try:
         if failed is not None:
             raise failed
-        dirs: set[Path] = set()
-        for oid, tmp in staged:
-            if tmp is None:
-                continue
-            final = objects.path_of(oid)
-            if objects.touch(oid):  # stored meanwhile (a duplicate in this batch, or another run)
-                continue
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, final)
-            dirs.add(final.parent)
-        with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
-            list(pool.map(fsync_dir, sorted(dirs)))
+        # 2. Durable content first: nothing gets a name before this returns.
+        if not sync_each:
+            fds = [fd for _, fd, _ in written if fd is not None]
+            sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds))
+        # 3. Names, fan directory by fan directory.
+        fans: dict[Path, list[_Staged]] = {}
+        for s in written:
+            fans.setdefault(objects.path_of(s[0]).parent, []).append(s)
+        made: set[Path] = set()  # every folder created, and the folders holding them
+        for fan in fans:
+            made |= _make_dirs(fan, objects.root)
+
+        def publish(fan: Path) -> None:
+            for s in fans[fan]:
+                _publish(objects, s)
+
+        list(pool.map(publish, fans))
+        # 4. The names durable: each fan once, and the folder holding any new folder.
+        list(pool.map(fsync_dir, sorted(fans.keys() | made)))
     finally:
-        for _, tmp in staged:
-            if tmp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    tmp.unlink()
-    return [oid for oid, _ in staged]
+        for s in written:
+            _discard(s)
+    return [oid for oid, _, _ in staged]

@@ -70,7 +70,45 @@ PIPE_CHUNK = 4 << 20
 
 def _hash_and_write(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO) -> None:
     """Read ``stream`` once, hashing each piece while writing it: the hash and the copy overlap
-    instead of adding up. Every byte hashed is a byte written, so the id names what is stored."""
+    instead of adding up. Every byte hashed is a byte written, so the id names what is stored.
+
+    Pieces are read into two buffers used in turn (one hashed and written while the next is
+    read into the other): a fresh 4 MiB ``bytes`` per piece cost page faults on every piece."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not isinstance(stream, io.BufferedReader | io.FileIO | io.BytesIO):
+        # Other streams may lack a working ``readinto`` (a RawIOBase with only ``read``).
+        _hash_and_write_copies(stream, first, hasher, out)
+        return
+    readinto = stream.readinto
+    out.flush()
+    fd = out.fileno()
+    views = [memoryview(bytearray(PIPE_CHUNK)), memoryview(bytearray(PIPE_CHUNK))]
+
+    def fill(view: memoryview, n: int) -> int:
+        while n < len(view) and (got := readinto(view[n:])):
+            n += got
+        return n
+
+    views[0][: len(first)] = first
+    n = fill(views[0], len(first))
+    k = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="ledger-hash") as pool:
+        while n:
+            piece = views[k][:n]
+            hashed = pool.submit(hasher.update, piece)
+            while piece:
+                piece = piece[os.write(fd, piece) :]
+            k ^= 1
+            # The other buffer's hash finished before this piece's began: free to refill.
+            n = fill(views[k], 0) if n == PIPE_CHUNK else 0
+            hashed.result()
+
+
+def _hash_and_write_copies(
+    stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO
+) -> None:
+    """``_hash_and_write`` for any other stream: a new piece per read."""
     from concurrent.futures import ThreadPoolExecutor
 
     chunk = first + stream.read(PIPE_CHUNK - len(first)) if len(first) < PIPE_CHUNK else first

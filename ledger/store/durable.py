@@ -1,0 +1,180 @@
+"""Writing many new files cheaply: unnamed temp files, and one durability barrier for all.
+
+``ObjectStore.put_bytes`` makes each object durable on its own (fsync the temp file, rename,
+fsync the directory). For thousands of small objects the per-file fsyncs are most of the time:
+each one forces a journal commit. A batch writer instead writes every temp file, makes them all
+durable at once, and only then gives them their names (docs/format.md, "Write ordering").
+
+Two Linux facilities make that cheaper, each with a portable fallback:
+
+- ``syncfs(2)`` writes back and commits everything dirty on one file system in one call. It is
+  used only on the local file systems below, whose ``syncfs`` is known to reach stable storage
+  and, from Linux 5.8, to report write-back errors, and only while the machine has little
+  unwritten data besides the caller's (syncfs would wait for that too); otherwise (NFS, FUSE,
+  overlay, ZFS, other systems, a busy machine) ``sync_files`` fsyncs each file.
+- ``O_TMPFILE`` creates a temp file without a name, so the only directory entry a write makes
+  is the object's own (``linkat``), and a writer killed midway leaves nothing behind. Where it
+  is unsupported, or ``/proc`` is not mounted (``linkat`` needs ``/proc/self/fd``), writers
+  use named temp files and ``rename``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+__all__ = ["link_unnamed", "open_unnamed", "others_dirty", "sync_files", "sync_filesystem"]
+
+# statfs(2) f_type of the file systems whose syncfs makes all data and metadata durable.
+_SYNCFS_SAFE = {
+    0xEF53: "ext2/3/4",
+    0x58465342: "xfs",
+    0x9123683E: "btrfs",
+    0xF2F52010: "f2fs",
+    0x01021994: "tmpfs",  # nothing there survives a reboot anyway
+}
+# Unwritten data of others that a syncfs may wait for, beyond the caller's own.
+_DIRTY_SLACK = 64 << 20
+_AT_FDCWD = -100
+_AT_SYMLINK_FOLLOW = 0x400
+
+_libc: ctypes.CDLL | None = None
+_unnamed_ok: dict[str, bool] = {}
+_lock = threading.Lock()
+
+
+def _c() -> ctypes.CDLL | None:
+    global _libc
+    if _libc is None and sys.platform == "linux":
+        with contextlib.suppress(OSError):
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _libc
+
+
+def _fs_type(path: Path, libc: ctypes.CDLL) -> int | None:
+    buf = ctypes.create_string_buffer(256)  # struct statfs: f_type (a C long) comes first
+    if libc.statfs(os.fsencode(path), buf) != 0:
+        return None
+    return ctypes.c_long.from_buffer(buf).value & 0xFFFFFFFF
+
+
+def sync_filesystem(path: Path) -> bool:
+    """Make everything written on ``path``'s file system durable with one ``syncfs``; False
+    (nothing done) where that is not known to be enough: then fsync each file instead."""
+    libc = _c()
+    if libc is None or not hasattr(libc, "syncfs"):
+        return False
+    if _fs_type(path, libc) not in _SYNCFS_SAFE:
+        return False
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        if libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            if err == errno.ENOSYS:
+                return False
+            raise OSError(err, f"syncfs {path}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+    return True
+
+
+def others_dirty(written: int) -> bool:
+    """Whether the machine has much more unwritten data than the ``written`` bytes of ours:
+    ``syncfs`` would wait for all of it (a training job's checkpoint, say), an fsync of each
+    of our files only for ours. /proc/meminfo counts every file system, so this errs on the
+    side of fsyncs."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            info = f.read()
+    except OSError:
+        return True
+    pending = 0
+    for line in info.splitlines():
+        if line.startswith((b"Dirty:", b"Writeback:")):
+            pending += int(line.split()[1]) * 1024
+    return pending > written + _DIRTY_SLACK
+
+
+def sync_files(fds: Sequence[int], dir: Path, workers: int, written: int) -> None:
+    """Make the content of every open file ``fds`` (all on ``dir``'s file system, ``written``
+    bytes in all) durable: one ``syncfs`` where it is enough and little else waits to be
+    written, else ``fdatasync`` of each, from ``workers`` threads (concurrent fsyncs share
+    journal commits)."""
+    if not fds:
+        return
+    if not others_dirty(written) and sync_filesystem(dir):
+        return
+    if len(fds) == 1 or workers <= 1:
+        for fd in fds:
+            os.fdatasync(fd)
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix="ledger-sync") as pool:
+        list(pool.map(os.fdatasync, fds))
+
+
+def open_unnamed(dir: Path, mode: int = 0o444) -> int | None:
+    """A new temp file in ``dir`` without a name (``O_TMPFILE``), open for writing, with
+    permissions ``mode`` whatever the umask; None where the platform or file system cannot
+    make one and also give it a name later."""
+    key = os.fspath(dir)
+    ok = _unnamed_ok.get(key)
+    if ok is False:
+        return None
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or _c() is None:
+        _unnamed_ok[key] = False
+        return None
+    try:
+        fd = os.open(dir, flag | os.O_WRONLY, mode)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            _unnamed_ok[key] = False
+            return None
+        raise
+    if ok is None:
+        # The first file here is a probe: once named and unnamed again it cannot be linked.
+        usable = _probe(fd, dir)
+        os.close(fd)
+        return open_unnamed(dir, mode) if usable else None
+    if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (a chmod is costlier)
+        os.fchmod(fd, mode)
+    return fd
+
+
+def _probe(fd: int, dir: Path) -> bool:
+    """Whether an unnamed file can be given a name here (``/proc`` mounted, ``linkat``)."""
+    key = os.fspath(dir)
+    with _lock:
+        if key in _unnamed_ok:
+            return _unnamed_ok[key]
+        name = dir / f".probe-{os.getpid()}-{threading.get_ident()}"
+        try:
+            ok = link_unnamed(fd, name)
+        except OSError:
+            ok = False
+        if ok:
+            os.unlink(name)
+        _unnamed_ok[key] = ok
+        return ok
+
+
+def link_unnamed(fd: int, path: Path) -> bool:
+    """Give the unnamed file ``fd`` the name ``path``; False if ``path`` exists (the content
+    is never replaced)."""
+    libc = _c()
+    assert libc is not None
+    src = f"/proc/self/fd/{fd}".encode()
+    if libc.linkat(_AT_FDCWD, src, _AT_FDCWD, os.fsencode(path), _AT_SYMLINK_FOLLOW) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.EEXIST:
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(path))
