@@ -203,24 +203,25 @@ def run_ls(args: LsArgs) -> None:
     from ..index.short_ids import short_ids_of
     from ..run.find import list_runs
     from ..store import Store
-    from ._output import print_json, print_warnings
+    from ._output import print_json, print_warnings, progress_stages
     from .record_cmd import parse_tags
 
     warnings: list[str] = []
     filters, chosen = parse_where(args.where), parse_columns(args.columns)
     store = Store.open(args.ledger)
-    rows = list_runs(
-        store,
-        name=args.name,
-        status=args.status,
-        tags=parse_tags(args.tags),
-        contract=args.contract,
-        limit=args.limit,
-        replays=args.replays,
-        warnings=warnings,
-        where=filters,
-        columns=chosen,
-    )
+    with progress_stages():  # the index, when it must be rebuilt, says so on a terminal
+        rows = list_runs(
+            store,
+            name=args.name,
+            status=args.status,
+            tags=parse_tags(args.tags),
+            contract=args.contract,
+            limit=args.limit,
+            replays=args.replays,
+            warnings=warnings,
+            where=filters,
+            columns=chosen,
+        )
     print_warnings(warnings, REINDEX_HINT)
     short = short_ids_of(store, [r["run_id"] for r in rows])
     for r in rows:
@@ -285,10 +286,11 @@ def run_show(args: ShowArgs) -> None:
     from ..index.checked import REINDEX_HINT
     from ..run.show import describe_run, render_run
     from ..store import Store
-    from ._output import print_json, print_warnings
+    from ._output import print_json, print_warnings, progress_stages
 
     store = Store.open(args.ledger)
-    info = describe_run(store, args.run)
+    with progress_stages():  # the index, when it must be rebuilt, says so on a terminal
+        info = describe_run(store, args.run)
     print_warnings(info.get("warnings", []), REINDEX_HINT)
     if args.json_out:
         print_json(info)

@@ -262,7 +262,12 @@ class Index:
         layout (``INDEX_VERSION``), or one whose last folded line is not in the log any more,
         is folded again from the start."""
         if self._stale:
-            n = self.rebuild()
+            from .._progress import stage
+
+            # Folding every record again takes a while at 10^5 runs (about a minute): a
+            # terminal shows why the first command after an upgrade waits.
+            with stage("rebuilding the index (written by another version of ledger)"):
+                n = self.rebuild()
             self._stale = False
             return n
         if self._current():
