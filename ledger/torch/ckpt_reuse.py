@@ -163,19 +163,25 @@ def remember(
         old = _maps.get(root, {}).pop((key, index), None)
         if old is not None:
             _mapped_bytes -= old.size
+        # Checked and reserved under the lock: saves write chunks from several threads, and
+        # two that both read the count before either added to it would overrun the budget.
+        fits = _mapped_bytes + len(data) <= BUDGET
+        if fits:
+            _mapped_bytes += len(data)
     if old is not None:
         _retire([old])
-    if _mapped_bytes + len(data) > BUDGET:
+    if not fits:
         return
     m = _map(objects, oid, len(data))
     if m is None or (not written and not m.equals(_address(data), len(data))):
         if m is not None:
             m.close()
+        with _lock:
+            _mapped_bytes -= len(data)
         return
     with _lock:
         _maps.setdefault(root, {})[(key, index)] = m
         _maps.move_to_end(root)
-        _mapped_bytes += m.size
         while len(_maps) > _STORES:
             _drop(_maps.popitem(last=False)[1].values())
 
