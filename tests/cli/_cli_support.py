@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import pty
+import select
 import subprocess
+import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import run_ledger, subprocess_env
 
 TRAIN = """\
 import sys
@@ -51,3 +54,30 @@ def make_project(root: Path) -> Path:
 def run_ids(repo: Path) -> list[str]:
     """Full run ids, oldest first."""
     return sorted(p.name for p in (repo / ".ledger" / "refs" / "runs").iterdir())
+
+
+def on_a_terminal(argv: list[str], cwd: Path, *, typer: bool = False) -> tuple[int, bytes]:
+    """Exit status and what a command writes to a terminal 100 columns wide (``typer``: through
+    ``ledger.cli.app.main`` instead of ``python -m ledger``)."""
+    entry = ["-c", "from ledger.cli.app import main; main()"] if typer else ["-m", "ledger"]
+    leader, follower = pty.openpty()
+    env = subprocess_env(COLUMNS="100", LINES="40", TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, *entry, *argv], cwd=cwd, env=env, stdout=follower, stderr=follower
+    )
+    os.close(follower)
+    out = b""
+    try:
+        while select.select([leader], [], [], 60)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        rc = proc.wait(timeout=60)
+        os.close(leader)
+    return rc, out

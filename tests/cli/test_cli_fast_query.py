@@ -8,10 +8,7 @@ plain output to what rich prints.)"""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import METRIC, make_project, run_ids
+from _cli_support import METRIC, make_project, on_a_terminal, run_ids
 from _support import run_ledger, subprocess_env
 
 from ledger.cli import run_cmds
@@ -269,27 +266,7 @@ def test_the_fast_path_imports_no_typer(
 
 def _on_a_terminal(argv: list[str], cwd: Path, typer: bool) -> bytes:
     """What a command writes to a terminal 100 columns wide."""
-    cmd = [PY, "-c", TYPER, *argv] if typer else [PY, "-m", "ledger", *argv]
-    leader, follower = pty.openpty()
-    env = subprocess_env(COLUMNS="100", LINES="40", TERM="xterm-256color")
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=follower, stderr=follower)
-    os.close(follower)
-    out = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    proc.wait(timeout=60)
-    os.close(leader)
-    return out
+    return on_a_terminal(argv, cwd, typer=typer)[1]
 
 
 def test_both_paths_draw_the_same_on_a_terminal(ledger_repo: Path) -> None:
