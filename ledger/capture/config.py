@@ -16,21 +16,24 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path, PurePath
-from typing import Any, Literal
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
-from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+from ..records.plain import config_digest, plain
 from ..store import Store
 from .boundary import for_store
 from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
+if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
+    from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+
 __all__ = [
     "build_config_capture",
+    "build_config_json",
     "collect_capture_notes",
     "collect_config_captures",
     "collect_hydra_captures",
+    "config_digest",
     "detect_config_paths",
     "json_safe",
     "load_config_file",
@@ -207,6 +210,8 @@ def load_config_file(
         # parsed value lost both above).
         data, found = redact_lines(scrubber.scrub(data, given), given)
         findings.extend(found)
+    from ..records.config import ConfigFile
+
     return ConfigFile(
         path=given,
         oid=store.objects.put_bytes(data),
@@ -274,8 +279,15 @@ def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
     """The argparse namespaces the child processes parsed, in the order they were parsed,
     redacted for the store (``ledger.capture.boundary``; the known secret values left the
     staged files before, with the rest of the staging directory: ``scrub_run_dir``)."""
+    raws = _read_captures(Path(run_dir), "argparse")[0]
+    if not raws:
+        return []
+    from pydantic import ValidationError
+
+    from ..records.config import ArgparseCapture
+
     out = []
-    for raw in _read_captures(Path(run_dir), "argparse")[0]:
+    for raw in raws:
         try:
             out.append(
                 ArgparseCapture.model_validate(
@@ -295,8 +307,15 @@ def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
 def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
     """The configs Hydra task functions received in the child processes, redacted for the
     store as ``collect_config_captures``."""
+    raws = _read_captures(Path(run_dir), "hydra")[0]
+    if not raws:
+        return []
+    from pydantic import ValidationError
+
+    from ..records.config import HydraCapture
+
     out = []
-    for raw in _read_captures(Path(run_dir), "hydra")[0]:
+    for raw in raws:
         try:
             out.append(
                 HydraCapture.model_validate(
@@ -316,9 +335,16 @@ def collect_capture_notes(run_dir: str | Path) -> list[str]:
     """One line per capture the hook could not make or that cannot be read back."""
     run_dir = Path(run_dir)
     notes: list[str] = []
-    for prefix, model in (("argparse", ArgparseCapture), ("hydra", HydraCapture)):
+    for prefix in ("argparse", "hydra"):
         items, bad = _read_captures(run_dir, prefix)
         notes += bad
+        if not items:
+            continue
+        from pydantic import ValidationError
+
+        from ..records import config as models
+
+        model = models.ArgparseCapture if prefix == "argparse" else models.HydraCapture
         for raw in items:
             try:
                 model.model_validate(raw)
@@ -369,6 +395,23 @@ def build_config_capture(
     contract's, redacted already: the rules leave their own output as it is). ``resolved``
     merges, later winning: config files (in command-line order), then Hydra configs, then
     argparse namespaces (launchers skipped, None values never replacing a value from a file)."""
+    from ..records.config import ConfigCapture
+
+    return ConfigCapture.model_validate(
+        build_config_json(argv, files=files, argparse=argparse, hydra=hydra, notes=notes)
+    )
+
+
+def build_config_json(
+    argv: Sequence[str],
+    *,
+    files: Sequence[ConfigFile] = (),
+    argparse: Sequence[ArgparseCapture] = (),
+    hydra: Sequence[HydraCapture] = (),
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``build_config_capture``'s record as JSON, without pydantic where there is nothing
+    captured to convert (ledger/records/plain.py)."""
     resolved: dict[str, Any] = {}
     for f in files:
         if isinstance(f.value, dict):
@@ -379,11 +422,12 @@ def build_config_capture(
     for a in argparse:
         if not _is_launcher(a):
             resolved = merge_configs(resolved, a.namespace, keep_none=False)
-    return ConfigCapture(
+    return plain(
+        "config",
         argv=for_store("argv", argv),
-        files=list(files),
-        argparse=list(argparse),
-        hydra=list(hydra),
+        files=[f.model_dump(mode="json") for f in files],
+        argparse=[a.model_dump(mode="json") for a in argparse],
+        hydra=[h.model_dump(mode="json") for h in hydra],
         resolved=resolved,
         notes=list(notes),
     )

@@ -12,18 +12,18 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import zstandard
-from pydantic import ValidationError
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
 from .._progress import tick
 from ..errors import CorruptObjectError, UsageError
-from ..records.base import record_from_json
-from ..records.tree import Tree, TreeEntry, safe_relpath
 from ..store import Store
 from . import confine
+
+if TYPE_CHECKING:  # imported where used: `ledger record` of a clean tree runs without pydantic
+    from ..records.tree import Tree, TreeEntry
 
 __all__ = [
     "build_tree",
@@ -77,6 +77,8 @@ def build_tree(
     ``put_tree``. ``transform(path, content)``, when given, returns what is stored of a regular
     file (secret redaction of untracked files).
     """
+    from ..records.tree import Tree, TreeEntry, safe_relpath
+
     real_base = os.path.realpath(base)
     entries: list[TreeEntry] = []
     skipped: list[str] = []
@@ -132,6 +134,11 @@ def put_tree(store: Store, tree: Tree) -> str:
 
 def load_tree(store: Store, oid: str) -> Tree:
     """Read and validate a stored Tree; a malformed one (e.g. a ``../`` path) is a UsageError."""
+    from pydantic import ValidationError
+
+    from ..records.base import record_from_json
+    from ..records.tree import Tree
+
     value = store.get_json(oid)
     try:
         return cast(Tree, record_from_json(value, Tree))
@@ -213,6 +220,8 @@ def check_tree(tree: Tree, store: Store, dest: Path) -> dict[str, str]:
 
     Returns the symlink targets (path -> target) it had to read to decide.
     """
+    from ..records.tree import safe_relpath
+
     seen: set[str] = set()
     links: dict[str, str] = {}
     for e in tree.entries:

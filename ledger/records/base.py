@@ -94,6 +94,20 @@ class Record(BaseModel):
         return hash_bytes(self.canonical())
 
 
+def _load_kind(kind: str) -> type[Record] | None:
+    """A kind whose module is not imported yet: every record module registers its kinds when
+    imported, and ``ledger.records`` loads its names lazily (so that ``ledger record`` can run
+    without pydantic), so a reader may meet a kind before anything imported its module."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{mod.name}")
+    return RECORD_TYPES.get(kind)
+
+
 def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
     """Parse a stored record into its model, refusing schema versions newer than this code."""
     from ..errors import FormatVersionError, UsageError
@@ -101,7 +115,7 @@ def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
     if not isinstance(value, dict) or "kind" not in value:
         raise UsageError("not a ledger record: a JSON object with a 'kind' field was expected")
     kind = value["kind"]
-    cls = RECORD_TYPES.get(kind)
+    cls = RECORD_TYPES.get(kind) or _load_kind(kind)
     if cls is None:
         raise FormatVersionError(
             f"unknown record kind {kind!r}", hint="upgrade ledger to read records of this kind"

@@ -13,23 +13,26 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from ..records.metrics import MetricPoint, MetricSummary, build_series, summarize
-from ..records.rng import RngState
-from ..records.runtime import (
-    MonitorAlert,
-    RankDeterminism,
-    RngStateRef,
-    RuntimeCapture,
-    SeedInfo,
-)
 from ..store import Store
 from .metrics import check_name
 
-__all__ = ["collect_runtime", "combine_ranks"]
+if TYPE_CHECKING:  # imported where used: a run that wrote nothing is sealed without pydantic
+    from ..records.metrics import MetricPoint
+    from ..records.runtime import RuntimeCapture
+
+__all__ = ["RUNTIME_DIRS", "collect_runtime", "combine_ranks", "wrote_nothing"]
+
+# Every folder of the staging directory ``collect_runtime`` reads.
+RUNTIME_DIRS = ("metrics", "seeds", "rng", "determinism", "alerts")
+
+
+def wrote_nothing(run_dir: Path) -> bool:
+    """Whether the process wrote none of what ``collect_runtime`` reads: its capture is then
+    the empty ``RuntimeCapture``."""
+    return not any((Path(run_dir) / d).is_dir() for d in RUNTIME_DIRS)
+
 
 _RANK_FILE = re.compile(r"^rank-(\d+)(?:-worker-(\d+))?(?:-(.+))?\.(jsonl|json)$")
 
@@ -198,6 +201,18 @@ def collect_runtime(
 ) -> RuntimeCapture:
     """Everything the runtime wrote under ``run_dir``; ``started_at`` (epoch seconds) is the zero
     of the wall axis, by default the earliest process start."""
+    from pydantic import ValidationError
+
+    from ..records.metrics import MetricSummary, build_series, summarize
+    from ..records.rng import RngState
+    from ..records.runtime import (
+        MonitorAlert,
+        RankDeterminism,
+        RngStateRef,
+        RuntimeCapture,
+        SeedInfo,
+    )
+
     run_dir = Path(run_dir)
     notes: list[str] = []
     starts: dict[int, float] = {}

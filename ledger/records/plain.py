@@ -1,0 +1,245 @@
+"""The records ``ledger record`` writes on its plain path, built as JSON dicts without pydantic.
+
+Importing pydantic and building the models' validators costs about 0.1 s of CPU, which every
+recorded run paid before its command started. The dicts built here are exactly what the models
+write (``Model(...).to_json()``): the same keys, defaults and values, hence the same canonical
+bytes and ids. ``tests/record/test_record_plain.py`` holds each spec to its model (field names,
+aliases and defaults) and checks that every record a real run writes reads back through its model
+byte for byte; the models stay the format's definition (``schemas/`` is generated from them).
+
+A spec lists each field with its default, or ``REQUIRED``. Values must already be JSON (strings,
+numbers, lists, dicts; datetimes formatted with ``ledger._canonical.format_datetime``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from .._canonical import canonical_json
+from .._hashing import hash_bytes
+
+__all__ = ["REQUIRED", "SPECS", "config_digest", "plain"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Final = _Required()
+
+# name -> (kind or None for a part, the model's "module:Class", {field (by alias): default})
+SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
+    "code": (
+        "code",
+        "ledger.records.code:CodeSnapshot",
+        {
+            "in_repo": REQUIRED,
+            "root": REQUIRED,
+            "cwd_relpath": ".",
+            "object_format": "sha1",
+            "commit": None,
+            "branch": None,
+            "remotes": {},
+            "dirty": False,
+            "patch": None,
+            "patch_stats": None,
+            "untracked": None,
+            "submodules": [],
+            "snapshot": None,
+            "truncated": False,
+            "redacted": [],
+            "notes": [],
+        },
+    ),
+    "patch_stats": (
+        None,
+        "ledger.records.code:PatchStats",
+        {"files": REQUIRED, "bytes": REQUIRED},
+    ),
+    "submodule": (
+        None,
+        "ledger.records.code:Submodule",
+        {"path": REQUIRED, "commit": REQUIRED, "dirty": False, "url": None},
+    ),
+    "environment": (
+        "environment",
+        "ledger.records.env:Environment",
+        {
+            "python": REQUIRED,
+            "os": REQUIRED,
+            "hostname": REQUIRED,
+            "cpu": REQUIRED,
+            "memory_total": REQUIRED,
+            "packages": REQUIRED,
+            "determinism": REQUIRED,
+        },
+    ),
+    "python": (
+        None,
+        "ledger.records.env:PythonInfo",
+        {"version": REQUIRED, "implementation": REQUIRED, "executable": REQUIRED},
+    ),
+    "os": (
+        None,
+        "ledger.records.env:OsInfo",
+        {"system": REQUIRED, "release": REQUIRED, "machine": REQUIRED, "libc": REQUIRED},
+    ),
+    "cpu": (
+        None,
+        "ledger.records.env:CpuInfo",
+        {"model": REQUIRED, "logical_count": REQUIRED, "affinity_count": REQUIRED},
+    ),
+    "gpu": (
+        None,
+        "ledger.records.env:GpuInfo",
+        {"name": REQUIRED, "driver_version": "", "memory_total": ""},
+    ),
+    "torch": (
+        None,
+        "ledger.records.env:TorchInfo",
+        {
+            "version": REQUIRED,
+            "cuda": None,
+            "hip": None,
+            "git_version": None,
+            "cudnn": None,
+            "nccl": None,
+        },
+    ),
+    "determinism": (
+        None,
+        "ledger.records.env:Determinism",
+        {
+            "env": {},
+            "world_size": None,
+            "rank": None,
+            "local_rank": None,
+            "torch": None,
+            "gpus": [],
+        },
+    ),
+    "contract": (
+        "contract",
+        "ledger.records.contract:Contract",
+        {
+            "argv": REQUIRED,
+            "argv_b64": None,
+            "cwd": REQUIRED,
+            "code": REQUIRED,
+            "code_digest": REQUIRED,
+            "config_files": [],
+            "inputs": [],
+            "environment": REQUIRED,
+            "env_digest": REQUIRED,
+            "env_vars": {},
+            "seed_root": None,
+            "metric_patterns": [],
+            "outputs": [],
+            "env_names": [],
+        },
+    ),
+    "config": (
+        "config",
+        "ledger.records.config:ConfigCapture",
+        {
+            "argv": REQUIRED,
+            "files": [],
+            "argparse": [],
+            "hydra": [],
+            "resolved": {},
+            "notes": [],
+        },
+    ),
+    # What the runtime wrote into a run: Run.runtime holds it without "metrics".
+    "runtime": (
+        None,
+        "ledger.records.runtime:RuntimeCapture",
+        {
+            "ranks": [],
+            "world_size": None,
+            "metrics": [],
+            "seeds": [],
+            "rng_states": [],
+            "determinism": [],
+            "alerts": [],
+            "notes": [],
+        },
+    ),
+    # A run record of a recorded (not imported) run: ``Run.to_json`` leaves ``imported`` out.
+    "run": (
+        "run",
+        "ledger.records.run:Run",
+        {
+            "run_id": REQUIRED,
+            "name": None,
+            "tags": {},
+            "status": REQUIRED,
+            "exit_code": None,
+            "signal": None,
+            "interrupted_by": None,
+            "started": REQUIRED,
+            "ended": None,
+            "wall_seconds": None,
+            "cpu_user_seconds": None,
+            "cpu_system_seconds": None,
+            "peak_rss_bytes": None,
+            "host": REQUIRED,
+            "pid": REQUIRED,
+            "contract": REQUIRED,
+            "contract_digest": REQUIRED,
+            "resolved_config": None,
+            "stdout": None,
+            "stderr": None,
+            "metrics": [],
+            "outputs": [],
+            "inputs_after": [],
+            "inputs_changed": False,
+            "runtime": None,
+            "checkpoints": [],
+            "replay_of": None,
+            "ledger_version": REQUIRED,
+            "notes": [],
+        },
+    ),
+}
+
+
+def plain(spec: str, /, **values: Any) -> dict[str, Any]:
+    """The JSON of the record (or part) ``spec`` with these field values, defaults filled in:
+    what its model's ``to_json()`` (``model_dump(mode="json")`` for a part) returns."""
+    kind, model, fields = SPECS[spec]
+    unknown = values.keys() - fields.keys()
+    if unknown:
+        raise TypeError(f"{model} has no field(s) {sorted(unknown)}")
+    missing = [k for k, v in fields.items() if v is REQUIRED and k not in values]
+    if missing:
+        raise TypeError(f"{model} needs {missing}")
+    out: dict[str, Any] = {} if kind is None else {"kind": kind, "schema": 1}
+    for key, default in fields.items():
+        out[key] = values[key] if key in values else copy.copy(default)
+    return out
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """Digest of a config record's configuration itself (``ConfigCapture.config_digest``):
+    ignores process ids, times and notes, so the same command with the same files and arguments
+    gets the same digest on every run."""
+    return hash_bytes(
+        canonical_json(
+            {
+                "argv": config["argv"],
+                "files": [[f["path"], f["oid"]] for f in config["files"]],
+                # sorted: ranks of one run capture in any order
+                "argparse": sorted(
+                    ([a["prog"], a["argv"], a["namespace"]] for a in config["argparse"]),
+                    key=canonical_json,
+                ),
+                "hydra": sorted(
+                    ([h["config"], h["overrides"]] for h in config["hydra"]), key=canonical_json
+                ),
+                "resolved": config["resolved"],
+            }
+        )
+    )
