@@ -27,7 +27,7 @@ from .secrets import (
     redact_patch,
     skipped_secret_file,
 )
-from .trees import build_tree, describe, put_tree
+from .trees import build_tree_json, describe, put_tree
 
 if TYPE_CHECKING:
     from ..records.code import CodeSnapshot
@@ -274,13 +274,13 @@ def _store_files(
     truncated = bool(limits)
     if not kept:
         return None, truncated
-    tree = build_tree(base, kept, store, transform)
-    if tree.note:
-        notes.append(tree.note)
+    tree = build_tree_json(base, kept, store, transform)
+    if tree["note"]:
+        notes.append(tree["note"])
     if truncated:
-        note = "; ".join([*limits, tree.note] if tree.note else limits)
-        tree = tree.model_copy(update={"truncated": True, "note": note})
-    return (put_tree(store, tree) if tree.entries else None), truncated
+        tree["note"] = "; ".join([*limits, tree["note"]] if tree["note"] else limits)
+        tree["truncated"] = True
+    return (put_tree(store, tree) if tree["entries"] else None), truncated
 
 
 def _submodules(root: Path, notes: list[str]) -> list[dict[str, Any]]:

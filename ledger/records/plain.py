@@ -14,12 +14,13 @@ numbers, lists, dicts; datetimes formatted with ``ledger._canonical.format_datet
 from __future__ import annotations
 
 import copy
+from pathlib import PurePosixPath
 from typing import Any, Final
 
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
 
-__all__ = ["REQUIRED", "SPECS", "config_digest", "plain"]
+__all__ = ["REQUIRED", "SPECS", "config_digest", "plain", "safe_relpath"]
 
 
 class _Required:
@@ -152,6 +153,16 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "notes": [],
         },
     ),
+    "tree": (
+        "tree",
+        "ledger.records.tree:Tree",
+        {"entries": REQUIRED, "total_size": REQUIRED, "truncated": False, "note": ""},
+    ),
+    "tree_entry": (
+        None,
+        "ledger.records.tree:TreeEntry",
+        {"path": REQUIRED, "type": "file", "executable": False, "size": REQUIRED, "oid": REQUIRED},
+    ),
     # What the runtime wrote into a run: Run.runtime holds it without "metrics".
     "runtime": (
         None,
@@ -204,6 +215,22 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
         },
     ),
 }
+
+
+def safe_relpath(value: str) -> str:
+    """Refuse anything that could land outside the directory it is unpacked into (the rule of
+    every path in a Tree, ``ledger.records.tree.SafePath``)."""
+    p = PurePosixPath(value)
+    if (
+        not value
+        or value.startswith("/")
+        or "\\" in value
+        or "\x00" in value
+        or any(part in {"..", ""} for part in value.split("/"))
+        or p.is_absolute()
+    ):
+        raise ValueError(f"unsafe path {value!r}: paths must be relative and stay inside")
+    return value
 
 
 def plain(spec: str, /, **values: Any) -> dict[str, Any]:

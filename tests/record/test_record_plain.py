@@ -108,8 +108,11 @@ def test_recorded_records_read_back_through_their_models(tmp_path: Path, dirty: 
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
     assert run_ledger("init", cwd=root).returncode == 0
-    if dirty:
+    if dirty:  # a patch, and a Tree of untracked files (one a symlink)
         (root / "train.py").write_text("print('changed')\n")
+        (root / "data").mkdir()
+        (root / "data" / "notes.txt").write_text("untracked\n")
+        (root / "data" / "link").symlink_to("notes.txt")
     r = run_ledger(
         "record", "-n", "plain", "-t", "k=v", "--", sys.executable, "-c", "pass", cwd=root
     )
@@ -121,12 +124,14 @@ def test_recorded_records_read_back_through_their_models(tmp_path: Path, dirty: 
         assert model.canonical() == data, value["kind"]
         kinds.append(value["kind"])
     assert {"code", "environment", "contract", "config", "run"} <= set(kinds), kinds
+    assert ("tree" in kinds) is dirty
     assert kinds.count("run") == 2  # the running record and the sealed one
     runs = [v for _, _, v in _records(store) if v["kind"] == "run"]
     sealed = next(v for v in runs if v["status"] == "succeeded")
     assert sealed["name"] == "plain" and sealed["tags"] == {"k": "v"}
     code = next(v for _, _, v in _records(store) if v["kind"] == "code")
     assert code["dirty"] is dirty and (code["patch_stats"] is not None) is dirty
+    assert (code["untracked"] is not None) is dirty
     assert "secret" not in json.dumps(code["remotes"])
     v = run_ledger("verify", cwd=root)
     assert v.returncode == 0, v.stdout + v.stderr
