@@ -178,6 +178,34 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "notes": [],
         },
     ),
+    "argparse": (
+        None,
+        "ledger.records.config:ArgparseCapture",
+        {
+            "prog": REQUIRED,
+            "argv": REQUIRED,
+            "namespace": REQUIRED,
+            "unknown": [],
+            "method": "parse_args",
+            "script": "",
+            "pid": REQUIRED,
+            "seq": REQUIRED,
+            "time": 0.0,
+        },
+    ),
+    "hydra": (
+        None,
+        "ledger.records.config:HydraCapture",
+        {
+            "config": REQUIRED,
+            "resolved": REQUIRED,
+            "overrides": [],
+            "output_dir": "",
+            "pid": REQUIRED,
+            "seq": REQUIRED,
+            "time": 0.0,
+        },
+    ),
     # A run record of a recorded (not imported) run: ``Run.to_json`` leaves ``imported`` out.
     "run": (
         "run",

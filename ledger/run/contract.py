@@ -215,16 +215,16 @@ def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | N
     from ..capture.config import (
         build_config_json,
         collect_capture_notes,
-        collect_config_captures,
-        collect_hydra_captures,
+        collect_config_captures_json,
+        collect_hydra_captures_json,
         config_digest,
     )
 
     capture = build_config_json(
         frozen.contract_json["argv"],
         files=frozen.config_files,
-        argparse=collect_config_captures(staging),
-        hydra=collect_hydra_captures(staging),
+        argparse=collect_config_captures_json(staging),
+        hydra=collect_hydra_captures_json(staging),
         notes=collect_capture_notes(staging),
     )
     oid = store.put_json(capture)

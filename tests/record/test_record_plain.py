@@ -135,3 +135,103 @@ def test_recorded_records_read_back_through_their_models(tmp_path: Path, dirty: 
     assert "secret" not in json.dumps(code["remotes"])
     v = run_ledger("verify", cwd=root)
     assert v.returncode == 0, v.stdout + v.stderr
+
+
+GOOD = {
+    "argparse": {
+        "prog": "train.py",
+        "argv": ["--lr", "0.1"],
+        "namespace": {"lr": 0.1, "layers": [1, 2], "name": None},
+        "unknown": [],
+        "method": "parse_known_args",
+        "script": "train.py",
+        "pid": 12,
+        "seq": 1,
+        "time": 1764567890.25,
+    },
+    "hydra": {
+        "config": {"model": {"depth": 3}},
+        "resolved": True,
+        "overrides": ["model.depth=3"],
+        "output_dir": "outputs/x",
+        "pid": 12,
+        "seq": 2,
+        "time": 1764567890.5,
+    },
+}
+# Each changes one field of a good capture: the model coerces or refuses these.
+ODD = [
+    {"time": 5},
+    {"pid": True},
+    {"pid": -1},
+    {"seq": 0},
+    {"seq": "3"},
+    {"time": float("nan")},
+    {"argv": ["a", 1]},
+    {"surplus": 1},
+    {"pid": None},
+]
+
+
+@pytest.mark.parametrize("kind", ["argparse", "hydra"])
+@pytest.mark.parametrize("change", [{}, *ODD], ids=repr)
+def test_captures_read_without_the_model_are_what_the_model_makes(
+    kind: str, change: dict[str, Any]
+) -> None:
+    from pydantic import ValidationError
+
+    from ledger.capture.config import _validated, plain_capture
+    from ledger.records import config as models
+
+    item = {**GOOD[kind], **change}
+    if kind == "hydra" and "argv" in change:
+        item = {**GOOD[kind], "overrides": change["argv"]}
+    model = models.ArgparseCapture if kind == "argparse" else models.HydraCapture
+    try:
+        expected: dict[str, Any] | None = model.model_validate(item).model_dump(mode="json")
+    except ValidationError:
+        expected = None
+    got = _validated(kind, item)  # type: ignore[arg-type]
+    assert repr(got) == repr(expected)  # same values, same types (5 is not 5.0)
+    assert (plain_capture(kind, item) is not None) is (change == {})  # type: ignore[arg-type]
+
+
+def test_an_argparse_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import argparse\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--lr', type=float, default=0.1)\n"
+        "p.add_argument('--tag', nargs='*', default=['a'])\n"
+        "print(p.parse_args())\n"
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    assert run_ledger("init", cwd=root).returncode == 0
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['ledger', 'record', '--', sys.executable, 'train.py', '--lr', '0.5']\n"
+        "try:\n"
+        "    runpy.run_module('ledger', run_name='__main__')\n"
+        "finally:\n"
+        "    print('pydantic' in sys.modules, file=sys.stderr)\n"
+    )
+    from _support import subprocess_env
+
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
+    store = Store.open(root / ".ledger")
+    configs = [(d, v) for _, d, v in _records(store) if v["kind"] == "config"]
+    assert len(configs) == 1
+    data, config = configs[0]
+    assert config["resolved"] == {"lr": 0.5, "tag": ["a"]}
+    assert record_from_json(config).canonical() == data
