@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from .._canonical import canonical_json, format_datetime
 from .._hashing import OID_RE, hash_bytes
+from .plain import json_float
 
 __all__ = [
     "RECORD_TYPES",
@@ -49,16 +50,8 @@ def _float_in(value: Any) -> Any:
     return value
 
 
-def _float_out(value: float) -> float | str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
-
-
 # A float that may be NaN or infinite: stored as "nan", "inf", "-inf" (canonical JSON has none).
-JsonFloat = Annotated[float, BeforeValidator(_float_in), PlainSerializer(_float_out)]
+JsonFloat = Annotated[float, BeforeValidator(_float_in), PlainSerializer(json_float)]
 
 RECORD_TYPES: dict[str, type[Record]] = {}
 

@@ -14,13 +14,26 @@ numbers, lists, dicts; datetimes formatted with ``ledger._canonical.format_datet
 from __future__ import annotations
 
 import copy
+import math
+from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any, Final
 
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
 
-__all__ = ["REQUIRED", "SPECS", "config_digest", "plain", "safe_relpath"]
+__all__ = [
+    "REQUIRED",
+    "SPECS",
+    "config_digest",
+    "json_float",
+    "plain",
+    "safe_relpath",
+    "series_columns",
+    "series_json",
+    "summary_fields",
+    "summary_json",
+]
 
 
 class _Required:
@@ -206,6 +219,38 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "time": 0.0,
         },
     ),
+    "metric_series": (
+        "metric-series",
+        "ledger.records.metrics:MetricSeries",
+        {
+            "name": REQUIRED,
+            "source": REQUIRED,
+            "rank": None,
+            "step": REQUIRED,
+            "samples": REQUIRED,
+            "wall": REQUIRED,
+            "value": REQUIRED,
+        },
+    ),
+    "metric_summary": (
+        None,
+        "ledger.records.metrics:MetricSummary",
+        {
+            "name": REQUIRED,
+            "source": REQUIRED,
+            "rank": None,
+            "series": REQUIRED,
+            "count": REQUIRED,
+            "last": None,
+            "last_step": None,
+            "last_finite": None,
+            "last_finite_step": None,
+            "first_nonfinite_step": None,
+            "nonfinite_count": 0,
+            "min": None,
+            "max": None,
+        },
+    ),
     # A run record of a recorded (not imported) run: ``Run.to_json`` leaves ``imported`` out.
     "run": (
         "run",
@@ -297,4 +342,95 @@ def config_digest(config: dict[str, Any]) -> str:
                 "resolved": config["resolved"],
             }
         )
+    )
+
+
+def json_float(value: float) -> float | str:
+    """A float as records store it (``ledger.records.base.JsonFloat``): NaN and the infinities
+    as ``"nan"``, ``"inf"``, ``"-inf"``, since canonical JSON has none."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+Point = tuple[int | None, int | None, float | None, float]  # step, samples, wall, value
+
+
+def series_columns(
+    points: Iterable[Point],
+) -> tuple[list[int | None], list[int | None], list[float | None], list[float]]:
+    """A metric series' columns (step, samples, wall, value) from its points."""
+    steps: list[int | None] = []
+    samples: list[int | None] = []
+    wall: list[float | None] = []
+    values: list[float] = []
+    for step, n, t, v in points:
+        steps.append(step)
+        samples.append(n)
+        wall.append(t)
+        values.append(float(v))
+    return steps, samples, wall, values
+
+
+def summary_fields(step: Sequence[int | None], value: Sequence[float]) -> dict[str, Any]:
+    """What a run record says about a series' values (``MetricSummary``), besides its name,
+    source, rank and id."""
+    last_finite = last_finite_step = first_bad = None
+    bad = 0
+    finite: list[float] = []
+    for i, v in enumerate(value):
+        at = step[i] if step[i] is not None else i
+        if math.isfinite(v):
+            last_finite, last_finite_step = v, at
+            finite.append(v)
+        else:
+            bad += 1
+            if first_bad is None:
+                first_bad = at
+    n = len(value)
+    return dict(
+        count=n,
+        last=value[-1] if n else None,
+        last_step=(step[-1] if step[-1] is not None else n - 1) if n else None,
+        last_finite=last_finite,
+        last_finite_step=last_finite_step,
+        first_nonfinite_step=first_bad,
+        nonfinite_count=bad,
+        min=min(finite) if finite else None,
+        max=max(finite) if finite else None,
+    )
+
+
+def series_json(
+    name: str, source: str, points: Iterable[Point], rank: int | None = None
+) -> tuple[dict[str, Any], list[float]]:
+    """``build_series(...).to_json()``, and the values as floats (for ``summary_json``)."""
+    steps, samples, wall, values = series_columns(points)
+    data = plain(
+        "metric_series",
+        name=name,
+        source=source,
+        rank=rank,
+        step=steps,
+        samples=samples,
+        wall=wall,
+        value=[json_float(v) for v in values],
+    )
+    return data, values
+
+
+def summary_json(series: dict[str, Any], values: list[float], oid: str) -> dict[str, Any]:
+    """``summarize(series, oid)`` dumped: the summary of a series built by ``series_json``."""
+    fields = summary_fields(series["step"], values)
+    if fields["last"] is not None:
+        fields["last"] = json_float(fields["last"])
+    return plain(
+        "metric_summary",
+        name=series["name"],
+        source=series["source"],
+        rank=series["rank"],
+        series=oid,
+        **fields,
     )

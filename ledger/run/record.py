@@ -27,7 +27,7 @@ from .._version import __version__
 from ..capture.metric_regex import MetricPattern
 from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
 from ..errors import UsageError
-from ..records.plain import plain
+from ..records.plain import plain, series_json, summary_json
 from ..store import Store
 from ..store.staging import open_staging, release_staging
 from . import contract as contract_mod
@@ -305,8 +305,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     importer = preload(delay=1.0)
     parser = StdoutMetrics(b.patterns)
     # What sealing (and the caller, e.g. a replay's verdict) needs is imported while it runs.
-    series = ("ledger.records.metrics:MetricSeries", "ledger.records.metrics:MetricSummary")
-    warmer = warm_imports((*SEAL_MODULES, *(series if b.patterns else ()), *opts.warm))
+    warmer = warm_imports((*SEAL_MODULES, *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
     result = execute(
@@ -341,11 +340,10 @@ def seal(
     from ..capture.secrets import Scrubber, scrub_run_dir
 
     notes = list(frozen.notes)
-    summaries: list[MetricSummary] = []
-    for name, points in sorted(parser.points.items()):
-        from ..records.metrics import build_series
-
-        summaries.append(_store_series(store, build_series(name, "stdout", points)))
+    summaries: list[MetricSummary | dict[str, Any]] = []
+    for name, points in sorted(parser.points.items()):  # as JSON: no pydantic (plain.py)
+        series, values = series_json(name, "stdout", points)
+        summaries.append(summary_json(series, values, store.put_json(series)))
     notes += parser.notes()
 
     with stage("storing outputs") if opts.outputs else contextlib.nullcontext():
@@ -393,7 +391,7 @@ def seal(
         resolved_config=resolved_oid,
         stdout=logs["stdout"],
         stderr=logs["stderr"],
-        metrics=[m.model_dump(mode="json") for m in summaries],
+        metrics=[m if isinstance(m, dict) else m.model_dump(mode="json") for m in summaries],
         outputs=[o.model_dump(mode="json") for o in outputs],
         inputs_after=[i.model_dump(mode="json") for i in inputs_after],
         inputs_changed=inputs_changed,

@@ -235,3 +235,69 @@ def test_an_argparse_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
     data, config = configs[0]
     assert config["resolved"] == {"lr": 0.5, "tag": ["a"]}
     assert record_from_json(config).canonical() == data
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        [],
+        [(0, None, 0.5, 1.0)],
+        [(None, None, 0.1, 2.0), (None, 64, 0.2, float("nan"))],
+        [(3, 10, 0.1, float("inf")), (4, 20, 0.2, -0.0), (5, None, None, float("-inf"))],
+        [(1, None, 0.1, 1e-07), (2, None, 0.2, 3)],
+    ],
+    ids=repr,
+)
+def test_metric_series_as_json_is_what_the_models_write(points: list[Any]) -> None:
+    from ledger.records.metrics import build_series, summarize
+    from ledger.records.plain import series_json, summary_json
+
+    oid = "b3:" + "0" * 64
+    model = build_series("loss", "stdout", points)
+    data, values = series_json("loss", "stdout", points)
+    assert repr(data) == repr(model.to_json())
+    assert repr(summary_json(data, values, oid)) == repr(
+        summarize(model, oid).model_dump(mode="json")
+    )
+
+
+def test_a_metric_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "for i, v in enumerate(['0.5', 'nan', '0.25', 'inf']):\n"
+        "    print(f'step {i} loss {v} acc {i / 4}')\n"
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    assert run_ledger("init", cwd=root).returncode == 0
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['ledger', 'record', '-m', r'step (?P<step>\\d+) loss (?P<loss>\\S+)',\n"
+        "            '-m', r'acc (?P<acc>\\S+)', '--', sys.executable, 'train.py']\n"
+        "try:\n"
+        "    runpy.run_module('ledger', run_name='__main__')\n"
+        "finally:\n"
+        "    print('pydantic' in sys.modules, file=sys.stderr)\n"
+    )
+    from _support import subprocess_env
+
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
+    store = Store.open(root / ".ledger")
+    kinds = []
+    for _oid, data, value in _records(store):
+        assert record_from_json(value).canonical() == data, value["kind"]
+        kinds.append(value["kind"])
+    assert kinds.count("metric-series") == 2
+    sealed = next(v for _, _, v in _records(store) if v.get("status") == "succeeded")
+    loss = next(m for m in sealed["metrics"] if m["name"] == "loss")
+    assert (loss["last"], loss["nonfinite_count"], loss["first_nonfinite_step"]) == ("inf", 2, 1)
