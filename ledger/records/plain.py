@@ -8,7 +8,10 @@ aliases and defaults) and checks that every record a real run writes reads back 
 byte for byte; the models stay the format's definition (``schemas/`` is generated from them).
 
 A spec lists each field with its default, or ``REQUIRED``. Values must already be JSON (strings,
-numbers, lists, dicts; datetimes formatted with ``ledger._canonical.format_datetime``).
+numbers, lists, dicts; datetimes formatted with ``ledger._canonical.format_datetime``). The few
+rules the models and the plain path share live here too, so that there is one copy of each: a
+Tree's path rule (``safe_relpath``), the encoding of non-finite floats (``json_float``), and a
+metric series' columns and summary (``series_columns``, ``summary_fields``).
 """
 
 from __future__ import annotations
