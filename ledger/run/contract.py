@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs wi
     from ..records.code import CodeSnapshot
     from ..records.contract import Contract
     from ..records.data import InputDigest
-    from ..records.metrics import MetricSummary
     from ..records.run import CheckpointEvent, InputCheck
 
 __all__ = ["Frozen", "freeze"]
@@ -233,26 +232,18 @@ def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | N
 
 def collect_runtime_safe(
     store: Store, staging: Path, started_at: float | None = None
-) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
-        from ..runtime.ingest import collect_runtime, wrote_nothing
+        from ..runtime.ingest import collect_runtime_json
     except ImportError:
         return None, [], []
-    if wrote_nothing(staging):  # the empty capture, without loading its models
-        data = plain("runtime")
-        del data["metrics"]
-        return data, [], []
     try:
-        capture = collect_runtime(staging, store, started_at=started_at)
+        data = collect_runtime_json(staging, store, started_at=started_at)
     except Exception as e:
         return None, [], [f"in-process data could not be ingested: {e}"]
-    if capture is None:
-        return None, [], []
-    data = capture.model_dump(mode="json")
-    summaries = list(capture.metrics)
-    data.pop("metrics", None)
-    return data, summaries, list(getattr(capture, "notes", []))
+    summaries = data.pop("metrics")
+    return data, summaries, list(data["notes"])
 
 
 def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:

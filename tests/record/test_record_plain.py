@@ -21,7 +21,7 @@ from pydantic_core import PydanticUndefined
 from ledger.records.base import record_from_json
 from ledger.records.plain import REQUIRED, SPECS, plain
 from ledger.run.contract import collect_runtime_safe
-from ledger.runtime.ingest import RUNTIME_DIRS, collect_runtime
+from ledger.runtime.ingest import collect_runtime
 from ledger.store import Store
 
 # Fields a spec leaves out on purpose: Run.to_json drops ``imported`` when it is None.
@@ -64,18 +64,33 @@ def test_plain_refuses_unknown_and_missing_fields() -> None:
     assert b["env"] == {}
 
 
-def test_empty_runtime_capture_is_the_models(tmp_path: Path) -> None:
+def test_runtime_capture_as_json_is_the_models(tmp_path: Path) -> None:
+    """Nothing written, then metrics of two ranks (one series each and a combined one): the
+    capture built without pydantic is what the model dumps."""
     store = Store.init(tmp_path / ".ledger")
     staging = tmp_path / "staging"
     staging.mkdir()
-    fast = collect_runtime_safe(store, staging)
-    data = collect_runtime(staging, store).model_dump(mode="json")
-    data.pop("metrics")
-    assert fast == (data, [], [])
-    for d in RUNTIME_DIRS:  # any of them makes it read through the models
-        (staging / d).mkdir()
-        assert collect_runtime_safe(store, staging)[0] == data
-        (staging / d).rmdir()
+
+    def expected() -> dict[str, Any]:
+        data = collect_runtime(staging, store).model_dump(mode="json")
+        data.pop("metrics")
+        return data
+
+    fast, summaries, notes = collect_runtime_safe(store, staging)
+    assert (fast, summaries, notes) == (expected(), [], [])
+    (staging / "metrics").mkdir()
+    for rank in (0, 1):
+        lines = [{"header": {"rank": rank, "world_size": 2, "wall_start": 100.0}}]
+        lines += [{"step": s, "t": 0.5 * s, "v": {"loss": 1.0 / (s + 1 + rank)}} for s in range(3)]
+        lines += [{"step": 3, "t": 2.0, "v": {"loss": float("nan")}}]
+        text = "\n".join(json.dumps(line) for line in lines) + "\n"
+        (staging / "metrics" / f"rank-{rank}.jsonl").write_text(text)
+    fast, summaries, notes = collect_runtime_safe(store, staging, 100.0)
+    model = collect_runtime(staging, store, started_at=100.0)
+    data = model.model_dump(mode="json")
+    assert repr(summaries) == repr(data.pop("metrics"))
+    assert len(summaries) == 3  # rank 0, rank 1, combined
+    assert repr(fast) == repr(data) and notes == data["notes"]
 
 
 def _git(root: Path, *args: str) -> None:
@@ -301,3 +316,40 @@ def test_a_metric_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
     sealed = next(v for _, _, v in _records(store) if v.get("status") == "succeeded")
     loss = next(m for m in sealed["metrics"] if m["name"] == "loss")
     assert (loss["last"], loss["nonfinite_count"], loss["first_nonfinite_step"]) == ("inf", 2, 1)
+
+
+def test_a_run_logging_through_the_runtime_is_recorded_without_pydantic(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import ledger\nfor i in range(3):\n    ledger.log(step=i, loss=1.0 / (i + 1))\n"
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    assert run_ledger("init", cwd=root).returncode == 0
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['ledger', 'record', '--', sys.executable, 'train.py']\n"
+        "try:\n"
+        "    runpy.run_module('ledger', run_name='__main__')\n"
+        "finally:\n"
+        "    print('pydantic' in sys.modules, file=sys.stderr)\n"
+    )
+    from _support import subprocess_env
+
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
+    store = Store.open(root / ".ledger")
+    for _oid, data, value in _records(store):
+        assert record_from_json(value).canonical() == data, value["kind"]
+    sealed = next(v for _, _, v in _records(store) if v.get("status") == "succeeded")
+    assert [(m["name"], m["source"], m["count"]) for m in sealed["metrics"]] == [("loss", "api", 3)]
+    assert sealed["runtime"]["ranks"] == [0]
