@@ -10,11 +10,12 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
 from ..errors import UsageError
-from ..records.code import CodeSnapshot, PatchStats, Submodule
+from ..records.plain import plain
 from ..store import Store
 from . import gitsnap
 from .materialize import materialize_code
@@ -26,9 +27,18 @@ from .secrets import (
     redact_patch,
     skipped_secret_file,
 )
-from .trees import build_tree, describe, put_tree
+from .trees import build_tree_json, describe, put_tree
 
-__all__ = ["code_digest", "materialize_code", "require_clean", "snapshot_code"]
+if TYPE_CHECKING:
+    from ..records.code import CodeSnapshot
+
+__all__ = [
+    "code_digest",
+    "materialize_code",
+    "require_clean",
+    "snapshot_code",
+    "snapshot_code_json",
+]
 
 MAX_FILES = 2000
 MAX_BYTES = 200 << 20
@@ -64,6 +74,23 @@ def snapshot_code(
     With a ``scrubber``, secrets are redacted from the patch and the untracked files (known
     values, and lines the detector flags), and credential files (``.env``...) are left out;
     ``redacted`` and ``notes`` say where."""
+    from ..records.code import CodeSnapshot
+
+    snap = snapshot_code_json(
+        cwd, store, max_files=max_files, max_bytes=max_bytes, scrubber=scrubber
+    )
+    return CodeSnapshot.model_validate(snap)
+
+
+def snapshot_code_json(
+    cwd: Path,
+    store: Store,
+    *,
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_BYTES,
+    scrubber: Scrubber | None = None,
+) -> dict[str, Any]:
+    """``snapshot_code``'s record as JSON, without pydantic (ledger/records/plain.py)."""
     cwd = Path(cwd).resolve()
     if not cwd.is_dir():
         raise UsageError(f"cannot capture code: {cwd} is not a directory")
@@ -93,7 +120,7 @@ def snapshot_code(
                 tmp.write_bytes(data)
                 size = len(data)
             patch_oid = store.objects.put_file(tmp)
-            stats = PatchStats(files=pf.files, bytes=size)
+            stats = plain("patch_stats", files=pf.files, bytes=size)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -116,8 +143,9 @@ def snapshot_code(
         )
 
     submodules = _submodules(root, notes)
-    dirty = bool(patch_oid or paths or nested or any(s.dirty for s in submodules))
-    return CodeSnapshot(
+    dirty = bool(patch_oid or paths or nested or any(s["dirty"] for s in submodules))
+    return plain(
+        "code",
         in_repo=True,
         root=str(root),
         cwd_relpath=cwd.relative_to(root).as_posix(),
@@ -246,16 +274,16 @@ def _store_files(
     truncated = bool(limits)
     if not kept:
         return None, truncated
-    tree = build_tree(base, kept, store, transform)
-    if tree.note:
-        notes.append(tree.note)
+    tree = build_tree_json(base, kept, store, transform)
+    if tree["note"]:
+        notes.append(tree["note"])
     if truncated:
-        note = "; ".join([*limits, tree.note] if tree.note else limits)
-        tree = tree.model_copy(update={"truncated": True, "note": note})
-    return (put_tree(store, tree) if tree.entries else None), truncated
+        tree["note"] = "; ".join([*limits, tree["note"]] if tree["note"] else limits)
+        tree["truncated"] = True
+    return (put_tree(store, tree) if tree["entries"] else None), truncated
 
 
-def _submodules(root: Path, notes: list[str]) -> list[Submodule]:
+def _submodules(root: Path, notes: list[str]) -> list[dict[str, Any]]:
     links = gitsnap.gitlinks(root)
     if not links:
         return []
@@ -276,12 +304,12 @@ def _submodules(root: Path, notes: list[str]) -> list[Submodule]:
             name, _, field = key[len("submodule.") :].rpartition(".")
             by_name.setdefault(name, {})[field] = value
         urls = {d["path"]: d["url"] for d in by_name.values() if "path" in d and "url" in d}
-    subs: list[Submodule] = []
+    subs: list[dict[str, Any]] = []
     for path, recorded in sorted(links.items()):
         url = gitsnap.redact_url(urls[path]) if path in urls else None
         sub_root = root / path
         if not (sub_root / ".git").exists():
-            subs.append(Submodule(path=path, commit=None, url=url))
+            subs.append(plain("submodule", path=path, commit=None, url=url))
             notes.append(f"submodule {path} is not initialised; replay leaves it empty")
             continue
         head = gitsnap.run_git(sub_root, "rev-parse", "HEAD").stdout.decode().strip()
@@ -294,7 +322,7 @@ def _submodules(root: Path, notes: list[str]) -> list[Submodule]:
         if head != recorded:
             notes.append(f"submodule {path} is checked out at {head}, not at {recorded}")
         dirty = bool(changed) or head != recorded
-        subs.append(Submodule(path=path, commit=head, dirty=dirty, url=url))
+        subs.append(plain("submodule", path=path, commit=head, dirty=dirty, url=url))
     return subs
 
 
@@ -304,7 +332,7 @@ def _is_virtualenv(path: Path) -> bool:
 
 def _snapshot_plain(
     cwd: Path, store: Store, max_files: int, max_bytes: int, scrubber: Scrubber | None = None
-) -> CodeSnapshot:
+) -> dict[str, Any]:
     """Outside git: a Tree of the files under ``cwd``; the walk stops once the limit is hit."""
     notes: list[str] = ["not inside a git repository: the files under the directory were copied"]
     store_root = store.root.resolve()
@@ -358,7 +386,8 @@ def _snapshot_plain(
                 [f.describe() for f in findings],
             )
         )
-    return CodeSnapshot(
+    return plain(
+        "code",
         in_repo=False,
         root=str(cwd),
         cwd_relpath=".",
@@ -369,14 +398,15 @@ def _snapshot_plain(
     )
 
 
-def code_digest(snapshot: CodeSnapshot) -> str:
+def code_digest(snapshot: CodeSnapshot | dict[str, Any]) -> str:
     """An id of the exact code: equal digests mean byte-identical trees to run."""
+    snap = snapshot if isinstance(snapshot, dict) else snapshot.to_json()
     ident = {
-        "commit": snapshot.commit,
-        "patch": snapshot.patch,
-        "untracked": snapshot.untracked,
-        "snapshot": snapshot.snapshot,
-        "submodules": [[s.path, s.commit] for s in snapshot.submodules],
+        "commit": snap["commit"],
+        "patch": snap["patch"],
+        "untracked": snap["untracked"],
+        "snapshot": snap["snapshot"],
+        "submodules": [[s["path"], s["commit"]] for s in snap["submodules"]],
     }
     return hash_bytes(canonical_json(ident))
 

@@ -12,29 +12,35 @@ import datetime as _dt
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-
+from .._canonical import canonical_json
 from ..errors import UsageError
-from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+from ..records.plain import config_digest, plain
 from ..store import Store
 from .boundary import for_store
 from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
+if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
+    from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+
 __all__ = [
     "build_config_capture",
+    "build_config_json",
     "collect_capture_notes",
     "collect_config_captures",
+    "collect_config_captures_json",
     "collect_hydra_captures",
+    "collect_hydra_captures_json",
+    "config_digest",
     "detect_config_paths",
     "json_safe",
     "load_config_file",
     "merge_configs",
+    "plain_capture",
 ]
 
 Format = Literal["yaml", "json", "toml"]
@@ -112,6 +118,8 @@ def _parse(text: str, fmt: Format) -> Any:
         except json.JSONDecodeError as exc:
             raise _ParseError(exc.msg, exc.lineno, exc.colno) from exc
     if fmt == "toml":
+        import tomllib  # only when a TOML file is seen (~3 ms of every `ledger record`)
+
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -207,6 +215,8 @@ def load_config_file(
         # parsed value lost both above).
         data, found = redact_lines(scrubber.scrub(data, given), given)
         findings.extend(found)
+    from ..records.config import ConfigFile
+
     return ConfigFile(
         path=given,
         oid=store.objects.put_bytes(data),
@@ -270,56 +280,158 @@ def _read_captures(run_dir: Path, prefix: str) -> tuple[list[dict[str, Any]], li
     return items, notes
 
 
+# The JSON type of each field of a capture as the hook writes it: a capture that has exactly
+# these is what its model would make of it (``plain_capture``); any other goes to the model.
+_CAPTURE_TYPES: dict[str, dict[str, str]] = {
+    "argparse": {
+        "prog": "str",
+        "argv": "strs",
+        "namespace": "object",
+        "unknown": "strs",
+        "method": "str",
+        "script": "str",
+        "pid": "nat",
+        "seq": "pos",
+        "time": "float",
+    },
+    "hydra": {
+        "config": "json",
+        "resolved": "bool",
+        "overrides": "strs",
+        "output_dir": "str",
+        "pid": "nat",
+        "seq": "pos",
+        "time": "float",
+    },
+}
+
+
+_CAPTURE_KINDS: tuple[Literal["argparse", "hydra"], ...] = ("argparse", "hydra")
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        canonical_json(value)  # JSON types only, finite floats: as the model dumps them
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _has_type(kind: str, value: Any) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "strs":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind in ("nat", "pos"):
+        return type(value) is int and value >= (0 if kind == "nat" else 1)
+    if kind == "float":
+        return type(value) is float and math.isfinite(value)
+    if kind == "bool":
+        return type(value) is bool
+    if kind == "object":
+        return isinstance(value, dict) and _is_json(value)
+    return _is_json(value)
+
+
+def plain_capture(
+    kind: Literal["argparse", "hydra"], item: dict[str, Any]
+) -> dict[str, Any] | None:
+    """``item`` as its model would dump it, when it has exactly the types the hook writes;
+    else None (the model then validates it, coercing or refusing)."""
+    types = _CAPTURE_TYPES[kind]
+    if not item.keys() <= types.keys():
+        return None
+    if not all(_has_type(types[k], v) for k, v in item.items()):
+        return None
+    try:
+        return plain(kind, **item)
+    except TypeError:  # a required field is missing
+        return None
+
+
+def _validated(kind: Literal["argparse", "hydra"], item: dict[str, Any]) -> dict[str, Any] | None:
+    """``item`` as its model dumps it, or None when the model refuses it."""
+    fast = plain_capture(kind, item)
+    if fast is not None:
+        return fast
+    from pydantic import ValidationError
+
+    from ..records import config as models
+
+    model = models.ArgparseCapture if kind == "argparse" else models.HydraCapture
+    try:
+        return model.model_validate(item).model_dump(mode="json")
+    except ValidationError:
+        return None
+
+
+def collect_config_captures_json(run_dir: str | Path) -> list[dict[str, Any]]:
+    """``collect_config_captures`` as JSON, without pydantic for what the hook wrote."""
+    out = []
+    for raw in _read_captures(Path(run_dir), "argparse")[0]:
+        item = _validated(
+            "argparse",
+            {
+                **raw,
+                "argv": for_store("argv", raw.get("argv", [])),
+                "unknown": for_store("argv", raw.get("unknown", [])),
+                "namespace": for_store("json", json_safe(raw.get("namespace", {}))),
+            },
+        )
+        if item is not None:  # else reported by collect_capture_notes
+            out.append(item)
+    return out
+
+
 def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
     """The argparse namespaces the child processes parsed, in the order they were parsed,
     redacted for the store (``ledger.capture.boundary``; the known secret values left the
     staged files before, with the rest of the staging directory: ``scrub_run_dir``)."""
+    from ..records.config import ArgparseCapture
+
+    return [ArgparseCapture.model_validate(c) for c in collect_config_captures_json(run_dir)]
+
+
+def collect_hydra_captures_json(run_dir: str | Path) -> list[dict[str, Any]]:
+    """``collect_hydra_captures`` as JSON, without pydantic for what the hook wrote."""
     out = []
-    for raw in _read_captures(Path(run_dir), "argparse")[0]:
-        try:
-            out.append(
-                ArgparseCapture.model_validate(
-                    {
-                        **raw,
-                        "argv": for_store("argv", raw.get("argv", [])),
-                        "unknown": for_store("argv", raw.get("unknown", [])),
-                        "namespace": for_store("json", json_safe(raw.get("namespace", {}))),
-                    }
-                )
-            )
-        except ValidationError:
-            continue  # reported by collect_capture_notes
+    for raw in _read_captures(Path(run_dir), "hydra")[0]:
+        item = _validated(
+            "hydra",
+            {
+                **raw,
+                "config": for_store("json", json_safe(raw.get("config"))),
+                "overrides": for_store("argv", raw.get("overrides", [])),
+            },
+        )
+        if item is not None:
+            out.append(item)
     return out
 
 
 def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
     """The configs Hydra task functions received in the child processes, redacted for the
     store as ``collect_config_captures``."""
-    out = []
-    for raw in _read_captures(Path(run_dir), "hydra")[0]:
-        try:
-            out.append(
-                HydraCapture.model_validate(
-                    {
-                        **raw,
-                        "config": for_store("json", json_safe(raw.get("config"))),
-                        "overrides": for_store("argv", raw.get("overrides", [])),
-                    }
-                )
-            )
-        except ValidationError:
-            continue
-    return out
+    from ..records.config import HydraCapture
+
+    return [HydraCapture.model_validate(c) for c in collect_hydra_captures_json(run_dir)]
 
 
 def collect_capture_notes(run_dir: str | Path) -> list[str]:
     """One line per capture the hook could not make or that cannot be read back."""
     run_dir = Path(run_dir)
     notes: list[str] = []
-    for prefix, model in (("argparse", ArgparseCapture), ("hydra", HydraCapture)):
+    for prefix in _CAPTURE_KINDS:
         items, bad = _read_captures(run_dir, prefix)
         notes += bad
         for raw in items:
+            if plain_capture(prefix, raw) is not None:
+                continue  # valid as the hook wrote it
+            from pydantic import ValidationError
+
+            from ..records import config as models
+
+            model = models.ArgparseCapture if prefix == "argparse" else models.HydraCapture
             try:
                 model.model_validate(raw)
             except ValidationError as exc:
@@ -350,9 +462,9 @@ def merge_configs(
     return out
 
 
-def _is_launcher(capture: ArgparseCapture) -> bool:
-    script = capture.script.replace("\\", "/")
-    return capture.prog in _LAUNCHERS or script.endswith(
+def _is_launcher(capture: dict[str, Any]) -> bool:
+    script = capture["script"].replace("\\", "/")
+    return capture["prog"] in _LAUNCHERS or script.endswith(
         ("torch/distributed/run.py", "torch/distributed/launch.py")
     )
 
@@ -369,21 +481,44 @@ def build_config_capture(
     contract's, redacted already: the rules leave their own output as it is). ``resolved``
     merges, later winning: config files (in command-line order), then Hydra configs, then
     argparse namespaces (launchers skipped, None values never replacing a value from a file)."""
+    from ..records.config import ConfigCapture
+
+    return ConfigCapture.model_validate(
+        build_config_json(argv, files=files, argparse=argparse, hydra=hydra, notes=notes)
+    )
+
+
+def build_config_json(
+    argv: Sequence[str],
+    *,
+    files: Sequence[ConfigFile | dict[str, Any]] = (),
+    argparse: Sequence[ArgparseCapture | dict[str, Any]] = (),
+    hydra: Sequence[HydraCapture | dict[str, Any]] = (),
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``build_config_capture``'s record as JSON; the parts may be models or their JSON (the
+    ``*_json`` collectors), which needs no pydantic (ledger/records/plain.py)."""
+    file_list, hydra_list, argparse_list = _dumped(files), _dumped(hydra), _dumped(argparse)
     resolved: dict[str, Any] = {}
-    for f in files:
-        if isinstance(f.value, dict):
-            resolved = merge_configs(resolved, f.value, keep_none=True)
-    for h in hydra:
-        if isinstance(h.config, dict):
-            resolved = merge_configs(resolved, h.config, keep_none=True)
-    for a in argparse:
+    for f in file_list:
+        if isinstance(f["value"], dict):
+            resolved = merge_configs(resolved, f["value"], keep_none=True)
+    for h in hydra_list:
+        if isinstance(h["config"], dict):
+            resolved = merge_configs(resolved, h["config"], keep_none=True)
+    for a in argparse_list:
         if not _is_launcher(a):
-            resolved = merge_configs(resolved, a.namespace, keep_none=False)
-    return ConfigCapture(
+            resolved = merge_configs(resolved, a["namespace"], keep_none=False)
+    return plain(
+        "config",
         argv=for_store("argv", argv),
-        files=list(files),
-        argparse=list(argparse),
-        hydra=list(hydra),
+        files=file_list,
+        argparse=argparse_list,
+        hydra=hydra_list,
         resolved=resolved,
         notes=list(notes),
     )
+
+
+def _dumped(parts: Sequence[Any]) -> list[dict[str, Any]]:
+    return [p if isinstance(p, dict) else p.model_dump(mode="json") for p in parts]

@@ -16,26 +16,17 @@ import socket
 import sys
 from collections.abc import Mapping, Sequence
 from importlib.machinery import PathFinder
-from importlib.metadata import PathDistribution
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._canonical import canonical_json
 from .._hashing import hash_bytes
-from ..records.env import (
-    CpuInfo,
-    Determinism,
-    EnvDifference,
-    Environment,
-    GpuInfo,
-    OsInfo,
-    PythonInfo,
-    TorchInfo,
-)
+from ..records.plain import plain
 from .boundary import for_store
 from .rawbytes import is_utf8
 
 if TYPE_CHECKING:
+    from ..records.env import EnvDifference, Environment, GpuInfo
     from .secrets import Scrubber
 
 __all__ = [
@@ -43,6 +34,7 @@ __all__ = [
     "compare_environments",
     "env_digest",
     "fingerprint",
+    "fingerprint_json",
     "installed_packages",
 ]
 
@@ -96,6 +88,8 @@ def installed_packages(path: Sequence[str] | None = None) -> dict[str, str]:
                 continue
             dist_name, sep, version = stem.partition("-")
             if suffix == "egg-info" or not sep or "-" in version:
+                from importlib.metadata import PathDistribution  # ~20 ms: only when needed
+
                 meta = PathDistribution(Path(entry or ".", name)).metadata
                 if meta is None or not meta["Name"]:
                     continue
@@ -104,7 +98,7 @@ def installed_packages(path: Sequence[str] | None = None) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def _torch_info(packages: Mapping[str, str]) -> TorchInfo | None:
+def _torch_info(packages: Mapping[str, str]) -> dict[str, Any] | None:
     if "torch" not in packages:
         return None
     spec = PathFinder.find_spec("torch")  # locates the package without executing it
@@ -121,7 +115,8 @@ def _torch_info(packages: Mapping[str, str]) -> TorchInfo | None:
         hits = [v for k, v in packages.items() if k.startswith(prefix)]
         return sorted(hits)[-1] if hits else None
 
-    return TorchInfo(
+    return plain(
+        "torch",
         version=attrs.get("__version__") or packages["torch"],
         cuda=attrs.get("cuda"),
         hip=attrs.get("hip"),
@@ -153,21 +148,27 @@ def _parse_assignments(source: str) -> dict[str, str | None]:
     return out
 
 
-def _gpus() -> list[GpuInfo]:
+def _gpus() -> list[dict[str, Any]]:
     from .gpus import answer  # asked early by `ledger record` (gpus.prefetch)
 
     text = answer()
-    return parse_nvidia_smi(text) if text is not None else []
+    return _nvidia_smi_json(text) if text is not None else []
 
 
-def parse_nvidia_smi(text: str) -> list[GpuInfo]:
+def _nvidia_smi_json(text: str) -> list[dict[str, Any]]:
     gpus = []
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if parts and parts[0]:
             parts += [""] * (3 - len(parts))
-            gpus.append(GpuInfo(name=parts[0], driver_version=parts[1], memory_total=parts[2]))
+            gpus.append(plain("gpu", name=parts[0], driver_version=parts[1], memory_total=parts[2]))
     return gpus
+
+
+def parse_nvidia_smi(text: str) -> list[GpuInfo]:
+    from ..records.env import GpuInfo
+
+    return [GpuInfo.model_validate(g) for g in _nvidia_smi_json(text)]
 
 
 def _cpu_model() -> str:
@@ -220,6 +221,17 @@ def fingerprint(
     variables to keep. ``environ`` defaults to ``os.environ`` (the child inherits it). The
     variables kept are redacted for the store (``ledger.capture.boundary``), ``scrubber``'s
     known secret values included."""
+    from ..records.env import Environment
+
+    return Environment.model_validate(fingerprint_json(extra_env, environ, scrubber))
+
+
+def fingerprint_json(
+    extra_env: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    scrubber: Scrubber | None = None,
+) -> dict[str, Any]:
+    """``fingerprint``'s record as JSON, without pydantic (ledger/records/plain.py)."""
     environ = os.environ if environ is None else environ
     packages = installed_packages()
     libc_name, libc_version = platform.libc_ver()
@@ -228,23 +240,32 @@ def fingerprint(
     except (AttributeError, OSError):
         affinity = os.cpu_count() or 0
     uname = platform.uname()
-    return Environment(
-        python=PythonInfo(
+    return plain(
+        "environment",
+        python=plain(
+            "python",
             version=platform.python_version(),
             implementation=platform.python_implementation(),
             executable=sys.executable,
         ),
-        os=OsInfo(
+        os=plain(
+            "os",
             system=uname.system,
             release=uname.release,
             machine=uname.machine,
             libc=f"{libc_name} {libc_version}".strip(),
         ),
         hostname=socket.gethostname(),
-        cpu=CpuInfo(model=_cpu_model(), logical_count=os.cpu_count() or 0, affinity_count=affinity),
+        cpu=plain(
+            "cpu",
+            model=_cpu_model(),
+            logical_count=os.cpu_count() or 0,
+            affinity_count=affinity,
+        ),
         memory_total=_memory_total(),
         packages=packages,
-        determinism=Determinism(
+        determinism=plain(
+            "determinism",
             env=_selected_env(environ, (*NUMERICS_ENV, *extra_env), scrubber),
             torch=_torch_info(packages),
             gpus=_gpus(),
@@ -267,8 +288,8 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
-def _fields(env: Environment) -> dict[str, Any]:
-    data = env.to_json()
+def _fields(env: Environment | dict[str, Any]) -> dict[str, Any]:
+    data = dict(env) if isinstance(env, dict) else env.to_json()
     for key in ("kind", "schema"):
         data.pop(key, None)
     out: dict[str, Any] = {}
@@ -289,6 +310,8 @@ def affects_numerics(field: str) -> bool:
 def compare_environments(a: Environment, b: Environment) -> list[EnvDifference]:
     """Every differing field between an original (``a``) and a current (``b``) fingerprint,
     numerics-relevant differences first."""
+    from ..records.env import EnvDifference
+
     fa, fb = _fields(a), _fields(b)
     diffs = [
         EnvDifference(
@@ -300,7 +323,7 @@ def compare_environments(a: Environment, b: Environment) -> list[EnvDifference]:
     return sorted(diffs, key=lambda d: not d.affects_numerics)
 
 
-def env_digest(env: Environment) -> str:
+def env_digest(env: Environment | dict[str, Any]) -> str:
     """Digest of the numerics-relevant fields only (for the run contract): two machines that
     differ only in hostname, paths, kernel release or memory size get the same digest."""
     kept = {k: v for k, v in _fields(env).items() if affects_numerics(k)}

@@ -14,15 +14,18 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ReplayError, UsageError
-from ..records.code import CodeSnapshot
-from ..records.tree import Tree
 from ..store import Store
 from . import confine
 from .gitsnap import run_git
 from .secrets import restore_patch_context
 from .trees import check_tree, copy_verified, load_tree, write_tree
+
+if TYPE_CHECKING:
+    from ..records.code import CodeSnapshot
+    from ..records.tree import Tree
 
 __all__ = ["materialize_code"]
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..records.metrics import MetricSeries, build_series
-from ..records.run import OutputCapture
 from ..store import Store
 from .tensorboard import find_event_files, read_scalars, scalars_as_points
 from .trees import build_tree, put_tree
+
+if TYPE_CHECKING:  # imported where used: a run without --output is sealed without pydantic
+    from ..records.metrics import MetricSeries
+    from ..records.run import OutputCapture
 
 __all__ = ["OutputsBefore", "capture_outputs", "snapshot_outputs"]
 
@@ -96,6 +99,11 @@ def capture_outputs(
 ) -> tuple[list[OutputCapture], list[MetricSeries], list[str]]:
     """Store what the run wrote under each ``--output``; with ``before`` (``snapshot_outputs``
     at launch) files it did not write are named as pre-existing instead."""
+    if not outputs:
+        return [], [], []
+    from ..records.metrics import build_series
+    from ..records.run import OutputCapture
+
     captures: list[OutputCapture] = []
     series: list[MetricSeries] = []
     notes: list[str] = []
@@ -136,6 +144,8 @@ def capture_outputs(
 
 def _merge_by_name(series: list[MetricSeries]) -> list[MetricSeries]:
     """Several event files (restarts) may log one tag: one series, ordered by step."""
+    from ..records.metrics import build_series
+
     by_name: dict[str, list[MetricSeries]] = {}
     for s in series:
         by_name.setdefault(s.name, []).append(s)

@@ -19,10 +19,13 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..records.metrics import MetricPoint
 from .metric_regex import MetricPattern, compile_metric
+
+if TYPE_CHECKING:  # a type only: importing the models would load pydantic
+    from ..records.metrics import MetricPoint
 
 __all__ = ["SEGMENT_CAP", "StdoutMetrics", "compile_patterns"]
 

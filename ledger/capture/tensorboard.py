@@ -13,8 +13,11 @@ import struct
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..records.metrics import MetricPoint
+if TYPE_CHECKING:  # a type only: importing the models would load pydantic
+    from ..records.metrics import MetricPoint
+
 
 __all__ = ["find_event_files", "read_scalars"]
 

@@ -12,21 +12,23 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import zstandard
-from pydantic import ValidationError
 
 from .._hashing import ALGO_PREFIX, CHUNK, new_hasher
 from .._progress import tick
 from ..errors import CorruptObjectError, UsageError
-from ..records.base import record_from_json
-from ..records.tree import Tree, TreeEntry, safe_relpath
+from ..records.plain import plain, safe_relpath
 from ..store import Store
 from . import confine
 
+if TYPE_CHECKING:  # imported where used: `ledger record` of a clean tree runs without pydantic
+    from ..records.tree import Tree
+
 __all__ = [
     "build_tree",
+    "build_tree_json",
     "check_tree",
     "copy_verified",
     "describe",
@@ -77,8 +79,20 @@ def build_tree(
     ``put_tree``. ``transform(path, content)``, when given, returns what is stored of a regular
     file (secret redaction of untracked files).
     """
+    from ..records.tree import Tree
+
+    return Tree.model_validate(build_tree_json(base, paths, store, transform))
+
+
+def build_tree_json(
+    base: Path,
+    paths: Iterable[str],
+    store: Store,
+    transform: Callable[[str, bytes], bytes] | None = None,
+) -> dict[str, Any]:
+    """``build_tree``'s record as JSON, without pydantic (ledger/records/plain.py)."""
     real_base = os.path.realpath(base)
-    entries: list[TreeEntry] = []
+    entries: list[dict[str, Any]] = []
     skipped: list[str] = []
     total = 0
     for rel in sorted(set(paths)):
@@ -98,40 +112,51 @@ def build_tree(
                     continue
                 data = os.fsencode(target)
                 oid = store.objects.put_bytes(data)
-                entries.append(TreeEntry(path=rel, type="symlink", size=len(data), oid=oid))
+                entries.append(
+                    plain("tree_entry", path=rel, type="symlink", size=len(data), oid=oid)
+                )
                 total += len(data)
             elif stat.S_ISREG(st.st_mode) and transform is not None:
                 data = transform(rel, full.read_bytes())
                 oid = store.objects.put_bytes(data)
                 executable = bool(st.st_mode & stat.S_IXUSR)
-                entries.append(TreeEntry(path=rel, executable=executable, size=len(data), oid=oid))
+                entries.append(
+                    plain("tree_entry", path=rel, executable=executable, size=len(data), oid=oid)
+                )
                 total += len(data)
             elif stat.S_ISREG(st.st_mode):
                 with open(full, "rb") as f:
                     counted = _Counted(f)
                     oid = store.objects.put_stream(cast(BinaryIO, counted))
                 executable = bool(st.st_mode & stat.S_IXUSR)
-                entries.append(TreeEntry(path=rel, executable=executable, size=counted.n, oid=oid))
+                entries.append(
+                    plain("tree_entry", path=rel, executable=executable, size=counted.n, oid=oid)
+                )
                 total += counted.n
             else:
                 skipped.append(f"{rel} (not a regular file or symlink)")
                 continue
-            tick(1, entries[-1].size)
+            tick(1, entries[-1]["size"])
         except FileNotFoundError:
             skipped.append(f"{rel} (vanished while it was read)")
         except PermissionError:
             skipped.append(f"{rel} (permission denied)")
     note = describe("left out", skipped) if skipped else ""
-    return Tree(entries=entries, total_size=total, note=note)
+    return plain("tree", entries=entries, total_size=total, note=note)
 
 
-def put_tree(store: Store, tree: Tree) -> str:
-    """Store a Tree record; its id is ``tree.digest()``."""
-    return store.put_json(tree.to_json())
+def put_tree(store: Store, tree: Tree | dict[str, Any]) -> str:
+    """Store a Tree record (or its JSON); its id is ``tree.digest()``."""
+    return store.put_json(tree if isinstance(tree, dict) else tree.to_json())
 
 
 def load_tree(store: Store, oid: str) -> Tree:
     """Read and validate a stored Tree; a malformed one (e.g. a ``../`` path) is a UsageError."""
+    from pydantic import ValidationError
+
+    from ..records.base import record_from_json
+    from ..records.tree import Tree
+
     value = store.get_json(oid)
     try:
         return cast(Tree, record_from_json(value, Tree))

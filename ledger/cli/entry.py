@@ -20,21 +20,23 @@ __all__ = ["main"]
 
 
 def main() -> NoReturn:
+    from .record_cmd import parse_record_argv
+
+    # First: the record parser takes only ``[-L DIR] record ... -- CMD``, which no other parser
+    # takes either, and record does not pay for importing theirs.
+    args = parse_record_argv(sys.argv[1:])
+    if args is not None:
+        _run_record(args)
     from .query_cmd import parse_query_argv, run_query
 
     query = parse_query_argv(sys.argv[1:])  # ls, show, --version: ledger/cli/query_cmd.py
     if query is not None:
         _run_fast(lambda: run_query(query))
-    from .record_cmd import parse_record_argv
+    _replay_fast()  # returns when argv is not replay's plain form
+    from .app import main as typer_main
 
-    args = parse_record_argv(sys.argv[1:])
-    if args is None:
-        _replay_fast()  # returns when argv is not replay's plain form
-        from .app import main as typer_main
-
-        typer_main()
-        raise AssertionError("unreachable: the typer entry point exits")
-    _run_record(args)
+    typer_main()
+    raise AssertionError("unreachable: the typer entry point exits")
 
 
 def _replay_fast() -> None:

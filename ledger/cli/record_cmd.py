@@ -172,41 +172,42 @@ def run_record(args: RecordArgs) -> int:
     )
     with progress_stages():
         result = do_record(opts, store)
-    run = result.run
+    run = result.run_json  # as stored: printing it needs no model (nor pydantic)
+    run_id, status, exit_code = run["run_id"], run["status"], run["exit_code"]
     if result.sweep_error:
         sys.stderr.write(
             "ledger: warning: the Hydra multirun's jobs were not all recorded as runs "
-            f"({result.sweep_error}); the sweep run {run.run_id} holds their output\n"
+            f"({result.sweep_error}); the sweep run {run_id} holds their output\n"
         )
     if args.json_out:
         sys.stderr.write(
             json.dumps(
                 {
-                    "run_id": run.run_id,
+                    "run_id": run_id,
                     "record": result.record_oid,
-                    "status": run.status,
-                    "exit_code": run.exit_code,
+                    "status": status,
+                    "exit_code": exit_code,
                     **({"sweep_jobs": result.sweep_jobs} if result.sweep_jobs else {}),
                 }
             )
             + "\n"
         )
     else:
-        colour = "green" if run.status == "succeeded" else "red"
+        colour = "green" if status == "succeeded" else "red"
         tail = (
-            f" (exit {run.exit_code if run.exit_code is not None else 'signal ' + str(run.signal)},"
-            f" {human_seconds(run.wall_seconds)}, {len(run.metrics)} metric series)"
+            f" (exit {exit_code if exit_code is not None else 'signal ' + str(run['signal'])},"
+            f" {human_seconds(run['wall_seconds'])}, {len(run['metrics'])} metric series)"
         )
         if is_tty(sys.stderr):
             from ._output import console
 
-            head = f"ledger: run [bold]{run.run_id}[/] [{colour}]{run.status}[/]"
+            head = f"ledger: run [bold]{run_id}[/] [{colour}]{status}[/]"
             console(stderr=True).print(head + tail)
         else:  # the same line without colour, and without importing rich (~0.07 s)
-            sys.stderr.write(f"ledger: run {run.run_id} {run.status}{tail}\n")
+            sys.stderr.write(f"ledger: run {run_id} {status}{tail}\n")
         if result.sweep_jobs:
             sys.stderr.write(
                 f"ledger: Hydra multirun: {len(result.sweep_jobs)} job run(s); "
-                f"`ledger ls --tag sweep={run.run_id}` lists them\n"
+                f"`ledger ls --tag sweep={run_id}` lists them\n"
             )
     return result.exit_code

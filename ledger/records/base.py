@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from .._canonical import canonical_json, format_datetime
 from .._hashing import OID_RE, hash_bytes
+from .plain import json_float
 
 __all__ = [
     "RECORD_TYPES",
@@ -49,16 +50,8 @@ def _float_in(value: Any) -> Any:
     return value
 
 
-def _float_out(value: float) -> float | str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
-
-
 # A float that may be NaN or infinite: stored as "nan", "inf", "-inf" (canonical JSON has none).
-JsonFloat = Annotated[float, BeforeValidator(_float_in), PlainSerializer(_float_out)]
+JsonFloat = Annotated[float, BeforeValidator(_float_in), PlainSerializer(json_float)]
 
 RECORD_TYPES: dict[str, type[Record]] = {}
 
@@ -94,6 +87,20 @@ class Record(BaseModel):
         return hash_bytes(self.canonical())
 
 
+def _load_kind(kind: str) -> type[Record] | None:
+    """A kind whose module is not imported yet: every record module registers its kinds when
+    imported, and ``ledger.records`` loads its names lazily (so that ``ledger record`` can run
+    without pydantic), so a reader may meet a kind before anything imported its module."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{mod.name}")
+    return RECORD_TYPES.get(kind)
+
+
 def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
     """Parse a stored record into its model, refusing schema versions newer than this code."""
     from ..errors import FormatVersionError, UsageError
@@ -101,7 +108,7 @@ def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
     if not isinstance(value, dict) or "kind" not in value:
         raise UsageError("not a ledger record: a JSON object with a 'kind' field was expected")
     kind = value["kind"]
-    cls = RECORD_TYPES.get(kind)
+    cls = RECORD_TYPES.get(kind) or _load_kind(kind)
     if cls is None:
         raise FormatVersionError(
             f"unknown record kind {kind!r}", hint="upgrade ledger to read records of this kind"

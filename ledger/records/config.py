@@ -11,9 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._canonical import canonical_json
-from .._hashing import hash_bytes
 from .base import Oid, Record
+from .plain import config_digest
 
 __all__ = ["ArgparseCapture", "ConfigCapture", "ConfigFile", "HydraCapture"]
 
@@ -76,19 +75,4 @@ class ConfigCapture(Record):
     def config_digest(self) -> str:
         """Digest of the configuration itself: ignores process ids, times and notes, so the
         same command with the same files and arguments gets the same digest on every run."""
-        return hash_bytes(
-            canonical_json(
-                {
-                    "argv": self.argv,
-                    "files": [[f.path, f.oid] for f in self.files],
-                    # sorted: ranks of one run capture in any order
-                    "argparse": sorted(
-                        ([a.prog, a.argv, a.namespace] for a in self.argparse), key=canonical_json
-                    ),
-                    "hydra": sorted(
-                        ([h.config, h.overrides] for h in self.hydra), key=canonical_json
-                    ),
-                    "resolved": self.resolved,
-                }
-            )
-        )
+        return config_digest(self.to_json())

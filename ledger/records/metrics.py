@@ -6,13 +6,13 @@ x-axes: ``step`` (training step, or the match count for stdout metrics without a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from .base import JsonFloat, Oid, Record
+from .plain import series_columns, summary_fields
 
 __all__ = ["MetricPoint", "MetricSeries", "MetricSummary", "build_series", "summarize"]
 
@@ -66,46 +66,17 @@ MetricPoint = tuple[int | None, int | None, float | None, float]  # step, sample
 def build_series(
     name: str, source: Source, points: Iterable[MetricPoint], rank: int | None = None
 ) -> MetricSeries:
-    steps: list[int | None] = []
-    samples: list[int | None] = []
-    wall: list[float | None] = []
-    values: list[float] = []
-    for step, n, t, v in points:
-        steps.append(step)
-        samples.append(n)
-        wall.append(t)
-        values.append(float(v))
+    steps, samples, wall, values = series_columns(points)
     return MetricSeries(
         name=name, source=source, rank=rank, step=steps, samples=samples, wall=wall, value=values
     )
 
 
 def summarize(series: MetricSeries, oid: str) -> MetricSummary:
-    last_finite = last_finite_step = first_bad = None
-    bad = 0
-    finite: list[float] = []
-    for i, v in enumerate(series.value):
-        step = series.step[i] if series.step[i] is not None else i
-        if math.isfinite(v):
-            last_finite, last_finite_step = v, step
-            finite.append(v)
-        else:
-            bad += 1
-            if first_bad is None:
-                first_bad = step
-    n = len(series.value)
     return MetricSummary(
         name=series.name,
         source=series.source,
         rank=series.rank,
         series=oid,
-        count=n,
-        last=series.value[-1] if n else None,
-        last_step=(series.step[-1] if series.step[-1] is not None else n - 1) if n else None,
-        last_finite=last_finite,
-        last_finite_step=last_finite_step,
-        first_nonfinite_step=first_bad,
-        nonfinite_count=bad,
-        min=min(finite) if finite else None,
-        max=max(finite) if finite else None,
+        **summary_fields(series.step, series.value),
     )

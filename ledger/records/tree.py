@@ -3,29 +3,14 @@ untracked files, inputs and outputs."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .base import Oid, Record
+from .plain import safe_relpath  # no pydantic: `ledger record` checks paths with it
 
 __all__ = ["Tree", "TreeEntry", "safe_relpath"]
-
-
-def safe_relpath(value: str) -> str:
-    """Refuse anything that could land outside the directory it is unpacked into."""
-    p = PurePosixPath(value)
-    if (
-        not value
-        or value.startswith("/")
-        or "\\" in value
-        or "\x00" in value
-        or any(part in {"..", ""} for part in value.split("/"))
-        or p.is_absolute()
-    ):
-        raise ValueError(f"unsafe path {value!r}: paths must be relative and stay inside")
-    return value
 
 
 SafePath = Annotated[str, AfterValidator(safe_relpath)]

@@ -8,6 +8,7 @@ defaults included), and what the in-process runtime wrote into the staging direc
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -18,17 +19,17 @@ from .._canonical import canonical_json
 from .._hashing import hash_bytes
 from .._progress import stage
 from ..capture.boundary import for_store
-from ..records.contract import Contract
-from ..records.data import InputDigest
-from ..records.metrics import MetricSummary
-from ..records.run import CheckpointEvent, InputCheck
+from ..records.plain import plain
 from ..store import Store
 from .options import RecordOptions
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
     from ..capture.secrets import Scrubber
     from ..capture.statcache import StatCache
     from ..records.code import CodeSnapshot
+    from ..records.contract import Contract
+    from ..records.data import InputDigest
+    from ..records.run import CheckpointEvent, InputCheck
 
 __all__ = ["Frozen", "freeze"]
 
@@ -51,12 +52,19 @@ REPLAY_ENV_PREFIXES = (
 
 @dataclass
 class Frozen:
-    contract: Contract
+    contract_json: dict[str, Any]  # the Contract record, as stored (ledger/records/plain.py)
     inputs: list[InputDigest]
     cache: StatCache
     notes: list[str] = field(default_factory=list)
     config_files: list[Any] = field(default_factory=list)
     scrubber: Scrubber | None = None  # the secrets known at launch, scrubbed from all captures
+
+    @functools.cached_property
+    def contract(self) -> Contract:
+        """The contract as its model, validated at first use."""
+        from ..records.contract import Contract
+
+        return Contract.model_validate(self.contract_json)
 
 
 def _env_vars(
@@ -91,10 +99,9 @@ def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
 
 
 def freeze(opts: RecordOptions, store: Store) -> Frozen:
-    from ..capture.code import code_digest, require_clean, snapshot_code
+    from ..capture.code import code_digest, require_clean, snapshot_code_json
     from ..capture.config import load_config_file
-    from ..capture.data import digest_input
-    from ..capture.env import env_digest, fingerprint
+    from ..capture.env import env_digest, fingerprint_json
     from ..capture.rawbytes import split_argv
     from ..capture.secrets import Finding, Scrubber, launch_secrets
     from ..capture.statcache import StatCache
@@ -107,6 +114,8 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     inputs = []
     with stage("digesting inputs") if opts.inputs else contextlib.nullcontext():
         for p in opts.inputs:
+            from ..capture.data import digest_input
+
             d = digest_input((opts.cwd / p).absolute(), cache)
             # Keep the path as the command line gave it: replay restores relative inputs into
             # its workspace, where the same relative argument finds them.
@@ -134,18 +143,20 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
                 [f.describe() for f in found],
             )
         )
+    code: CodeSnapshot | dict[str, Any]
     if opts.code is not None:  # a replay: the snapshot its workspace was rebuilt from
         code, code_oid = _rebuilt_code(store, opts.code), opts.code
     else:
-        code = snapshot_code(opts.cwd, store, scrubber=scrubber)
-        notes += list(code.notes)
-        code_oid = store.put_json(code.to_json())
-    env = fingerprint(opts.env_names, scrubber=scrubber)
-    env_oid = store.put_json(env.to_json())
+        code = snapshot_code_json(opts.cwd, store, scrubber=scrubber)
+        notes += list(code["notes"])
+        code_oid = store.put_json(code)
+    env = fingerprint_json(opts.env_names, scrubber=scrubber)
+    env_oid = store.put_json(env)
     # Known values first: a secret taken from $NAME becomes [REDACTED:NAME], which replay fills
     # in from the environment again; the name rules then catch the rest.
     argv, argv_b64 = split_argv(for_store("argv", opts.command, scrubber))
-    contract = Contract(
+    contract = plain(
+        "contract",
         argv=argv,
         argv_b64=argv_b64,
         cwd=str(opts.cwd.absolute()),
@@ -167,7 +178,11 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
 def recheck_inputs(
     frozen: Frozen, opts: RecordOptions, store: Store | None = None
 ) -> tuple[list[InputCheck], bool, list[str]]:
+    if not frozen.inputs:
+        frozen.cache.save()
+        return [], False, []
     from ..capture.data import recheck, stored_in
+    from ..records.run import InputCheck
 
     checks: list[InputCheck] = []
     changed_any = False
@@ -197,41 +212,38 @@ def recheck_inputs(
 def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | None, str | None]:
     """The config record: files, plus the argparse/Hydra values the process resolved."""
     from ..capture.config import (
-        build_config_capture,
+        build_config_json,
         collect_capture_notes,
-        collect_config_captures,
-        collect_hydra_captures,
+        collect_config_captures_json,
+        collect_hydra_captures_json,
+        config_digest,
     )
 
-    capture = build_config_capture(
-        frozen.contract.argv,
+    capture = build_config_json(
+        frozen.contract_json["argv"],
         files=frozen.config_files,
-        argparse=collect_config_captures(staging),
-        hydra=collect_hydra_captures(staging),
+        argparse=collect_config_captures_json(staging),
+        hydra=collect_hydra_captures_json(staging),
         notes=collect_capture_notes(staging),
     )
-    oid = store.put_json(capture.to_json())
-    return oid, capture.config_digest()
+    oid = store.put_json(capture)
+    return oid, config_digest(capture)
 
 
 def collect_runtime_safe(
     store: Store, staging: Path, started_at: float | None = None
-) -> tuple[dict[str, Any] | None, list[MetricSummary], list[str]]:
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[str]]:
     """What ``import ledger`` wrote in the process. Never fails the seal: problems become notes."""
     try:
-        from ..runtime.ingest import collect_runtime
+        from ..runtime.ingest import collect_runtime_json
     except ImportError:
         return None, [], []
     try:
-        capture = collect_runtime(staging, store, started_at=started_at)
+        data = collect_runtime_json(staging, store, started_at=started_at)
     except Exception as e:
         return None, [], [f"in-process data could not be ingested: {e}"]
-    if capture is None:
-        return None, [], []
-    data = capture.model_dump(mode="json")
-    summaries = list(capture.metrics)
-    data.pop("metrics", None)
-    return data, summaries, list(getattr(capture, "notes", []))
+    summaries = data.pop("metrics")
+    return data, summaries, list(data["notes"])
 
 
 def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
@@ -242,6 +254,8 @@ def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
     path = staging / "checkpoints.jsonl"
     if not path.is_file():
         return [], []
+    from ..records.run import CheckpointEvent
+
     events: list[CheckpointEvent] = []
     bad = 0
     known = CheckpointEvent.model_fields.keys()
@@ -265,17 +279,18 @@ def checkpoint_events(staging: Path) -> tuple[list[CheckpointEvent], list[str]]:
     return events, notes
 
 
-def contract_digest(contract: Contract, resolved_config_digest: str | None) -> str:
+def contract_digest(contract: Contract | dict[str, Any], resolved_config_digest: str | None) -> str:
     """Identical code, config, data, environment and seeds give identical digests."""
+    c = contract if isinstance(contract, dict) else contract.to_json()
     body = {
-        "argv": contract.argv,
-        "code": contract.code_digest,
-        "config_files": [c.get("digest") or c.get("oid") for c in contract.config_files],
+        "argv": c["argv"],
+        "code": c["code_digest"],
+        "config_files": [f.get("digest") or f.get("oid") for f in c["config_files"]],
         "resolved_config": resolved_config_digest,
-        "inputs": [i.get("digest") for i in contract.inputs],
-        "environment": contract.env_digest,
-        "seed_root": contract.seed_root,
+        "inputs": [i.get("digest") for i in c["inputs"]],
+        "environment": c["env_digest"],
+        "seed_root": c["seed_root"],
     }
-    if contract.argv_b64 is not None:  # arguments that differ only in non-UTF-8 bytes differ
-        body["argv_b64"] = contract.argv_b64
+    if c["argv_b64"] is not None:  # arguments that differ only in non-UTF-8 bytes differ
+        body["argv_b64"] = c["argv_b64"]
     return hash_bytes(canonical_json(body))

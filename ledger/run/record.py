@@ -10,6 +10,7 @@ pid, which ``ledger ls`` reports as abandoned.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -18,15 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._canonical import format_datetime
 from .._progress import stage
 from .._version import __version__
 from ..capture.metric_regex import MetricPattern
 from ..capture.stdout_metrics import StdoutMetrics, compile_patterns
 from ..errors import UsageError
-from ..records.metrics import MetricSeries, MetricSummary, build_series, summarize
-from ..records.run import Run, RunStatus
+from ..records.plain import plain, series_json, summary_json
 from ..store import Store
 from ..store.staging import open_staging, release_staging
 from . import contract as contract_mod
@@ -34,7 +35,11 @@ from .contract import contract_digest
 from .execute import ExecResult, execute
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
-from .warm import LAUNCH_MODELS, SEAL_MODULES, warm_imports
+from .warm import SEAL_MODULES, warm_imports
+
+if TYPE_CHECKING:  # the records are written as JSON (ledger/records/plain.py): no pydantic
+    from ..records.metrics import MetricSeries, MetricSummary
+    from ..records.run import Run, RunStatus
 
 __all__ = ["Begun", "RecordOptions", "RecordResult", "begin", "finish", "record"]
 
@@ -46,10 +51,18 @@ _FREEZE_LOCK = threading.Lock()
 class RecordResult:
     run_id: str
     record_oid: str
-    run: Run
+    run_json: dict[str, Any]  # the sealed run record, as stored
     exit_code: int  # what `ledger record` exits with: the child's, or 128+signal
     sweep_jobs: list[str] = field(default_factory=list)  # a Hydra multirun: its job runs
     sweep_error: str | None = None  # why (some of) its jobs were not recorded as runs
+
+    @functools.cached_property
+    def run(self) -> Run:
+        """The sealed run as its model, validated at first use (``ledger record`` prints from
+        ``run_json`` and never loads pydantic)."""
+        from ..records.run import Run
+
+        return Run.model_validate(self.run_json)
 
 
 def _check_command(argv: Sequence[str], cwd: Path) -> None:
@@ -128,6 +141,8 @@ def _child_env(opts: RecordOptions, store: Store, run_id: str, staging: Path) ->
 
 
 def _store_series(store: Store, series: MetricSeries) -> MetricSummary:
+    from ..records.metrics import summarize
+
     oid = store.put_json(series.to_json())
     return summarize(series, oid)
 
@@ -171,15 +186,11 @@ def begin(opts: RecordOptions, store: Store) -> Begun:
     run_id = new_run_id()
     staging = store.root / "staging" / run_id
     lease = open_staging(staging)
-    # The models written before launch are built (pydantic builds them at first use) while
-    # freezing waits on git.
-    builder = warm_imports(LAUNCH_MODELS)
     # Freezing reads configs, inputs and code, then the running record is written: any failure
     # here leaves no run and no staging dir behind.
     try:
         with _FREEZE_LOCK:  # replay --jobs records from several threads; freezing is short
             frozen = contract_mod.freeze(opts, store)
-        builder.join()
         return _begin_run(opts, store, frozen, run_id, staging, patterns, lease)
     except BaseException:
         release_staging(staging, lease)
@@ -203,21 +214,21 @@ def _begin_run(
         # ordering"): stored first, so no crash leaves the running record's ref naming a
         # missing listing. The files themselves are content links, copied later.
         store_manifests(frozen.inputs, store)
-    contract_oid = store.put_json(frozen.contract.to_json())
+    contract_oid = store.put_json(frozen.contract_json)
     base: dict[str, Any] = dict(
         run_id=run_id,
         name=opts.name,
-        tags=opts.tags,
-        started=started,
+        tags=dict(opts.tags),
+        started=format_datetime(started),
         host=socket.gethostname(),
         pid=os.getpid(),
         contract=contract_oid,
-        contract_digest=contract_digest(frozen.contract, None),
+        contract_digest=contract_digest(frozen.contract_json, None),
         replay_of=opts.replay_of,
         ledger_version=__version__,
     )
-    running = Run(status="running", notes=frozen.notes, **base)
-    store.set_ref(run_ref(run_id), store.put_json(running.to_json()), op="start")
+    running = plain("run", status="running", notes=list(frozen.notes), **base)
+    store.set_ref(run_ref(run_id), store.put_json(running), op="start")
 
     # Copy inputs into the store while the command runs: it must not delay the launch.
     copier = None
@@ -266,14 +277,17 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
         with Index(b.store) as index:
             index.sync()
     except Exception as e:  # the index is a cache: the run is safe in the objects and log
-        sealed.run.notes.append(f"index not updated ({e}); run `ledger reindex`")
+        sealed.run_json["notes"].append(f"index not updated ({e}); run `ledger reindex`")
+        sealed.__dict__.pop("run", None)  # the model, if built, is built again with the note
     return sealed
 
 
 def _sweep_jobs(b: Begun, sealed: RecordResult) -> None:
     """A Hydra multirun: one run per job besides the sealed sweep run (ledger/sweeps.py)."""
-    from .sweeps import record_sweep_jobs
+    from .sweeps import read_jobs, record_sweep_jobs
 
+    if not read_jobs(b.staging):  # no multirun: the sweep run's model is not needed
+        return
     try:
         jobs = record_sweep_jobs(b.store, b.opts.cwd, b.frozen, sealed.run, b.staging)
     except Exception as e:  # the sweep run is sealed: it stays; each job run is whole or absent
@@ -291,8 +305,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     importer = preload(delay=1.0)
     parser = StdoutMetrics(b.patterns)
     # What sealing (and the caller, e.g. a replay's verdict) needs is imported while it runs.
-    series = ("ledger.records.metrics:MetricSeries", "ledger.records.metrics:MetricSummary")
-    warmer = warm_imports((*SEAL_MODULES, *(series if b.patterns else ()), *opts.warm))
+    warmer = warm_imports((*SEAL_MODULES, *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
     result = execute(
@@ -327,9 +340,10 @@ def seal(
     from ..capture.secrets import Scrubber, scrub_run_dir
 
     notes = list(frozen.notes)
-    summaries: list[MetricSummary] = []
-    for name, points in sorted(parser.points.items()):
-        summaries.append(_store_series(store, build_series(name, "stdout", points)))
+    summaries: list[MetricSummary | dict[str, Any]] = []
+    for name, points in sorted(parser.points.items()):  # as JSON: no pydantic (plain.py)
+        series, values = series_json(name, "stdout", points)
+        summaries.append(summary_json(series, values, store.put_json(series)))
     notes += parser.notes()
 
     with stage("storing outputs") if opts.outputs else contextlib.nullcontext():
@@ -362,13 +376,14 @@ def seal(
         notes.append("an --input changed while the run was running: see inputs_after")
 
     base = dict(base)
-    base["contract_digest"] = contract_digest(frozen.contract, resolved_digest)
-    run = Run(
+    base["contract_digest"] = contract_digest(frozen.contract_json, resolved_digest)
+    run = plain(
+        "run",
         status=_status(result),
         exit_code=result.returncode if result.returncode >= 0 else None,
         signal=result.signal,
         interrupted_by=result.interrupted_by,
-        ended=started + timedelta(seconds=result.wall_seconds),
+        ended=format_datetime(started + timedelta(seconds=result.wall_seconds)),
         wall_seconds=round(result.wall_seconds, 6),
         cpu_user_seconds=round(result.cpu_user_seconds, 6),
         cpu_system_seconds=round(result.cpu_system_seconds, 6),
@@ -376,20 +391,20 @@ def seal(
         resolved_config=resolved_oid,
         stdout=logs["stdout"],
         stderr=logs["stderr"],
-        metrics=summaries,
-        outputs=outputs,
-        inputs_after=inputs_after,
+        metrics=[m if isinstance(m, dict) else m.model_dump(mode="json") for m in summaries],
+        outputs=[o.model_dump(mode="json") for o in outputs],
+        inputs_after=[i.model_dump(mode="json") for i in inputs_after],
         inputs_changed=inputs_changed,
         runtime=runtime,
-        checkpoints=checkpoints,
+        checkpoints=[c.model_dump(mode="json") for c in checkpoints],
         notes=notes + result.notes,
         **base,
     )
-    oid = store.put_json(run.to_json())
-    store.set_ref(run_ref(run.run_id), oid, op="seal", status=run.status)
+    oid = store.put_json(run)
+    store.set_ref(run_ref(run["run_id"]), oid, op="seal", status=run["status"])
     code = result.returncode if result.returncode >= 0 else 128 + (result.signal or 0)
     if result.interrupted_by is not None and result.returncode != 0:
         # Ctrl-C (or a forwarded TERM/HUP/QUIT) stopped the run: 130 etc., whatever status
         # the program chose on its way out (docs/reference/exit-codes.md).
         code = 128 + result.interrupted_by
-    return RecordResult(run_id=run.run_id, record_oid=oid, run=run, exit_code=code)
+    return RecordResult(run_id=run["run_id"], record_oid=oid, run_json=run, exit_code=code)

@@ -6,12 +6,10 @@ overhead; imported before the launch, they delay it. ``warm_imports`` imports th
 started at the launch, so the time overlaps the command; the caller joins it before it goes on
 (``join``). A module that fails here is imported again, error and all, where it is used.
 
-Before the launch the same kind of thread builds the pydantic models the launch writes
-(``record.begin``): freezing the contract spends most of its wall time waiting on git, which
-leaves the interpreter free for it. Importing from two threads at once is safe (each module has
-its own import lock); what is warmed (record models, the seal's modules) never imports the
-capture and CLI modules the main thread imports meanwhile, so the two cannot wait on each
-other in a cycle.
+Importing from two threads at once is safe (each module has its own import lock); what is
+warmed (the seal's modules) never imports the capture and CLI modules the main thread imports
+meanwhile, so the two cannot wait on each other in a cycle. (The records written before the
+launch need no models: they are built as JSON, ledger/records/plain.py.)
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import importlib
 import threading
 from collections.abc import Sequence
 
-__all__ = ["LAUNCH_MODELS", "SEAL_MODULES", "warm_imports"]
+__all__ = ["SEAL_MODULES", "warm_imports"]
 
 # What ``record.finish`` imports for every run (tests/record/test_record_warm.py checks the list
 # against a real run, so that it does not go stale).
@@ -28,14 +26,6 @@ SEAL_MODULES = (
     "ledger.runtime.ingest",
     "ledger.run.sweeps",
     "ledger.index",
-)
-
-# The models of the records written before launch, in the order freezing needs them.
-LAUNCH_MODELS = (
-    "ledger.records.code:CodeSnapshot",
-    "ledger.records.env:Environment",
-    "ledger.records.contract:Contract",
-    "ledger.records.run:Run",
 )
 
 

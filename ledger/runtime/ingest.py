@@ -13,23 +13,18 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from ..records.metrics import MetricPoint, MetricSummary, build_series, summarize
-from ..records.rng import RngState
-from ..records.runtime import (
-    MonitorAlert,
-    RankDeterminism,
-    RngStateRef,
-    RuntimeCapture,
-    SeedInfo,
-)
+from ..records.plain import plain, series_json, summary_json
 from ..store import Store
 from .metrics import check_name
 
-__all__ = ["collect_runtime", "combine_ranks"]
+if TYPE_CHECKING:  # imported where used: metrics alone are sealed without pydantic
+    from ..records.metrics import MetricPoint
+    from ..records.runtime import RngStateRef, RuntimeCapture
+
+__all__ = ["collect_runtime", "collect_runtime_json", "combine_ranks"]
+
 
 _RANK_FILE = re.compile(r"^rank-(\d+)(?:-worker-(\d+))?(?:-(.+))?\.(jsonl|json)$")
 
@@ -198,6 +193,19 @@ def collect_runtime(
 ) -> RuntimeCapture:
     """Everything the runtime wrote under ``run_dir``; ``started_at`` (epoch seconds) is the zero
     of the wall axis, by default the earliest process start."""
+    from ..records.runtime import RuntimeCapture
+
+    return RuntimeCapture.model_validate(
+        collect_runtime_json(run_dir, store, started_at=started_at)
+    )
+
+
+def collect_runtime_json(
+    run_dir: Path, store: Store, *, started_at: float | None = None
+) -> dict[str, Any]:
+    """``collect_runtime``'s capture as JSON: metric series are built without pydantic
+    (ledger/records/plain.py); seeds, RNG states, determinism reports and alerts, when the
+    process wrote any, are validated by their models."""
     run_dir = Path(run_dir)
     notes: list[str] = []
     starts: dict[int, float] = {}
@@ -207,26 +215,57 @@ def collect_runtime(
     raw = _points(lines, zero, notes)
     single = set(raw) <= {0} and max(worlds, default=1) == 1
 
-    summaries: list[MetricSummary] = []
+    summaries: list[dict[str, Any]] = []
     by_metric: dict[str, dict[int, Any]] = defaultdict(dict)
     for rank in sorted(raw):
         for name, pts in raw[rank].items():
             by_metric[name][rank] = pts
-            series = build_series(name, "api", [p[:4] for p in pts], rank=None if single else rank)
-            summaries.append(summarize(series, store.put_json(series.to_json())))
+            series, values = series_json(
+                name, "api", [p[:4] for p in pts], rank=None if single else rank
+            )
+            summaries.append(summary_json(series, values, store.put_json(series)))
     for name in sorted(by_metric):
         if len(by_metric[name]) > 1:
-            series = build_series(name, "combined", combine_ranks(by_metric[name], name, notes))
-            summaries.append(summarize(series, store.put_json(series.to_json())))
+            combined = combine_ranks(by_metric[name], name, notes)
+            series, values = series_json(name, "combined", combined)
+            summaries.append(summary_json(series, values, store.put_json(series)))
 
-    seeds: list[SeedInfo] = []
+    parts = _validated_parts(run_dir, store, zero, ranks, worlds, notes)
+    return plain(
+        "runtime",
+        ranks=sorted(ranks),
+        world_size=max(worlds) if worlds else None,
+        metrics=summaries,
+        notes=notes,
+        **parts,
+    )
+
+
+def _validated_parts(
+    run_dir: Path, store: Store, zero: float, ranks: set[int], worlds: set[int], notes: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Seeds, RNG states, determinism reports and alerts, as their models dump them."""
+    parts: dict[str, list[dict[str, Any]]] = {
+        "seeds": [],
+        "rng_states": [],
+        "determinism": [],
+        "alerts": [],
+    }
+    if not any((run_dir / d).is_dir() for d in ("seeds", "rng", "determinism", "alerts")):
+        return parts  # the models (and pydantic) are not needed
+    from pydantic import ValidationError
+
+    from ..records.rng import RngState
+    from ..records.runtime import MonitorAlert, RankDeterminism, RngStateRef, SeedInfo
+
     for path, m in _files(run_dir, "seeds", notes):
         body = _json(path, f"seeds/{path.name}", notes)
         if body is not None:
             try:
-                seeds.append(SeedInfo.model_validate(body))
+                seed = SeedInfo.model_validate(body)
+                parts["seeds"].append(seed.model_dump(mode="json"))
                 ranks.add(int(m.group(1)))
-                worlds.add(seeds[-1].world_size)
+                worlds.add(seed.world_size)
             except ValidationError as e:
                 notes.append(f"seeds/{path.name}: invalid ({e.error_count()} errors)")
 
@@ -256,33 +295,24 @@ def collect_runtime(
         except (ValidationError, TypeError, ValueError) as e:
             notes.append(f"rng/{path.name}: invalid ({str(e).splitlines()[0]})")
     states.sort(key=lambda s: (s.rank, s.worker if s.worker is not None else -1, s.wall or 0))
+    parts["rng_states"] = [s.model_dump(mode="json") for s in states]
 
-    determinism: list[RankDeterminism] = []
     for path, m in _files(run_dir, "determinism", notes):
         body = _json(path, f"determinism/{path.name}", notes)
         if body is not None:
             try:
-                determinism.append(RankDeterminism.model_validate(body))
+                report = RankDeterminism.model_validate(body)
+                parts["determinism"].append(report.model_dump(mode="json"))
                 ranks.add(int(m.group(1)))
             except ValidationError as e:
                 notes.append(f"determinism/{path.name}: invalid ({e.error_count()} errors)")
 
-    alerts: list[MonitorAlert] = []
     for path, m in _files(run_dir, "alerts", notes):
         for obj in _lines(path, f"alerts/{path.name}", notes):
             try:
-                alerts.append(MonitorAlert.model_validate(obj))
+                alert = MonitorAlert.model_validate(obj)
+                parts["alerts"].append(alert.model_dump(mode="json"))
                 ranks.add(int(m.group(1)))
             except ValidationError as e:
                 notes.append(f"alerts/{path.name}: invalid alert ({e.error_count()} errors)")
-
-    return RuntimeCapture(
-        ranks=sorted(ranks),
-        world_size=max(worlds) if worlds else None,
-        metrics=summaries,
-        seeds=seeds,
-        rng_states=states,
-        determinism=determinism,
-        alerts=alerts,
-        notes=notes,
-    )
+    return parts
