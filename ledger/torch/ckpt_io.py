@@ -23,10 +23,9 @@ from .._hashing import ALGO_PREFIX, hash_bytes
 from ..errors import CorruptObjectError, MissingObjectError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
-from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
 from .ckpt_reuse import keep_only, likely_new, remember, reused
-from .ckpt_write import ChunkWriter, Written
+from .ckpt_write import ChunkWriter, Written, compression_pays
 
 __all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
 
