@@ -35,7 +35,8 @@ __all__ = ["LEVEL", "ChunkWriter", "Written", "compression_pays"]
 
 # Tensor chunks are compressed at zstd level 1, not the store's 3: what float weights give up
 # is the exponent bytes' entropy, which both levels code alike (randn + 4: 0.850 of the size
-# at both), and level 1 takes half the time, on the save's critical path.
+# at both), and level 1 takes about a quarter less CPU (9.3 vs 12.0 ms per 8 MB), on the
+# save's critical path.
 LEVEL = 1
 
 # fsyncs in flight at once: concurrent fsyncs share journal commits and keep the disk busy.
