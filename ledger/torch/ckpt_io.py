@@ -1,7 +1,8 @@
 """Tensor bytes to objects and back: hash once, write only what is new, verify before use.
 
 Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
-``ObjectStore.put_bytes_new``, which also says which chunks were new (the save reports them).
+``ckpt_write.ChunkWriter``, which fsyncs and names them on threads of its own while the workers
+go on, and says which chunks were new (the save reports them).
 A chunk whose bytes equal what the last save of that tensor stored is not hashed again
 (``ckpt_reuse``: a bitwise comparison with the mapped object file).
 Reads go straight into a freshly allocated tensor, hashed piece by piece as the bytes arrive;
