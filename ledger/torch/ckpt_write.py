@@ -7,6 +7,11 @@ chunks waited to be compared or hashed. Here a worker hashes a chunk, writes it 
 threads fsync each temp file and only then give it its object's name. ``finish`` waits for them
 and fsyncs each directory that got a name once, not once per object.
 
+The syncer threads are one pool per process (``_Pool``), started on first use and kept for the
+next save: starting threads on every save cost page faults and start-up time on each one. A
+forked child (a crash test's saver, a DataLoader worker) has none of its parent's threads; it
+starts its own pool when it first saves.
+
 The order that makes a crash harmless is ``put_bytes``'s (docs/format.md, "Write ordering"): a
 name appears only after its content is durable, and the caller writes nothing that refers to
 these objects before ``finish`` returns. A writer killed midway leaves complete objects, or
@@ -15,9 +20,9 @@ these objects before ``finish`` returns. A writer killed midway leaves complete 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
-import queue
 import tempfile
 import threading
 from collections.abc import Callable
@@ -39,13 +44,81 @@ __all__ = ["LEVEL", "ChunkWriter", "Written", "compression_pays"]
 # save's critical path.
 LEVEL = 1
 
-# fsyncs in flight at once: concurrent fsyncs share journal commits and keep the disk busy.
+# fsyncs in flight at once for one writer: concurrent fsyncs share journal commits and keep
+# the disk busy.
 _SYNCERS = 4
+# Threads in the process's pool: a writer's syncers plus ``finish``'s directory fsyncs, and a
+# second writer (a background save beside a foreground one) without waiting for the first.
+_POOL = 8
 # Temp files written and not yet named: each holds a descriptor (and dirty pages) until then.
 _PENDING = 16
 
 
 _local = threading.local()
+
+
+class _Pool:
+    """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
+    and kept: a save finishing while the interpreter exits still gets its work done, since
+    the saving thread waits for it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._work: collections.deque[Callable[[], None]] = collections.deque()
+        self._ready = threading.Semaphore(0)
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on a pool thread; ``fn`` must not raise (it reports its own errors)."""
+        with self._lock:
+            self._work.append(fn)
+            wake = self._idle > 0
+            start = not wake and self._threads < self._size
+            if wake:
+                self._idle -= 1  # one idle thread is woken for it
+            elif start:
+                self._threads += 1
+            # else every thread is busy: one takes it when done
+        if wake:
+            self._ready.release()
+        elif start:
+            threading.Thread(target=self._serve, name="ledger-ckpt-sync", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                fn = self._work.popleft() if self._work else None
+                if fn is None:
+                    self._idle += 1
+            if fn is None:
+                self._ready.acquire()
+                continue
+            fn()
+
+
+_pool_lock = threading.Lock()
+_the_pool: _Pool | None = None
+
+
+def _pool() -> _Pool:
+    global _the_pool
+    with _pool_lock:
+        if _the_pool is None:
+            _the_pool = _Pool(_POOL)
+        return _the_pool
+
+
+def _after_fork() -> None:
+    """A child has none of its parent's threads: it starts its own pool (and fresh locks,
+    which a parent thread may have held at the fork)."""
+    global _the_pool, _pool_lock
+    _the_pool = None
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _compressor() -> zstandard.ZstdCompressor:
@@ -86,13 +159,14 @@ class ChunkWriter:
         """``named`` is called after each object this writer gave a name (a test hook)."""
         self.objects = objects
         self._named = named
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: collections.deque[_Job] = collections.deque()
         self._slots = threading.BoundedSemaphore(_PENDING)
         self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)  # notified when ``_running`` drops to 0
+        self._running = 0  # syncer tasks on the pool; each drains ``_jobs``, then ends
         self._dirs: set[Path] = set()  # folders whose entries changed: fsynced by ``finish``
         self._errors: list[BaseException] = []
         self._aborted = False
-        self._syncers: list[threading.Thread] = []
 
     def put(
         self,
@@ -122,8 +196,13 @@ class ChunkWriter:
             self._discard(fd, name)
             raise
         written = Written(False)
-        self._start_syncers()
-        self._jobs.put((oid, fd, name, written, then))
+        with self._lock:
+            self._jobs.append((oid, fd, name, written, then))
+            start = self._running < _SYNCERS
+            if start:
+                self._running += 1
+        if start:
+            _pool().submit(self._sync_queued)
         return oid, written
 
     def finish(self) -> None:
@@ -134,18 +213,23 @@ class ChunkWriter:
             raise self._errors[0]
         # One fsync per directory, all at once: they share the file system's journal commits.
         errors: list[BaseException] = []
+        left = [len(self._dirs)]
+        synced = threading.Condition()
 
         def sync(d: Path) -> None:
             try:
                 fsync_dir(d)
-            except BaseException as e:  # raised below, once every thread is joined
+            except BaseException as e:  # raised below, once every one is done
                 errors.append(e)
+            finally:
+                with synced:
+                    left[0] -= 1
+                    synced.notify_all()
 
-        threads = [threading.Thread(target=sync, args=(d,)) for d in sorted(self._dirs)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        for d in sorted(self._dirs):
+            _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
+        with synced:
+            synced.wait_for(lambda: left[0] == 0)
         if errors:
             raise errors[0]
 
@@ -155,11 +239,9 @@ class ChunkWriter:
         self._stop()
 
     def _stop(self) -> None:
-        for _ in self._syncers:
-            self._jobs.put(None)
-        for t in self._syncers:
-            t.join()
-        self._syncers = []
+        """Wait until the syncer tasks have drained the queue and ended."""
+        with self._done:
+            self._done.wait_for(lambda: self._running == 0)
 
     def _temp(self) -> tuple[int, Path | None]:
         fd = open_unnamed(self.objects.tmp_dir)
@@ -182,19 +264,16 @@ class ChunkWriter:
                 name.unlink()
         self._slots.release()
 
-    def _start_syncers(self) -> None:
-        with self._lock:
-            if len(self._syncers) >= _SYNCERS or self._errors:
-                return
-            # Plain threads, not an executor: a background save finishing at interpreter exit
-            # must still be able to start them.
-            t = threading.Thread(target=self._sync_forever, name="ledger-ckpt-sync")
-            self._syncers.append(t)
-        t.start()
-
-    def _sync_forever(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            oid, fd, name, written, then = job
+    def _sync_queued(self) -> None:
+        """A syncer task: fsync and name queued objects until none is left."""
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._running -= 1
+                    if self._running == 0:
+                        self._done.notify_all()
+                    return
+                oid, fd, name, written, then = self._jobs.popleft()
             try:
                 if self._aborted or self._errors:
                     continue

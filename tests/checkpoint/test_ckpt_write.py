@@ -180,3 +180,52 @@ def test_chunks_are_compressed_at_the_chunk_level_when_it_pays(store: Store) -> 
         frame = f.read()
     assert frame == zstandard.ZstdCompressor(level=ckpt_write.LEVEL).compress(data)
     assert ckpt_write.LEVEL == 1
+
+
+def _sync_threads() -> set[int]:
+    return {t.ident or 0 for t in threading.enumerate() if t.name == "ledger-ckpt-sync"}
+
+
+def _write_some(st: Store, seed: int) -> list[str]:
+    writer = ChunkWriter(st.objects)
+    rng = random.Random(seed)
+    oids = [writer.put(memoryview(rng.randbytes(5000)), False)[0] for _ in range(12)]
+    writer.finish()
+    return oids
+
+
+def test_later_saves_reuse_the_sync_threads(store: Store) -> None:
+    """The syncer threads outlive a writer: the next save starts none (each start cost page
+    faults and time on every save), and never more than the pool's size."""
+    _write_some(store, 1)
+    first = _sync_threads()
+    assert 0 < len(first) <= ckpt_write._POOL
+    for seed in range(2, 7):
+        oids = _write_some(store, seed)
+        assert all(store.objects.get_bytes(o) for o in oids)
+    assert _sync_threads() == first
+    assert _leftovers(store) == []
+
+
+def test_a_forked_child_saves_with_a_pool_of_its_own(store: Store) -> None:
+    """A child forked after the parent's saves (a crash test's saver, a DataLoader worker)
+    has none of the parent's threads: its writes must not wait for them."""
+    _write_some(store, 1)
+    assert _sync_threads()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        status = 1
+        try:
+            done = threading.Event()
+            threading.Thread(target=lambda: (_write_some(store, 99), done.set())).start()
+            status = 0 if done.wait(30) else 2
+            os.write(w, b"ok" if status == 0 else b"hung")
+        finally:
+            os._exit(status)
+    os.close(w)
+    _, code = os.waitpid(pid, 0)
+    said = os.read(r, 10)
+    os.close(r)
+    assert (said, os.waitstatus_to_exitcode(code)) == (b"ok", 0)
+    assert all(store.objects.get_bytes(o) for o in _write_some(store, 99))
