@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "fsync_dir", "temp_file"]
+__all__ = ["atomic_write_bytes", "fsync_dir", "replace_bytes", "temp_file"]
 
 
 def fsync_dir(path: Path) -> None:
@@ -38,6 +38,13 @@ def temp_file(tmp_dir: Path, prefix: str = "w-") -> Iterator[tuple[BinaryIO, Pat
 
 def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
     """Replace ``path`` with ``data``: readers see the old or the new content, never a mix."""
+    replace_bytes(path, data, tmp_dir)
+    fsync_dir(path.parent)
+
+
+def replace_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """``atomic_write_bytes`` but for the fsync of ``path``'s folder, which the caller does
+    (once for several files)."""
     tmp_dir = tmp_dir or path.parent
     with temp_file(tmp_dir, prefix=".w-") as (f, tmp):
         f.write(data)
@@ -46,4 +53,3 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> 
         f.close()
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    fsync_dir(path.parent)

@@ -9,7 +9,7 @@ log) makes even a rewrite of the whole chain detectable.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,17 +104,29 @@ class HashLog:
 
     def append(self, **fields: Any) -> LogEntry:
         """Append one entry. The caller holds the store's write lock."""
+        return self.append_many([fields])[0]
+
+    def append_many(self, entries: Sequence[dict[str, Any]]) -> list[LogEntry]:
+        """Append ``entries`` in order, chained, with one write and one fsync: the commit point
+        of them all. A crash midway may commit the first ones and tear the next; a torn line
+        was never committed (cut by the next append). The caller holds the store's write lock."""
         self._drop_torn_tail()
         head = self.head()
-        entry = dict(fields)
-        entry["seq"] = 0 if head is None else head.seq + 1
-        entry["prev"] = None if head is None else head.hash
-        line = canonical_json(entry)
+        out: list[LogEntry] = []
+        lines: list[bytes] = []
+        for fields in entries:
+            entry = dict(fields)
+            entry["seq"] = 0 if head is None else head.seq + 1
+            entry["prev"] = None if head is None else head.hash
+            line = canonical_json(entry)
+            head = LogEntry(seq=entry["seq"], hash=hash_bytes(line), data=entry)
+            out.append(head)
+            lines.append(line + b"\n")
         with open(self.path, "ab") as f:
-            f.write(line + b"\n")
+            f.write(b"".join(lines))
             f.flush()
             os.fsync(f.fileno())
-        return LogEntry(seq=entry["seq"], hash=hash_bytes(line), data=entry)
+        return out
 
     def entries(self) -> Iterator[LogEntry]:
         """Every committed entry, unchecked; see ``check`` for the chain."""

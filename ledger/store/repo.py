@@ -18,7 +18,7 @@ import contextlib
 import fcntl
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ..errors import (
     LedgerNotFoundError,
     UsageError,
 )
-from .atomic import atomic_write_bytes, fsync_dir
+from .atomic import atomic_write_bytes, fsync_dir, replace_bytes
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
 from .refs import RefStore, check_ref_name
@@ -190,6 +190,40 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, oid.encode() + b"\n", self.tmp_dir)
         return entry
+
+    def set_refs(
+        self,
+        moves: Sequence[tuple[str, str, str, dict[str, Any]]],
+        after_each: Callable[[str], None] = lambda name: None,
+    ) -> list[LogEntry]:
+        """Point each ref at its object, ``moves`` being (name, oid, op, note): like
+        ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
+        together (one fsync, the commit point of all), then each ref file is replaced in order
+        (``after_each(name)`` once it is), then each directory that changed is fsynced once."""
+        for name, oid, _op, _note in moves:
+            check_ref_name(name)
+            if not self.objects.has(oid):
+                raise UsageError(f"cannot point ref {name} at {oid}: no such object")
+        with self.lock():
+            now = format_datetime(datetime.now(UTC))
+            entries = self.log.append_many(
+                [
+                    {"op": op, "ref": name, "old": self.refs.get(name), "new": oid, "time": now}
+                    | note
+                    for name, oid, op, note in moves
+                ]
+            )
+            dirs: list[Path] = []
+            for name, oid, _op, _note in moves:
+                path = self.refs.path_of(name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                replace_bytes(path, oid.encode() + b"\n", self.tmp_dir)
+                after_each(name)
+                if path.parent not in dirs:
+                    dirs.append(path.parent)
+            for d in dirs:
+                fsync_dir(d)
+        return entries
 
     def create_ref(self, name: str, oid: str, *, op: str, **note: Any) -> str | None:
         """Point ``name`` at ``oid`` only if it points nowhere yet (checked under the lock).

@@ -1,7 +1,8 @@
 """Tensor bytes to objects and back: hash once, write only what is new, verify before use.
 
 Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
-``ObjectStore.put_bytes_new``, which also says which chunks were new (the save reports them).
+``ckpt_write.ChunkWriter``, which fsyncs and names them on threads of its own while the workers
+go on, and says which chunks were new (the save reports them).
 A chunk whose bytes equal what the last save of that tensor stored is not hashed again
 (``ckpt_reuse``: a bitwise comparison with the mapped object file).
 Reads go straight into a freshly allocated tensor, hashed piece by piece as the bytes arrive;
@@ -23,9 +24,9 @@ from .._hashing import ALGO_PREFIX, hash_bytes
 from ..errors import CorruptObjectError, MissingObjectError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
-from ..store.objects import compression_pays
 from .ckpt_codec import tensor_bytes, torch_dtype
 from .ckpt_reuse import keep_only, likely_new, remember, reused
+from .ckpt_write import ChunkWriter, Written, compression_pays
 
 __all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
 
@@ -107,14 +108,6 @@ def _chunks(view: memoryview, size: int) -> Iterator[memoryview]:
         yield view[start : start + size]
 
 
-def _put(objects: ObjectStore, data: memoryview, fault: Callable[[str], None]) -> tuple[str, bool]:
-    """Store ``data`` unless already present; (id, written?)."""
-    oid, written = objects.put_bytes_new(data, compress=compression_pays(data[:_SAMPLE]))
-    if written:
-        fault("object-write")  # killed with some of this save's objects stored, others not
-    return oid, written
-
-
 def _chunk_count(nbytes: int, chunk_size: int) -> int:
     return max(1, -(-nbytes // chunk_size))
 
@@ -145,15 +138,25 @@ def write_tensors(
         nbytes.append(len(view))
         jobs.extend((i, j, c) for j, c in enumerate(_chunks(view, chunk_size)))
 
-    def store(job: tuple[int, int, memoryview]) -> tuple[str, bool, bool]:
-        """(id, written?, reused?) of one chunk: equal to the last save's, else hashed."""
+    # New chunks are fsynced and named by the writer's own threads while the workers go on
+    # comparing and hashing (ckpt_write); nothing refers to them before ``finish`` returns.
+    writer = ChunkWriter(objects, lambda: fault("object-write"))
+
+    def store(job: tuple[int, int, memoryview]) -> tuple[str, Written | None, bool]:
+        """(id, its write or None, reused?) of one chunk: equal to the last save's, else
+        hashed, and written unless found stored."""
         i, j, data = job
         key = tensors[i][0]
         oid = reused(objects, key, j, data)
         if oid is not None:
-            return oid, False, True
-        oid, written = _put(objects, data, fault)
-        remember(objects, key, j, oid, data, written)
+            return oid, None, True
+
+        def then(oid: str, written: bool) -> None:  # the object has its name now
+            remember(objects, key, j, oid, data, written)
+
+        oid, written = writer.put(data, compression_pays(data[:_SAMPLE]), then)
+        if written is None:  # found stored: vouched for only after a comparison
+            remember(objects, key, j, oid, data, False)
         return oid, written, False
 
     # Chunks that will be written go first, so their disk writes overlap with comparing the rest.
@@ -162,11 +165,17 @@ def write_tensors(
         key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),
     )
     results: list[Any] = [None] * len(jobs)
-    for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):
+    try:
+        done = map_threads(store, [jobs[n] for n in order])
+    except BaseException:
+        writer.abort()
+        raise
+    writer.finish()
+    for n, result in zip(order, done, strict=True):
         results[n] = result
     for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
         chunk_ids[i].append(oid)
-        if written:
+        if written is not None and written.new:
             stats.bytes_new += len(chunk)
             stats.objects_new += 1
         if was_reused:

@@ -7,8 +7,9 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    (fsynced; written side by side), then the shard manifest;
 2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
    checks equal steps and world size and that every chunk object exists with its size;
-3. rank 0 writes the ``checkpoint`` record, then ``checkpoints/<run>/step-<n>``, then
-   ``checkpoints/<run>/latest`` (each ref: log entry, then ref file, under the ref lock);
+3. rank 0 writes the ``checkpoint`` record, then moves ``checkpoints/<run>/step-<n>`` and
+   ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, then the
+   step ref's file, then ``latest``'s, then one fsync of their folder: ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
 
@@ -353,9 +354,15 @@ def _publish(
     )
     oid = st.put_json(rec.to_json())
     fault("after-record")
-    st.set_ref(step_ref(run, step), oid, op="checkpoint", step=step)
-    fault("after-step-ref")
-    st.set_ref(latest_ref(run), oid, op="publish", step=step)
+    # Both log entries in one append (the commit point), then the step ref's file, then
+    # ``latest``'s: until ``latest`` moves, the previous checkpoint is the latest.
+    st.set_refs(
+        [
+            (step_ref(run, step), oid, "checkpoint", {"step": step}),
+            (latest_ref(run), oid, "publish", {"step": step}),
+        ],
+        after_each=lambda name: fault("after-step-ref") if name == step_ref(run, step) else None,
+    )
     fault("after-latest-ref")
     refs = [step_ref(run, step), latest_ref(run)]
     if keep_last is not None:

@@ -1,0 +1,109 @@
+"""``Store.set_refs``: several refs moved with one log append (their commit point), their files
+replaced in order, each folder fsynced once (a checkpoint's step ref and ``latest``)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger.errors import UsageError
+from ledger.store import Store
+from ledger.store.verify import verify_store
+
+
+def _objects(store: Store, n: int) -> list[str]:
+    return [store.put_json({"kind": "note", "schema": 1, "i": i}) for i in range(n)]
+
+
+def test_refs_move_in_order_with_chained_entries(store: Store) -> None:
+    a, b, c = _objects(store, 3)
+    store.set_ref("checkpoints/r/latest", a, op="publish", step=1)
+    seen: list[tuple[str, str | None, str | None]] = []
+
+    def after(name: str) -> None:  # each file is replaced before the next one
+        seen.append(
+            (name, store.refs.get("checkpoints/r/step-2"), store.refs.get("checkpoints/r/latest"))
+        )
+
+    entries = store.set_refs(
+        [
+            ("checkpoints/r/step-2", b, "checkpoint", {"step": 2}),
+            ("checkpoints/r/latest", b, "publish", {"step": 2}),
+        ],
+        after_each=after,
+    )
+    assert seen == [("checkpoints/r/step-2", b, a), ("checkpoints/r/latest", b, b)]
+    log = list(store.log.entries())
+    assert [e.seq for e in log] == [0, 1, 2]
+    assert [e.hash for e in entries] == [e.hash for e in log[1:]]
+    for before, after_ in itertools.pairwise(log):
+        assert after_.data["prev"] == before.hash
+    assert [
+        (e.data["op"], e.data["ref"], e.data["old"], e.data["new"], e.data["step"]) for e in log[1:]
+    ] == [
+        ("checkpoint", "checkpoints/r/step-2", None, b, 2),
+        ("publish", "checkpoints/r/latest", a, b, 2),
+    ]
+    assert store.ref_state_from_log() == {"checkpoints/r/step-2": b, "checkpoints/r/latest": b}
+    assert verify_store(store).ok
+    store.set_ref("runs/x", c)  # appends chain on after a batch
+    assert list(store.log.entries())[-1].data["prev"] == log[-1].hash
+
+
+def test_one_log_fsync_and_one_folder_fsync_for_all(store: Store, monkeypatch: Any) -> None:
+    a, b = _objects(store, 2)
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store.set_refs(
+        [
+            ("checkpoints/r/step-1", a, "checkpoint", {"step": 1}),
+            ("checkpoints/r/latest", a, "publish", {"step": 1}),
+        ]
+    )
+    folder = str(store.refs.path_of("checkpoints/r/latest").parent)
+    assert synced.count(str(store.log.path)) == 1
+    assert synced.count(folder) == 1
+    assert len(synced) == 4  # and each ref's temp file, before its rename
+    synced.clear()
+    store.set_ref("checkpoints/r/step-2", b)
+    store.set_ref("checkpoints/r/latest", b)
+    assert synced.count(str(store.log.path)) == 2  # what it saves
+    assert synced.count(folder) == 2
+
+
+@pytest.mark.parametrize("bad", ["missing-object", "bad-name"])
+def test_nothing_moves_when_one_move_is_refused(store: Store, bad: str) -> None:
+    (a,) = _objects(store, 1)
+    second = ("runs/../x", a) if bad == "bad-name" else ("runs/y", "b3:" + "0" * 64)
+    before = store.log.path.read_bytes() if store.log.path.exists() else b""
+    with pytest.raises(UsageError):
+        store.set_refs([("runs/x", a, "set", {}), (*second, "set", {})])
+    after = store.log.path.read_bytes() if store.log.path.exists() else b""
+    assert after == before
+    assert store.refs.get("runs/x") is None
+
+
+def test_a_torn_second_entry_leaves_the_first_committed(store: Store, tmp_path: Path) -> None:
+    """A crash in the middle of the one write: the entries written whole are committed, the
+    torn one was never (cut by the next append); the refs lag the log, which verify reports."""
+    a, b = _objects(store, 2)
+    store.set_refs([("runs/x", a, "set", {}), ("runs/y", b, "set", {})])
+    data = store.log.path.read_bytes()
+    store.log.path.write_bytes(data[: len(data) - 10])  # the second line torn
+    store.refs.path_of("runs/x").unlink()
+    store.refs.path_of("runs/y").unlink()
+    assert store.ref_state_from_log() == {"runs/x": a}
+    kinds = {p.kind for p in verify_store(store).problems}
+    assert "ref-mismatch" in kinds
+    store.set_ref("runs/z", b)
+    assert [e.data["ref"] for e in store.log.entries()] == ["runs/x", "runs/z"]
