@@ -11,7 +11,9 @@ forces a journal commit, and every create waits behind the commits). Here, for e
    unwritten data of others (which ``syncfs`` would wait for) each temp file is instead
    fdatasynced by its worker as soon as it is written;
 3. **publish**: each temp file gets its object's name (``linkat``, or ``rename``);
-4. **directories**: each fan directory that got a name is fsynced once.
+4. **directories**: the names made durable once for the whole call: one more ``syncfs``
+   where that is enough (the next batch's content barrier counts), else an fsync of each
+   fan directory that got a name.
 
 The order that makes a crash harmless is unchanged (docs/format.md, "Write ordering"): an
 object's name appears only after its content is durable, and the caller writes nothing that
@@ -33,8 +35,7 @@ from pathlib import Path
 import zstandard
 
 from .._hashing import hash_bytes
-from .atomic import fsync_dir
-from .durable import link_unnamed, open_unnamed, others_dirty, sync_files
+from .durable import link_unnamed, open_unnamed, others_dirty, sync_dirs, sync_files
 from .objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING, ZSTD_LEVEL, ObjectStore
 
 __all__ = ["SMALL", "put_files"]
@@ -172,13 +173,23 @@ def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
     if its object is stored already (then dropped): callers leave out the ids they know."""
     oids: list[str] = []
     size = _batch_size()
+    dirs: set[Path] = set()  # folders with new entries not known to be durable yet
     with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
-        for start in range(0, len(paths), size):
-            oids += _put_batch(objects, paths[start : start + size], pool)
+        try:
+            for start in range(0, len(paths), size):
+                oids += _put_batch(objects, paths[start : start + size], pool, dirs)
+        finally:
+            # Even when a later batch failed: another writer may find (``touch``) and link
+            # an object named by an earlier one.
+            sync_dirs(dirs, objects.root, pool)
     return oids
 
 
-def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecutor) -> list[str]:
+def _put_batch(
+    objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecutor, dirs: set[Path]
+) -> list[str]:
+    """Stage, make durable and name one batch; adds to ``dirs`` the folders whose new entries
+    the caller must still make durable (and drops those a ``syncfs`` here made durable)."""
     # A busy machine (much unwritten data of others, which a syncfs would wait for): each
     # file is fdatasynced as it is written, overlapping the other workers' reads and writes.
     sync_each = others_dirty(0)
@@ -194,10 +205,12 @@ def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecu
     try:
         if failed is not None:
             raise failed
-        # 2. Durable content first: nothing gets a name before this returns.
+        # 2. Durable content first: nothing gets a name before this returns. A syncfs also
+        # makes the names given by the batches before this one durable.
         if not sync_each:
             fds = [fd for _, fd, _ in written if fd is not None]
-            sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds))
+            if sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds)):
+                dirs.clear()
         # 3. Names, fan directory by fan directory.
         fans: dict[Path, list[_Staged]] = {}
         for s in written:
@@ -210,9 +223,10 @@ def _put_batch(objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecu
             for s in fans[fan]:
                 _publish(objects, s)
 
+        # 4. The names are made durable by the caller (each fan once, or one syncfs), or by
+        # the next batch's syncfs: the folders holding them, and the folder above any new one.
+        dirs |= fans.keys() | made
         list(pool.map(publish, fans))
-        # 4. The names durable: each fan once, and the folder holding any new folder.
-        list(pool.map(fsync_dir, sorted(fans.keys() | made)))
     finally:
         for s in written:
             _discard(s)
