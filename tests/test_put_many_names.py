@@ -1,9 +1,11 @@
 """The names given by the batch writer (``ledger.store.batch``) are made durable once per call:
 one ``syncfs`` on a quiet machine (the next batch's content barrier counts), else one fsync
-of each folder that got a name, and never before the names are there."""
+of each folder that got a name, and never before the names are there. And the descriptor
+table that holds a batch's open temp files is grown once, before the pool's threads open any."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -124,3 +126,49 @@ def test_names_of_a_batch_before_a_failed_one_are_made_durable(
     assert fans <= {d for d, _ in spy.fsynced}
     assert _named(store) == len(paths)
     assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+def _fd_table_size() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("FDSize:"):
+            return int(line.split()[1])
+    pytest.skip("no FDSize in /proc/self/status here")
+
+
+def test_the_descriptor_table_is_grown_once_before_any_file_is_staged(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Grown by the kernel one doubling at a time while the pool's threads share it, each
+    growth stalled every opening thread for an RCU grace period: room for the whole batch
+    is made before the first file is opened."""
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("no /proc here")
+    monkeypatch.setattr(batch, "_BATCH", 4096)
+    n = 600
+    if _fd_table_size() > n:
+        pytest.skip("this process's descriptor table is large already")
+    paths = _files(tmp_path / "in", n)
+    seen: list[int] = []
+    real = batch._stage
+
+    def stage(*args: object) -> object:
+        seen.append(_fd_table_size())
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch, "_stage", stage)
+    assert batch.put_files(store.objects, paths) == [hash_file(p) for p in paths]
+    assert min(seen) > n
+    assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+def test_making_room_never_touches_a_descriptor_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    fd = os.open(path, os.O_RDONLY)
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, fd + 50)  # where the room is made
+    try:
+        batch._room_for_descriptors(50)
+        assert os.read(high, 1) == b"x"  # still open, still the same file
+    finally:
+        os.close(high)
+        os.close(fd)

@@ -24,6 +24,7 @@ object (and, with unnamed temp files, no temp file either).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import resource
 import tempfile
@@ -167,12 +168,34 @@ def _batch_size() -> int:
     return max(16, min(_BATCH, (soft - 64) // 2))
 
 
+def _room_for_descriptors(n: int) -> None:
+    """Grow this process's descriptor table, in one step, to hold ``n`` more open files. The
+    kernel grows it by doubling, and while other threads share it each growth waits for an
+    RCU grace period with every thread that opens a file stalled behind it: a batch of
+    thousands of open temp files grew it about seven times, from the pool's threads."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        top = fd + n if soft == resource.RLIM_INFINITY else min(fd + n, soft - 1)
+        if top > fd:
+            # The lowest free descriptor from ``top`` on: never one in use (dup2 would close it).
+            os.close(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top))
+    except OSError:  # out of descriptors: the batch will say so
+        pass
+    finally:
+        os.close(fd)
+
+
 def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
     """Store each file of ``paths`` (regular files); returns their ids, in order. When it
     returns, every object is durable under its name. Each file is written to a temp file even
     if its object is stored already (then dropped): callers leave out the ids they know."""
     oids: list[str] = []
     size = _batch_size()
+    _room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)
     dirs: set[Path] = set()  # folders with new entries not known to be durable yet
     with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
         try:
