@@ -174,15 +174,21 @@ def test_making_room_never_touches_a_descriptor_in_use(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_files_staged_several_to_a_task_keep_their_order(store: Store, tmp_path: Path) -> None:
+def test_files_staged_several_to_a_task_keep_their_order(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch, "_BATCH", 4096)
     paths = _files(tmp_path / "in", 200)  # tasks of a dozen files
     assert batch.put_files(store.objects, paths) == [hash_file(p) for p in paths]
     assert list(store.objects.tmp_dir.iterdir()) == []
 
 
-def test_a_failed_read_inside_a_task_leaves_nothing(store: Store, tmp_path: Path) -> None:
+def test_a_failed_read_inside_a_task_leaves_nothing(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The task stops at the missing file; every temp file staged before it, by it or by
     the other tasks, is dropped, and no object gets a name."""
+    monkeypatch.setattr(batch, "_BATCH", 4096)
     paths = _files(tmp_path / "in", 200)
     paths.insert(101, str(tmp_path / "in" / "gone"))
     with pytest.raises(FileNotFoundError):
