@@ -56,7 +56,8 @@ assert report.stored == n and not report.changed
 def _store_child(code: Path, data: Path, cache: Path, root: Path, n: int) -> tuple[float, float]:
     """Seconds of store_inputs into the new store ``root``: wall, and the process's CPU
     (user + system). Stores are removed only at the end: on ext4 without a journal the inode
-    allocator skips, one by one, every inode freed in the last 30 s (``recently_deleted``),
+    allocator skips, one by one, every inode freed in the last 60 s (``recently_deleted``;
+    360 s while the inode table block is unwritten),
     so removing 5,000 objects just before made each create in the next run scan them
     (seconds of system time no user run pays)."""
     os.sync()  # the last run's write-back is not this run's cost
@@ -276,13 +277,14 @@ def run(quick: bool) -> list[Row]:
             "warm digest (load, walk, listing built) to every object durable: each file read "
             "once, hashed, written to a temp file, one durability barrier for the batch "
             "(syncfs on ext4 while little else is unwritten, else an fsync per file), then "
-            "named, one fsync per fan directory, then the listing stored; not creating the "
-            "store. Median of "
+            "named, one more syncfs for the names (else one fsync per fan directory), then "
+            "the listing stored; not creating the store. Median of "
             f"{len(pairs['store'])} rounds, each a cold digest (its reference) then "
             "store_inputs (and the baseline's, in alternating order) into a new store in a "
             "fresh process (the files' pages warm from that digest), `sync` between runs; "
             "the stores are removed at the end, not between runs (on ext4 without a journal, "
-            "inodes freed in the last 30 s slow every create)",
+            "every create skips, one by one, the inodes its group freed in the last 60 s, "
+            "or 360 s while their inode table is unwritten: the kernel's recently_deleted)",
         ),
         Row(
             name,

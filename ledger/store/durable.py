@@ -27,11 +27,20 @@ import errno
 import os
 import sys
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["link_unnamed", "open_unnamed", "others_dirty", "sync_files", "sync_filesystem"]
+from .atomic import fsync_dir
+
+__all__ = [
+    "link_unnamed",
+    "open_unnamed",
+    "others_dirty",
+    "sync_dirs",
+    "sync_files",
+    "sync_filesystem",
+]
 
 # statfs(2) f_type of the file systems whose syncfs makes all data and metadata durable.
 _SYNCFS_SAFE = {
@@ -103,21 +112,35 @@ def others_dirty(written: int) -> bool:
     return pending > written + _DIRTY_SLACK
 
 
-def sync_files(fds: Sequence[int], dir: Path, workers: int, written: int) -> None:
+def sync_files(fds: Sequence[int], dir: Path, workers: int, written: int) -> bool:
     """Make the content of every open file ``fds`` (all on ``dir``'s file system, ``written``
     bytes in all) durable: one ``syncfs`` where it is enough and little else waits to be
     written, else ``fdatasync`` of each, from ``workers`` threads (concurrent fsyncs share
-    journal commits)."""
+    journal commits). True when it was a ``syncfs``: then everything written on that file
+    system before the call (names too) is durable as well."""
     if not fds:
-        return
+        return False
     if not others_dirty(written) and sync_filesystem(dir):
-        return
+        return True
     if len(fds) == 1 or workers <= 1:
         for fd in fds:
             os.fdatasync(fd)
-        return
+        return False
     with ThreadPoolExecutor(workers, thread_name_prefix="ledger-sync") as pool:
         list(pool.map(os.fdatasync, fds))
+    return False
+
+
+def sync_dirs(dirs: Collection[Path], root: Path, pool: Executor) -> None:
+    """Make the entries created or removed in ``dirs`` (all on ``root``'s file system)
+    durable: one ``syncfs`` where it is enough and little else waits to be written (a few
+    hundred directory fsyncs each flush the disk's cache), else an fsync of each directory,
+    on ``pool``'s threads."""
+    if not dirs:
+        return
+    if not others_dirty(0) and sync_filesystem(root):
+        return
+    list(pool.map(fsync_dir, sorted(dirs)))
 
 
 def open_unnamed(dir: Path, mode: int = 0o444) -> int | None:
