@@ -102,13 +102,17 @@ MODULES: dict[str, list[str]] = {
         "tests/test_store_verify.py",
     ],
     "ledger/store/anchor.py": ["tests/test_store_anchor.py", "tests/test_store_verify.py"],
-    # The batch writer of store_inputs and its durability barrier (1 December): not yet run.
+    # The batch writer of store_inputs and its durability barrier (1 December; run in the
+    # fifth round, with their own edge tests first).
     "ledger/store/batch.py": [
+        "tests/test_store_batch.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_digest.py",
         "tests/capture/test_data_store_kill.py",
     ],
     "ledger/store/durable.py": [
+        "tests/test_store_durable.py",
+        "tests/test_store_batch.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_store_kill.py",
     ],
