@@ -173,6 +173,18 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_multiseed_edges.py",
         "tests/stats/test_stats_bootstrap.py",
     ],
+    # mutstore: the links gc keeps and verify checks, and the crash-safe writes of refs,
+    # anchors and caches (both evidence: a link not followed is an object gc deletes).
+    "ledger/store/walk.py": [
+        "tests/test_store_walk.py",
+        "tests/test_gc.py",
+        "tests/test_store_verify.py",
+    ],
+    "ledger/store/atomic.py": [
+        "tests/test_store_atomic.py",
+        "tests/test_log_and_refs.py",
+        "tests/test_store_anchor.py",
+    ],
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
