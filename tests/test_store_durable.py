@@ -24,6 +24,7 @@ linux_only = pytest.mark.skipif(
     reason="syncfs, O_TMPFILE and linkat through /proc are Linux's",
 )
 MAGIC_H = Path("/usr/include/linux/magic.h")
+_HAS_TMPFILE = {"ext4", "xfs", "btrfs", "tmpfs", "f2fs"}  # Linux 3.11 and later
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ def test_one_syncfs_is_trusted_on_local_disk_file_systems_only(tmp_path: Path) -
     if shm.is_dir() and _fs_name(shm) == "tmpfs":
         assert durable.sync_filesystem(shm)
     # proc is no disk file system: whatever syncfs does there says nothing of the store.
-    assert not durable.sync_filesystem(Path("/proc"))
+    assert durable.sync_filesystem(Path("/proc")) is False
 
 
 @pytest.mark.skipif(not MAGIC_H.is_file(), reason="no kernel headers here")
@@ -241,7 +242,7 @@ def test_a_kernel_without_syncfs_falls_back_to_fdatasync(
 def test_unnamed_temp_files_on_a_linux_disk_file_system(tmp_path: Path) -> None:
     # ext4 and tmpfs have O_TMPFILE (Linux 3.11+): every call gives one, the first (the probe
     # that /proc lets linkat name it) and the later ones, and none leaves an entry.
-    if _fs_name(tmp_path.resolve()) not in {"ext4", "xfs", "btrfs", "tmpfs", "f2fs"}:
+    if _fs_name(tmp_path.resolve()) not in _HAS_TMPFILE:
         pytest.skip("not a file system known to have O_TMPFILE")
     fds = []
     old = os.umask(0o077)
@@ -289,3 +290,22 @@ def test_naming_an_unnamed_file_fails_loudly_but_for_an_existing_name(tmp_path: 
             durable.link_unnamed(fd, tmp_path / "missing" / "x")
     finally:
         os.close(fd)
+
+
+@linux_only
+def test_an_unnamed_file_is_named_at_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A ledger given as a relative path (`--ledger .ledger`) names its objects relative to the
+    # working directory.
+    if _fs_name(tmp_path.resolve()) not in _HAS_TMPFILE:
+        pytest.skip("not a file system known to have O_TMPFILE")
+    monkeypatch.chdir(tmp_path)
+    fd = durable.open_unnamed(Path("."))
+    assert fd is not None
+    try:
+        os.write(fd, b"rel")
+        assert durable.link_unnamed(fd, Path("named"))
+    finally:
+        os.close(fd)
+    assert (tmp_path / "named").read_bytes() == b"rel"
