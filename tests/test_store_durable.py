@@ -10,6 +10,7 @@ import ctypes
 import errno
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -309,3 +310,29 @@ def test_an_unnamed_file_is_named_at_a_relative_path(
     finally:
         os.close(fd)
     assert (tmp_path / "named").read_bytes() == b"rel"
+
+
+_FRESH_CHILD = """
+import sys
+from pathlib import Path
+from ledger.store import durable
+d = Path(sys.argv[1])
+fd = durable.open_unnamed(d)
+(d / "taken").write_bytes(b"old")
+print(durable.link_unnamed(fd, d / "taken"), (d / "taken").read_bytes().decode())
+"""
+
+
+@linux_only
+def test_a_fresh_process_tells_an_existing_name_from_an_error(tmp_path: Path) -> None:
+    # The C library is loaded once per process, with errno kept for the caller: without it
+    # every failed linkat reads errno 0, and an existing name (keep the object there) could
+    # not be told from an error. A fresh process, so that the loading itself is what runs.
+    if _fs_name(tmp_path.resolve()) not in _HAS_TMPFILE:
+        pytest.skip("not a file system known to have O_TMPFILE")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_CHILD, str(tmp_path)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout.split() == ["False", "old"], done.stderr
