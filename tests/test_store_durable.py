@@ -336,3 +336,35 @@ def test_a_fresh_process_tells_an_existing_name_from_an_error(tmp_path: Path) ->
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.stdout.split() == ["False", "old"], done.stderr
+
+
+@linux_only
+def test_threads_racing_for_a_new_folder_all_get_unnamed_files(tmp_path: Path) -> None:
+    # The batch writer's workers start together on a store's tmp/: one probes whether linkat
+    # can name an unnamed file there, the others wait for its answer and use it.
+    import threading
+
+    if _fs_name(tmp_path.resolve()) not in _HAS_TMPFILE:
+        pytest.skip("not a file system known to have O_TMPFILE")
+    for round_ in range(10):
+        folder = tmp_path / f"tmp{round_}"
+        folder.mkdir()
+        start = threading.Barrier(8)
+        got: list[int | None] = []
+
+        def open_one(
+            folder: Path = folder, start: threading.Barrier = start, got: list[int | None] = got
+        ) -> None:
+            start.wait()
+            got.append(durable.open_unnamed(folder))
+
+        threads = [threading.Thread(target=open_one) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for fd in got:
+            if fd is not None:
+                os.close(fd)
+        assert len(got) == 8 and None not in got
+        assert list(folder.iterdir()) == []  # the probe's name is gone
