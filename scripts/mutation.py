@@ -122,6 +122,7 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_redact_stored.py",
     ],
     "ledger/capture/secrets.py": [
+        "tests/capture/test_secrets_leaks.py",
         "tests/capture/test_secrets_edges.py",
         "tests/capture/test_secret_scrub.py",
         "tests/capture/test_secret_corpus.py",
