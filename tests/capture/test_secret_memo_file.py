@@ -69,7 +69,7 @@ def test_an_edit_of_the_rules_drops_the_memo(tmp_path: Path, rules: str) -> None
     remember = (  # run from tmp_path: `python -c` puts the working directory first on the path
         "from pathlib import Path; from ledger.capture.secret_memo import CleanMemo\n"
         f"m = CleanMemo.for_store(Path({str(store)!r}))\n"
-        "print('lr = 0.1' in m); m.add('lr = 0.1'); m.save()\n"
+        "print('lr = 0.1' in m, m.tag); m.add('lr = 0.1'); m.save()\n"
     )
 
     def run() -> str:
@@ -80,8 +80,11 @@ def test_an_edit_of_the_rules_drops_the_memo(tmp_path: Path, rules: str) -> None
         )  # fmt: skip
         return done.stdout.strip()
 
-    assert run() == "False"
-    assert run() == "True"  # remembered while the rules stay as they are
+    # The tag is made of the rules' content, not of where they are: this copy's is ours.
+    here = CleanMemo.load(None).tag
+    assert run().split() == ["False", here]
+    assert run().split() == ["True", here]  # remembered while the rules stay as they are
     with (tmp_path / "pkg" / "ledger" / "capture" / rules).open("a") as f:
         f.write("\n# a rule changed\n")
-    assert run() == "False"
+    remembered, tag = run().split()
+    assert remembered == "False" and tag != here
