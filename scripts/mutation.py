@@ -638,12 +638,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "on Linux the C library loads and has syncfs (glibc 2.14): both tests are false either way"
     ),
     (_DURABLE, "return False", "return X -> return None"): (
-        "the one left is the return where the C library lacks syncfs (not on glibc Linux); "
-        "the others are killed by tests that ask for False itself"
+        "of the four `return False` only the one for a C library without syncfs survives: "
+        "never reached on glibc Linux (tests ask for False itself at the others)"
     ),
     (_DURABLE, "return False", "False -> True"): (
-        "the one left is the return where the C library lacks syncfs (not on glibc Linux); "
-        "the others are killed"
+        "of the four `return False` only the one for a C library without syncfs survives: "
+        "never reached on glibc Linux"
     ),
     (_DURABLE, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))', "0 -> 1"): (
         "the default is never used: os.O_DIRECTORY exists on every platform with syncfs"
@@ -671,9 +671,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "elsewhere neither exists"
     ),
     (_DURABLE, "_unnamed_ok[key] = False", "False -> True"): (
-        "where O_TMPFILE is refused (not on the test machines' ext4 and tmpfs) a True makes "
-        "the next call try again and be refused again: None either way; a folder that did not "
-        "exist yet would be tried again once made, and the batch writer's tmp/ always exists"
+        "a True remembered where no unnamed file can be made sends the next call through the "
+        "same checks, which refuse again: None either way (on the test machines' ext4 and tmpfs "
+        "neither line is reached but for a folder that does not exist, and the batch writer's "
+        "tmp/ always does)"
     ),
     (_DURABLE, "if ok is None:", "ok is None -> ok is not None"): (
         "the probe only finds out whether linkat can name a file through /proc: where /proc "
