@@ -102,13 +102,17 @@ MODULES: dict[str, list[str]] = {
         "tests/test_store_verify.py",
     ],
     "ledger/store/anchor.py": ["tests/test_store_anchor.py", "tests/test_store_verify.py"],
-    # The batch writer of store_inputs and its durability barrier (1 December): not yet run.
+    # The batch writer of store_inputs and its durability barrier (1 December; run in the
+    # fifth round, with their own edge tests first).
     "ledger/store/batch.py": [
+        "tests/test_store_batch.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_digest.py",
         "tests/capture/test_data_store_kill.py",
     ],
     "ledger/store/durable.py": [
+        "tests/test_store_durable.py",
+        "tests/test_store_batch.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_store_kill.py",
     ],
@@ -118,6 +122,7 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_redact_stored.py",
     ],
     "ledger/capture/secrets.py": [
+        "tests/capture/test_secrets_leaks.py",
         "tests/capture/test_secrets_edges.py",
         "tests/capture/test_secret_scrub.py",
         "tests/capture/test_secret_corpus.py",
@@ -169,6 +174,18 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_multiseed_edges.py",
         "tests/stats/test_stats_bootstrap.py",
     ],
+    # mutstore: the links gc keeps and verify checks, and the crash-safe writes of refs,
+    # anchors and caches (both evidence: a link not followed is an object gc deletes).
+    "ledger/store/walk.py": [
+        "tests/test_store_walk.py",
+        "tests/test_gc.py",
+        "tests/test_store_verify.py",
+    ],
+    "ledger/store/atomic.py": [
+        "tests/test_store_atomic.py",
+        "tests/test_log_and_refs.py",
+        "tests/test_store_anchor.py",
+    ],
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
@@ -183,6 +200,8 @@ ALWAYS: dict[str, list[str]] = {
 # "durability:" marks a mutant that only a crash or power loss between two steps could show.
 _LOG = "ledger/store/log.py"
 _OBJ = "ledger/store/objects.py"
+_BATCH = "ledger/store/batch.py"
+_DURABLE = "ledger/store/durable.py"
 _VERIFY = "ledger/store/verify.py"
 _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
@@ -535,6 +554,154 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"
+    ),
+    # mutstore: the batch writer and its durability barrier (the fifth round).
+    (_BATCH, "_WORKERS = 4", "4 -> 5"): (
+        "the number of threads that read, hash and write: the same objects"
+    ),
+    (_BATCH, "_BATCH = 4096", "4096 -> 4097"): (
+        "one more file per batch (where the open-file limit allows 4096): the same objects"
+    ),
+    (_BATCH, "buf = _local.buf = bytearray(SMALL + 1)", "1 -> 2"): (
+        "one spare byte in the read buffer: the loop stops after SMALL + 1 bytes either way"
+    ),
+    (
+        _BATCH,
+        "while n <= SMALL and (got := os.readv(fd, [view[n:]])):",
+        "n <= SMALL -> n < SMALL",
+    ): (
+        "differs only if a read stops at exactly SMALL bytes of a longer file; put_files takes "
+        "regular files, whose readv fills the buffer given (no pipe, no file growing meanwhile)"
+    ),
+    (
+        _BATCH,
+        "if n < len(head):  # a short write of a regular file: rare, but legal",
+        "n < len(head) -> n <= len(head)",
+    ): "at n == len(head) the added write is of head[n:], which is empty",
+    (_BATCH, "os.write(fd, head[n:])", "drop call: os.write(fd, head[n:])"): (
+        "a writev to a regular file writes at least one byte or raises (EFBIG, ENOSPC): it "
+        "never returns 0, so less than the one-byte head is never written"
+    ),
+    (_BATCH, "view = memoryview(payload)[n - len(head) :]", "n - len(head) -> n + len(head)"): (
+        "differs only after a short writev that a later write completes; a regular file's "
+        "writev is short only at RLIMIT_FSIZE or a full disk, where the next write raises "
+        "(test_a_write_that_fails_midway_publishes_nothing)"
+    ),
+    (_BATCH, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))', "0 -> 1"): (
+        "the default is never used: os.O_CLOEXEC exists wherever the batch writer runs"
+    ),
+    (_BATCH, "return _BATCH", "return X -> return None"): (
+        "never reached on Linux: RLIMIT_NOFILE cannot be unlimited (the kernel caps it at "
+        "fs.nr_open)"
+    ),
+    (_BATCH, "return max(16, min(_BATCH, (soft - 64) // 2))", "16 -> 17"): (
+        "the smallest batch, one file more: only a limit under 96 open files reaches it, and "
+        "the same objects are stored (test_a_low_limit_on_open_files_is_respected)"
+    ),
+    (_BATCH, "return max(16, min(_BATCH, (soft - 64) // 2))", "64 -> 65"): (
+        "the descriptors kept for the rest of the process, one more: a batch at most one file "
+        "smaller, the same objects"
+    ),
+    (_BATCH, "return max(16, min(_BATCH, (soft - 64) // 2))", "2 -> 3"): (
+        "smaller batches under a low open-file limit: the same objects, in more batches"
+    ),
+    (_BATCH, "sync_each = others_dirty(0)", "0 -> 1"): (
+        "one byte more of our own against the 64 MiB slack of unwritten data"
+    ),
+    (_BATCH, "while not d.is_dir() and d != root:", "and -> or"): (
+        "walks on up to the store's root through folders that exist: their mkdir is refused "
+        "(FileExistsError, ignored), so the same folders exist; only more of them are fsynced"
+    ),
+    (_BATCH, "changed.add(d.parent)", "drop call: changed.add(d.parent)"): (
+        "durability: the folder holding a new fan folder is not fsynced; the names in it are "
+        "the same, and only a power loss shows the missing fsync"
+    ),
+    (
+        _BATCH,
+        "list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
+        "drop call: list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
+    ): "durability: the new names are not fsynced; only a power loss shows it",
+    (_DURABLE, 'if _libc is None and sys.platform == "linux":', "and -> or"): (
+        "loads the C library again on each call: the same library, the same answers"
+    ),
+    (
+        _DURABLE,
+        '_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)',
+        "or -> and",
+    ): "find_library('c') names libc.so.6 on glibc: the same library is loaded",
+    (
+        _DURABLE,
+        "buf = ctypes.create_string_buffer(256)  # struct statfs: f_type (a C long) comes first",
+        "256 -> 257",
+    ): "a larger buffer for struct statfs (120 bytes on 64-bit Linux): f_type is read the same",
+    (_DURABLE, 'if libc is None or not hasattr(libc, "syncfs"):', "or -> and"): (
+        "on Linux the C library loads and has syncfs (glibc 2.14): both tests are false either way"
+    ),
+    (_DURABLE, "return False", "return X -> return None"): (
+        "of the four `return False` only the one for a C library without syncfs survives: "
+        "never reached on glibc Linux (tests ask for False itself at the others)"
+    ),
+    (_DURABLE, "return False", "False -> True"): (
+        "of the four `return False` only the one for a C library without syncfs survives: "
+        "never reached on glibc Linux"
+    ),
+    (_DURABLE, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))', "0 -> 1"): (
+        "the default is never used: os.O_DIRECTORY exists on every platform with syncfs"
+    ),
+    (_DURABLE, "if len(fds) == 1 or workers <= 1:", "len(fds) == 1 -> len(fds) != 1"): (
+        "every file is fdatasynced either way, from this thread or from a pool "
+        "(test_on_a_busy_machine_every_file_is_fdatasynced): only the time differs"
+    ),
+    (_DURABLE, "if len(fds) == 1 or workers <= 1:", "or -> and"): (
+        "every file is fdatasynced either way, from this thread or from a pool: only the time "
+        "differs"
+    ),
+    (_DURABLE, "if len(fds) == 1 or workers <= 1:", "1 -> 2"): (
+        "every file is fdatasynced either way, from this thread or from a pool: only the time "
+        "differs"
+    ),
+    (_DURABLE, "if len(fds) == 1 or workers <= 1:", "workers <= 1 -> workers < 1"): (
+        "a pool of one thread fdatasyncs the same files as this thread"
+    ),
+    (_DURABLE, 'flag = getattr(os, "O_TMPFILE", 0)', "0 -> 1"): (
+        "the default is never used on Linux, where os.O_TMPFILE exists (Python 3.4+)"
+    ),
+    (_DURABLE, "if not flag or _c() is None:", "or -> and"): (
+        "on Linux the flag exists and the C library loads: both tests are false either way; "
+        "elsewhere neither exists"
+    ),
+    (_DURABLE, "_unnamed_ok[key] = False", "False -> True"): (
+        "a True remembered where no unnamed file can be made sends the next call through the "
+        "same checks, which refuse again: None either way (on the test machines' ext4 and tmpfs "
+        "neither line is reached but for a folder that does not exist, and the batch writer's "
+        "tmp/ always does)"
+    ),
+    (_DURABLE, "if ok is None:", "ok is None -> ok is not None"): (
+        "the probe only finds out whether linkat can name a file through /proc: where /proc "
+        "is mounted (every machine the tests run on) skipping it names files the same"
+    ),
+    (
+        _DURABLE,
+        "if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (a chmod is "
+        "costlier)",
+        "4095 -> 4096",
+    ): "a regular file never has bit 0o10000: the chmod is always made, to the same mode",
+    (_DURABLE, "ok = False", "False -> True"): (
+        "reached only where linkat through /proc fails (no /proc mounted), not on a machine "
+        "that runs the tests"
+    ),
+    (
+        "ledger/store/atomic.py",
+        'fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))',
+        "0 -> 1",
+    ): "the default is never used: os.O_DIRECTORY exists on every platform the ledger runs on",
+    ("ledger/store/atomic.py", "f.flush()", "drop call: f.flush()"): (
+        "durability: the close() that follows still writes the buffer before the rename "
+        "(test_a_replaced_file_is_whole_readable_and_leaves_nothing reads it back); only the "
+        "fsync between them then syncs less"
+    ),
+    ("ledger/store/atomic.py", "f.close()", "drop call: f.close()"): (
+        "the buffer was flushed just before, and temp_file closes the file on exit"
     ),
 }
 

@@ -28,3 +28,26 @@ def test_chunks_shorter_than_the_longest_form_are_held_back_whole() -> None:
     s = Scrubber([KnownSecret("HF_TOKEN", "hf-abcdefgh")])
     assert _streamed(s, b"ab", b"cd", b"ef") == b"abcdef"
     assert _streamed(s, b"x hf-ab", b"cdefgh y") == b"x [REDACTED:HF_TOKEN] y"
+
+
+def _every_split(s: Scrubber, data: bytes) -> None:
+    for i in range(len(data) + 1):
+        for j in range(i, len(data) + 1):
+            assert _streamed(s, data[:i], data[i:j], data[j:]) == s.scrub(data, "stdout"), (i, j)
+
+
+def test_a_value_that_starts_a_longer_one_right_after_a_line_end_waits_for_it() -> None:
+    # After the last line end nothing is safe: the bytes there may be the start of a longer
+    # value, whose rest is in the next chunk. Redacting the shorter one at once would leave
+    # the rest of the longer one (`def`) in the log.
+    s = Scrubber([KnownSecret("A", "sk_live_abc"), KnownSecret("B", "sk_live_abcdef")])
+    assert _streamed(s, b"x\nsk_live_abc", b"def\n") == b"x\n[REDACTED:B]\n"
+    _every_split(s, b"x\nsk_live_abcdef\ny sk_live_abc\n")
+
+
+def test_a_short_value_glued_to_the_byte_before_a_chunk_stays_as_scrub_leaves_it() -> None:
+    # A short value counts only where no letter or digit touches it; the byte before the
+    # bytes held back is kept to tell, even when it is the first byte of the stream.
+    s = Scrubber([KnownSecret("PIN", "ab")])
+    assert _streamed(s, b"xab de", b"\n") == b"xab de\n"
+    _every_split(s, b"xab de ab\n")
