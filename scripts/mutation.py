@@ -154,7 +154,11 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/torch/ckpt_save.py": _CKPT_TESTS,
     "ledger/torch/ckpt_load.py": _CKPT_TESTS,
-    "ledger/torch/ckpt_io.py": [*_CKPT_TESTS, "tests/replay/test_compare_checkpoints.py"],
+    "ledger/torch/ckpt_io.py": [
+        "tests/checkpoint/test_ckpt_io_checks.py",
+        *_CKPT_TESTS,
+        "tests/replay/test_compare_checkpoints.py",
+    ],
     "ledger/capture/scrub_stream.py": [
         "tests/capture/test_scrub_stream_edges.py",
         "tests/capture/test_scrub_stream.py",
@@ -170,8 +174,14 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_stats_bootstrap.py",
     ],
     # mutckpt: the reuse of chunk ids by comparing bytes with the last save (a wrong id
-    # stored there is a corrupt checkpoint).
-    "ledger/torch/ckpt_reuse.py": ["tests/checkpoint/test_ckpt_reuse.py", *_CKPT_TESTS],
+    # stored there is a corrupt checkpoint). Not the resume tests: two-rank torchrun jobs,
+    # two of the three minutes all the others take, saving through the paths
+    # test_ckpt_save_load.py covers in one process.
+    "ledger/torch/ckpt_reuse.py": [
+        "tests/checkpoint/test_ckpt_reuse.py",
+        "tests/checkpoint/test_ckpt_io_checks.py",
+        *(t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")),
+    ],
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
