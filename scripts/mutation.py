@@ -178,6 +178,7 @@ MODULES: dict[str, list[str]] = {
     # two of the three minutes all the others take, saving through the paths
     # test_ckpt_save_load.py covers in one process.
     "ledger/torch/ckpt_reuse.py": [
+        "tests/checkpoint/test_ckpt_reuse_checks.py",
         "tests/checkpoint/test_ckpt_reuse.py",
         "tests/checkpoint/test_ckpt_io_checks.py",
         *(t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")),
