@@ -746,6 +746,7 @@ def _pytest(
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    _running.add(proc.pid)
     outcome = "killed-timeout"
     try:
         rc = proc.wait(timeout=max(timeout, 1.0))
@@ -757,7 +758,18 @@ def _pytest(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        _running.discard(proc.pid)
     return outcome, time.monotonic() - t0
+
+
+# The process groups of the test runs in flight, stopped when the run itself is stopped.
+_running: set[int] = set()
+
+
+def _stop_running() -> None:
+    for pid in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -931,10 +943,9 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 return "not-run", 0.0  # stopped by the budget, not by the mutant
             return outcome, secs
 
-        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+        def record(futures: dict[Any, tuple[int, Mutant, list[str], str]]) -> None:
             for done in as_completed(futures):
-                i, m, run, key = futures[done]
+                i, m, _run, key = futures[done]
                 outcome, secs = done.result()
                 results[i].update(outcome=outcome, seconds=round(secs, 1))
                 if outcome == "not-run":
@@ -951,6 +962,17 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     _write_json(cache_path, cache)
                 finished = [r for r in results if "outcome" in r]
                 _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
+
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+            try:
+                record(futures)
+            except BaseException:
+                # Stopped (SIGTERM, Ctrl-C): leaving the pool would otherwise wait for every
+                # queued mutant to run; none starts, and the running tests are stopped.
+                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_running()
+                raise
     cache["mutants"] = outcomes
     if opts.cache:
         _write_json(cache_path, cache)
