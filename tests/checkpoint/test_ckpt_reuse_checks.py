@@ -26,13 +26,11 @@ torch = pytest.importorskip("torch")
 from ledger.torch import ckpt_reuse  # noqa: E402
 from ledger.torch.ckpt_io import write_tensors  # noqa: E402
 
-pytestmark = [
-    pytest.mark.torch,
-    pytest.mark.skipif(ckpt_reuse.MEMCMP is None, reason="no memcmp to compare with"),
-]
+pytestmark = pytest.mark.torch
 
 N = 40_000  # 160 KB of float32: above ckpt_reuse.MIN_BYTES
-on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+compares = pytest.mark.skipif(ckpt_reuse.MEMCMP is None, reason="no memcmp to compare with")
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +44,7 @@ def _reused(store: Store, tensors: list[tuple[str, Any]]) -> int:
     return write_tensors(store.objects, tensors)[1].bytes_reused
 
 
+@compares
 def test_a_chunk_of_64_kib_is_compared_and_a_smaller_one_hashed(store: Store) -> None:
     exact = torch.randn(16 * 1024)  # 64 KiB
     under = torch.randn(16 * 1024 - 1)
@@ -53,6 +52,7 @@ def test_a_chunk_of_64_kib_is_compared_and_a_smaller_one_hashed(store: Store) ->
     assert _reused(store, [("exact", exact), ("under", under)]) == 64 << 10
 
 
+@compares
 @pytest.mark.parametrize("how", ["shrank", "grew"])
 def test_a_tensor_that_changed_size_never_gets_its_old_id(store: Store, how: str) -> None:
     t = torch.randn(N)
@@ -64,6 +64,7 @@ def test_a_tensor_that_changed_size_never_gets_its_old_id(store: Store, how: str
     assert entries[0].chunks == [hash_bytes(new.numpy().tobytes())]
 
 
+@compares
 def test_an_object_file_cut_short_is_not_read_past_its_end(store: Store) -> None:
     t = torch.randn(N)
     entries, _ = write_tensors(store.objects, [("t", t)])
@@ -75,6 +76,7 @@ def test_an_object_file_cut_short_is_not_read_past_its_end(store: Store) -> None
     assert again[0].chunks == entries[0].chunks  # the id is still the hash of the bytes
 
 
+@compares
 def test_the_four_ledgers_saved_to_last_are_remembered(tmp_path: Path) -> None:
     a, b, c, d, e = (Store.init(tmp_path / name) for name in "abcde")
     t = [("t", torch.randn(N))]
@@ -86,6 +88,7 @@ def test_the_four_ledgers_saved_to_last_are_remembered(tmp_path: Path) -> None:
     assert _reused(b, t) == 0
 
 
+@compares
 def test_a_changed_chunk_s_new_mapping_replaces_the_old_within_the_budget(
     store: Store, monkeypatch: Any
 ) -> None:
@@ -99,6 +102,7 @@ def test_a_changed_chunk_s_new_mapping_replaces_the_old_within_the_budget(
         assert _reused(store, [("t", t)]) == N * 4
 
 
+@compares
 def test_chunks_a_save_no_longer_holds_give_back_their_budget(
     store: Store, monkeypatch: Any
 ) -> None:
@@ -110,6 +114,7 @@ def test_chunks_a_save_no_longer_holds_give_back_their_budget(
     assert _reused(store, b) == N * 4
 
 
+@compares
 def test_forgetting_gives_back_the_budget(store: Store, monkeypatch: Any) -> None:
     monkeypatch.setattr(ckpt_reuse, "BUDGET", N * 4)  # room for one chunk
     t = [("t", torch.randn(N))]
@@ -124,6 +129,7 @@ def _mapped_under(root: Path) -> list[str]:
     return [line for line in text.splitlines() if str(root) in line]
 
 
+@compares
 @on_linux
 def test_forgetting_a_ledger_unmaps_its_files_at_once(store: Store) -> None:
     write_tensors(store.objects, [("t", torch.randn(N))])
@@ -132,6 +138,7 @@ def test_forgetting_a_ledger_unmaps_its_files_at_once(store: Store) -> None:
     assert _mapped_under(store.objects.root) == []
 
 
+@compares
 @on_linux
 def test_a_mapping_the_next_save_no_longer_needs_is_unmapped(store: Store) -> None:
     write_tensors(store.objects, [("a", torch.randn(N))])
@@ -141,3 +148,25 @@ def test_a_mapping_the_next_save_no_longer_needs_is_unmapped(store: Store) -> No
     while _mapped_under(store.objects.root) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _mapped_under(store.objects.root) == []
+
+
+@on_linux
+def test_on_linux_chunks_are_compared_not_hashed(store: Store) -> None:
+    # Not skipped where memcmp is missing: on Linux it never is, and a save that can no
+    # longer compare would otherwise skip every test of reuse and pass.
+    t = [("t", torch.randn(N))]
+    write_tensors(store.objects, t)
+    assert _reused(store, t) == N * 4
+
+
+@on_linux
+def test_the_budget_is_a_quarter_of_the_memory_the_process_may_use() -> None:
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():  # "max": no limit
+            total = min(total, int(text))
+    assert ckpt_reuse.BUDGET * 4 <= total < (ckpt_reuse.BUDGET + 1) * 4
