@@ -221,6 +221,11 @@ _REPR = (
     "through `known` anyway"
 )
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
+_REUSE = "ledger/torch/ckpt_reuse.py"
+_SCHED = (
+    "likely_new only orders the chunks (the likely changed ones are written first); every "
+    "chunk is still compared in full or hashed: the same ids and the same objects"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "ledger/stats/tolerance.py",
@@ -550,6 +555,31 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"
+    ),
+    # mutckpt: the torch checkpoint modules (fifth round).
+    ("ledger/torch/ckpt_io.py", "bytes_total: int = 0", "0 -> 1"): (
+        "the default is never seen: write_tensors sets bytes_total before returning its stats"
+    ),
+    (
+        "ledger/torch/ckpt_io.py",
+        "for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):",
+        "True -> False",
+    ): "map_threads returns one result for each item it is given: the lengths always agree",
+    (
+        "ledger/torch/ckpt_io.py",
+        "for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):",
+        "True -> False",
+    ): "results has one slot for each job: the lengths always agree",
+    (_REUSE, "return True", "return X -> return None"): _SCHED,
+    (_REUSE, "_PROBE = 4 << 10", "4 -> 5"): _SCHED,
+    (_REUSE, "_PROBE = 4 << 10", "10 -> 11"): _SCHED,
+    (_REUSE, "return False", "return X -> return None"): (
+        "None is as false as False to both callers of equals (`if ... else`, `not`)"
+    ),
+    (_REUSE, "self.mm.close()", "drop call: self.mm.close()"): (
+        "every caller drops its last reference to the mapping right after close(), and "
+        "CPython's reference counting then unmaps it at once on the same thread (a test "
+        "checks /proc/self/maps)"
     ),
 }
 
