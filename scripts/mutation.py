@@ -68,6 +68,10 @@ _CKPT_TESTS = [
     "tests/checkpoint/test_ckpt_rank_failure.py",
     "tests/checkpoint/test_ckpt_resume.py",
 ]
+# mutckpt: the same without the resume tests (two-rank torchrun jobs: two of the three
+# minutes the others take), for ckpt_io.py and ckpt_reuse.py, whose paths the one-process
+# save and load tests cover.
+_CKPT_FAST = [t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")]
 
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
@@ -157,7 +161,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/torch/ckpt_io.py": [
         "tests/checkpoint/test_ckpt_io_checks.py",
         "tests/checkpoint/test_ckpt_save_chunk_size.py",
-        *_CKPT_TESTS,
+        *_CKPT_FAST,
         "tests/replay/test_compare_checkpoints.py",
     ],
     "ledger/capture/scrub_stream.py": [
@@ -175,14 +179,12 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_stats_bootstrap.py",
     ],
     # mutckpt: the reuse of chunk ids by comparing bytes with the last save (a wrong id
-    # stored there is a corrupt checkpoint). Not the resume tests: two-rank torchrun jobs,
-    # two of the three minutes all the others take, saving through the paths
-    # test_ckpt_save_load.py covers in one process.
+    # stored there is a corrupt checkpoint).
     "ledger/torch/ckpt_reuse.py": [
         "tests/checkpoint/test_ckpt_reuse_checks.py",
         "tests/checkpoint/test_ckpt_reuse.py",
         "tests/checkpoint/test_ckpt_io_checks.py",
-        *(t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")),
+        *_CKPT_FAST,
     ],
 }
 
@@ -222,6 +224,10 @@ _REPR = (
 )
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 _REUSE = "ledger/torch/ckpt_reuse.py"
+_PROBES = "MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0"
+_NO_SYSCONF = (
+    "the memory assumed where sysconf cannot tell the physical memory: Linux and macOS always can"
+)
 _SCHED = (
     "likely_new only orders the chunks (the likely changed ones are written first); every "
     "chunk is still compared in full or hashed: the same ids and the same objects"
@@ -571,6 +577,35 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "True -> False",
     ): "results has one slot for each job: the lengths always agree",
     (_REUSE, "return True", "return X -> return None"): _SCHED,
+    (_REUSE, "return True", "True -> False"): _SCHED,
+    (_REUSE, "return bool(", "return X -> return None"): _SCHED,
+    (_REUSE, "if MEMCMP is None or len(data) < MIN_BYTES:", "or -> and"): _SCHED,
+    (
+        _REUSE,
+        "if MEMCMP is None or len(data) < MIN_BYTES:",
+        "MEMCMP is None -> MEMCMP is not None",
+    ): _SCHED,
+    (
+        _REUSE,
+        "if MEMCMP is None or len(data) < MIN_BYTES:",
+        "len(data) < MIN_BYTES -> len(data) <= MIN_BYTES",
+    ): _SCHED,
+    **{
+        (_REUSE, _PROBES, mutation): _SCHED
+        for mutation in (
+            "MEMCMP(addr, m.addr, _PROBE) != 0 -> MEMCMP(addr, m.addr, _PROBE) == 0",
+            "or -> and",
+            "0 -> 1",
+            "MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0 -> "
+            "MEMCMP(addr + tail, m.addr + tail, _PROBE) == 0",
+        )
+    },
+    (_REUSE, _PROBES, "addr + tail -> addr - tail"): (
+        f"{_SCHED}; the 4 KiB it then reads before the chunk's buffer lie in the process's own "
+        "heap, which no test can arrange to be unmapped"
+    ),
+    (_REUSE, "total = 16 << 30", "16 -> 17"): _NO_SYSCONF,
+    (_REUSE, "total = 16 << 30", "30 -> 31"): _NO_SYSCONF,
     (_REUSE, "_PROBE = 4 << 10", "4 -> 5"): _SCHED,
     (_REUSE, "_PROBE = 4 << 10", "10 -> 11"): _SCHED,
     (_REUSE, "return False", "return X -> return None"): (
