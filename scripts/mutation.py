@@ -225,6 +225,10 @@ _REPR = (
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
 _REUSE = "ledger/torch/ckpt_reuse.py"
 _PROBES = "MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0"
+_REAPERS = (
+    "more unmapping threads take from the same queue (the reaper never ends): each mapping "
+    "is still unmapped once"
+)
 _NO_SYSCONF = (
     "the memory assumed where sysconf cannot tell the physical memory: Linux and macOS always can"
 )
@@ -612,6 +616,29 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the replaced mapping's last reference goes at the end of remember, which unmaps it "
         "there: the same mappings, only unmapped on the saving thread instead of the reaper's "
         "(slower when gc deleted its file, which no test times)"
+    ),
+    (_REUSE, "_retire(maps)", "drop call: _retire(maps)"): (
+        "the dropped mappings' last references go when keep_only (or remember) returns, which "
+        "unmaps them there: the same mappings, unmapped on the saving thread"
+    ),
+    (_REUSE, "_retired.put(m)", "drop call: _retired.put(m)"): (
+        "the mapping not queued loses its last reference when the caller returns, which "
+        "unmaps it there: the same mappings, unmapped on the saving thread"
+    ),
+    (_REUSE, "if maps and (_reaper is None or not _reaper.is_alive()):", "and -> or"): _REAPERS,
+    (
+        _REUSE,
+        "if maps and (_reaper is None or not _reaper.is_alive()):",
+        "drop not: not _reaper.is_alive()",
+    ): _REAPERS,
+    (
+        _REUSE,
+        "if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:",
+        "or -> and",
+    ): (
+        "a compressed chunk's file is at least 10% smaller than the chunk, so the size check "
+        "alone refuses it, and a raw file of another size (cut short) is mapped but refused by "
+        "readable() at every use, and closed at once by remember when it did not write it"
     ),
     (_REUSE, "total = 16 << 30", "16 -> 17"): _NO_SYSCONF,
     (_REUSE, "total = 16 << 30", "30 -> 31"): _NO_SYSCONF,
