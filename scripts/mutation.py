@@ -580,6 +580,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):",
         "True -> False",
     ): "results has one slot for each job: the lengths always agree",
+    **{
+        ("ledger/torch/ckpt_io.py", "_READ_PIECE = 256 << 10", mutation): (
+            "the size of the pieces a load reads and hashes one after the other: any size "
+            "reads and hashes the same bytes in the same order"
+        )
+        for mutation in ("256 -> 257", "10 -> 11")
+    },
     (_REUSE, "return True", "return X -> return None"): _SCHED,
     (_REUSE, "return True", "True -> False"): _SCHED,
     (_REUSE, "return bool(", "return X -> return None"): _SCHED,
