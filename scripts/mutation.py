@@ -161,6 +161,8 @@ MODULES: dict[str, list[str]] = {
     "ledger/torch/ckpt_io.py": [
         "tests/checkpoint/test_ckpt_io_checks.py",
         "tests/checkpoint/test_ckpt_save_chunk_size.py",
+        "tests/checkpoint/test_ckpt_reuse.py",
+        "tests/checkpoint/test_ckpt_reuse_checks.py",
         *_CKPT_FAST,
         "tests/replay/test_compare_checkpoints.py",
     ],
