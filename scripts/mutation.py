@@ -589,6 +589,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for mutation in ("256 -> 257", "10 -> 11")
     },
+    **{
+        (
+            "ledger/torch/ckpt_io.py",
+            "key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),",
+            mutation,
+        ): "only the order in which the chunks are stored changes (likely_new is a hint)"
+        for mutation in (
+            "drop not: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:])",
+            "0 -> 1",
+        )
+    },
     (_REUSE, "return True", "return X -> return None"): _SCHED,
     (_REUSE, "return True", "True -> False"): _SCHED,
     (_REUSE, "return bool(", "return X -> return None"): _SCHED,
