@@ -600,6 +600,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             "0 -> 1",
         )
     },
+    (
+        "ledger/torch/ckpt_io.py",
+        "objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True",
+        "True -> False",
+    ): "the default is never seen: read_tensors, the one caller, always passes streamed=",
     (_REUSE, "return True", "return X -> return None"): _SCHED,
     (_REUSE, "return True", "True -> False"): _SCHED,
     (_REUSE, "return bool(", "return X -> return None"): _SCHED,
