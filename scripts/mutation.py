@@ -68,6 +68,10 @@ _CKPT_TESTS = [
     "tests/checkpoint/test_ckpt_rank_failure.py",
     "tests/checkpoint/test_ckpt_resume.py",
 ]
+# mutckpt: the same without the resume tests (two-rank torchrun jobs: two of the three
+# minutes the others take), for ckpt_io.py and ckpt_reuse.py, whose paths the one-process
+# save and load tests cover.
+_CKPT_FAST = [t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")]
 
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
@@ -157,9 +161,16 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
-    "ledger/torch/ckpt_save.py": _CKPT_TESTS,
+    "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_chunk_size.py", *_CKPT_TESTS],
     "ledger/torch/ckpt_load.py": _CKPT_TESTS,
-    "ledger/torch/ckpt_io.py": [*_CKPT_TESTS, "tests/replay/test_compare_checkpoints.py"],
+    "ledger/torch/ckpt_io.py": [
+        "tests/checkpoint/test_ckpt_io_checks.py",
+        "tests/checkpoint/test_ckpt_save_chunk_size.py",
+        "tests/checkpoint/test_ckpt_reuse.py",
+        "tests/checkpoint/test_ckpt_reuse_checks.py",
+        *_CKPT_FAST,
+        "tests/replay/test_compare_checkpoints.py",
+    ],
     "ledger/capture/scrub_stream.py": [
         "tests/capture/test_scrub_stream_edges.py",
         "tests/capture/test_scrub_stream.py",
@@ -185,6 +196,14 @@ MODULES: dict[str, list[str]] = {
         "tests/test_store_atomic.py",
         "tests/test_log_and_refs.py",
         "tests/test_store_anchor.py",
+    ],
+    # mutckpt: the reuse of chunk ids by comparing bytes with the last save (a wrong id
+    # stored there is a corrupt checkpoint).
+    "ledger/torch/ckpt_reuse.py": [
+        "tests/checkpoint/test_ckpt_reuse_checks.py",
+        "tests/checkpoint/test_ckpt_reuse.py",
+        "tests/checkpoint/test_ckpt_io_checks.py",
+        *_CKPT_FAST,
     ],
 }
 
@@ -225,6 +244,19 @@ _REPR = (
     "through `known` anyway"
 )
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
+_REUSE = "ledger/torch/ckpt_reuse.py"
+_PROBES = "MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0"
+_REAPERS = (
+    "more unmapping threads take from the same queue (the reaper never ends): each mapping "
+    "is still unmapped once"
+)
+_NO_SYSCONF = (
+    "the memory assumed where sysconf cannot tell the physical memory: Linux and macOS always can"
+)
+_SCHED = (
+    "likely_new only orders the chunks (the likely changed ones are written first); every "
+    "chunk is still compared in full or hashed: the same ids and the same objects"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "ledger/stats/tolerance.py",
@@ -703,6 +735,115 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ledger/store/atomic.py", "f.close()", "drop call: f.close()"): (
         "the buffer was flushed just before, and temp_file closes the file on exit"
     ),
+    # mutckpt: the torch checkpoint modules (fifth round).
+    ("ledger/torch/ckpt_io.py", "bytes_total: int = 0", "0 -> 1"): (
+        "the default is never seen: write_tensors sets bytes_total before returning its stats"
+    ),
+    (
+        "ledger/torch/ckpt_io.py",
+        "for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):",
+        "True -> False",
+    ): "map_threads returns one result for each item it is given: the lengths always agree",
+    (
+        "ledger/torch/ckpt_io.py",
+        "for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):",
+        "True -> False",
+    ): "results has one slot for each job: the lengths always agree",
+    **{
+        ("ledger/torch/ckpt_io.py", "_READ_PIECE = 256 << 10", mutation): (
+            "the size of the pieces a load reads and hashes one after the other: any size "
+            "reads and hashes the same bytes in the same order"
+        )
+        for mutation in ("256 -> 257", "10 -> 11")
+    },
+    **{
+        (
+            "ledger/torch/ckpt_io.py",
+            "key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),",
+            mutation,
+        ): "only the order in which the chunks are stored changes (likely_new is a hint)"
+        for mutation in (
+            "drop not: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:])",
+            "0 -> 1",
+        )
+    },
+    (
+        "ledger/torch/ckpt_io.py",
+        "objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True",
+        "True -> False",
+    ): "the default is never seen: read_tensors, the one caller, always passes streamed=",
+    (_REUSE, "return True", "return X -> return None"): _SCHED,
+    (_REUSE, "return True", "True -> False"): _SCHED,
+    (_REUSE, "return bool(", "return X -> return None"): _SCHED,
+    (_REUSE, "if MEMCMP is None or len(data) < MIN_BYTES:", "or -> and"): _SCHED,
+    (
+        _REUSE,
+        "if MEMCMP is None or len(data) < MIN_BYTES:",
+        "MEMCMP is None -> MEMCMP is not None",
+    ): _SCHED,
+    (
+        _REUSE,
+        "if MEMCMP is None or len(data) < MIN_BYTES:",
+        "len(data) < MIN_BYTES -> len(data) <= MIN_BYTES",
+    ): _SCHED,
+    **{
+        (_REUSE, _PROBES, mutation): _SCHED
+        for mutation in (
+            "MEMCMP(addr, m.addr, _PROBE) != 0 -> MEMCMP(addr, m.addr, _PROBE) == 0",
+            "or -> and",
+            "0 -> 1",
+            "MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0 -> "
+            "MEMCMP(addr + tail, m.addr + tail, _PROBE) == 0",
+        )
+    },
+    (_REUSE, _PROBES, "addr + tail -> addr - tail"): (
+        f"{_SCHED}; the 4 KiB it then reads before the chunk's buffer lie in the process's own "
+        "heap, which no test can arrange to be unmapped"
+    ),
+    (_REUSE, "m.close()", "drop call: m.close()"): (
+        "the mapping's last reference goes right after (the end of remember, of forget): "
+        "CPython's reference counting unmaps it there, on the same thread"
+    ),
+    (_REUSE, "_retire([old])", "drop call: _retire([old])"): (
+        "the replaced mapping's last reference goes at the end of remember, which unmaps it "
+        "there: the same mappings, only unmapped on the saving thread instead of the reaper's "
+        "(slower when gc deleted its file, which no test times)"
+    ),
+    (_REUSE, "_retire(maps)", "drop call: _retire(maps)"): (
+        "the dropped mappings' last references go when keep_only (or remember) returns, which "
+        "unmaps them there: the same mappings, unmapped on the saving thread"
+    ),
+    (_REUSE, "_retired.put(m)", "drop call: _retired.put(m)"): (
+        "the mapping not queued loses its last reference when the caller returns, which "
+        "unmaps it there: the same mappings, unmapped on the saving thread"
+    ),
+    (_REUSE, "if maps and (_reaper is None or not _reaper.is_alive()):", "and -> or"): _REAPERS,
+    (
+        _REUSE,
+        "if maps and (_reaper is None or not _reaper.is_alive()):",
+        "drop not: not _reaper.is_alive()",
+    ): _REAPERS,
+    (
+        _REUSE,
+        "if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:",
+        "or -> and",
+    ): (
+        "a compressed chunk's file is at least 10% smaller than the chunk, so the size check "
+        "alone refuses it, and a raw file of another size (cut short) is mapped but refused by "
+        "readable() at every use, and closed at once by remember when it did not write it"
+    ),
+    (_REUSE, "total = 16 << 30", "16 -> 17"): _NO_SYSCONF,
+    (_REUSE, "total = 16 << 30", "30 -> 31"): _NO_SYSCONF,
+    (_REUSE, "_PROBE = 4 << 10", "4 -> 5"): _SCHED,
+    (_REUSE, "_PROBE = 4 << 10", "10 -> 11"): _SCHED,
+    (_REUSE, "return False", "return X -> return None"): (
+        "None is as false as False to both callers of equals (`if ... else`, `not`)"
+    ),
+    (_REUSE, "self.mm.close()", "drop call: self.mm.close()"): (
+        "every caller drops its last reference to the mapping right after close(), and "
+        "CPython's reference counting then unmaps it at once on the same thread (a test "
+        "checks /proc/self/maps)"
+    ),
 }
 
 SKIP_CALLS = {"fsync", "fsync_dir"}
@@ -898,6 +1039,7 @@ def _pytest(
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    _running.add(proc.pid)
     outcome = "killed-timeout"
     try:
         rc = proc.wait(timeout=max(timeout, 1.0))
@@ -909,7 +1051,18 @@ def _pytest(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        _running.discard(proc.pid)
     return outcome, time.monotonic() - t0
+
+
+# The process groups of the test runs in flight, stopped when the run itself is stopped.
+_running: set[int] = set()
+
+
+def _stop_running() -> None:
+    for pid in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -1083,10 +1236,9 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 return "not-run", 0.0  # stopped by the budget, not by the mutant
             return outcome, secs
 
-        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+        def record(futures: dict[Any, tuple[int, Mutant, list[str], str]]) -> None:
             for done in as_completed(futures):
-                i, m, run, key = futures[done]
+                i, m, _run, key = futures[done]
                 outcome, secs = done.result()
                 results[i].update(outcome=outcome, seconds=round(secs, 1))
                 if outcome == "not-run":
@@ -1103,6 +1255,17 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     _write_json(cache_path, cache)
                 finished = [r for r in results if "outcome" in r]
                 _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
+
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
+            try:
+                record(futures)
+            except BaseException:
+                # Stopped (SIGTERM, Ctrl-C): leaving the pool would otherwise wait for every
+                # queued mutant to run; none starts, and the running tests are stopped.
+                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_running()
+                raise
     cache["mutants"] = outcomes
     if opts.cache:
         _write_json(cache_path, cache)

@@ -21,7 +21,7 @@ import torch
 import zstandard
 
 from .._hashing import ALGO_PREFIX, hash_bytes
-from ..errors import CorruptObjectError, MissingObjectError
+from ..errors import CorruptObjectError, MissingObjectError, UsageError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from .ckpt_codec import tensor_bytes, torch_dtype
@@ -121,6 +121,11 @@ def write_tensors(
     trust_version_counter: bool = False,
 ) -> tuple[list[TensorEntry], WriteStats]:
     """Write every tensor's chunks as objects; entries in the order given."""
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise UsageError(
+            f"chunk_size must be a positive int (bytes), got {chunk_size!r}",
+            hint="leave it out for the default of 64 MiB",
+        )
     stats = WriteStats()
     jobs: list[tuple[int, int, memoryview]] = []
     nbytes: list[int] = []

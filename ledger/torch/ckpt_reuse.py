@@ -89,10 +89,15 @@ class _Mapped:
         self.oid, self.mm, self.size = oid, mm, size
         self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + 1
 
+    def readable(self, size: int) -> bool:
+        """Whether ``size`` bytes may be read through the mapping: the chunk's own size, still
+        mapped, and the file not cut short since. An object file is never truncated in place,
+        but a damaged one may be, and reading a mapping past its file's end is SIGBUS (the
+        process dies), not an error: every read checks this first."""
+        return size == self.size and not self.mm.closed and self.mm.size() == size + 1
+
     def equals(self, addr: int, size: int) -> bool:
-        # An object file is never truncated in place; the size check keeps a damaged one
-        # from turning into SIGBUS instead of a mismatch.
-        if size != self.size or self.mm.closed or self.mm.size() != size + 1:
+        if not self.readable(size):
             return False
         return bool(MEMCMP(addr, self.addr, size) == 0)
 
@@ -123,7 +128,7 @@ def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> 
         return True
     with _lock:
         m = _maps.get(str(objects.root), {}).get((key, index))
-    if m is None or m.size != len(data) or m.mm.closed:
+    if m is None or not m.readable(len(data)):
         return True
     addr, tail = _address(data), len(data) - _PROBE
     return bool(
@@ -181,7 +186,6 @@ def remember(
         return
     with _lock:
         _maps.setdefault(root, {})[(key, index)] = m
-        _maps.move_to_end(root)
         while len(_maps) > _STORES:
             _drop(_maps.popitem(last=False)[1].values())
 
@@ -226,11 +230,16 @@ def _unmap_forever() -> None:
 
 
 def keep_only(objects: ObjectStore, keys: set[tuple[str, int]]) -> None:
-    """After a save: forget this ledger's mappings of chunks the save did not have."""
+    """After a save: forget this ledger's mappings of chunks the save did not have, and make
+    the ledger the last one dropped (a save that reused every chunk remembered nothing new,
+    but it was saved to all the same)."""
+    root = str(objects.root)
     with _lock:
-        maps = _maps.get(str(objects.root), {})
+        maps = _maps.get(root, {})
         gone = [maps.pop(k) for k in list(maps) if k not in keys]
         _drop(gone)
+        if root in _maps:
+            _maps.move_to_end(root)
 
 
 def forget(objects: ObjectStore | None = None) -> None:
