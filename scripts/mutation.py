@@ -69,6 +69,20 @@ _CKPT_TESTS = [
     "tests/checkpoint/test_ckpt_resume.py",
 ]
 
+# The comparators' tests, fast files first (mutcmp); the last two start `ledger` children.
+_COMPARE_TESTS = [
+    "tests/replay/test_compare_tensors.py",
+    "tests/replay/test_compare_structured.py",
+    "tests/replay/test_compare_registry.py",
+    "tests/replay/test_compare_tensorboard.py",
+    "tests/replay/test_compare_trees.py",
+    "tests/replay/test_compare_common.py",
+    "tests/replay/test_compare_checkpoints.py",
+    "tests/replay/test_compare_outputs.py",
+    "tests/replay/test_replay_lazy_numpy.py",
+    "tests/replay/test_bitwise_edges.py",
+]
+
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
     "ledger/store/objects.py": [
@@ -169,6 +183,25 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_multiseed_edges.py",
         "tests/stats/test_stats_bootstrap.py",
     ],
+    # mutcmp: the rest of ledger/replay/compare/ (1 December), each module's own checks first.
+    **{
+        f"ledger/replay/compare/{name}.py": [
+            f"tests/replay/test_compare_{name.strip('_')}_checks.py",
+            *_COMPARE_TESTS,
+        ]
+        for name in (
+            "tensors",
+            "trees",
+            "registry",
+            "structured",
+            "tables",
+            "logs",
+            "digest",
+            "tensorboard",
+            "__init__",
+            "tensor_names",
+        )
+    },
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no

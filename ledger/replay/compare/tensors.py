@@ -165,14 +165,17 @@ def _load_npy(path: Path) -> dict[str, Any]:
 def _load_npz(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
+        # Our own handle: numpy leaks the one it opens when the archive is broken.
+        with open(path, "rb") as f:
+            z = np.load(f, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):  # an .npy under an .npz name
                 raise NotComparable(f"{path.name} is not an .npz archive")
-            for member in z.files:
-                try:
-                    out[member] = _from_numpy(z[member])
-                except ValueError as e:
-                    raise _numpy_refusal(path, member, e) from None
+            with z:
+                for member in z.files:
+                    try:
+                        out[member] = _from_numpy(z[member])
+                    except ValueError as e:
+                        raise _numpy_refusal(path, member, e) from None
     except ValueError as e:
         raise _numpy_refusal(path, None, e) from None
     except (OSError, zipfile.BadZipFile) as e:
