@@ -163,6 +163,7 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_tensors.py",
     ],
     "ledger/replay/compare/checkpoints.py": [
+        "tests/replay/test_compare_checkpoints_checks.py",
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
