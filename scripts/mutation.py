@@ -222,6 +222,7 @@ _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _SECRETS = "ledger/capture/secrets.py"
 _COMMON = "ledger/replay/compare/_common.py"
+_TENSORS = "ledger/replay/compare/tensors.py"  # mutcmp
 _GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
 _FOUR = (
     "no line of four characters is flagged: checked for every one that passes the candidate "
@@ -569,6 +570,23 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
         "the compression level changes only the compressed size: ids, content and codec byte "
         "are the same"
+    ),
+    # mutcmp: the rest of ledger/replay/compare/ (1 December).
+    (_TENSORS, "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to a TensorData "
+        "or hashes one (its arrays are unhashable anyway)"
+    ),
+    (
+        _TENSORS,
+        "ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}",
+        "8 -> 9",
+    ): (
+        "no dtype numpy lacks is 8 bytes wide (bfloat16 2, float8 1, complex32 4): the entry is "
+        "never looked up"
+    ),
+    (_TENSORS, "head = f.read(2)", "2 -> 3"): (
+        "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
+        "changes nothing"
     ),
 }
 

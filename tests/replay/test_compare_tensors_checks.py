@@ -347,3 +347,28 @@ def test_overrides_match_the_names_given() -> None:
     loose = CompareSettings(overrides={"step_9": ToleranceSpec(rtol=1.0, atol=0.0)})
     assert compare_tensor_pair("w", x, y, ValueTally(loose), names=["step_9"])
     assert not compare_tensor_pair("w", x, y, ValueTally(loose))
+
+
+class _Touch:
+    """Unpickling this creates a file: proof that nothing was unpickled."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (Path.touch, (self.marker,))
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".npz"])
+def test_a_plain_pickle_under_a_numpy_name_is_never_unpickled(tmp_path: Path, suffix: str) -> None:
+    import pickle
+
+    marker = tmp_path / "unpickled"
+    a, b = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    a.write_bytes(pickle.dumps([_Touch(marker), 1]))
+    b.write_bytes(pickle.dumps([_Touch(marker), 2]))
+    result = compare_files(a, b, TOLERANCE)
+    assert result.status == "not-comparable"
+    assert result.reason is not None
+    assert result.reason.startswith(f"cannot compare safely: a{suffix} holds pickled")
+    assert not marker.exists()
