@@ -584,6 +584,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "no dtype numpy lacks is 8 bytes wide (bfloat16 2, float8 1, complex32 4): the entry is "
         "never looked up"
     ),
+    (_TENSORS, 'tally.value(_root(key), x, y, [key, key.rsplit(".", 1)[-1]])', "1 -> 2"): (
+        "the last part is the same however many splits come before it"
+    ),
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"

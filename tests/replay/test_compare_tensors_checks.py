@@ -77,12 +77,13 @@ def test_a_tensor_against_a_plain_value_is_a_difference(tmp_path: Path) -> None:
     assert diff is not None
     assert diff.key == "w"
     assert diff.original == "'tensor(float32, shape=[2, 3])'"
+    assert diff.replay == "'0.0'"  # the plain value as written
     assert _keys_note(result.notes) == "1 of 1 keys differ: w"
     assert "0 tensors compared" in result.notes
     c, d = _save_pair(tmp_path, {"w": 1}, {"w": torch.ones(1, dtype=torch.int64)})
     other = compare_files(c, d, TOLERANCE).first_difference
     assert other is not None
-    assert other.replay == "'tensor(int64, shape=[1])'"
+    assert (other.original, other.replay) == ("'1'", "'tensor(int64, shape=[1])'")
 
 
 def test_plain_values_in_a_checkpoint_are_compared_and_named(tmp_path: Path) -> None:
