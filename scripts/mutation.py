@@ -587,6 +587,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_TENSORS, 'tally.value(_root(key), x, y, [key, key.rsplit(".", 1)[-1]])', "1 -> 2"): (
         "the last part is the same however many splits come before it"
     ),
+    (_TENSORS, "return False", "return X -> return None"): (
+        "every caller reads the result as a truth value (`if not ...`) or not at all: None is "
+        "as false as False"
+    ),
+    (
+        _TENSORS,
+        'tol = tolerance_for(tally.settings, names or [key, key.rsplit(".", 1)[-1]], x.dtype)',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (_TENSORS, "if x.values is None or y.values is None:", "or -> and"): (
+        "the dtypes were found equal just above, and values is None exactly for the dtypes "
+        "without numbers: both are None or neither"
+    ),
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"

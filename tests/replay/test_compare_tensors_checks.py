@@ -118,6 +118,7 @@ def test_dtype_and_shape_differences_count_every_element(tmp_path: Path) -> None
     assert (shape.mismatches, shape.total) == (6, 6)
     assert shape.first_difference is not None
     assert shape.first_difference.description == "tensor w: shape [2, 3] != [3, 2]"
+    assert _keys_note(shape.notes) == "1 of 1 keys differ: w"
     c, d = _save_pair(tmp_path, {"w": torch.zeros(0)}, {"w": torch.zeros(0, dtype=torch.int32)})
     empty = compare_files(c, d, TOLERANCE)
     assert empty.status == "different"  # an empty tensor of another dtype still differs
