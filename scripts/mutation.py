@@ -600,6 +600,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the dtypes were found equal just above, and values is None exactly for the dtypes "
         "without numbers: both are None or neither"
     ),
+    (_TENSORS, "tally.mismatches += r.mismatches or 0", "0 -> 1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here "
+        "(values of one dtype, shapes checked above): the fallback is never used"
+    ),
+    (_TENSORS, "va = np.ascontiguousarray(a).reshape(-1).view(np.uint8)", "1 -> 2"): (
+        "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)"
+    ),
+    (_TENSORS, "vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8)", "1 -> 2"): (
+        "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)"
+    ),
+    (_TENSORS, "bad_count, first = r.mismatches or 0, r.first_mismatch", "0 -> 1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here: "
+        "the fallback is never used"
+    ),
+    (_TENSORS, "r = compare_arrays(x.bits, y.bits, bitwise=True)", "True -> False"): (
+        "the bits that reach here are an integer view (a dtype numpy lacks, without values), "
+        "and the default tolerance of integers is exact: the same comparison"
+    ),
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"
