@@ -618,6 +618,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the bits that reach here are an integer view (a dtype numpy lacks, without values), "
         "and the default tolerance of integers is exact: the same comparison"
     ),
+    (_TENSORS, "if bad_count == 0 or first is None:", "or -> and"): (
+        "both come from the same mismatch mask: the count is 0 exactly when there is no first "
+        "mismatch"
+    ),
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"

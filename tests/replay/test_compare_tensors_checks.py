@@ -374,3 +374,45 @@ def test_a_plain_pickle_under_a_numpy_name_is_never_unpickled(tmp_path: Path, su
     assert result.reason is not None
     assert result.reason.startswith(f"cannot compare safely: a{suffix} holds pickled")
     assert not marker.exists()
+
+
+def test_records_compare_by_their_fields_bytes_not_by_equality(tmp_path: Path) -> None:
+    padded = np.dtype({"names": ["n", "x"], "formats": ["i1", "f8"], "offsets": [0, 8]})
+    a = np.zeros(3, dtype=padded)
+    a["x"] = [0.0, 1.0, 2.0]
+    minus_zero = a.copy()
+    minus_zero["x"][0] = -0.0
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", minus_zero)
+    bitwise = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", BITWISE)
+    assert bitwise.status == "different"  # 0.0 == -0.0, but not bit for bit
+    assert bitwise.first_difference is not None
+    assert bitwise.first_difference.index == [0]
+    raw = bytearray((tmp_path / "a.npy").read_bytes())
+    raw[-16 + 1] ^= 0xFF  # a padding byte of the last record: no data
+    (tmp_path / "c.npy").write_bytes(bytes(raw))
+    padding = compare_files(tmp_path / "a.npy", tmp_path / "c.npy", BITWISE)
+    assert padding.status == "identical"
+    assert [n for n in padding.notes if "keys differ" in n] == []
+
+
+def test_equal_not_a_time_values_are_equal(tmp_path: Path) -> None:
+    a = np.array(["NaT", "2026-01-01", "2026-01-02"], dtype="datetime64[D]")
+    b = a.copy()
+    b[2] = np.datetime64("2026-01-03")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    result = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", BITWISE)
+    assert (result.status, result.mismatches) == ("different", 1)  # NaT matched NaT
+    assert result.first_difference is not None
+    assert result.first_difference.index == [2]
+
+
+def test_an_empty_numpy_file_cannot_be_read(tmp_path: Path) -> None:
+    for suffix in (".npy", ".npz"):
+        (tmp_path / f"a{suffix}").write_bytes(b"")
+        np.save(tmp_path / "b.npy", np.zeros(1))
+        (tmp_path / f"b{suffix}").write_bytes((tmp_path / "b.npy").read_bytes())
+        result = compare_files(tmp_path / f"a{suffix}", tmp_path / f"b{suffix}", TOLERANCE)
+        assert result.status == "not-comparable"
+        assert result.reason == f"cannot read a{suffix}: No data left in file"
