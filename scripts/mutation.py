@@ -622,6 +622,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "both come from the same mismatch mask: the count is 0 exactly when there is no first "
         "mismatch"
     ),
+    (
+        _TENSORS,
+        "va = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape((*a.shape, size))",
+        "1 -> 2",
+    ): "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)",
+    (
+        _TENSORS,
+        "vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape((*b.shape, size))",
+        "1 -> 2",
+    ): "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)",
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"

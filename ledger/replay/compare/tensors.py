@@ -315,9 +315,7 @@ def _unequal_elements(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[n
     from numpy.lib.recfunctions import repack_fields
 
     a, b = repack_fields(a), repack_fields(b)
-    size = a.dtype.itemsize
-    if size == 0:
-        return np.zeros(a.shape, dtype=bool)
+    size = a.dtype.itemsize  # 0 for a record without fields: no bytes, all equal
     va = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape((*a.shape, size))
     vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape((*b.shape, size))
     return np.asarray((va != vb).any(axis=-1))
