@@ -632,6 +632,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape((*b.shape, size))",
         "1 -> 2",
     ): "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)",
+    (
+        "ledger/replay/compare/trees.py",
+        "shutil.rmtree(scratch, ignore_errors=True)",
+        "True -> False",
+    ): (
+        "removing the scratch directory this call made fails only if something else removes or "
+        "holds it meanwhile (root ignores permissions): no test stages that"
+    ),
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"

@@ -260,3 +260,28 @@ def test_a_symlink_named_like_an_event_file_is_compared_as_a_symlink(
     assert [(f.path, f.comparator, f.status) for f in result.files] == [
         ("tb/e.tfevents.1", "symlink", "different")
     ]
+
+
+def test_files_are_copied_out_under_the_work_directory(store: Store, tmp_path: Path) -> None:
+    from ledger.replay.compare import register_comparator, unregister_comparator
+
+    seen: list[Path] = []
+
+    def record(a: Path, b: Path, settings: CompareSettings) -> FileComparison:
+        seen.extend([a, b])
+        return FileComparison(path=a.name, comparator="x", status="identical")
+
+    register_comparator("where", lambda n: n.endswith(".where"), record, 500)
+    try:
+        a = _tree(store, {"m.where": b"1"})
+        b = _tree(store, {"m.where": b"2"})
+        work = tmp_path / "work"
+        compare_trees(store, a, b, SETTINGS, work)
+        compare_objects(
+            store, "n.where", store.objects.put_bytes(b"3"), store.objects.put_bytes(b"4")
+        )
+    finally:
+        unregister_comparator("where")
+    assert [p.name for p in seen] == ["m.where", "m.where", "n.where", "n.where"]
+    assert all(p.is_relative_to(work) for p in seen[:2]), seen
+    assert all(p.is_relative_to(store.tmp_dir) for p in seen[2:]), seen
