@@ -176,3 +176,22 @@ def test_an_event_directory_against_a_plain_one_is_refused(tmp_path: Path) -> No
             compare_files(*pair)
     with pytest.raises(UsageError, match="TensorBoard"):
         compare_files(tmp_path / "f.txt", tmp_path / "a")
+
+
+def test_a_registered_comparator_cannot_be_changed_behind_the_registry(
+    cleanup: list[str],
+) -> None:
+    import dataclasses
+
+    c = register_comparator("frozen", lambda n: n.endswith(".frz"), _same, 1)
+    cleanup.append("frozen")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.priority = 1000  # type: ignore[misc]
+    assert comparator_for("x.frz").priority == 1
+
+
+def test_the_public_comparator_type_defaults() -> None:
+    from ledger.replay.compare import Comparator
+
+    c = Comparator("plain", lambda n: True, _same)
+    assert (c.priority, c.logs) == (0, False)
