@@ -640,6 +640,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "removing the scratch directory this call made fails only if something else removes or "
         "holds it meanwhile (root ignores permissions): no test stages that"
     ),
+    (
+        "ledger/replay/compare/structured.py",
+        'longer, side = (original, "original") if len(original) > len(replay) '
+        'else (replay, "replay")',
+        "len(original) > len(replay) -> len(original) >= len(replay)",
+    ): "at equal lengths there is no item past the shorter list: either side, nothing is added",
+    (
+        "ledger/replay/compare/tables.py",
+        'longer, side = (a, "original") if len(a) > len(b) else (b, "replay")',
+        "len(a) > len(b) -> len(a) >= len(b)",
+    ): "at equal lengths there is no row past the shorter table: either side, nothing is added",
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"
