@@ -137,3 +137,11 @@ def test_overrides_name_a_column_or_one_cell(tmp_path: Path) -> None:
     c, d = _pair(tmp_path, "n.csv", "1.0,1.0\n", "1.0,1.05\n")
     by_number = CompareSettings(overrides={"2": ToleranceSpec(rtol=0.1, atol=0.0)})
     assert compare_files(c, d, by_number).status == "close"
+
+
+def test_a_header_followed_by_a_blank_line_is_still_a_header(tmp_path: Path) -> None:
+    a, b = _pair(tmp_path, "m.csv", "step,loss\n\n1,2.0\n", "step,loss\n\n1,2.5\n")
+    result = compare_files(a, b, TOLERANCE)
+    assert result.notes == ["header: step, loss"]
+    assert result.first_difference is not None
+    assert result.first_difference.description.startswith("row 3, column 'loss'")
