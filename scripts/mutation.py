@@ -651,6 +651,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'longer, side = (a, "original") if len(a) > len(b) else (b, "replay")',
         "len(a) > len(b) -> len(a) >= len(b)",
     ): "at equal lengths there is no row past the shorter table: either side, nothing is added",
+    (
+        "ledger/replay/compare/logs.py",
+        'return bool(_LOG_NAME.fullmatch(name.rsplit("/", 1)[-1]))',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"
