@@ -656,6 +656,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'return bool(_LOG_NAME.fullmatch(name.rsplit("/", 1)[-1]))',
         "1 -> 2",
     ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/tensorboard.py",
+        'return "tfevents" in name.rsplit("/", 1)[-1]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
     (_TENSORS, "head = f.read(2)", "2 -> 3"): (
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"
