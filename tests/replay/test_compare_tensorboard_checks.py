@@ -80,6 +80,15 @@ def test_the_first_bitwise_difference_is_the_earliest_step_then_tag() -> None:
     assert (first.key, first.step) == ("b", 1)
 
 
+def test_at_one_step_the_first_tag_in_name_order_is_reported() -> None:
+    tags = [f"t{i:02d}" for i in range(50)]  # set order varies with the hash seed
+    a = {(t, 7): 1.0 for t in tags}
+    b = {(t, 7): 2.0 for t in reversed(tags)}
+    first = compare_event_scalars(a, b, BITWISE)[3]
+    assert first is not None
+    assert (first.key, first.step) == ("t00", 7)
+
+
 def test_a_value_outside_tolerance_reports_the_tolerance() -> None:
     a, b = {("loss", 3): 1.0, ("loss", 4): 1.0}, {("loss", 3): 1.5, ("loss", 4): CLOSE}
     mismatches, total, inexact, first = compare_event_scalars(a, b, TOLERANCE)
