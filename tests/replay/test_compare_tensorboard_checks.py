@@ -97,6 +97,10 @@ def test_a_value_outside_tolerance_reports_the_tolerance() -> None:
     assert (first.step, first.rtol, first.atol, first.abs_diff) == (3, 1.3e-6, 1e-5, 0.5)
     loose = CompareSettings(overrides={"loss": ToleranceSpec(rtol=1.0, atol=0.0)})
     assert compare_event_scalars(a, b, loose)[:3] == (0, 2, 2)
+    relative_only = CompareSettings(overrides={"loss": ToleranceSpec(rtol=0.1, atol=0.0)})
+    over = compare_event_scalars(a, b, relative_only)[3]
+    assert over is not None
+    assert (over.step, over.rtol, over.atol) == (3, 0.1, 0.0)  # a tolerance, not bitwise
 
 
 def test_a_missing_step_counts_and_ranks_against_value_differences() -> None:
