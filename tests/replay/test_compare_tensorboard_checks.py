@@ -157,3 +157,17 @@ def test_a_step_logged_again_is_noted_and_the_last_value_counts(tmp_path: Path) 
     close = compare_files(tmp_path / "b", tmp_path / "c", TOLERANCE)
     assert (close.status, close.mismatches, close.unit) == ("close", 0, "scalars")
     assert close.notes == ["1 vs 1 event files; 1 tags"]
+
+
+def test_without_the_tensorboard_package_event_files_are_not_comparable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from ledger.replay.compare._common import NotComparable
+    from ledger.replay.compare.tensorboard import read_event_scalars
+
+    monkeypatch.setitem(sys.modules, "tensorboard.compat.proto", None)  # not installed
+    (tmp_path / "events.out.tfevents.1").write_bytes(b"")
+    with pytest.raises(NotComparable, match="the tensorboard package is needed"):
+        read_event_scalars(tmp_path / "events.out.tfevents.1")
