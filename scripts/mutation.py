@@ -73,6 +73,20 @@ _CKPT_TESTS = [
 # save and load tests cover.
 _CKPT_FAST = [t for t in _CKPT_TESTS if not t.endswith("test_ckpt_resume.py")]
 
+# The comparators' tests, fast files first (mutcmp); the last two start `ledger` children.
+_COMPARE_TESTS = [
+    "tests/replay/test_compare_tensors.py",
+    "tests/replay/test_compare_structured.py",
+    "tests/replay/test_compare_registry.py",
+    "tests/replay/test_compare_tensorboard.py",
+    "tests/replay/test_compare_trees.py",
+    "tests/replay/test_compare_common.py",
+    "tests/replay/test_compare_checkpoints.py",
+    "tests/replay/test_compare_outputs.py",
+    "tests/replay/test_replay_lazy_numpy.py",
+    "tests/replay/test_bitwise_edges.py",
+]
+
 # module -> the tests that exercise it (fast files first: -x stops at the first failure).
 MODULES: dict[str, list[str]] = {
     "ledger/store/objects.py": [
@@ -158,6 +172,7 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_tensors.py",
     ],
     "ledger/replay/compare/checkpoints.py": [
+        "tests/replay/test_compare_checkpoints_checks.py",
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
@@ -205,6 +220,25 @@ MODULES: dict[str, list[str]] = {
         "tests/checkpoint/test_ckpt_io_checks.py",
         *_CKPT_FAST,
     ],
+    # mutcmp: the rest of ledger/replay/compare/ (1 December), each module's own checks first.
+    **{
+        f"ledger/replay/compare/{name}.py": [
+            f"tests/replay/test_compare_{name.strip('_')}_checks.py",
+            *_COMPARE_TESTS,
+        ]
+        for name in (
+            "tensors",
+            "trees",
+            "registry",
+            "structured",
+            "tables",
+            "logs",
+            "digest",
+            "tensorboard",
+            "__init__",
+            "tensor_names",
+        )
+    },
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
@@ -226,6 +260,7 @@ _GC = "ledger/store/gc.py"
 _REDACT = "ledger/capture/redact.py"
 _SECRETS = "ledger/capture/secrets.py"
 _COMMON = "ledger/replay/compare/_common.py"
+_TENSORS = "ledger/replay/compare/tensors.py"  # mutcmp
 _GIT_PATCH = "a patch from git always opens with `diff --git` and a hunk header"
 _FOUR = (
     "no line of four characters is flagged: checked for every one that passes the candidate "
@@ -843,6 +878,108 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "every caller drops its last reference to the mapping right after close(), and "
         "CPython's reference counting then unmaps it at once on the same thread (a test "
         "checks /proc/self/maps)"
+    ),
+    # mutcmp: the rest of ledger/replay/compare/ (1 December).
+    (_TENSORS, "@dataclass(frozen=True)", "True -> False"): (
+        "frozen only forbids assignment (and adds a hash), and no code assigns to a TensorData "
+        "or hashes one (its arrays are unhashable anyway)"
+    ),
+    (
+        _TENSORS,
+        "ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}",
+        "8 -> 9",
+    ): (
+        "no dtype numpy lacks is 8 bytes wide (bfloat16 2, float8 1, complex32 4): the entry is "
+        "never looked up"
+    ),
+    (_TENSORS, 'tally.value(_root(key), x, y, [key, key.rsplit(".", 1)[-1]])', "1 -> 2"): (
+        "the last part is the same however many splits come before it"
+    ),
+    (_TENSORS, "return False", "return X -> return None"): (
+        "every caller reads the result as a truth value (`if not ...`) or not at all: None is "
+        "as false as False"
+    ),
+    (
+        _TENSORS,
+        'tol = tolerance_for(tally.settings, names or [key, key.rsplit(".", 1)[-1]], x.dtype)',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (_TENSORS, "if x.values is None or y.values is None:", "or -> and"): (
+        "the dtypes were found equal just above, and values is None exactly for the dtypes "
+        "without numbers: both are None or neither"
+    ),
+    (_TENSORS, "tally.mismatches += r.mismatches or 0", "0 -> 1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here "
+        "(values of one dtype, shapes checked above): the fallback is never used"
+    ),
+    (_TENSORS, "va = np.ascontiguousarray(a).reshape(-1).view(np.uint8)", "1 -> 2"): (
+        "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)"
+    ),
+    (_TENSORS, "vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8)", "1 -> 2"): (
+        "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)"
+    ),
+    (_TENSORS, "bad_count, first = r.mismatches or 0, r.first_mismatch", "0 -> 1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here: "
+        "the fallback is never used"
+    ),
+    (_TENSORS, "r = compare_arrays(x.bits, y.bits, bitwise=True)", "True -> False"): (
+        "the bits that reach here are an integer view (a dtype numpy lacks, without values), "
+        "and the default tolerance of integers is exact: the same comparison"
+    ),
+    (_TENSORS, "if bad_count == 0 or first is None:", "or -> and"): (
+        "both come from the same mismatch mask: the count is 0 exactly when there is no first "
+        "mismatch"
+    ),
+    (
+        _TENSORS,
+        "va = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape((*a.shape, size))",
+        "1 -> 2",
+    ): "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)",
+    (
+        _TENSORS,
+        "vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape((*b.shape, size))",
+        "1 -> 2",
+    ): "numpy reads any negative size as 'the rest': reshape(-2) flattens like reshape(-1)",
+    (
+        "ledger/replay/compare/trees.py",
+        "shutil.rmtree(scratch, ignore_errors=True)",
+        "True -> False",
+    ): (
+        "removing the scratch directory this call made fails only if something else removes or "
+        "holds it meanwhile (root ignores permissions): no test stages that"
+    ),
+    (
+        "ledger/replay/compare/structured.py",
+        'longer, side = (original, "original") if len(original) > len(replay) '
+        'else (replay, "replay")',
+        "len(original) > len(replay) -> len(original) >= len(replay)",
+    ): "at equal lengths there is no item past the shorter list: either side, nothing is added",
+    (
+        "ledger/replay/compare/tables.py",
+        'longer, side = (a, "original") if len(a) > len(b) else (b, "replay")',
+        "len(a) > len(b) -> len(a) >= len(b)",
+    ): "at equal lengths there is no row past the shorter table: either side, nothing is added",
+    (
+        "ledger/replay/compare/logs.py",
+        'return bool(_LOG_NAME.fullmatch(name.rsplit("/", 1)[-1]))',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    (
+        "ledger/replay/compare/tensorboard.py",
+        'return "tfevents" in name.rsplit("/", 1)[-1]',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
+    ("ledger/replay/compare/digest.py", "_CHUNK = 1 << 20", "1 -> 2"): (
+        "the read size: any chunk size finds the same first differing byte (tests cross the "
+        "1 MiB boundary both ways)"
+    ),
+    ("ledger/replay/compare/digest.py", "_CHUNK = 1 << 20", "20 -> 21"): (
+        "the read size: any chunk size finds the same first differing byte (tests cross the "
+        "1 MiB boundary both ways)"
+    ),
+    (_TENSORS, "head = f.read(2)", "2 -> 3"): (
+        "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
+        "changes nothing"
     ),
 }
 

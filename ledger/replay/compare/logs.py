@@ -22,7 +22,8 @@ def is_log_file(name: str) -> bool:
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    # backslashreplace, not replace: two different invalid bytes must not read as one U+FFFD
+    return path.read_bytes().decode("utf-8", errors="backslashreplace").splitlines()
 
 
 def compare_log_files(original: Path, replay: Path, settings: CompareSettings) -> FileComparison:

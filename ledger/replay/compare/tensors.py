@@ -157,7 +157,7 @@ def _load_npy(path: Path) -> dict[str, Any]:
         arr = np.load(path, allow_pickle=False, mmap_mode="r")
     except ValueError as e:
         raise _numpy_refusal(path, None, e) from None
-    except OSError as e:
+    except (OSError, EOFError) as e:  # EOFError: an empty file
         raise NotComparable(f"cannot read {path.name}: {e}") from None
     return {"": _from_numpy(np.asarray(arr))}
 
@@ -165,17 +165,20 @@ def _load_npy(path: Path) -> dict[str, Any]:
 def _load_npz(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
+        # Our own handle: numpy leaks the one it opens when the archive is broken.
+        with open(path, "rb") as f:
+            z = np.load(f, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):  # an .npy under an .npz name
                 raise NotComparable(f"{path.name} is not an .npz archive")
-            for member in z.files:
-                try:
-                    out[member] = _from_numpy(z[member])
-                except ValueError as e:
-                    raise _numpy_refusal(path, member, e) from None
+            with z:
+                for member in z.files:
+                    try:
+                        out[member] = _from_numpy(z[member])
+                    except ValueError as e:
+                        raise _numpy_refusal(path, member, e) from None
     except ValueError as e:
         raise _numpy_refusal(path, None, e) from None
-    except (OSError, zipfile.BadZipFile) as e:
+    except (OSError, EOFError, zipfile.BadZipFile) as e:
         raise NotComparable(f"cannot read {path.name}: {e}") from None
     return out
 
@@ -306,13 +309,25 @@ def _same_bits(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> bool:
     return bool(np.array_equal(va, vb))
 
 
+def _unequal_elements(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Element by element, by bytes: ``!=`` would call a record's 0.0 and -0.0 equal and two
+    NaT datetimes different. Padding between a record's fields is no data, so it is dropped."""
+    from numpy.lib.recfunctions import repack_fields
+
+    a, b = repack_fields(a), repack_fields(b)
+    size = a.dtype.itemsize  # 0 for a record without fields: no bytes, all equal
+    va = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape((*a.shape, size))
+    vb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape((*b.shape, size))
+    return np.asarray((va != vb).any(axis=-1))
+
+
 def _compare_raw(key: str, x: TensorData, y: TensorData, tally: ValueTally) -> bool:
     """Arrays without numbers (strings, records): element by element, exactly."""
     if x.bits.dtype.kind in "biufc":
         r = compare_arrays(x.bits, y.bits, bitwise=True)
         bad_count, first = r.mismatches or 0, r.first_mismatch
     else:
-        bad = np.asarray(x.bits != y.bits).reshape(x.bits.shape)
+        bad = _unequal_elements(x.bits, y.bits)
         flat = np.flatnonzero(bad)
         bad_count = int(flat.size)
         first = (
