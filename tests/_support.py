@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,3 +40,14 @@ def require_component(found: object, what: str, install: str) -> None:
     if os.environ.get("CI", "").lower() in ("true", "1"):
         pytest.fail(f"{what} is missing on CI, where .ci/run installs it ({install})")
     pytest.skip(f"{what} is not installed: {install}")
+
+
+def require_module(name: str, install: str = "make install") -> Any:
+    """``pytest.importorskip`` that fails on CI instead, where ``make install`` provides every
+    extra: a package missing there is a broken install step, not a test to skip."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        require_component(None, f"the Python package {name}", install)

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
+from _support import require_module
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
@@ -24,7 +24,7 @@ from mutation_select import (  # noqa: E402
     select,
 )
 
-pytest.importorskip("coverage")
+require_module("coverage")
 
 MODULE = textwrap.dedent(
     """\

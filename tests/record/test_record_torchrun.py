@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import subprocess_env
+from _support import require_component, subprocess_env
 
 from ledger.records.metrics import MetricSeries
 from ledger.records.run import Run
@@ -63,8 +63,8 @@ dist.destroy_process_group()
 def _torchrun() -> str:
     beside = Path(sys.executable).with_name("torchrun")
     found = str(beside) if beside.is_file() else shutil.which("torchrun")
-    if found is None:
-        pytest.skip("torchrun is not installed")
+    require_component(found, "torchrun", "make install (it comes with torch)")
+    assert found is not None
     return found
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _support import require_module
 
 from ledger.replay.compare import CompareSettings, ToleranceSpec, comparator_for
 from ledger.replay.compare.tensorboard import (
@@ -140,7 +141,7 @@ def _write(logdir: Path, suffix: str, rows: Sequence[tuple[int, float]]) -> None
 
 @pytest.mark.torch
 def test_a_step_logged_again_is_noted_and_the_last_value_counts(tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
+    require_module("tensorboard")
     pytest.importorskip("torch")
     from ledger.replay.compare import compare_files
 

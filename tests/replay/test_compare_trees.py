@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _support import require_module
 
 from ledger.records.tree import Tree, TreeEntry
 from ledger.replay.compare import CompareSettings, compare_objects, compare_trees
@@ -152,7 +153,7 @@ def test_symlinks(store: Store, tmp_path: Path) -> None:
 
 @pytest.mark.torch
 def test_tensorboard_dirs_are_paired_whatever_their_names(store: Store, tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
+    require_module("tensorboard")
     from torch.utils.tensorboard import SummaryWriter
 
     def events(logdir: Path, suffix: str, loss3: float) -> dict[str, bytes]:

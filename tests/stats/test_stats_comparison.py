@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from _support import require_component
+from _support import require_component, require_module
 from scipy import stats
 
 from ledger.stats import compare_methods, compare_tasks, trimmed_iqm
@@ -65,7 +65,7 @@ def test_overlapping_methods_are_inconclusive_with_seeds_needed() -> None:
     assert r.verdict == "inconclusive" and "includes 0" in r.reason
     sigma = np.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)
     effect = (np.mean(a) - np.mean(b)) / sigma
-    power_mod = pytest.importorskip("statsmodels.stats.power")
+    power_mod = require_module("statsmodels.stats.power")
     expected = int(np.ceil(power_mod.TTestIndPower().solve_power(effect, alpha=0.05, power=0.8)))
     assert r.seeds_needed == expected
     # With a claimed difference, the seeds are those that would detect the claimed one.

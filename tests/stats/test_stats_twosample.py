@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support import require_module
 from scipy import stats
 
 from ledger.stats import mann_whitney, seeds_for_difference, t_test_power, welch_test
@@ -98,7 +99,7 @@ def test_mann_whitney_all_tied() -> None:
 
 
 def test_power_and_seeds_match_statsmodels() -> None:
-    power_mod = pytest.importorskip("statsmodels.stats.power")
+    power_mod = require_module("statsmodels.stats.power")
     solver = power_mod.TTestIndPower()
     for d in (0.3, 0.5, 0.8, 1.0, 2.0):
         expected = math.ceil(solver.solve_power(effect_size=d, alpha=0.05, power=0.8))
