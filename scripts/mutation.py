@@ -99,6 +99,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/store/log.py": [
         "tests/test_log_and_refs.py",
+        "tests/test_set_refs.py",  # append_many, through Store.set_refs
         "tests/test_integrity_holes.py",
         "tests/test_cli_store.py",
     ],
@@ -209,6 +210,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/store/atomic.py": [
         "tests/test_store_atomic.py",
+        "tests/test_set_refs.py",  # replace_bytes, through Store.set_refs
         "tests/test_log_and_refs.py",
         "tests/test_store_anchor.py",
     ],
