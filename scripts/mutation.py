@@ -685,11 +685,39 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "durability: the folder holding a new fan folder is not fsynced; the names in it are "
         "the same, and only a power loss shows the missing fsync"
     ),
-    (
-        _BATCH,
-        "list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
-        "drop call: list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
-    ): "durability: the new names are not fsynced; only a power loss shows it",
+    # mutrerun: the batch writer after the merges (names made durable once per put_files, the
+    # descriptor table grown once, 32 files staged per pool task).
+    (_BATCH, "_CHUNK = 32", "32 -> 33"): (
+        "one more file staged per pool task: the same files staged, the same objects"
+    ),
+    **{
+        (_BATCH, "step = max(1, min(_CHUNK, len(paths) // (4 * _WORKERS)))", mutation): (
+            "how many files one pool task stages: every file is staged once either way, the "
+            "same objects"
+        )
+        for mutation in ("1 -> 2", "4 -> 5")
+    },
+    **{
+        (_BATCH, "_room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)", mutation): (
+            "the descriptor table is grown less (or not at all) up front and grows on demand "
+            "as files are opened, to the same size: only the time differs"
+        )
+        for mutation in (
+            "drop call: _room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)",
+            "min(size, len(paths)) + 2 * _WORKERS -> min(size, len(paths)) - 2 * _WORKERS",
+            "2 -> 3",
+        )
+    },
+    (_BATCH, "if top > fd:", "top > fd -> top >= fd"): (
+        "at top == fd no room is asked for: the descriptor then placed at the lowest free "
+        "number above fd fits in the table as it is, and is closed at once"
+    ),
+    (_BATCH, 'fd = os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))', "0 -> 1"): (
+        "the default is never used: os.O_CLOEXEC exists wherever the batch writer runs"
+    ),
+    (_DURABLE, "if not others_dirty(0) and sync_filesystem(root):", "0 -> 1"): (
+        "one byte more of our own against the 64 MiB slack of unwritten data"
+    ),
     (_DURABLE, 'if _libc is None and sys.platform == "linux":', "and -> or"): (
         "loads the C library again on each call: the same library, the same answers"
     ),
