@@ -806,7 +806,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/torch/ckpt_io.py",
-        "for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):",
+        "for n, result in zip(order, done, strict=True):",
         "True -> False",
     ): "map_threads returns one result for each item it is given: the lengths always agree",
     (
