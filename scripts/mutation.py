@@ -708,6 +708,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             "2 -> 3",
         )
     },
+    (
+        _BATCH,
+        "top = fd + n if soft == resource.RLIM_INFINITY else min(fd + n, soft - 1)",
+        "fd + n -> fd - n",
+    ): (
+        "the first of the line's two (the second, within the limit, is killed): never reached "
+        "on Linux, where RLIMIT_NOFILE cannot be unlimited (the kernel caps it at fs.nr_open)"
+    ),
     (_BATCH, "if top > fd:", "top > fd -> top >= fd"): (
         "at top == fd no room is asked for: the descriptor then placed at the lowest free "
         "number above fd fits in the table as it is, and is closed at once"
