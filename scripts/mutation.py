@@ -681,10 +681,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "walks on up to the store's root through folders that exist: their mkdir is refused "
         "(FileExistsError, ignored), so the same folders exist; only more of them are fsynced"
     ),
-    (_BATCH, "changed.add(d.parent)", "drop call: changed.add(d.parent)"): (
-        "durability: the folder holding a new fan folder is not fsynced; the names in it are "
-        "the same, and only a power loss shows the missing fsync"
-    ),
     # mutrerun: the batch writer after the merges (names made durable once per put_files, the
     # descriptor table grown once, 32 files staged per pool task).
     (_BATCH, "_CHUNK = 32", "32 -> 33"): (
@@ -743,11 +739,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "on Linux the C library loads and has syncfs (glibc 2.14): both tests are false either way"
     ),
     (_DURABLE, "return False", "return X -> return None"): (
-        "of the four `return False` only the one for a C library without syncfs survives: "
-        "never reached on glibc Linux (tests ask for False itself at the others)"
+        "None is as false as False to the callers of sync_filesystem and sync_files (`... and "
+        "sync_filesystem(...)`, `if sync_files(...)`); tests that ask for False itself kill it "
+        "at the lines they reach"
     ),
     (_DURABLE, "return False", "False -> True"): (
-        "of the four `return False` only the one for a C library without syncfs survives: "
+        "of the six `return False` only the one for a C library without syncfs survives: "
         "never reached on glibc Linux"
     ),
     (_DURABLE, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))', "0 -> 1"): (
