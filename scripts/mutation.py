@@ -842,6 +842,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True",
         "True -> False",
     ): "the default is never seen: read_tensors, the one caller, always passes streamed=",
+    (
+        "ledger/torch/ckpt_io.py",
+        "streamed = len(jobs) >= _WORKERS",
+        "len(jobs) >= _WORKERS -> len(jobs) > _WORKERS",
+    ): (
+        "a load of exactly _WORKERS chunks reads each chunk whole and hashes it afterwards "
+        "(BLAKE3's own threads) instead of piece by piece: the same bytes, the same hash "
+        "checks and errors"
+    ),
     (_REUSE, "return True", "return X -> return None"): _SCHED,
     (_REUSE, "return True", "True -> False"): _SCHED,
     (_REUSE, "return bool(", "return X -> return None"): _SCHED,
