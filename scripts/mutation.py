@@ -99,6 +99,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/store/log.py": [
         "tests/test_log_and_refs.py",
+        "tests/test_set_refs.py",  # append_many, through Store.set_refs
         "tests/test_integrity_holes.py",
         "tests/test_cli_store.py",
     ],
@@ -209,6 +210,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/store/atomic.py": [
         "tests/test_store_atomic.py",
+        "tests/test_set_refs.py",  # replace_bytes, through Store.set_refs
         "tests/test_log_and_refs.py",
         "tests/test_store_anchor.py",
     ],
@@ -679,15 +681,44 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "walks on up to the store's root through folders that exist: their mkdir is refused "
         "(FileExistsError, ignored), so the same folders exist; only more of them are fsynced"
     ),
-    (_BATCH, "changed.add(d.parent)", "drop call: changed.add(d.parent)"): (
-        "durability: the folder holding a new fan folder is not fsynced; the names in it are "
-        "the same, and only a power loss shows the missing fsync"
+    # mutrerun: the batch writer after the merges (names made durable once per put_files, the
+    # descriptor table grown once, 32 files staged per pool task).
+    (_BATCH, "_CHUNK = 32", "32 -> 33"): (
+        "one more file staged per pool task: the same files staged, the same objects"
     ),
+    **{
+        (_BATCH, "step = max(1, min(_CHUNK, len(paths) // (4 * _WORKERS)))", mutation): (
+            "how many files one pool task stages: every file is staged once either way, the "
+            "same objects"
+        )
+        for mutation in ("1 -> 2", "4 -> 5")
+    },
+    **{
+        (_BATCH, "_room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)", mutation): (
+            "the descriptor table is grown less (or not at all) up front and grows on demand "
+            "as files are opened, to the same size: only the time differs"
+        )
+        for mutation in (
+            "drop call: _room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)",
+            "min(size, len(paths)) + 2 * _WORKERS -> min(size, len(paths)) - 2 * _WORKERS",
+            "2 -> 3",
+        )
+    },
     (
         _BATCH,
-        "list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
-        "drop call: list(pool.map(fsync_dir, sorted(fans.keys() | made)))",
-    ): "durability: the new names are not fsynced; only a power loss shows it",
+        "top = fd + n if soft == resource.RLIM_INFINITY else min(fd + n, soft - 1)",
+        "fd + n -> fd - n",
+    ): (
+        "the first of the line's two (the second, within the limit, is killed): never reached "
+        "on Linux, where RLIMIT_NOFILE cannot be unlimited (the kernel caps it at fs.nr_open)"
+    ),
+    (_BATCH, "if top > fd:", "top > fd -> top >= fd"): (
+        "at top == fd no room is asked for: the descriptor then placed at the lowest free "
+        "number above fd fits in the table as it is, and is closed at once"
+    ),
+    (_BATCH, 'fd = os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))', "0 -> 1"): (
+        "the default is never used: os.O_CLOEXEC exists wherever the batch writer runs"
+    ),
     (_DURABLE, 'if _libc is None and sys.platform == "linux":', "and -> or"): (
         "loads the C library again on each call: the same library, the same answers"
     ),
@@ -705,11 +736,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "on Linux the C library loads and has syncfs (glibc 2.14): both tests are false either way"
     ),
     (_DURABLE, "return False", "return X -> return None"): (
-        "of the four `return False` only the one for a C library without syncfs survives: "
-        "never reached on glibc Linux (tests ask for False itself at the others)"
+        "None is as false as False to the callers of sync_filesystem and sync_files (`... and "
+        "sync_filesystem(...)`, `if sync_files(...)`); tests that ask for False itself kill it "
+        "at the lines they reach"
     ),
     (_DURABLE, "return False", "False -> True"): (
-        "of the four `return False` only the one for a C library without syncfs survives: "
+        "of the six `return False` only the one for a C library without syncfs survives: "
         "never reached on glibc Linux"
     ),
     (_DURABLE, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))', "0 -> 1"): (
@@ -776,7 +808,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/torch/ckpt_io.py",
-        "for n, result in zip(order, map_threads(store, [jobs[n] for n in order]), strict=True):",
+        "for n, result in zip(order, done, strict=True):",
         "True -> False",
     ): "map_threads returns one result for each item it is given: the lengths always agree",
     (
@@ -807,6 +839,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True",
         "True -> False",
     ): "the default is never seen: read_tensors, the one caller, always passes streamed=",
+    (
+        "ledger/torch/ckpt_io.py",
+        "streamed = len(jobs) >= _WORKERS",
+        "len(jobs) >= _WORKERS -> len(jobs) > _WORKERS",
+    ): (
+        "a load of exactly _WORKERS chunks reads each chunk whole and hashes it afterwards "
+        "(BLAKE3's own threads) instead of piece by piece: the same bytes, the same hash "
+        "checks and errors"
+    ),
     (_REUSE, "return True", "return X -> return None"): _SCHED,
     (_REUSE, "return True", "True -> False"): _SCHED,
     (_REUSE, "return bool(", "return X -> return None"): _SCHED,

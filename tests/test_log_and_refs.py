@@ -112,3 +112,18 @@ def test_dangling_link_inside_a_record_is_reported(store: Store, tmp_path: Path)
     store.objects.delete(blob)
     problems = verify_store(store).problems
     assert [(p.kind, p.subject) for p in problems] == [("missing-object", blob)]
+
+
+def test_entries_from_an_offset_read_only_the_lines_after_it(store: Store) -> None:
+    """How the index reads only the lines it has not folded: each entry comes with the byte
+    offset where its line starts, and reading from one of those offsets yields that line and
+    the rest, with the same offsets."""
+    _populate(store, 4)
+    lines = _log_lines(store)
+    starts = [sum(len(x) for x in lines[:i]) for i in range(len(lines))]
+    every = list(store.log.entries_from(0))
+    assert [at for at, _ in every] == starts
+    assert [e.hash for _, e in every] == [e.hash for e in store.log.entries()]
+    later = list(store.log.entries_from(starts[2]))
+    assert [(at, e.seq) for at, e in later] == [(starts[2], 2), (starts[3], 3)]
+    assert list(store.log.entries_from(store.log.path.stat().st_size)) == []

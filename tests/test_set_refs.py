@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ledger.errors import UsageError
+from ledger.index.consistency import check_log_records
 from ledger.store import Store
 from ledger.store.verify import verify_store
 
@@ -107,3 +108,37 @@ def test_a_torn_second_entry_leaves_the_first_committed(store: Store, tmp_path: 
     assert "ref-mismatch" in kinds
     store.set_ref("runs/z", b)
     assert [e.data["ref"] for e in store.log.entries()] == ["runs/x", "runs/z"]
+
+
+def test_a_ref_moved_twice_in_one_call_logs_each_move_from_the_one_before(store: Store) -> None:
+    """The second move's ``old`` is the first move's object, as two ``set_ref`` calls log it:
+    an ``old`` read from the ref file before the batch is a line the log check refuses."""
+    a, b, c = _objects(store, 3)
+    store.set_ref("tags/x", a)
+    entries = store.set_refs([("tags/x", b, "set", {}), ("tags/x", c, "set", {})])
+    assert [(e.data["old"], e.data["new"]) for e in entries] == [(a, b), (b, c)]
+    assert store.refs.get("tags/x") == c
+    assert verify_store(store).ok
+    assert check_log_records(store) == []
+
+
+@pytest.mark.parametrize("key", ["op", "ref", "old", "new", "time", "seq", "prev"])
+def test_a_note_cannot_overwrite_the_entry_s_own_fields(store: Store, key: str) -> None:
+    """A note holding op, ref, old, new or time logged a change other than the one made (the
+    note won), one holding seq or prev was silently dropped (the log sets them): refused before
+    anything is written, as ``set_ref`` refuses the first five (a keyword given twice)."""
+    a, b = _objects(store, 2)
+    before = store.log.path.read_bytes() if store.log.path.exists() else b""
+    with pytest.raises(UsageError, match=key):
+        store.set_refs([("tags/x", a, "set", {}), ("tags/y", a, "set", {key: b})])
+    after = store.log.path.read_bytes() if store.log.path.exists() else b""
+    assert after == before
+    assert store.refs.get("tags/x") is None
+
+
+def test_no_moves_change_nothing(store: Store) -> None:
+    (a,) = _objects(store, 1)
+    store.set_ref("tags/x", a)
+    before = store.log.path.read_bytes()
+    assert store.set_refs([]) == []
+    assert store.log.path.read_bytes() == before

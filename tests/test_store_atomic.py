@@ -5,11 +5,13 @@ caches go through it. Pinned because mutation testing (issue #18) found it unche
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ledger.store.atomic import atomic_write_bytes, fsync_dir, temp_file
+from ledger.store.atomic import atomic_write_bytes, fsync_dir, replace_bytes, temp_file
 
 
 def _fds() -> set[str]:
@@ -69,3 +71,26 @@ def test_a_temp_file_is_removed_unless_renamed_away(tmp_path: Path) -> None:
     assert (tmp_path / "kept").read_bytes() == b"kept"
     assert list(tmp_path.iterdir()) == [tmp_path / "kept"]
     assert _fds() == before
+
+
+def test_replace_bytes_makes_its_temp_file_in_tmp_dir_or_beside_the_target(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``set_refs`` passes the store's tmp/; without a tmp_dir the temp file is a hidden one
+    beside the target (never the system's temp dir, which may be another file system)."""
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "refs").mkdir()
+    made: list[tuple[Path, str]] = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*, dir: Path, prefix: str) -> tuple[int, str]:
+        made.append((Path(dir), prefix))
+        return real(dir=dir, prefix=prefix)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    replace_bytes(tmp_path / "refs" / "a", b"a\n", tmp_path / "tmp")
+    replace_bytes(tmp_path / "refs" / "b", b"b\n")
+    assert made == [(tmp_path / "tmp", ".w-"), (tmp_path / "refs", ".w-")]
+    assert (tmp_path / "refs" / "a").read_bytes() == b"a\n"
+    assert sorted(os.listdir(tmp_path / "refs")) == ["a", "b"]
+    assert os.listdir(tmp_path / "tmp") == []

@@ -368,3 +368,54 @@ def test_threads_racing_for_a_new_folder_all_get_unnamed_files(tmp_path: Path) -
                 os.close(fd)
         assert len(got) == 8 and None not in got
         assert list(folder.iterdir()) == []  # the probe's name is gone
+
+
+# --- the names' barrier (sync_dirs) -------------------------------------------------------------
+
+
+class _CountingSyncfs:
+    """The C library, counting its syncfs calls."""
+
+    def __init__(self, real: ctypes.CDLL) -> None:
+        self._real = real
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def syncfs(self, fd: int) -> int:
+        self.calls += 1
+        return int(self._real.syncfs(fd))
+
+
+@linux_only
+@pytest.mark.parametrize("machine", ["quiet", "busy", "untrusted"])
+def test_new_names_are_made_durable_by_one_syncfs_or_one_fsync_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, machine: str
+) -> None:
+    """A quiet machine on a file system whose syncfs is trusted: one syncfs for all the
+    folders; a busy one, or another file system: each folder fsynced once; no folder: nothing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    libc = durable._c()
+    assert libc is not None
+    if not durable.sync_filesystem(tmp_path):
+        pytest.skip("tmp_path's file system is not one syncfs is trusted on")
+    counting = _CountingSyncfs(libc)
+    monkeypatch.setattr(durable, "_libc", counting)
+    monkeypatch.setattr(durable, "_DIRTY_SLACK", -(1 << 62) if machine == "busy" else 1 << 62)
+    if machine == "untrusted":
+        monkeypatch.setattr(durable, "_SYNCFS_SAFE", {})
+    synced: list[Path] = []
+    monkeypatch.setattr(durable, "fsync_dir", synced.append)
+    folders = [tmp_path / "b", tmp_path / "a", tmp_path / "c"]
+    for d in folders:
+        d.mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        durable.sync_dirs([], tmp_path, pool)
+        assert (counting.calls, synced) == (0, [])
+        durable.sync_dirs(folders, tmp_path, pool)
+    if machine == "quiet":
+        assert (counting.calls, synced) == (1, [])
+    else:
+        assert (counting.calls, synced) == (0, sorted(folders))

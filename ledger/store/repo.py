@@ -41,6 +41,8 @@ FORMAT_NAME = "ledger"
 FORMAT_VERSION = 1
 DIRNAME = ".ledger"
 ENV_VAR = "LEDGER_DIR"
+# The fields of a ref change's log line that the change itself sets (a note may not).
+_ENTRY_FIELDS = frozenset({"seq", "prev", "op", "ref", "old", "new", "time"})
 
 
 def _git_toplevel(start: Path) -> Path | None:
@@ -199,20 +201,26 @@ class Store:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
         together (one fsync, the commit point of all), then each ref file is replaced in order
-        (``after_each(name)`` once it is), then each directory that changed is fsynced once."""
-        for name, oid, _op, _note in moves:
+        (``after_each(name)`` once it is), then each directory that changed is fsynced once.
+        A ref named twice is logged as moved twice, the second move from the first's object."""
+        for name, oid, _op, note in moves:
             check_ref_name(name)
             if not self.objects.has(oid):
                 raise UsageError(f"cannot point ref {name} at {oid}: no such object")
+            if own := sorted(_ENTRY_FIELDS & note.keys()):
+                raise UsageError(
+                    f"cannot move ref {name}: its note sets {', '.join(own)}, which the log "
+                    "entry sets itself"
+                )
         with self.lock():
             now = format_datetime(datetime.now(UTC))
-            entries = self.log.append_many(
-                [
-                    {"op": op, "ref": name, "old": self.refs.get(name), "new": oid, "time": now}
-                    | note
-                    for name, oid, op, note in moves
-                ]
-            )
+            held: dict[str, str | None] = {}  # what each ref holds once the moves before are made
+            lines: list[dict[str, Any]] = []
+            for name, oid, op, note in moves:
+                old = held[name] if name in held else self.refs.get(name)
+                lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
+                held[name] = oid
+            entries = self.log.append_many(lines)
             dirs: list[Path] = []
             for name, oid, _op, _note in moves:
                 path = self.refs.path_of(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -159,3 +160,57 @@ def test_trusting_the_counter_keeps_no_tensor_of_an_earlier_save_alive(store: St
     write_tensors(store.objects, [("u", torch.zeros(10))], trust_version_counter=True)
     gc.collect()
     assert alive() is None
+
+
+def test_a_failed_write_names_none_of_the_chunks_still_queued(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk that fails stops the save: the chunks already queued for their fsync and name
+    are dropped (``ChunkWriter.abort``), not named behind the caller's back once the error has
+    reached it. The syncers are held in their first fsync until the writer is stopped after
+    the failure (or, were it never stopped, until the error reached the caller), so that more
+    chunks are queued than there are syncers."""
+    import os
+
+    from ledger.torch import ckpt_io, ckpt_write
+
+    gate = threading.Event()
+    real_fsync = os.fsync
+
+    def held_fsync(fd: int) -> None:
+        gate.wait(30)
+        real_fsync(fd)
+
+    judged = [0]
+    lock = threading.Lock()
+    real_pays = ckpt_io.compression_pays
+
+    def pays(sample: Any) -> bool:
+        with lock:
+            judged[0] += 1
+            if judged[0] == 3 * ckpt_write._SYNCERS:
+                raise RuntimeError("this chunk fails")
+        return real_pays(sample)
+
+    real_stop = ckpt_write.ChunkWriter._stop
+
+    def stop(writer: Any) -> None:  # abort has marked the writer aborted: let the syncers on
+        gate.set()
+        real_stop(writer)
+
+    monkeypatch.setattr(os, "fsync", held_fsync)
+    monkeypatch.setattr(ckpt_io, "compression_pays", pays)
+    monkeypatch.setattr(ckpt_write.ChunkWriter, "_stop", stop)
+    t = torch.arange(float(1 << 14))  # 64 KiB: 16 chunks of 4 KiB, each its own object
+    with pytest.raises(RuntimeError, match="this chunk fails"):
+        write_tensors(store.objects, [("w", t)], chunk_size=4096)
+    gate.set()
+
+    def named() -> int:
+        return sum(1 for p in (store.objects.root / "b3").rglob("*") if p.is_file())
+
+    deadline = time.monotonic() + 3  # a syncer left running would name the rest by then
+    while time.monotonic() < deadline and named() <= ckpt_write._SYNCERS:
+        time.sleep(0.05)
+    assert named() <= ckpt_write._SYNCERS  # only the chunks a syncer had begun with
+    assert list(store.objects.tmp_dir.iterdir()) == []
