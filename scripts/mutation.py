@@ -203,6 +203,17 @@ MODULES: dict[str, list[str]] = {
     ],
     # mutstore: the links gc keeps and verify checks, and the crash-safe writes of refs,
     # anchors and caches (both evidence: a link not followed is an object gc deletes).
+    # The ledger on disk: init/open, the write lock, and the ref moves that log each change
+    # (set_refs moves a checkpoint's step ref and latest with one log append).
+    "ledger/store/repo.py": [
+        "tests/test_set_refs.py",
+        "tests/test_log_and_refs.py",
+        "tests/test_integrity_holes.py",
+        "tests/test_store_anchor.py",
+        "tests/test_cli_store.py",
+        "tests/cli/test_cli_errors.py",
+        "tests/tamper/test_verify_tamper.py",
+    ],
     "ledger/store/walk.py": [
         "tests/test_store_walk.py",
         "tests/test_gc.py",
