@@ -206,6 +206,7 @@ MODULES: dict[str, list[str]] = {
     # The ledger on disk: init/open, the write lock, and the ref moves that log each change
     # (set_refs moves a checkpoint's step ref and latest with one log append).
     "ledger/store/repo.py": [
+        "tests/test_store_repo.py",
         "tests/test_set_refs.py",
         "tests/test_log_and_refs.py",
         "tests/test_integrity_holes.py",
