@@ -233,3 +233,100 @@ def test_init_into_an_existing_empty_folder_and_a_missing_parent(tmp_path: Path)
     assert (tmp_path / "made" / "config.json").is_file()
     Store.init(tmp_path / "a" / "b" / ".ledger")  # its parents made too
     assert (tmp_path / "a" / "b" / ".ledger" / "config.json").is_file()
+
+
+def test_the_lock_file_is_made_with_mode_644(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / "l")
+    old = os.umask(0o022)
+    try:
+        with store.lock("other"):
+            pass
+    finally:
+        os.umask(old)
+    assert (tmp_path / "l" / "locks" / "other.lock").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("bad", ["../escape", "/abs", "a//b", "names/.hidden/../x", ""])
+def test_a_bad_ref_name_is_refused_before_anything_is_logged(tmp_path: Path, bad: str) -> None:
+    store = Store.init(tmp_path / "l")
+    a = store.put_json({"i": 1})
+    with pytest.raises(UsageError):
+        store.set_ref(bad, a)
+    with pytest.raises(UsageError):
+        store.set_refs([("names/ok", a, "set", {}), (bad, a, "set", {})])
+    with pytest.raises(UsageError):
+        store.create_ref(bad, a, op="record")
+    assert list(store.log.entries()) == []
+    assert store.refs.get("names/ok") is None
+    assert not (tmp_path / "escape").exists()
+
+
+def test_create_ref_beside_an_existing_one(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / "l")
+    a, b = store.put_json({"i": 1}), store.put_json({"i": 2})
+    assert store.create_ref("runs/x", a, op="record") is None
+    assert store.create_ref("runs/y", b, op="record") is None  # the folder exists already
+    assert (tmp_path / "l" / "refs" / "runs" / "y").read_bytes() == b.encode() + b"\n"
+    assert store.ref_state_from_log() == {"runs/x": a, "runs/y": b}
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_an_unreadable_config_says_so(tmp_path: Path) -> None:
+    Store.init(tmp_path / "l")
+    (tmp_path / "l" / "config.json").chmod(0)
+    code = (
+        "import sys\n"
+        "from ledger.errors import LedgerAccessError\n"
+        "from ledger.store import Store\n"
+        "try:\n"
+        f"    Store.open({str(tmp_path / 'l')!r})\n"
+        "except LedgerAccessError as e:\n"
+        "    print(e.message); sys.exit(2)\n"
+    )
+    proc = subprocess.run(
+        [SETPRIV or "", f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot read {tmp_path / 'l' / 'config.json'}" in proc.stdout
+
+
+def test_init_finishes_an_unfinished_init(tmp_path: Path) -> None:
+    # A ledger without config.json is an unfinished init: its folders may all exist.
+    for sub in ("objects", "refs", "log", "tmp", "locks"):
+        (tmp_path / "l" / sub).mkdir(parents=True)
+    Store.init(tmp_path / "l")
+    assert Store.open(tmp_path / "l").config["version"] == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_the_lock_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / "l")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        with store.lock():
+            pass
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_create_ref_makes_the_folders_of_a_nested_name(tmp_path: Path) -> None:
+    store = Store.init(tmp_path / "l")
+    a = store.put_json({"i": 1})
+    assert store.create_ref("checkpoints/run-1/step-1", a, op="checkpoint") is None
+    assert store.refs.get("checkpoints/run-1/step-1") == a
+
+
+def test_a_bad_ref_name_is_named_first_even_with_a_missing_object(tmp_path: Path) -> None:
+    # The name is what is wrong first: the error says so, whatever the object.
+    store = Store.init(tmp_path / "l")
+    missing = "b3:" + "0" * 64
+    for call in (
+        lambda: store.set_ref("../x", missing),
+        lambda: store.set_refs([("../x", missing, "set", {})]),
+        lambda: store.create_ref("../x", missing, op="record"),
+    ):
+        with pytest.raises(UsageError, match=r"invalid ref name '\.\./x'"):
+            call()
