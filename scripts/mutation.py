@@ -741,9 +741,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_BATCH, 'fd = os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))', "0 -> 1"): (
         "the default is never used: os.O_CLOEXEC exists wherever the batch writer runs"
     ),
-    (_DURABLE, "if not others_dirty(0) and sync_filesystem(root):", "0 -> 1"): (
-        "one byte more of our own against the 64 MiB slack of unwritten data"
-    ),
     (_DURABLE, 'if _libc is None and sys.platform == "linux":', "and -> or"): (
         "loads the C library again on each call: the same library, the same answers"
     ),
