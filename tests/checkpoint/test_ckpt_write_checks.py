@@ -536,6 +536,48 @@ def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
     assert store.objects.has(other) and not store.objects.has(oid)
 
 
+def test_an_error_removing_a_temp_file_is_raised_not_hung(store: Store, monkeypatch: Any) -> None:
+    """A temp file that cannot be removed fails the save (the disk or the file system is
+    failing), and is not left to end the syncer thread, which hung ``finish`` (it waited for
+    a syncer that no longer ran) and kept the file's slot, so the next put waited forever."""
+    monkeypatch.setattr(ckpt_write, "open_unnamed", lambda dir, mode=0o444: None)
+    monkeypatch.setattr(ckpt_write, "_PENDING", 1)
+
+    def fails(err: int, text: str) -> Callable[..., None]:
+        def fn(*a: Any, **k: Any) -> None:
+            raise OSError(err, text)
+
+        return fn
+
+    with monkeypatch.context() as m:
+        # Gone read-only (ext4's errors=remount-ro): the rename fails, then the removal.
+        m.setattr(os, "replace", fails(errno.EROFS, "Read-only file system"))
+        m.setattr(Path, "unlink", fails(errno.EROFS, "Read-only file system"))
+        writer = ChunkWriter(store.objects)
+        _within(lambda: [writer.put(memoryview(d), False) for d in _blobs(3, 14)])
+        with pytest.raises(OSError, match="Read-only"):
+            _within(writer.finish)
+    for name in _leftovers(store):  # what the read-only file system kept
+        (store.objects.tmp_dir / name).unlink()
+    with monkeypatch.context() as m:
+        # Only the removal fails: named, and yet an error the save reports.
+        m.setattr(Path, "unlink", fails(errno.EIO, "Input/output error"))
+        writer = ChunkWriter(store.objects)
+        oids = _within(lambda: [writer.put(memoryview(d), False)[0] for d in _blobs(3, 15)])
+        with pytest.raises(OSError, match="Input/output"):
+            _within(writer.finish)
+    # The first was named before its removal failed; nothing is named after the error.
+    assert [store.objects.has(o) for o in oids] == [True, False, False]
+    for name in _leftovers(store):  # the two not named, which could not be removed either
+        (store.objects.tmp_dir / name).unlink()
+    # The pool still serves the next save.
+    writer = ChunkWriter(store.objects)
+    oids = [writer.put(memoryview(d), False)[0] for d in _blobs(8, 16)]
+    _within(writer.finish)
+    assert all(store.objects.has(o) for o in oids)
+    assert _leftovers(store) == []
+
+
 # -- what is stored ------------------------------------------------------------------------------
 
 
