@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import pytest
 import zstandard
 
+from ledger._hashing import hash_bytes
 from ledger.store import Store
 from ledger.store.objects import MIN_COMPRESS, MIN_SAVING
 from ledger.torch import ckpt_write
@@ -32,7 +33,7 @@ pytestmark = [pytest.mark.torch]  # with the other checkpoint tests; torch itsel
 ROOT = Path(__file__).resolve().parents[2]
 _T = TypeVar("_T")
 # Long enough for any wait that must end (a loaded 2-core machine), short enough for a hang.
-_WAIT = 20.0
+_WAIT = 10.0
 # How long a test watches for something that must not happen (a fifth syncer, a ninth thread).
 _WATCH = 0.5
 
@@ -377,28 +378,41 @@ def test_each_changed_folder_is_fsynced_once_before_finish_returns(
     made = ({root / "b3"} - existed) | fans
     expected = fans | {d.parent for d in made}
     assert sorted(synced) == sorted(expected)
-    # A second save into folders that exist: only the fans that got a name.
+    # A second save into one folder that exists: that folder only, once, however many
+    # objects it got (and finish waits for a single fsync as well).
+    fan = min(fans)
+    old = [d for d in _blobs(3000, 6, 64) if store.objects.path_of(hash_bytes(d)).parent == fan]
+    assert len(old) >= 2, "too few new blobs fall into a folder made above"
     synced.clear()
-    fan_of = {
-        d: store.objects.path_of(ckpt_write.hash_bytes(d)).parent for d in _blobs(2000, 6, 64)
-    }
-    old = [d for d, fan in fan_of.items() if fan in fans][:6]
-    assert old, "no new blob falls into a folder made above"
     writer = ChunkWriter(store.objects)
-    more = [writer.put(memoryview(d), False)[0] for d in old]
+    for d in old[:4]:
+        writer.put(memoryview(d), False)
     _within(writer.finish)
-    assert sorted(synced) == sorted({store.objects.path_of(o).parent for o in more})
+    assert synced == [fan]
 
 
 def test_a_failed_folder_fsync_is_raised_by_finish(store: Store, monkeypatch: Any) -> None:
+    """One folder's fsync fails (the others do not): its error is the one raised."""
+    real = ckpt_write.fsync_dir
+    failed: list[Path] = []
+    lock = threading.Lock()
+
     def fsync_dir(d: Path) -> None:
-        raise OSError(errno.EIO, "Input/output error", str(d))
+        with lock:
+            first = not failed
+            if first:
+                failed.append(d)
+        if first:
+            raise OSError(errno.EIO, "Input/output error", str(d))
+        real(d)
 
     monkeypatch.setattr(ckpt_write, "fsync_dir", fsync_dir)
     writer = ChunkWriter(store.objects)
-    writer.put(memoryview(b"q" * 3000), False)
-    with pytest.raises(OSError, match="Input/output"):
+    for d in _blobs(4, 17):
+        writer.put(memoryview(d), False)
+    with pytest.raises(OSError, match="Input/output") as caught:
         _within(writer.finish)
+    assert caught.value.filename == str(failed[0])
 
 
 def test_the_named_hook_runs_once_per_object_this_writer_named(
@@ -479,7 +493,7 @@ def test_a_temp_file_that_cannot_be_made_is_raised_and_gives_its_slot_back(
         writer = ChunkWriter(store.objects)
         for d in _blobs(3, 11):
             with pytest.raises(OSError, match="Too many open files"):
-                writer.put(memoryview(d), False)
+                _within(lambda d=d: writer.put(memoryview(d), False))  # type: ignore[misc]
     oids = _within(lambda: [writer.put(memoryview(d), False)[0] for d in _blobs(3, 12)])
     _within(writer.finish)
     assert all(store.objects.has(o) for o in oids)
@@ -527,7 +541,7 @@ def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
         m.setattr(os, "write", write)
         with pytest.raises(OSError, match="No space"):
             writer.put(memoryview(b"w" * 3000), False)
-    oid = ckpt_write.hash_bytes(memoryview(b"w" * 3000))
+    oid = hash_bytes(memoryview(b"w" * 3000))
     assert not store.objects.has(oid)
     assert _fds() == before
     assert _leftovers(store) == []
@@ -683,4 +697,4 @@ def test_a_child_forked_while_a_parent_thread_held_the_pool_lock_saves(store: St
     said = os.read(r, 10)
     os.close(r)
     assert (said, os.waitstatus_to_exitcode(code)) == (b"ok", 0)
-    assert store.objects.get_bytes(ckpt_write.hash_bytes(memoryview(b"child" * 1000)))
+    assert store.objects.get_bytes(hash_bytes(memoryview(b"child" * 1000)))
