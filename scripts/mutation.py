@@ -234,6 +234,17 @@ MODULES: dict[str, list[str]] = {
         "tests/checkpoint/test_ckpt_io_checks.py",
         *_CKPT_FAST,
     ],
+    # mutwrite: the checkpoint chunk writer (a bug names a chunk before it is durable, or
+    # under another's id), its own tests first, then the save tests that reach it.
+    "ledger/torch/ckpt_write.py": [
+        "tests/checkpoint/test_ckpt_write_checks.py",
+        "tests/checkpoint/test_ckpt_write.py",
+        "tests/checkpoint/test_ckpt_io_checks.py",
+        "tests/checkpoint/test_ckpt_save_chunk_size.py",
+        "tests/checkpoint/test_ckpt_reuse.py",
+        "tests/checkpoint/test_ckpt_reuse_checks.py",
+        *_CKPT_FAST,
+    ],
     # mutcmp: the rest of ledger/replay/compare/ (1 December), each module's own checks first.
     **{
         f"ledger/replay/compare/{name}.py": [
@@ -260,7 +271,7 @@ MODULES: dict[str, list[str]] = {
 # show their lines. These run with every selection of the module (not with uncovered lines).
 ALWAYS: dict[str, list[str]] = {
     m: ["tests/checkpoint/test_ckpt_crash.py"]
-    for m in ("ledger/torch/ckpt_save.py", "ledger/torch/ckpt_io.py")
+    for m in ("ledger/torch/ckpt_save.py", "ledger/torch/ckpt_io.py", "ledger/torch/ckpt_write.py")
 }
 
 # (module, stripped source line, mutation) -> why no test can tell the mutant from the original.

@@ -257,12 +257,16 @@ class ChunkWriter:
         return fd, Path(tmp)
 
     def _discard(self, fd: int, name: Path | None) -> None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        if name is not None:
-            with contextlib.suppress(FileNotFoundError):
-                name.unlink()
-        self._slots.release()
+        """Close a temp file and remove its name, if it has one still; its slot comes back
+        even when the removal fails (a file system gone read-only)."""
+        try:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            if name is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    name.unlink()
+        finally:
+            self._slots.release()
 
     def _sync_queued(self) -> None:
         """A syncer task: fsync and name queued objects until none is left."""
@@ -285,7 +289,12 @@ class ChunkWriter:
             except BaseException as e:
                 self._errors.append(e)
             finally:
-                self._discard(fd, name)
+                # An error here must reach ``finish`` too: raised on a pool thread, it would
+                # end the thread with ``_running`` never dropping to 0, and the save would hang.
+                try:
+                    self._discard(fd, name)
+                except BaseException as e:
+                    self._errors.append(e)
 
     def _name(self, oid: str, fd: int, name: Path | None) -> bool:
         """fsync the temp file, then give it its name; False if the object was there."""
