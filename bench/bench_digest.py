@@ -3,7 +3,6 @@ on the same data in a real DVC repository, in the same run (DVC's slow case, dvc
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import statistics
@@ -11,7 +10,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from . import Row, baseline_checkout, drop_page_cache, median_time
@@ -154,36 +152,6 @@ def _journal_note(path: Path) -> str:
     )
 
 
-@contextlib.contextmanager
-def _journaled_ext4(tmp: Path) -> Iterator[Path | None]:
-    """A fresh ext4 with a journal (mkfs.ext4 defaults), loop-mounted under ``tmp``; None where
-    that cannot be done (not root, no mkfs.ext4, no loop device)."""
-    if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None or shutil.which("mount") is None:
-        yield None
-        return
-    image, mnt = tmp / "ext4.img", tmp / "ext4"
-    with open(image, "wb") as f:
-        f.truncate(4 << 30)  # sparse: only what the rounds write takes space
-    mnt.mkdir()
-    made = subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], capture_output=True)
-    mounted = (
-        made.returncode == 0
-        and (
-            subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], capture_output=True)
-        ).returncode
-        == 0
-    )
-    if not mounted:
-        yield None
-        return
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
-        if os.path.ismount(mnt):
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
 def run(quick: bool) -> list[Row]:
     from ledger.capture.data import digest_input, manifest_data
     from ledger.capture.statcache import RACY_WINDOW_NS, StatCache
@@ -262,17 +230,6 @@ def run(quick: bool) -> list[Row]:
         store_s = statistics.median(pairs["store"])
         base_s = statistics.median(pairs["base"]) if base is not None else None
         fs_note = _journal_note(tmp)
-        # The same rounds on a journaled ext4 (a loop-mounted image), where the kernel's
-        # inode allocator does not look for recently deleted inodes: the file system most
-        # machines have, where this one's root has no journal.
-        jpairs: dict[str, list[float]] | None = None
-        with _journaled_ext4(tmp) as mnt:
-            if mnt is not None:
-                jplain = mnt / "data"
-                shutil.copytree(plain, jplain)
-                os.sync()
-                time.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
-                jpairs, _ = _store_rounds(jplain, mnt / "stat-cache.v1", mnt, here, base, rounds, n)
         py = _python_start()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -426,40 +383,4 @@ def run(quick: bool) -> list[Row]:
             if base is not None and base_s is not None
             else []
         ),
-        *(_journaled_rows(name, jpairs, base) if jpairs is not None else []),
     ]
-
-
-def _journaled_rows(
-    name: str, pairs: dict[str, list[float]], base: tuple[str, Path] | None
-) -> list[Row]:
-    cold_s = statistics.median(pairs["cold"])
-    store_s = statistics.median(pairs["store"])
-    rows = [
-        Row(
-            name,
-            "store_inputs on a journaled ext4 (loop-mounted image)",
-            store_s,
-            "s",
-            f"ledger cold on it, same rounds ({cold_s:.2f} s)",
-            store_s / cold_s,
-            "≤ 1.5×",
-            store_s / cold_s <= 1.5,
-            "journaled ext4: a fresh image made by mkfs.ext4 with its defaults (a journal, as "
-            "the ext4 of most installs has), loop-mounted, holding a copy of the dataset; the "
-            "same rounds as above, its cold digest reading that copy",
-        )
-    ]
-    if base is not None and pairs["base"]:
-        base_s = statistics.median(pairs["base"])
-        rows.append(
-            Row(
-                name,
-                f"store_inputs on a journaled ext4 at {base[0]} (before), same rounds",
-                base_s,
-                "s",
-                "ledger cold on it, same rounds",
-                base_s / cold_s,
-            )
-        )
-    return rows
