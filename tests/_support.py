@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,23 @@ def require_module(name: str, install: str = "make install") -> Any:
         return importlib.import_module(name)
     except ImportError:
         require_component(None, f"the Python package {name}", install)
+
+
+# Root reads and writes through any file mode: a child run under ``setpriv`` without these
+# capabilities sees permissions as a user would (tests of "permission denied" paths).
+SETPRIV = shutil.which("setpriv")
+_DROP_DAC = "-dac_override,-dac_read_search"
+
+
+def run_without_dac_override(code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` importing this checkout, as root without the capabilities that let
+    root ignore file modes; needs ``SETPRIV``."""
+    assert SETPRIV is not None
+    drop = [f"--inh-caps={_DROP_DAC}", f"--bounding-set={_DROP_DAC}"]
+    return subprocess.run(
+        [SETPRIV, *drop, sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

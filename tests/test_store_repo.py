@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _support import SETPRIV, run_without_dac_override
 
 from ledger.errors import FormatVersionError, LedgerAccessError, LedgerNotFoundError, UsageError
 from ledger.store import Store
@@ -117,11 +117,6 @@ def test_explicit_and_environment_choices_win(
     assert find_ledger_dir() == tmp_path / ".ledger"
 
 
-SETPRIV = shutil.which("setpriv")
-DROP = "-dac_override,-dac_read_search"
-REPO = Path(__file__).resolve().parent.parent
-
-
 @pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
 @pytest.mark.parametrize("sub", ["objects", "tmp", "refs", "log", None])
 def test_check_writable_names_the_folder(tmp_path: Path, sub: str | None) -> None:
@@ -138,13 +133,7 @@ def test_check_writable_names_the_folder(tmp_path: Path, sub: str | None) -> Non
         "except LedgerAccessError as e:\n"
         "    print(e.message); sys.exit(2)\n"
     )
-    proc = subprocess.run(
-        [SETPRIV or "", f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_without_dac_override(code)
     if sub is None:
         assert proc.returncode == 0, proc.stderr
     else:
@@ -283,13 +272,7 @@ def test_an_unreadable_config_says_so(tmp_path: Path) -> None:
         "except LedgerAccessError as e:\n"
         "    print(e.message); sys.exit(2)\n"
     )
-    proc = subprocess.run(
-        [SETPRIV or "", f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_without_dac_override(code)
     assert proc.returncode == 2, proc.stderr
     assert f"cannot read {tmp_path / 'l' / 'config.json'}" in proc.stdout
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import blake3
 import pytest
+from _support import SETPRIV, run_without_dac_override
 
 from ledger._canonical import canonical_json
 from ledger.capture.data import digest_input, manifest_data, store_inputs
@@ -162,13 +160,6 @@ def test_unreadable_file_names_it(tmp_path: Path) -> None:
         digest_input(root, StatCache())
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-SETPRIV = shutil.which("setpriv")
-DROP = "-dac_override,-dac_read_search"
-
-
 @pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
 def test_unreadable_file_names_it_without_root_privileges(tmp_path: Path) -> None:
     # Root reads through chmod 000; the child drops the capabilities that let it.
@@ -187,13 +178,7 @@ def test_unreadable_file_names_it_without_root_privileges(tmp_path: Path) -> Non
         "except UsageError as e:\n"
         "    print(e.message); sys.exit(2)\n"
     )
-    proc = subprocess.run(
-        [SETPRIV or "", f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_without_dac_override(code)
     assert proc.returncode == 2, proc.stderr
     assert f"cannot read input file {root / 'locked.bin'}: permission denied" in proc.stdout
 
