@@ -52,6 +52,11 @@ for step in range(5):
         ledger.runtime.current_run().flush()
         open(f"ready-{rank}", "w").close()
         if sys.argv[1] == "orphan" and rank == 0:
+            # Once rank 1 has logged and flushed step 0 too (else, on a loaded machine, the
+            # recorder stops it before it did, and its series is rightly empty).
+            deadline = time.monotonic() + 60
+            while not os.path.exists("ready-1") and time.monotonic() < deadline:
+                time.sleep(0.05)
             os.kill(os.getppid(), signal.SIGKILL)  # the launcher dies; the workers live on
         time.sleep(120)
 ledger.save_rng_state("end", step=4)
