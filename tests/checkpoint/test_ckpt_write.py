@@ -107,9 +107,13 @@ def test_an_object_written_twice_or_already_stored_counts_once(
     writer.finish()
     assert again == (stored, None)  # found stored: nothing written, nothing queued
     assert first[0] == second[0]
-    assert first[1] is not None and second[1] is not None
-    assert sorted([first[1].new, second[1].new]) == [False, True]
-    assert sorted(calls) == [False, True]
+    # The second put is written too, unless a syncer already named the first by then (then it
+    # is found stored, as `again` was): either way exactly one write is new, and the hook runs
+    # once per write.
+    assert first[1] is not None
+    written = [w for w in (first[1], second[1]) if w is not None]
+    assert sorted(w.new for w in written) == ([False, True] if len(written) == 2 else [True])
+    assert sorted(calls) == sorted(w.new for w in written)
     assert store.objects.get_bytes(first[0]) == b"y" * 5000
     assert _leftovers(store) == []
 
