@@ -1271,7 +1271,9 @@ def _pytest(
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(env_extra or {})
-    if len(args) > 20:  # hundreds of node ids: pytest reads them from a file (@file)
+    # Hundreds of node ids, or a few with long parameters (a 200 KB log line in a test id;
+    # the kernel refuses any argument over 128 KiB): pytest reads them from a file (@file).
+    if len(args) > 20 or sum(len(a) for a in args) > 32_000:
         listing = copy / ".mutation-tests"
         listing.write_text("\n".join(args) + "\n")
         args = [f"@{listing}"]

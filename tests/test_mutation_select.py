@@ -166,3 +166,24 @@ def test_the_cache_key_changes_with_the_source_the_mutant_and_the_tests(tmp_path
     test_file.write_text("def test_a(): pass\n")
     (tmp_path / "tests" / "conftest.py").write_text("")
     assert key != mutant_key("x = 1\n", mutant, ids, hash_tests(tmp_path, ids))
+
+
+def test_a_node_id_longer_than_the_kernel_takes_as_an_argument_still_runs(
+    tmp_path: Path,
+) -> None:
+    """redact.py's tests have parameters of 200 KB (long log lines) in their ids; one such id
+    as a command-line argument made the run fail with E2BIG (`Argument list too long`)."""
+    import mutation
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_long.py").write_text(
+        "import pytest\n\n\n"
+        '@pytest.mark.parametrize("line", ["a" * 200_000])\n'
+        "def test_long(line):\n"
+        "    assert len(line) == 200_000\n"
+    )
+    node = f"tests/test_long.py::test_long[{'a' * 200_000}]"
+    outcome, _ = mutation._pytest(tmp_path, [node], timeout=120)
+    assert outcome == "survived"
+    outcome, _ = mutation._pytest(tmp_path, [node.replace("::test_long", "::test_other")], 120)
+    assert outcome == "killed"  # the id is matched, not ignored
