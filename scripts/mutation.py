@@ -533,7 +533,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the part before the first `=` is the same however many splits follow"
     ),
     (_REDACT, "return False", "return X -> return None"): (
-        "None is as false as False to every caller of is_secret_name (`if`/`not`/`and`)"
+        "the two in _attached_password: None is as false as False to its one caller (`if`); "
+        "is_secret_name's two are killed (test_is_secret_name_answers_a_bool)"
     ),
     (
         _REDACT,
@@ -677,15 +678,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "first is what put_stream read for its sample, at most SAMPLE + 1 bytes (1 MiB and "
         "one): never PIPE_CHUNK (4 MiB) long"
-    ),
-    (
-        _OBJ,
-        "while n < len(view) and (got := readinto(view[n:])):",
-        "n < len(view) -> n <= len(view)",
-    ): (
-        "at n == len(view) the slice is empty, and readinto of an empty buffer returns 0 for "
-        "the three stream types this path takes (BufferedReader, FileIO, BytesIO): the loop "
-        "stops there either way"
     ),
     (_OBJ, 'with ThreadPoolExecutor(1, thread_name_prefix="ledger-hash") as pool:', "1 -> 2"): (
         "both copies (lines of the same text) wait for each piece's hash before submitting the "
