@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ledger.store import Store
 from ledger.store.gc import _sweep, collect_garbage
@@ -152,3 +155,52 @@ def test_a_temp_file_as_old_as_a_live_run_is_kept(store: Store) -> None:
         assert report.tmp_removed == 0 and tmp.exists()
     finally:
         release_staging(run, fd)
+
+
+def test_a_temp_folder_as_new_as_a_live_run_is_kept(store: Store) -> None:
+    """A writer's tmp/ folder, older than the cutoff (here the start of a live run), whose
+    newest entry is exactly as old as the cutoff is kept, like an object of that age."""
+    began = float(int(time.time()) - 2 * DAY)
+    folder = store.tmp_dir / "mlflow-import-live"
+    (folder / "run").mkdir(parents=True)
+    (folder / "run" / "part.bin").write_bytes(b"p")
+    os.utime(folder / "run" / "part.bin", (began, began))
+    for p in (folder / "run", folder):
+        os.utime(p, (began - 60, began - 60))
+    run = store.root / "staging" / "run-1"
+    fd = open_staging(run)
+    try:
+        os.utime(run / ".lease", (began, began))
+        report = collect_garbage(store, delete=True, grace_seconds=3600)
+        assert report.tmp_removed == 0 and (folder / "run" / "part.bin").exists()
+    finally:
+        release_staging(run, fd)
+
+
+def test_folders_gc_cannot_remove_do_not_stop_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tmp/ folder or an abandoned staging dir holding a file that cannot be unlinked
+    (another user's, on a file system that refuses it) is left as it is, and gc goes on."""
+    stuck = store.tmp_dir / "import-stuck"
+    stuck.mkdir()
+    (stuck / "locked.bin").write_bytes(b"x")
+    for p in (stuck / "locked.bin", stuck):
+        _age(p, 2 * DAY)
+    staging = store.root / "staging"
+    for name in ("run-stuck", "run-z"):
+        release_staging(staging / name, open_staging(staging / name), remove=False)
+    (staging / "run-stuck" / "locked.bin").write_bytes(b"x")
+    for p in staging.rglob("*"):
+        _age(p, 2 * DAY)
+    real_unlink = os.unlink
+
+    def unlink(path: str, *args: Any, **kwargs: Any) -> None:
+        if str(path).endswith("locked.bin"):
+            raise PermissionError(1, "Operation not permitted", str(path))
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    report = collect_garbage(store, delete=True)
+    assert (stuck / "locked.bin").exists() and (staging / "run-stuck" / "locked.bin").exists()
+    assert report.staging_removed == ["run-stuck", "run-z"] and not (staging / "run-z").exists()

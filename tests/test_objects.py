@@ -281,3 +281,24 @@ def test_put_stream_with_short_reads_stores_all_of_it(store: Store) -> None:
     oid = store.objects.put_stream(_Trickle(data))  # type: ignore[arg-type]
     assert oid == hash_bytes(data)
     assert store.objects.get_bytes(oid) == data
+
+
+def test_delete_removes_the_object_and_a_second_delete_is_quiet(store: Store) -> None:
+    oid = store.objects.put_bytes(b"to be swept")
+    store.objects.delete(oid)
+    assert not store.objects.has(oid) and list(store.objects) == []
+    store.objects.delete(oid)  # already gone: nothing to do
+
+
+def test_touch_in_a_read_only_ledger_says_whether_the_object_is_there(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another user's objects cannot be touched (EPERM): touch then answers like ``has``."""
+    oid = store.objects.put_bytes(b"someone else's object")
+
+    def refuse(*_args: object) -> None:
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(os, "utime", refuse)
+    assert store.objects.touch(oid) is True
+    assert store.objects.touch(hash_bytes(b"absent")) is False

@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 import random
 
+import pytest
 import zstandard
 
 from ledger.store import Store
-from ledger.store.objects import compression_pays
+from ledger.store.objects import SAMPLE, compression_pays
 
 
 def _file(store: Store, oid: str) -> bytes:
@@ -87,3 +88,44 @@ def test_compression_pays_answers_a_bool() -> None:
     assert compression_pays(b"a" * 63) is False
     assert compression_pays(bytes(100)) is True
     assert compression_pays(random.Random(5).randbytes(100)) is False
+
+
+def _judged_apart_by_one_byte() -> bytes:
+    """Content longer than SAMPLE whose first SAMPLE bytes and first SAMPLE + 1 bytes fall on
+    the two sides of the 10% line: ``ab`` filler, noise, then zeros (found by a search; the
+    loop finds it again if another zstd packs a few bytes differently)."""
+    mib, noise = 1 << 20, random.Random(13).randbytes(2 << 20)
+    for z in range(85_465, 86_465):
+        content = (b"ab" * mib)[:z] + noise[: mib - z - 20_000] + bytes(20_000 + 1000)
+        if compression_pays(content[:mib]) != compression_pays(content[: mib + 1]):
+            return content
+    pytest.fail("no content is judged apart by one byte with this zstd")
+
+
+class _ShortFirstRead(io.BytesIO):
+    """A pipe's first read: one byte short of what was asked."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.first = True
+
+    def read(self, n: int | None = -1) -> bytes:
+        if self.first and n is not None and n > 1:
+            self.first = False
+            n -= 1
+        return super().read(n)
+
+
+def test_a_stream_is_judged_on_exactly_its_first_mib_like_put_bytes(store: Store) -> None:
+    """The codec of a stream longer than SAMPLE is decided on its first SAMPLE bytes, not one
+    more, as put_bytes decides; a first read one byte short (a pipe) is topped up to SAMPLE by
+    the one-byte look-ahead that tells whether the stream has ended."""
+    content = _judged_apart_by_one_byte()
+    want = b"\x01" if compression_pays(content[:SAMPLE]) else b"\x00"
+    from_bytes = store.objects.put_bytes(content)
+    assert _file(store, from_bytes)[:1] == want
+    for stream in (io.BytesIO(content), _ShortFirstRead(content)):
+        store.objects.delete(from_bytes)
+        assert store.objects.put_stream(stream) == from_bytes
+        assert _file(store, from_bytes)[:1] == want
+        assert store.objects.get_bytes(from_bytes) == content

@@ -127,3 +127,25 @@ def test_redact_json_keeps_shapes_flags_and_numbers() -> None:
         "items": [f"Bearer {REDACTED}", 3],
     }
     assert redact_json(None) is None and redact_json(7) == 7
+
+
+@pytest.mark.parametrize(
+    ("arg", "redacted"),
+    [
+        ("-pX", True),  # one character is a password too, unless it is a lower-case letter
+        ("-p!", True),
+        ("-pv", False),
+        ("-pabcdef", True),  # six lower-case letters: no bundle of flags is that long
+        ("-pabcde", False),
+    ],
+)
+def test_the_shortest_passwords_attached_to_p(arg: str, redacted: bool) -> None:
+    out = redact_argv(["mysql", arg])
+    assert out == ["mysql", "-p" + REDACTED if redacted else arg]
+
+
+def test_is_secret_name_answers_a_bool() -> None:
+    assert is_secret_name("PWD") is False  # the shell's working directory
+    assert is_secret_name("__") is False  # no word at all
+    assert is_secret_name("lr") is False
+    assert is_secret_name("API_KEY") is True
