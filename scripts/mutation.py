@@ -178,7 +178,11 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
-    "ledger/torch/ckpt_save.py": ["tests/checkpoint/test_ckpt_save_chunk_size.py", *_CKPT_TESTS],
+    "ledger/torch/ckpt_save.py": [
+        "tests/checkpoint/test_ckpt_save_skeleton.py",
+        "tests/checkpoint/test_ckpt_save_chunk_size.py",
+        *_CKPT_TESTS,
+    ],
     "ledger/torch/ckpt_load.py": _CKPT_TESTS,
     "ledger/torch/ckpt_io.py": [
         "tests/checkpoint/test_ckpt_io_checks.py",
