@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import hashlib
 import json
 import os
 import queue
@@ -40,6 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mutation_fork import ForkServer, shared_modules
 from mutation_select import (
     CoverMap,
     Spans,
@@ -1206,8 +1208,8 @@ def mutants_of(module: str) -> list[Mutant]:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             add(node, f"drop not: {ast.unparse(node)}", node.operand)
         elif isinstance(node, ast.BinOp) and type(node.op) in _BIN_SWAP:
-            new = ast.BinOp(node.left, _BIN_SWAP[type(node.op)](), node.right)
-            add(node, f"{ast.unparse(node)} -> {ast.unparse(new)}", new)
+            swapped = ast.BinOp(node.left, _BIN_SWAP[type(node.op)](), node.right)
+            add(node, f"{ast.unparse(node)} -> {ast.unparse(swapped)}", swapped)
         elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
             add(node, f"{node.value} -> {not node.value}", ast.Constant(not node.value))
         elif isinstance(node, ast.Constant) and type(node.value) is int:
@@ -1259,23 +1261,33 @@ def _copy_checkout(dest: Path) -> None:
             shutil.copy2(entry, dest / entry.name)
 
 
-def _pytest(
-    copy: Path, args: list[str], timeout: float, env_extra: dict[str, str] | None = None
-) -> tuple[str, float]:
-    """Run the tests against the copy; the whole process group is stopped whatever happens."""
+def _pytest_env(copy: Path, env_extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(env_extra or {})
+    return env
+
+
+def _pytest_args(copy: Path, args: list[str]) -> list[str]:
+    """pytest's arguments for a run of ``args`` (node ids) against ``copy``."""
     # Hundreds of node ids, or a few with long parameters (a 200 KB log line in a test id;
     # the kernel refuses any argument over 128 KiB): pytest reads them from a file (@file).
     if len(args) > 20 or sum(len(a) for a in args) > 32_000:
         listing = copy / ".mutation-tests"
         listing.write_text("\n".join(args) + "\n")
         args = [f"@{listing}"]
+    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *args]
+
+
+def _pytest(
+    copy: Path, args: list[str], timeout: float, env_extra: dict[str, str] | None = None
+) -> tuple[str, float]:
+    """Run the tests against the copy; the whole process group is stopped whatever happens."""
+    env = _pytest_env(copy, env_extra)
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-x", "-q", *PYTEST_PLUGINS_OFF, *args],
+        [sys.executable, "-m", "pytest", *_pytest_args(copy, args)],
         cwd=copy,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -1298,6 +1310,28 @@ def _pytest(
     return outcome, time.monotonic() - t0
 
 
+# What a forked run's exit code says; any other code (a failure of the fork server's own
+# harness, "no tests", a usage error) is not trusted as a kill: the mutant is run again plainly.
+_FORK_OUTCOMES = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}
+
+
+def _forked_pytest(
+    server: ForkServer, copy: Path, args: list[str], timeout: float
+) -> tuple[str, float] | None:
+    """Run the tests in a child forked from ``server``; None when that run cannot be trusted
+    (the caller runs them plainly)."""
+    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running)
+    if done is None:
+        return None
+    rc, seconds, timed_out = done
+    if timed_out:
+        return "killed-timeout", seconds
+    if rc < 0:  # a signal: a crash the mutant caused, as in a plain run
+        return "killed", seconds
+    outcome = _FORK_OUTCOMES.get(rc)
+    return None if outcome is None else (outcome, seconds)
+
+
 # The process groups of the test runs in flight, stopped when the run itself is stopped.
 _running: set[int] = set()
 
@@ -1316,6 +1350,7 @@ class Options:
     deadline: float = float("inf")  # time.monotonic() past which no mutant starts (--budget)
     jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
     tests: list[str] | None = None  # instead of the mapped tests (--tests)
+    fork: bool = True  # run each mutant's tests in a child of a warm fork server (--no-fork)
 
 
 class _Copy:
@@ -1457,12 +1492,16 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 results.append(entry)  # filled in when it has run
                 todo.append((i, m, run, key, max(60.0, 3 * expected(run))))
         copies = queue.SimpleQueue[Path]()
-        if todo:
-            copies.put(copy.path)
+        paths = [copy.path] if todo else []
         for n in range(1, min(opts.jobs, len(todo))):
             extra = copy.tmp / f"copy{n}"
             shutil.copytree(copy.path, extra, symlinks=True)
-            copies.put(extra)
+            paths.append(extra)
+        for where in paths:
+            copies.put(where)
+        servers: dict[Path, ForkServer] = {}
+        if paths and opts.fork and time.monotonic() < opts.deadline:
+            servers = _fork_servers(module, paths, tests, digest(tests), out_dir)
 
         def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float]:
             left = opts.deadline - time.monotonic()
@@ -1471,7 +1510,15 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             where = copies.get()
             try:
                 (where / module).write_text(apply(original, m))
-                outcome, secs = _pytest(where, run, min(timeout, left))
+                done = None
+                server = servers.get(where)
+                if server is not None:
+                    done = _forked_pytest(server, where, run, min(timeout, left))
+                    if done is None and server.proc.poll() is not None:
+                        servers.pop(where, None)  # the server is gone: plain runs from now on
+                if done is None:
+                    done = _pytest(where, run, min(timeout, left))
+                outcome, secs = done
                 (where / module).write_text(original)
             finally:
                 copies.put(where)
@@ -1499,20 +1546,65 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 finished = [r for r in results if "outcome" in r]
                 _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
 
-        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-            futures = {pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo}
-            try:
-                record(futures)
-            except BaseException:
-                # Stopped (SIGTERM, Ctrl-C): leaving the pool would otherwise wait for every
-                # queued mutant to run; none starts, and the running tests are stopped.
-                pool.shutdown(wait=False, cancel_futures=True)
-                _stop_running()
-                raise
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+                futures = {
+                    pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo
+                }
+                try:
+                    record(futures)
+                except BaseException:
+                    # Stopped (SIGTERM, Ctrl-C): leaving the pool would otherwise wait for every
+                    # queued mutant to run; none starts, and the running tests are stopped.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    _stop_running()
+                    raise
+        finally:
+            for server in list(servers.values()):
+                server.close()
     cache["mutants"] = outcomes
     if opts.cache:
         _write_json(cache_path, cache)
     return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
+
+
+def _fork_servers(
+    module: str, paths: list[Path], tests: list[str], tests_digest: str, out_dir: Path
+) -> dict[Path, ForkServer]:
+    """A fork server per copy, or none when forked runs of the module's tests do not pass
+    unmutated (checked once per tree, tests and preloaded modules; the result is cached)."""
+    first = paths[0]
+    env = _pytest_env(first)
+    t0 = time.monotonic()
+    preload = shared_modules(first, _pytest_args(first, tests), env, timeout=600)
+    server = ForkServer(first, env, preload)
+    if not server.ok:
+        print(f"{module}: no fork server (threads after preloading: {server.threads}); plain runs")
+        return {}
+    key = hashlib.sha256(
+        json.dumps([hash_tree(REPO), tests, tests_digest, preload]).encode()
+    ).hexdigest()
+    known_path = out_dir / "cache" / "fork-baselines.json"
+    known = _load_json(known_path)
+    if key not in known:
+        base = _forked_pytest(server, first, tests, timeout=3600)
+        if base is None or base[0] != "survived":
+            server.close()
+            print(f"{module}: the tests fail in a forked run unmutated; plain runs")
+            return {}
+        known[key] = round(base[1], 1)
+        _write_json(known_path, known)
+    servers = {first: server}
+    for where in paths[1:]:
+        other = ForkServer(where, _pytest_env(where), preload)
+        if other.ok:
+            servers[where] = other
+    print(
+        f"{module}: forked runs, {len(preload)} modules preloaded "
+        f"({time.monotonic() - t0:.1f}s to start)",
+        flush=True,
+    )
+    return servers
 
 
 def _with_always(module: str, chosen: list[str], cover: CoverMap) -> list[str]:
@@ -1659,6 +1751,12 @@ def main() -> None:
         help="mutants run at once, each in its own copy of the checkout (default 1)",
     )
     parser.add_argument(
+        "--no-fork",
+        dest="fork",
+        action="store_false",
+        help="start a fresh python -m pytest for each mutant instead of forking a warm server",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         metavar="TEST",
@@ -1686,6 +1784,7 @@ def main() -> None:
         deadline=deadline,
         jobs=args.jobs,
         tests=args.tests,
+        fork=args.fork,
     )
     not_run = 0
     for module in modules:

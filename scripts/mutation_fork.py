@@ -1,0 +1,277 @@
+"""A fork server for ``scripts/mutation.py``: each mutant's pytest run forked from a warm process.
+
+A mutant's run used to be a fresh ``python -m pytest``: about 0.6 s of interpreter start,
+pytest's own imports and the third-party libraries the tests import (torch alone is most of a
+second) before the first test, for every one of some 2,700 mutants. The server pays that once.
+It imports pytest and every module outside the checkout that collecting the module's tests
+imports (found by a collection run in a child, :func:`shared_modules`), then forks one child
+per mutant. The child imports ``ledger`` and the tests afresh from the copy of the checkout,
+where the mutant was written just before, runs ``pytest.main`` with the arguments a
+``python -m pytest`` run would get and leaves with its exit code. Nothing of the checkout is
+imported before the fork, so the mutated module is always the one that runs; children the
+tests start (``python -m ledger``) read the same copy through ``PYTHONPATH``.
+
+Modules of the distributions that register pytest plugins are not preloaded: pytest rewrites
+their asserts on import, and warns (an error under ``filterwarnings = error``) when one was
+imported before it. A server whose preloading started a Python thread forks nothing (a lock
+held by that thread would hang the children): the caller falls back to plain runs, as it does
+when the module's tests do not pass in a forked run without any mutant.
+
+Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout"}``; the
+replies ``{"pid"}`` when the child has started and ``{"rc", "seconds", "timed_out"}`` when it
+and every process left in its session are gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+HERE = Path(__file__).resolve()
+
+# Run with ``python -c`` (not as a script): ``sys.path[0]`` is then the working directory, as
+# under ``python -m pytest``, and a test that spawns processes with multiprocessing does not
+# re-import a ``__main__`` file in each of them.
+_BOOT = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__mutation_fork__')"
+
+_COLLECT = """
+import json, os, sys
+import pytest
+copy = os.path.realpath(os.getcwd())
+rc = pytest.main(sys.argv[2:])
+names = []
+for name, mod in list(sys.modules.items()):
+    top = name.partition(".")[0]
+    if top in ("ledger", "tests", "conftest", "__main__", "__mp_main__") or mod is None:
+        continue
+    f = getattr(mod, "__file__", None) or ""
+    if f and os.path.realpath(f).startswith(copy + os.sep):
+        continue
+    names.append(name)
+with open(sys.argv[1], "w") as fh:
+    json.dump({"rc": int(rc), "names": names}, fh)
+"""
+
+
+def _pytest_plugin_packages() -> set[str]:
+    """Top-level names of the distributions with a ``pytest11`` entry point (pytest marks every
+    module of such a distribution for assert rewriting)."""
+    from importlib.metadata import distributions
+
+    out: set[str] = set()
+    for dist in distributions():
+        if not any(ep.group == "pytest11" for ep in dist.entry_points):
+            continue
+        for f in dist.files or []:
+            parts = f.parts
+            if not parts or parts[0].endswith((".dist-info", ".egg-info")) or parts[0] == "..":
+                continue
+            if len(parts) == 1 and parts[0].endswith(".py"):
+                out.add(parts[0][:-3])
+            elif len(parts) > 1:
+                out.add(parts[0])
+    return out
+
+
+def shared_modules(copy: Path, args: list[str], env: dict[str, str], timeout: float) -> list[str]:
+    """The modules outside ``copy`` that collecting ``args`` imports, in import order; [] when
+    the collection fails (the caller then runs without preloading)."""
+    out = copy / ".mutation-shared-modules.json"
+    out.unlink(missing_ok=True)
+    try:
+        subprocess.run(
+            [sys.executable, "-c", _COLLECT, str(out), "--collect-only", "-q", *args],
+            cwd=copy,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
+        found = json.loads(out.read_text())
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return []
+    if found.get("rc") != 0:
+        return []
+    skip = _pytest_plugin_packages()
+    return [n for n in found["names"] if n.partition(".")[0] not in skip]
+
+
+class ForkServer:
+    """The client side: one server per copy of the checkout, used by one thread at a time."""
+
+    def __init__(self, copy: Path, env: dict[str, str], preload: list[str]) -> None:
+        self.copy = copy
+        listing = copy / ".mutation-preload.json"
+        listing.write_text(json.dumps(preload))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, str(HERE), str(listing)],
+            cwd=copy,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            text=True,
+        )
+        ready = self._read()
+        self.ok = bool(ready and ready.get("ready"))
+        self.threads = int(ready.get("threads", 0)) if ready else 0
+        if not self.ok:
+            self.close()
+
+    def _read(self) -> dict[str, Any] | None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            return None
+        loaded = json.loads(line)
+        return loaded if isinstance(loaded, dict) else None
+
+    def run(
+        self, args: list[str], env: dict[str, str], timeout: float, running: set[int]
+    ) -> tuple[int, float, bool] | None:
+        """(exit code, seconds, timed out), or None when the server is gone."""
+        assert self.proc.stdin is not None
+        try:
+            request = {"cwd": str(self.copy), "args": args, "env": env, "timeout": timeout}
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            started = self._read()
+            if started is None or "pid" not in started:
+                return None
+            pid = int(started["pid"])
+            running.add(pid)
+            try:
+                done = self._read()
+            finally:
+                running.discard(pid)
+        except (OSError, ValueError):
+            return None
+        if done is None or "rc" not in done:
+            return None
+        return int(done["rc"]), float(done["seconds"]), bool(done["timed_out"])
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _child(request: dict[str, Any]) -> int:
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.chdir(request["cwd"])
+    os.environ.update(request["env"])
+    if request["cwd"] not in sys.path:
+        sys.path.insert(0, request["cwd"])
+    sys.argv = ["pytest"]
+    import pytest
+
+    return int(pytest.main(list(request["args"])))
+
+
+def _wait(pid: int, timeout: float) -> tuple[int, bool]:
+    """The child's exit code once it is gone (killed past ``timeout``), then its whole
+    session is killed: whatever the tests left running goes with it."""
+    timed_out = False
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:
+            ready, _, _ = select.select([fd], [], [], max(timeout, 1.0))
+            if not ready:
+                timed_out = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+        finally:
+            os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    return os.waitstatus_to_exitcode(status), timed_out
+
+
+def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
+    import importlib
+
+    sys.dont_write_bytecode = True
+    import pytest  # noqa: F401  (shared by every child)
+
+    for name in json.loads(Path(preload_file).read_text()):
+        with contextlib.suppress(BaseException):
+            importlib.import_module(name)
+    # Python threads would be gone in the children with whatever locks they held. Native
+    # thread pools (OpenBLAS starts one when numpy is imported) handle fork themselves; the
+    # caller's forked baseline run shows if one does not.
+    threads = threading.active_count()
+    leaked = [n for n in sys.modules if n.partition(".")[0] in ("ledger", "tests", "conftest")]
+    ready = threads == 1 and not leaked
+    stdout.write(
+        json.dumps({"ready": ready, "threads": threads, "native": _threads(), "leaked": leaked[:5]})
+        + "\n"
+    )
+    stdout.flush()
+    if not ready:
+        return
+    current: list[int] = []
+
+    def stop(_signum: int, _frame: object) -> None:
+        for pid in current:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, stop)
+    for line in stdin:
+        request = json.loads(line)
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child leaves through os._exit
+            rc = 70
+            try:
+                rc = _child(request)
+            except BaseException:
+                rc = 70
+            finally:
+                os._exit(rc)
+        current[:] = [pid]
+        stdout.write(json.dumps({"pid": pid}) + "\n")
+        stdout.flush()
+        rc, timed_out = _wait(pid, float(request["timeout"]))
+        current[:] = []
+        seconds = time.monotonic() - t0
+        stdout.write(json.dumps({"rc": rc, "seconds": seconds, "timed_out": timed_out}) + "\n")
+        stdout.flush()
+
+
+if __name__ == "__mutation_fork__":
+    serve(sys.argv[2], sys.stdin, sys.stdout)

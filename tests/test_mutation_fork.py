@@ -1,0 +1,192 @@
+"""The fork server of ``scripts/mutation.py`` (issue #18): each mutant's tests run in a child
+forked from a warm process, and must judge a mutant exactly as a fresh ``python -m pytest``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import mutation  # noqa: E402
+from mutation_fork import ForkServer, shared_modules  # noqa: E402
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A tiny checkout: a package whose value the test checks, imported at collection."""
+    copy = tmp_path / "copy"
+    (copy / "pkgx").mkdir(parents=True)
+    (copy / "pkgx" / "__init__.py").write_text("")
+    (copy / "pkgx" / "mod.py").write_text("VALUE = 1\n")
+    (copy / "tests").mkdir()
+    (copy / "tests" / "test_value.py").write_text(
+        textwrap.dedent(
+            """\
+            import json  # outside the checkout: shared
+
+            from pkgx.mod import VALUE
+
+
+            def test_value():
+                assert VALUE == 1
+            """
+        )
+    )
+    return copy
+
+
+@pytest.fixture
+def server(checkout: Path) -> Iterator[ForkServer]:
+    env = mutation._pytest_env(checkout)
+    preload = shared_modules(checkout, mutation._pytest_args(checkout, ["tests"]), env, 120)
+    srv = ForkServer(checkout, env, preload)
+    try:
+        yield srv
+    finally:
+        srv.close()
+    assert srv.proc.returncode is not None
+
+
+def test_shared_modules_are_those_outside_the_checkout(checkout: Path) -> None:
+    env = mutation._pytest_env(checkout)
+    names = shared_modules(checkout, ["tests"], env, 120)
+    assert "json" in names and "pytest" in names
+    assert not [n for n in names if n.split(".")[0] in ("pkgx", "test_value", "conftest")]
+    # pytest rewrites the asserts of plugin distributions: none of them is preloaded
+    assert not [n for n in names if n.split(".")[0] in ("hypothesis", "anyio")]
+
+
+def test_a_failed_collection_preloads_nothing(checkout: Path) -> None:
+    (checkout / "tests" / "test_value.py").write_text("import no_such_module_here\n")
+    env = mutation._pytest_env(checkout)
+    assert shared_modules(checkout, ["tests"], env, 120) == []
+
+
+def test_each_forked_run_imports_the_checkout_as_it_is_now(
+    checkout: Path, server: ForkServer
+) -> None:
+    assert server.ok
+    assert _outcome(server, checkout) == "survived"
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = 2\n")  # the mutant
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 60)
+    assert outcome is not None and outcome[0] == "killed"
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = 1\n")
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 60)
+    assert outcome is not None and outcome[0] == "survived"
+    # and a plain run agrees on both
+    assert mutation._pytest(checkout, ["tests"], 60)[0] == "survived"
+
+
+def test_a_mutant_that_breaks_the_import_is_killed(checkout: Path, server: ForkServer) -> None:
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = (\n")
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 60)
+    assert outcome is not None and outcome[0] == "killed"  # a collection error: exit code 2
+
+
+def test_a_hang_is_stopped_with_everything_it_started(
+    checkout: Path, server: ForkServer, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    (checkout / "tests" / "test_value.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import subprocess, sys, time
+
+
+            def test_hangs():
+                p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+                open({str(pid_file)!r}, "w").write(str(p.pid))
+                time.sleep(600)
+            """
+        )
+    )
+    t0 = time.monotonic()
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 3)
+    assert outcome is not None and outcome[0] == "killed-timeout"
+    assert time.monotonic() - t0 < 30
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+    # the server is still there for the next mutant
+    (checkout / "tests" / "test_value.py").write_text("def test_ok():\n    pass\n")
+    assert _outcome(server, checkout) == "survived"
+
+
+def _outcome(server: ForkServer, checkout: Path) -> str | None:
+    done = mutation._forked_pytest(server, checkout, ["tests"], 60)
+    return None if done is None else done[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_an_exit_code_that_is_not_a_test_failure_is_not_counted_as_a_kill(
+    checkout: Path, server: ForkServer
+) -> None:
+    # "no tests ran" (5) and a usage error (4) say nothing about the mutant
+    assert mutation._forked_pytest(server, checkout, ["tests/test_value.py::nothing"], 60) is None
+    assert mutation._forked_pytest(server, checkout, ["--no-such-option"], 60) is None
+
+
+def test_a_server_whose_preloading_started_a_thread_forks_nothing(
+    checkout: Path, tmp_path: Path
+) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "starts_a_thread.py").write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+    )
+    env = {**mutation._pytest_env(checkout), "PYTHONPATH": f"{checkout}{os.pathsep}{lib}"}
+    srv = ForkServer(checkout, env, ["json", "starts_a_thread"])
+    assert not srv.ok and srv.threads == 2
+    assert srv.proc.returncode is not None  # closed, nothing left running
+
+
+def test_tests_that_fail_only_when_forked_turn_forking_off(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that tells a preloaded module apart (here: by the process that imported it)
+    would kill every mutant in a forked run: the unmutated forked baseline catches that."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "where_loaded.py").write_text("import os\nPID = os.getpid()\n")
+    (checkout / "tests" / "test_value.py").write_text(
+        "import os\nimport where_loaded\n\n\n"
+        "def test_pid():\n    assert where_loaded.PID == os.getpid()\n"
+    )
+    original = mutation._pytest_env
+
+    def env_with_lib(copy: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {**original(copy, extra), "PYTHONPATH": f"{copy}{os.pathsep}{lib}"}
+
+    monkeypatch.setattr(mutation, "_pytest_env", env_with_lib)
+    assert mutation._pytest(checkout, ["tests"], 60)[0] == "survived"  # plain: green
+    out = tmp_path / "results"
+    assert mutation._fork_servers("pkgx/mod.py", [checkout], ["tests"], "d", out) == {}
+    # while a checkout whose tests pass forked gets its server, and the baseline is remembered
+    (checkout / "tests" / "test_value.py").write_text(
+        "import where_loaded\n\n\ndef test_ok():\n    pass\n"
+    )
+    servers = mutation._fork_servers("pkgx/mod.py", [checkout], ["tests"], "d2", out)
+    try:
+        assert list(servers) == [checkout]
+    finally:
+        for srv in servers.values():
+            srv.close()
+    assert len(mutation._load_json(out / "cache" / "fork-baselines.json")) == 1
