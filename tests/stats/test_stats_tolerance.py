@@ -133,3 +133,13 @@ def test_bitwise_compares_dtype_too() -> None:
     assert bitwise_equal(np.float32(0.5), np.float32(0.5))
     assert not bitwise_equal(np.float32(0.5), np.float64(0.5))
     assert not bitwise_equal(np.float16(0.0), np.float16(-0.0))
+
+
+def test_bitwise_python_float_against_numpy_scalar() -> None:
+    # A Python float is fp64: it matches an fp64 numpy scalar with the same bytes, never a
+    # narrower dtype of equal value, whichever side it is on.
+    assert bitwise_equal(0.5, np.float64(0.5))
+    assert bitwise_equal(np.float64(-0.0), -0.0)
+    assert not bitwise_equal(0.5, np.float32(0.5))
+    assert not bitwise_equal(np.float32(0.5), 0.5)
+    assert not bitwise_equal(np.float16(0.0), 0.0)
