@@ -97,3 +97,23 @@ def test_the_detector_version_is_read_without_importlib_metadata() -> None:
     from importlib.metadata import version
 
     assert out.stdout.split() == [version("detect-secrets"), "False"]
+
+
+def test_the_detector_version_falls_back_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed another way (an egg-info directory, no dist-info), the version still comes
+    from the package's metadata; not installed at all, it is ``none``: either way a change of
+    detector still changes the memo's tag."""
+    egg = tmp_path / "eggs"
+    (egg / "detect_secrets-9.8.7.egg-info").mkdir(parents=True)
+    (egg / "detect_secrets-9.8.7.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: detect-secrets\nVersion: 9.8.7\n"
+    )
+    (tmp_path / "bare").mkdir()
+    monkeypatch.setattr(sys, "path", [str(egg)])
+    assert secret_memo._detector_version() == "9.8.7"
+    egg_tag = secret_memo._tag()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "bare")])
+    assert secret_memo._detector_version() == "none"
+    assert secret_memo._tag() != egg_tag
