@@ -10,6 +10,7 @@ found these untested.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import subprocess_env
 
 from ledger._hashing import hash_bytes
 from ledger.store import Store
@@ -165,6 +167,31 @@ def test_a_mapping_the_next_save_no_longer_needs_is_unmapped(store: Store) -> No
     while _mapped_under(store.objects.root) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _mapped_under(store.objects.root) == []
+
+
+@compares
+def test_a_process_whose_mappings_were_retired_still_exits(tmp_path: Path) -> None:
+    """The unmapping thread waits forever for work: were it not a daemon, a training script
+    whose state lost a tensor between two saves would hang when it finishes."""
+    code = (
+        "import torch\n"
+        "from ledger.store import Store\n"
+        "from ledger.torch.ckpt_io import write_tensors\n"
+        f"st = Store.init({str(tmp_path / 'ledger')!r})\n"
+        f"write_tensors(st.objects, [('a', torch.randn({N}))])\n"
+        "write_tensors(st.objects, [('b', torch.arange(4.0))])  # 'a' is retired\n"
+        "import threading\n"
+        "print(sorted(t.name for t in threading.enumerate()))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ledger-unmap" in proc.stdout  # the thread was started, and did not hold the exit
 
 
 @on_linux
