@@ -194,7 +194,20 @@ def _child(request: dict[str, Any]) -> int:
     sys.argv = ["pytest"]
     import pytest
 
-    return int(pytest.main(list(request["args"])))
+    rc = int(pytest.main(list(request["args"])))
+    _finalize()
+    return rc
+
+
+def _finalize() -> None:
+    """What the interpreter does at exit before the child leaves through ``os._exit``: wait
+    for the threads that are not daemons, then run the ``atexit`` handlers. A mutant that makes
+    a thread keep the process alive (a worker no longer a daemon) hangs here as it would in a
+    plain ``python -m pytest``, and is killed by the timeout."""
+    import atexit
+
+    threading._shutdown()  # type: ignore[attr-defined]  # as multiprocessing's children do
+    atexit._run_exitfuncs()
 
 
 def _wait(pid: int, timeout: float) -> tuple[int, bool]:

@@ -190,3 +190,94 @@ def test_tests_that_fail_only_when_forked_turn_forking_off(
         for srv in servers.values():
             srv.close()
     assert len(mutation._load_json(out / "cache" / "fork-baselines.json")) == 1
+
+
+def test_a_thread_that_keeps_the_process_alive_is_a_hang_forked_as_plainly(
+    checkout: Path, server: ForkServer, tmp_path: Path
+) -> None:
+    """A forked child leaves through ``os._exit``; before that it waits for its non-daemon
+    threads and runs the atexit handlers, as an interpreter's exit does. A mutant that turns a
+    background worker into a non-daemon thread must hang in both modes."""
+    marker = tmp_path / "atexit-ran"
+    (checkout / "tests" / "test_value.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import atexit, pathlib, threading, time
+
+            from pkgx.mod import VALUE
+
+
+            def test_starts_a_worker():
+                atexit.register(pathlib.Path({str(marker)!r}).write_text, "yes")
+                daemon = VALUE == 1  # the mutant (VALUE = 2) makes it keep the process alive
+                threading.Thread(target=time.sleep, args=(600,), daemon=daemon).start()
+            """
+        )
+    )
+    assert _outcome(server, checkout) == "survived"
+    assert marker.read_text() == "yes"  # the handler ran in the forked child
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = 2\n")
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 5)
+    assert outcome is not None and outcome[0] == "killed-timeout"
+    assert mutation._pytest(checkout, ["tests"], 5)[0] == "killed-timeout"
+
+
+def test_a_survivor_of_the_selected_tests_is_run_against_every_mapped_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value computed once per process is covered only by the first test that asks for it;
+    a mutant there is selected for that test alone. It is killed by a later test, which the
+    confirming run of every mapped test finds; a true survivor is reported as such."""
+    repo = tmp_path / "repo"
+    (repo / "pkgy").mkdir(parents=True)
+    (repo / "pkgy" / "__init__.py").write_text("")
+    (repo / "pkgy" / "lazy.py").write_text(
+        textwrap.dedent(
+            """\
+            _cache = {}
+
+
+            def answer():
+                if "v" not in _cache:
+                    _cache["v"] = 40 + 2
+                return _cache["v"]
+
+
+            def unchecked():
+                return 7
+            """
+        )
+    )
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_first.py").write_text(
+        "from pkgy.lazy import answer, unchecked\n\n\n"
+        "def test_first():\n    assert answer() is not None\n    unchecked()\n"
+    )
+    (repo / "tests" / "test_second.py").write_text(
+        "from pkgy.lazy import answer\n\n\ndef test_second():\n    assert answer() == 42\n"
+    )
+    monkeypatch.setattr(mutation, "REPO", repo)
+    tests = ["tests/test_first.py", "tests/test_second.py"]
+    out = tmp_path / "results"
+    opts = mutation.Options(tests=tests, fork=False)
+    summary = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
+    by_line = {}
+    for r in summary["results"]:
+        by_line.setdefault(r["line"], []).append(r)
+    plus = next(r for r in by_line[6] if r["mutation"] == "40 + 2 -> 40 - 2")
+    assert plus["tests"] == 1  # the selection picked test_first alone
+    assert plus["outcome"] == "killed" and plus["missed"] is True
+    seven = next(r for r in by_line[11] if r["mutation"] == "7 -> 8")
+    assert seven["outcome"] == "survived" and seven["missed"] is False
+    assert summary["selection_missed"] >= 1
+    # a rerun takes the confirmed survivor from the cache, until a mapped test changes
+    again = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
+    seven = next(r for r in again["results"] if r["line"] == 11 and r["mutation"] == "7 -> 8")
+    assert seven.get("cached") is True
+    (repo / "tests" / "test_second.py").write_text(
+        "from pkgy.lazy import answer, unchecked\n\n\n"
+        "def test_second():\n    assert answer() == 42\n    assert unchecked() == 7\n"
+    )
+    third = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
+    seven = next(r for r in third["results"] if r["line"] == 11 and r["mutation"] == "7 -> 8")
+    assert seven["outcome"] == "killed" and not seven.get("cached")
