@@ -950,10 +950,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "there: the same mappings, only unmapped on the saving thread instead of the reaper's "
         "(slower when gc deleted its file, which no test times)"
     ),
-    (_REUSE, "_retire(maps)", "drop call: _retire(maps)"): (
-        "the dropped mappings' last references go when keep_only (or remember) returns, which "
-        "unmaps them there: the same mappings, unmapped on the saving thread"
-    ),
+    # "drop call: _retire(maps)" was listed here until 1 December: the mappings are then
+    # unmapped on the saving thread; test_a_process_whose_mappings_were_retired_still_exits
+    # now checks that the unmapping thread was started, which kills it.
     (_REUSE, "_retired.put(m)", "drop call: _retired.put(m)"): (
         "the mapping not queued loses its last reference when the caller returns, which "
         "unmaps it there: the same mappings, unmapped on the saving thread"
