@@ -1418,8 +1418,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             digests[files] = hash_tests(REPO, list(files))
         return digests[files]
 
-    ckey = cover_key(original, tests, digest(tests)) if opts.select else "no-select"
     all_digest = digest(tests)
+    ckey = cover_key(original, tests, all_digest) if opts.select else "no-select"
 
     def judged(m: Mutant) -> bool:
         """Listed in EQUIVALENT: its survival is argued, not confirmed by running more tests."""
@@ -1516,7 +1516,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             copies.put(where)
         servers: dict[Path, ForkServer] = {}
         if paths and opts.fork and time.monotonic() < opts.deadline:
-            servers = _fork_servers(module, paths, tests, digest(tests), out_dir)
+            servers = _fork_servers(module, paths, tests, all_digest, out_dir)
 
         def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float, dict[str, Any]]:
             where = copies.get()

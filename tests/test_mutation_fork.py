@@ -274,6 +274,13 @@ def test_a_survivor_of_the_selected_tests_is_run_against_every_mapped_test(
     again = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
     seven = next(r for r in again["results"] if r["line"] == 11 and r["mutation"] == "7 -> 8")
     assert seven.get("cached") is True
+    # a change to a test the selection did not pick still reruns it: its survival was
+    # confirmed against every mapped test, and one of them is no longer the same
+    with open(repo / "tests" / "test_second.py", "a") as f:
+        f.write("# edited\n")
+    fourth = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
+    seven = next(r for r in fourth["results"] if r["line"] == 11 and r["mutation"] == "7 -> 8")
+    assert seven["outcome"] == "survived" and not seven.get("cached")
     (repo / "tests" / "test_second.py").write_text(
         "from pkgy.lazy import answer, unchecked\n\n\n"
         "def test_second():\n    assert answer() == 42\n    assert unchecked() == 7\n"
