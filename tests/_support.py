@@ -72,3 +72,84 @@ def run_without_dac_override(code: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+# Every process a test starts carries this variable (set in os.environ for the test's
+# duration, so it reaches children through subprocess_env and plain inheritance alike), with
+# a value unique to the test (after those of the tests around it, when a test runs pytest
+# itself): the guard in conftest.py finds them again by it, orphans and
+# processes in sessions of their own included, and stops those still running.
+PROCESS_MARK = "LEDGER_TEST_PROCESS_MARK"
+
+# Helpers that the standard library or torch start once and keep for the life of the test
+# process: not left behind by one test.
+_LONG_LIVED = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "compile_worker")
+
+
+def _long_lived(proc: Any) -> bool:
+    import psutil
+
+    try:
+        return any(part in arg for arg in proc.cmdline() for part in _LONG_LIVED)
+    except psutil.Error:
+        return False
+
+
+def processes_of(mark: str, since: float, known: set[int], shared: set[int]) -> list[Any]:
+    """The running (not zombie) processes started by the test whose mark is ``mark``: this
+    process's descendants that are not in ``known``, and any process created since ``since``
+    whose environment carries the mark (a child whose parent died, or that left its tree);
+    not those in ``shared`` or below one of them."""
+    import psutil
+
+    found: dict[int, psutil.Process] = {}
+    try:
+        for p in psutil.Process().children(recursive=True):
+            if p.pid not in known:
+                found[p.pid] = p
+    except psutil.Error:
+        pass
+    for p in psutil.process_iter(["create_time"]):
+        created = p.info.get("create_time")
+        if p.pid in found or p.pid in known or not created or created < since - 1:
+            continue
+        try:
+            if mark in p.environ().get(PROCESS_MARK, "").split():
+                found[p.pid] = p
+        except psutil.Error:  # gone, or another user's
+            continue
+    alive = []
+    for p in found.values():
+        try:
+            if shared and shared.intersection(q.pid for q in [p, *p.parents()]):
+                continue
+            if p.status() != psutil.STATUS_ZOMBIE and not _long_lived(p):
+                alive.append(p)
+        except psutil.Error:
+            continue
+    return alive
+
+
+def stop_processes(procs: list[Any], grace: float = 3.0) -> list[str]:
+    """Wait up to ``grace`` seconds for ``procs`` to end, then SIGKILL the rest with all their
+    descendants (taken first: once a parent is gone they can no longer be found from it).
+    Returns one line per process that had to be killed."""
+    import psutil
+
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    killed: list[str] = []
+    victims: dict[int, psutil.Process] = {}
+    for p in alive:
+        try:
+            for q in [p, *p.children(recursive=True)]:
+                victims[q.pid] = q
+        except psutil.Error:
+            continue
+    for p in victims.values():
+        try:
+            killed.append(f"pid {p.pid}: {' '.join(p.cmdline())[:200]}")
+            p.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(list(victims.values()), timeout=10)
+    return killed

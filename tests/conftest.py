@@ -1,13 +1,90 @@
 from __future__ import annotations
 
+import itertools
+import os
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _support import PROCESS_MARK, processes_of, stop_processes
 
 from ledger.store import Store
+
+_tests = itertools.count()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_PASSED] = report.passed
+    return report
+
+
+_CALL_PASSED = pytest.StashKey[bool]()
+
+
+# Processes started by fixtures wider than a test (a server for the session, say), with all
+# their descendants: shared, so no test owns them.
+_SHARED: set[int] = set()
+
+
+class _SharedProcesses:
+    """Notes what a fixture wider than a test starts. A plugin registered for the whole run:
+    a session's fixtures belong to the root, above this conftest's folder, where this
+    conftest's own hooks are not called."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[object]) -> object:
+        if fixturedef.scope == "function":
+            return (yield)
+        import psutil
+
+        me = psutil.Process()
+        before = {p.pid for p in me.children(recursive=True)}
+        mark = os.environ.pop(PROCESS_MARK, None)  # set up on the fly, inside a test
+        try:
+            return (yield)
+        finally:
+            if mark is not None:
+                os.environ[PROCESS_MARK] = mark
+            _SHARED.update(p.pid for p in me.children(recursive=True) if p.pid not in before)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_SharedProcesses(), "ledger-shared-processes")
+
+
+@pytest.fixture(autouse=True)
+def _stops_its_processes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test stops the processes it started: whatever is still running when it ends,
+    passed or failed, is killed with its descendants here. A test that passed yet left one
+    running fails (it would leak on every run, and its ResourceWarning would fail another)."""
+    import psutil
+
+    mark = f"{os.getpid()}-{next(_tests)}"
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    since = time.time()
+    saved = os.environ.get(PROCESS_MARK)
+    os.environ[PROCESS_MARK] = f"{saved} {mark}" if saved else mark  # an inner pytest's too
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(PROCESS_MARK, None)
+        else:
+            os.environ[PROCESS_MARK] = saved
+    left = processes_of(mark, since, before, _SHARED)
+    killed = stop_processes(left) if left else []
+    if killed and request.node.stash.get(_CALL_PASSED, False):
+        pytest.fail(
+            "the test left processes running (stop them in a finally or a fixture):\n"
+            + "\n".join(killed),
+            pytrace=False,
+        )
 
 
 @pytest.fixture
