@@ -129,8 +129,9 @@ def test_the_guard_stops_what_a_test_left_running(tmp_path: Path) -> None:
     assert "FAILED tests/test_inner.py::test_fails_and_leaves_a_child" in out, out
     assert "PASSED tests/test_inner.py::test_stops_its_child" in out, out
     assert "PASSED tests/test_inner.py::test_a_child_that_ends_in_the_grace_period" in out, out
-    assert "PASSED tests/test_inner.py::test_asks_for_a_shared_process_on_the_fly" in out, out
-    assert "PASSED tests/test_inner.py::test_the_shared_process_outlives_the_test_that_started_it" in out
+    for name in ("test_asks_for_a_shared_process_on_the_fly",
+                 "test_the_shared_process_outlives_the_test_that_started_it"):  # fmt: skip
+        assert f"PASSED tests/test_inner.py::{name}" in out, out
     assert "3 errors" in out and "1 failed" in out, out
     # Nothing the inner tests started outlives them: each sleeper (2 minutes) is gone.
     noted = [int(line) for line in pids.read_text().split()]
