@@ -24,11 +24,19 @@ from .._hashing import ALGO_PREFIX, hash_bytes
 from ..errors import CorruptObjectError, MissingObjectError, UsageError
 from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
+from ..store.objects import MIN_SAVING
 from .ckpt_codec import tensor_bytes, torch_dtype
 from .ckpt_reuse import keep_only, likely_new, remember, reused
-from .ckpt_write import ChunkWriter, Written, compression_pays
+from .ckpt_write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
 
-__all__ = ["CHUNK_SIZE", "WriteStats", "map_threads", "read_tensors", "write_tensors"]
+__all__ = [
+    "CHUNK_SIZE",
+    "WriteStats",
+    "map_threads",
+    "min_saving",
+    "read_tensors",
+    "write_tensors",
+]
 
 CHUNK_SIZE = 64 << 20  # one object per 64 MiB of a tensor
 # The codec is judged on this much of each chunk, not the store's 1 MiB: 64 KiB costs ~0.1 ms,
@@ -108,6 +116,21 @@ def _chunks(view: memoryview, size: int) -> Iterator[memoryview]:
         yield view[start : start + size]
 
 
+def min_saving(compress: bool | None) -> float | None:
+    """The saving a chunk's sample must show to be compressed (None: never), for
+    ``save_checkpoint(compress=...)``: None (default) a third, True the store's 10%."""
+    if compress is None:
+        return SAVING_BY_DEFAULT
+    if compress is True:
+        return MIN_SAVING
+    if compress is False:
+        return None
+    raise UsageError(
+        f"compress must be None, True or False, got {compress!r}",
+        hint="leave it out to compress only chunks zstd makes a third smaller",
+    )
+
+
 def _chunk_count(nbytes: int, chunk_size: int) -> int:
     return max(1, -(-nbytes // chunk_size))
 
@@ -119,8 +142,11 @@ def write_tensors(
     chunk_size: int = CHUNK_SIZE,
     fault: Callable[[str], None] = lambda phase: None,
     trust_version_counter: bool = False,
+    compress: bool | None = None,
 ) -> tuple[list[TensorEntry], WriteStats]:
-    """Write every tensor's chunks as objects; entries in the order given."""
+    """Write every tensor's chunks as objects; entries in the order given. ``compress``: see
+    ``min_saving``."""
+    saving = min_saving(compress)
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise UsageError(
             f"chunk_size must be a positive int (bytes), got {chunk_size!r}",
@@ -159,7 +185,8 @@ def write_tensors(
         def then(oid: str, written: bool) -> None:  # the object has its name now
             remember(objects, key, j, oid, data, written)
 
-        oid, written = writer.put(data, compression_pays(data[:_SAMPLE]), then)
+        pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
+        oid, written = writer.put(data, pays, then)
         if written is None:  # found stored: vouched for only after a comparison
             remember(objects, key, j, oid, data, False)
         return oid, written, False

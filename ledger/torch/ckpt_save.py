@@ -45,7 +45,7 @@ from .ckpt_common import (
     write_event,
 )
 from .ckpt_dist import all_gather_json, background_group, rank_and_world
-from .ckpt_io import CHUNK_SIZE, write_tensors
+from .ckpt_io import CHUNK_SIZE, min_saving, write_tensors
 
 __all__ = ["save_checkpoint"]
 
@@ -62,6 +62,7 @@ def save_checkpoint(
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
     trust_version_counter: bool = False,
+    compress: bool | None = None,
     background: Literal[False] = False,
 ) -> CheckpointInfo: ...
 
@@ -78,6 +79,7 @@ def save_checkpoint(
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
     trust_version_counter: bool = False,
+    compress: bool | None = None,
     background: Literal[True],
 ) -> PendingCheckpoint: ...
 
@@ -94,6 +96,7 @@ def save_checkpoint(
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
     trust_version_counter: bool = False,
+    compress: bool | None = None,
     background: bool,
 ) -> CheckpointInfo | PendingCheckpoint: ...
 
@@ -109,6 +112,7 @@ def save_checkpoint(
     chunk_size: int = CHUNK_SIZE,
     rng: bool = True,
     trust_version_counter: bool = False,
+    compress: bool | None = None,
     background: bool = False,
 ) -> CheckpointInfo | PendingCheckpoint:
     """Save this rank's ``state`` as part of checkpoint ``step`` and publish it atomically.
@@ -127,6 +131,12 @@ def save_checkpoint(
     buffers kept between saves, one save in flight; the next save and interpreter exit wait
     for it).
 
+    ``compress``: by default (None) a chunk is compressed (zstd) only when that makes it at
+    least a third smaller (zeros, masks, integer ids, sparse tensors); float weights are
+    stored raw, since compressing their exponent bytes takes the save longer than writing
+    them. ``True`` compresses every chunk zstd makes 10% smaller (smaller checkpoints, slower
+    saves: 10-40 ms of CPU per 8 MB of float weights); ``False`` never compresses.
+
     ``trust_version_counter=True`` skips even comparing CPU tensors whose storage and autograd
     version counter are unchanged since this process's previous save. It is faster, and wrong
     if your code writes tensors without bumping the counter (``p.data.mul_()``, numpy views).
@@ -143,6 +153,7 @@ def save_checkpoint(
         )
     if not isinstance(state, dict):
         raise UsageError(f"state must be a dict, got {type(state).__name__}")
+    min_saving(compress)  # a bad value is refused before anything is written
     if background and trust_version_counter:
         raise UsageError(
             "trust_version_counter=True is not supported with background=True",
@@ -158,6 +169,7 @@ def save_checkpoint(
         group = background_group() if background else None
 
         job = _Job(st, run, step, rank, world, rng_state, chunk_size, trust_version_counter)
+        job.compress = compress
         job.keep_last, job.note, job.group, job.t0 = keep_last, note, group, t0
         try:
             skeleton, tensors = encode_state(state)
@@ -199,6 +211,7 @@ class _Job:
         self.note = ""
         self.group: Any = None
         self.t0 = 0.0
+        self.compress: bool | None = None
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -255,6 +268,7 @@ class _Job:
                 chunk_size=self.chunk_size,
                 fault=fault,
                 trust_version_counter=self.trust,
+                compress=self.compress,
             )
         finally:
             thread.join()

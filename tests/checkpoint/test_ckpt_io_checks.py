@@ -185,12 +185,12 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
     lock = threading.Lock()
     real_pays = ckpt_io.compression_pays
 
-    def pays(sample: Any) -> bool:
+    def pays(sample: Any, min_saving: float) -> bool:
         with lock:
             judged[0] += 1
             if judged[0] == 3 * ckpt_write._SYNCERS:
                 raise RuntimeError("this chunk fails")
-        return real_pays(sample)
+        return real_pays(sample, min_saving)
 
     real_stop = ckpt_write.ChunkWriter._stop
 
