@@ -26,7 +26,7 @@ from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from ..store.objects import MIN_SAVING
 from .ckpt_codec import tensor_bytes, torch_dtype
-from .ckpt_reuse import keep_only, likely_new, remember, reused
+from .ckpt_reuse import has_mapping, keep_only, likely_new, remember, reused
 from .ckpt_write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
 
 __all__ = [
@@ -178,6 +178,7 @@ def write_tensors(
         hashed, and written unless found stored."""
         i, j, data = job
         key = tensors[i][0]
+        changed = has_mapping(objects, key, j)  # and so compared, unless equal below
         oid = reused(objects, key, j, data)
         if oid is not None:
             return oid, None, True
@@ -186,7 +187,10 @@ def write_tensors(
             remember(objects, key, j, oid, data, written)
 
         pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
-        oid, written = writer.put(data, pays, then)
+        # A chunk that changed since the last save goes around the page cache (it will
+        # likely change again: caching it buys no faster comparison next time); a chunk saved
+        # for the first time goes through it, for the next save to compare with.
+        oid, written = writer.put(data, pays, then, direct=changed)
         if written is None:  # found stored: vouched for only after a comparison
             remember(objects, key, j, oid, data, False)
         return oid, written, False

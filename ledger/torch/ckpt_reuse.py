@@ -32,6 +32,7 @@ __all__ = [
     "MEMCMP",
     "MIN_BYTES",
     "forget",
+    "has_mapping",
     "keep_only",
     "likely_new",
     "remember",
@@ -118,6 +119,14 @@ def _address(data: memoryview) -> int:
 
 
 _PROBE = 4 << 10
+
+
+def has_mapping(objects: ObjectStore, key: str, index: int) -> bool:
+    """Whether an earlier save of chunk ``index`` of ``key`` into this ledger is mapped: a
+    chunk that has one and is written anyway changed since (``ckpt_write`` writes it around
+    the page cache, as it will likely change again)."""
+    with _lock:
+        return (key, index) in _maps.get(str(objects.root), {})
 
 
 def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> bool:
