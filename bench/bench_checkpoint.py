@@ -97,50 +97,102 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
         save(incz, compress=True)
         save(trusted, trust_version_counter=True)
         save(bg, background=True).wait()
-        for r in range(rounds):
+
+        def torch_save() -> None:
             pt.unlink(missing_ok=True)
+            os.sync()
             add("torch_save", timed(lambda: _torch_save(state, pt)))
+
+        def fresh_save() -> None:
             if fresh.exists():  # its mappings go with it, as a new process would have none
                 forget(Store.open(fresh).objects)
             shutil.rmtree(fresh, ignore_errors=True)
             Store.init(fresh)
+            os.sync()
             add("ledger_save_fresh", timed(lambda: save(fresh)))
-            touch_tenth()
-            # The default and compress=True take turns going first, round by round.
-            for which in ("default", "zstd") if r % 2 == 0 else ("zstd", "default"):
-                if which == "default":
-                    add("ledger_save_10pct_new", timed(lambda: infos.append(save(inc))))
-                    add("bytes_new_10pct", float(infos[-1].bytes_new))
-                else:
-                    add("ledger_save_10pct_new_zstd", timed(lambda: save(incz, compress=True)))
+
+        def default_save() -> None:
+            os.sync()
+            add("ledger_save_10pct_new", timed(lambda: infos.append(save(inc))))
+            add("bytes_new_10pct", float(infos[-1].bytes_new))
+
+        def zstd_save() -> None:
+            os.sync()
+            add("ledger_save_10pct_new_zstd", timed(lambda: save(incz, compress=True)))
+
+        def trusted_save() -> None:
+            os.sync()
             add(
                 "ledger_save_10pct_new_trusted",
                 timed(lambda: save(trusted, trust_version_counter=True)),
             )
+
+        def background_save() -> None:
+            os.sync()
             t = time.perf_counter()
             pending = save(bg, background=True)
             add("background_blocked", time.perf_counter() - t)  # the whole call, wall time
             add("background_total", pending.wait().seconds)
-            blocked, fut = _dcp_async_save(state, work / f"dcp-{r}")
+
+        def dcp_save() -> None:
+            dest = work / "dcp"
+            shutil.rmtree(dest, ignore_errors=True)
+            os.sync()
+            blocked, fut = _dcp_async_save(state, dest)
             t = time.perf_counter()
             fut.result()
             add("dcp_async_blocked", blocked)
             add("dcp_async_total", blocked + time.perf_counter() - t)
-            shutil.rmtree(work / f"dcp-{r}", ignore_errors=True)
+
+        def hash_all() -> None:
             add("hash_only", timed(lambda: [hash_bytes(v) for v in views]))
+
+        ops = [
+            torch_save,
+            fresh_save,
+            default_save,
+            zstd_save,
+            trusted_save,
+            background_save,
+            dcp_save,
+            hash_all,
+        ]
+        for r in range(rounds):
+            touch_tenth()  # what every 90%-unchanged save of this round finds changed
+            # The order rotates round by round, and each timed write starts after a sync: no
+            # operation always follows the same one (a 400 MB write and delete leaves the
+            # disk busy for the next), nor always comes first.
+            for op in ops[r % len(ops) :] + ops[: r % len(ops)]:
+                op()
         _torch_save(state, pt)
-        out["torch_load"] = []
-        out["ledger_load"] = []
-        import torch
-
-        from ledger.torch.checkpoint import load_checkpoint
-
-        for _ in range(rounds):
-            add("torch_load", timed(lambda: torch.load(pt, weights_only=True)))
-            add("ledger_load", timed(lambda: load_checkpoint(store=inc, run_id="bench")))
+        # A load happens once, at resume, in a new process: each is timed in a fresh child, so
+        # neither reuses the memory a previous load freed (in one process, glibc hands a
+        # freed state back without page faults to whichever load comes next).
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        for r in range(rounds):
+            for op in (
+                ("torch-load", "ledger-load") if r % 2 == 0 else ("ledger-load", "torch-load")
+            ):
+                cmd = [sys.executable, __file__, "--time-load", op, str(pt), str(inc)]
+                res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+                add(op.replace("-", "_"), float(res.stdout))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _time_load(op: str, pt: Path, store: Path) -> float:
+    """Runs in a fresh process: seconds of one load of the bench's state, imports excluded."""
+    import torch
+
+    from ledger.torch.checkpoint import load_checkpoint
+
+    t = time.perf_counter()
+    if op == "torch-load":
+        torch.load(pt, weights_only=True)
+    else:
+        load_checkpoint(store=store, run_id="bench")
+    return time.perf_counter() - t
 
 
 def _rss_now() -> int:
@@ -257,7 +309,10 @@ def run(quick: bool) -> list[Row]:
     tensor_mib = total / N_TENSORS / 2**20
     med = {k: statistics.median(v) for k, v in t.items()}
 
-    def ratio_row(what: str, key: str, ref: str, ref_key: str, limit: float | None) -> Row:
+    def ratio_row(
+        what: str, key: str, ref: str, ref_key: str, limit: float | None, note: str = ""
+    ) -> Row:
+        """``note`` replaces the section's common note for this row."""
         # Each round's figure over the same round's reference, then the median of those.
         ratios = [a / b for a, b in zip(t[key], t[ref_key], strict=True)]
         r = statistics.median(ratios)
@@ -269,10 +324,12 @@ def run(quick: bool) -> list[Row]:
             ratio=r,
             target="" if limit is None else f"<= {limit}x",
             passed=None if limit is None else r <= limit,
-            note=f"{mb}; each ratio: the median over {len(ratios)} interleaved rounds of the "
-            "round's figure over the same round's reference (range shown after it); a background "
-            "save holds one copy of the state in staging buffers kept between saves (peak RSS "
-            "rows)",
+            note=note
+            or f"{mb}; each ratio: the median over {len(ratios)} interleaved rounds of the "
+            "round's figure over the same round's reference (range shown after it); in each "
+            "round 10% of the tensors change first, then the operations run in an order that "
+            "rotates from round to round, each timed write after a `sync`; a background save "
+            "holds one copy of the state in staging buffers kept between saves (peak RSS rows)",
         )
 
     ts = "torch.save+fsync"
@@ -324,7 +381,14 @@ def run(quick: bool) -> list[Row]:
             None,
         ),
         ratio_row(
-            "load (verified)", "ledger_load", "torch.load(weights_only=True)", "torch_load", 1.0
+            "load (verified)",
+            "ledger_load",
+            "torch.load(weights_only=True)",
+            "torch_load",
+            1.0,
+            note=f"{mb}; median over {ROUNDS} rounds of the round's ratio; each load in a "
+            "fresh process (its imports not timed), as at a resume, the two in alternating "
+            "order, the files' pages cached",
         ),
         ratio_row(
             "BLAKE3 of the whole state (part of every save)", "hash_only", ts, "torch_save", None
@@ -380,7 +444,9 @@ def run(quick: bool) -> list[Row]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+    if len(sys.argv) > 1 and sys.argv[1] == "--time-load":
+        print(_time_load(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(_child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))))
     else:
         for row in run(quick="--quick" in sys.argv):
