@@ -188,6 +188,8 @@ MODULES: dict[str, list[str]] = {
     "ledger/torch/ckpt_load.py": _CKPT_TESTS,
     "ledger/torch/ckpt_io.py": [
         "tests/checkpoint/test_ckpt_io_checks.py",
+        "tests/checkpoint/test_ckpt_compress.py",
+        "tests/checkpoint/test_ckpt_direct.py",
         "tests/checkpoint/test_ckpt_save_chunk_size.py",
         "tests/checkpoint/test_ckpt_reuse.py",
         "tests/checkpoint/test_ckpt_reuse_checks.py",
@@ -237,6 +239,7 @@ MODULES: dict[str, list[str]] = {
     # stored there is a corrupt checkpoint).
     "ledger/torch/ckpt_reuse.py": [
         "tests/checkpoint/test_ckpt_reuse_checks.py",
+        "tests/checkpoint/test_ckpt_direct.py",
         "tests/checkpoint/test_ckpt_reuse.py",
         "tests/checkpoint/test_ckpt_io_checks.py",
         *_CKPT_FAST,
@@ -244,6 +247,8 @@ MODULES: dict[str, list[str]] = {
     # mutwrite: the checkpoint chunk writer (a bug names a chunk before it is durable, or
     # under another's id), its own tests first, then the save tests that reach it.
     "ledger/torch/ckpt_write.py": [
+        "tests/checkpoint/test_ckpt_direct.py",
+        "tests/checkpoint/test_ckpt_compress.py",
         "tests/checkpoint/test_ckpt_write_checks.py",
         "tests/checkpoint/test_ckpt_write.py",
         "tests/checkpoint/test_ckpt_io_checks.py",
@@ -881,6 +886,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):",
         "True -> False",
     ): "results has one slot for each job: the lengths always agree",
+    **{
+        ("ledger/torch/ckpt_write.py", "_PIECE = 4 << 20", mutation): (
+            "the size of the aligned pieces an O_DIRECT write copies and writes one after the "
+            "other: 5 MiB and 8 MiB are whole 4 KiB blocks too, and any such size writes the "
+            "same bytes at the same offsets (only the number of pwrite calls changes)"
+        )
+        for mutation in ("4 -> 5", "20 -> 21")
+    },
+    ("ledger/torch/ckpt_write.py", '_O_DIRECT = getattr(os, "O_DIRECT", 0)', "0 -> 1"): (
+        "the default for a platform without O_DIRECT; Linux, where the tests run, has it"
+    ),
     **{
         ("ledger/torch/ckpt_io.py", "_READ_PIECE = 256 << 10", mutation): (
             "the size of the pieces a load reads and hashes one after the other: any size "

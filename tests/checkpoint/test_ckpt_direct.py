@@ -219,19 +219,30 @@ def test_a_chunk_goes_around_the_page_cache_once_it_changed_since_the_last_save(
     g = torch.Generator().manual_seed(3)
     # 2 MiB + 3 floats: a last piece that is not a whole block; one that never changes; and
     # one under DIRECT_MIN.
+    mib = ckpt_write.DIRECT_MIN // 4
+    assert mib == 1 << 18  # 1 MiB of float32
     state = {
         "moving": torch.randn((1 << 19) + 3, generator=g),
         "frozen": torch.randn(1 << 19, generator=g),
         "small": torch.randn(1000, generator=g),
+        "at_min": torch.randn(mib, generator=g),  # exactly DIRECT_MIN bytes: direct
+        "under_min": torch.randn(mib - 1, generator=g),  # 4 bytes short: buffered
     }
+    moving = ("moving", "small", "at_min", "under_min")
     save_checkpoint({"m": state}, step=1, store=store, run_id="r")
     assert used == []
     for step in (2, 3):
-        state["moving"].add_(1.0)
-        state["small"].add_(1.0)
+        for k in moving:
+            state[k].add_(1.0)
         info = save_checkpoint({"m": state}, step=step, store=store, run_id="r")
-        assert info.bytes_new == ((1 << 19) + 3 + 1000) * 4
-    assert [n for n, _ in used] == [((1 << 19) + 3) * 4] * 2  # the moving tensor, twice
+        assert info.bytes_new == sum(state[k].numel() * 4 for k in moving)
+    # The moving tensor and the one of exactly DIRECT_MIN bytes, twice each.
+    assert sorted(n for n, _ in used) == [
+        1 << 20,
+        1 << 20,
+        ((1 << 19) + 3) * 4,
+        ((1 << 19) + 3) * 4,
+    ]
     if not all(ok for _, ok in used):
         assert not _direct_works(store.objects.tmp_dir)
     loaded = load_checkpoint(store=store, run_id="r").state["m"]
