@@ -1,7 +1,8 @@
 """The object file's codec byte and the rules that choose it, pinned at their boundaries.
 
 docs/format.md: one codec byte (``0x00`` raw, ``0x01`` one zstd frame) then the payload; zstd
-is kept only when it saves at least 10%; content under 64 bytes is stored raw; a stream (and
+is kept only when it saves at least 10%; content under 64 bytes is stored raw; content over
+4 KiB whose first 4 KiB does not save 10% is stored raw without judging more; a stream (and
 content over 1 MiB) is judged by its first MiB. Mutation testing (issue #18) showed that no
 test pinned these numbers, so any of them could change without a test noticing.
 """
@@ -15,7 +16,7 @@ import pytest
 import zstandard
 
 from ledger.store import Store
-from ledger.store.objects import SAMPLE, compression_pays
+from ledger.store.objects import HEAD, SAMPLE, compression_pays, head_pays
 
 
 def _file(store: Store, oid: str) -> bytes:
@@ -40,8 +41,9 @@ def test_content_under_64_bytes_is_stored_raw(store: Store) -> None:
 
 
 def _with_saving(zeros: int) -> bytes:
-    """10,000 bytes that zstd shrinks by about ``zeros`` / 10,000."""
-    return random.Random(7).randbytes(10_000 - zeros) + bytes(zeros)
+    """10,000 bytes that zstd shrinks by about ``zeros`` / 10,000 (zeros first: the head
+    compresses, so the whole is judged)."""
+    return bytes(zeros) + random.Random(7).randbytes(10_000 - zeros)
 
 
 def test_zstd_is_kept_only_when_it_saves_at_least_ten_percent(store: Store) -> None:
@@ -54,9 +56,10 @@ def test_zstd_is_kept_only_when_it_saves_at_least_ten_percent(store: Store) -> N
 
 
 def test_large_content_is_judged_by_its_first_mib(store: Store) -> None:
-    """1 MiB of noise then 3 MiB of zeros: the sample says raw, although the whole compresses."""
+    """Zeros for 8 KiB, noise to 1 MiB, then 3 MiB of zeros: the head compresses, the first
+    MiB does not, and so it is stored raw, although the whole compresses."""
     mib = 1 << 20
-    content = random.Random(3).randbytes(mib) + bytes(3 * mib)
+    content = bytes(2 * HEAD) + random.Random(3).randbytes(mib - 2 * HEAD) + bytes(3 * mib)
     assert compression_pays(content)
     from_bytes = store.objects.put_bytes(content)
     assert _file(store, from_bytes)[:1] == b"\x00"
@@ -74,8 +77,8 @@ def test_a_saving_of_exactly_ten_percent_is_kept(store: Store) -> None:
     noise = random.Random(11).randbytes(10_000)
     packer = zstandard.ZstdCompressor(level=3)
     exact = None
-    for keep in range(8_800, 9_100):  # noise then a repeating filler: +1 byte in, +1 packed
-        content = noise[:keep] + (b"ab" * 5_000)[: 10_000 - keep]
+    for keep in range(8_800, 9_100):  # a repeating filler then noise: +1 byte in, +1 packed
+        content = (b"ab" * 5_000)[: 10_000 - keep] + noise[:keep]
         if len(packer.compress(content)) == 9_000:
             exact = content
             break
@@ -129,3 +132,22 @@ def test_a_stream_is_judged_on_exactly_its_first_mib_like_put_bytes(store: Store
         assert store.objects.put_stream(stream) == from_bytes
         assert _file(store, from_bytes)[:1] == want
         assert store.objects.get_bytes(from_bytes) == content
+
+
+def test_content_over_4_kib_is_judged_on_its_head_first(store: Store) -> None:
+    """Noise for the first 4 KiB, zeros after: stored raw, though the whole would pack; up to
+    exactly 4 KiB the whole is judged, one byte more and the head decides."""
+    rng = random.Random(17)
+    noisy_head = rng.randbytes(HEAD) + bytes(9 * HEAD)
+    assert not head_pays(noisy_head) and not compression_pays(noisy_head)
+    assert _file(store, store.objects.put_bytes(noisy_head))[:1] == b"\x00"
+    assert _file(store, store.objects.put_stream(io.BytesIO(noisy_head)))[:1] == b"\x00"
+    half = rng.randbytes(HEAD // 2)
+    whole = half + bytes(HEAD // 2)  # exactly HEAD: judged whole, and half of it is zeros
+    assert head_pays(whole) and compression_pays(whole)
+    assert _file(store, store.objects.put_bytes(whole))[:1] == b"\x01"
+    longer = half + rng.randbytes(HEAD // 2) + bytes(HEAD)  # HEAD + HEAD: its head is noise
+    assert not head_pays(longer) and not compression_pays(longer)
+    one_more = rng.randbytes(HEAD) + bytes(1)
+    assert not head_pays(one_more)
+    assert head_pays(one_more[:HEAD])  # not over HEAD: the head rule does not apply

@@ -355,3 +355,37 @@ def test_the_descriptor_table_is_grown_once_within_the_limit(
     before, after, same = done.stdout.split()
     assert int(before) < least <= int(after) <= most, done.stdout
     assert same == "True"  # the descriptor it opened, and the one it placed high, are closed
+
+
+def test_content_is_judged_on_its_head_first(tmp_path: Path) -> None:
+    # Content longer than 4 KiB whose first 4 KiB zstd does not shrink by 10% is stored raw
+    # without compressing the rest, though the rest would pack; one whose head packs is judged
+    # whole, as before. put_bytes, put_file and the batch writer agree.
+    from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, HEAD
+
+    rng = __import__("random").Random(11)
+    contents = {
+        "random_head": rng.randbytes(2 * HEAD) + bytes(8 * HEAD),  # would save ~80% whole
+        "zero_head": bytes(2 * HEAD) + rng.randbytes(8 * HEAD),  # ~20% whole: zstd
+        "head_only_packs": bytes(HEAD) + rng.randbytes(40 * HEAD),  # ~2% whole: raw
+        "short_random_then_zeros": rng.randbytes(HEAD // 2) + bytes(HEAD // 2),  # <= HEAD
+        "long_stream": rng.randbytes(HEAD) + bytes(2 * MIB),  # streamed: judged on its head
+    }
+    want = {
+        "random_head": CODEC_RAW,
+        "zero_head": CODEC_ZSTD,
+        "head_only_packs": CODEC_RAW,
+        "short_random_then_zeros": CODEC_ZSTD,
+        "long_stream": CODEC_RAW,
+    }
+    paths = _write(tmp_path / "in", contents)
+    one = Store.init(tmp_path / "one")
+    many = Store.init(tmp_path / "many")
+    direct = Store.init(tmp_path / "bytes")
+    oids = batch.put_files(many.objects, paths)
+    assert oids == [one.objects.put_file(p) for p in paths]
+    assert oids == [direct.objects.put_bytes(d) for d in contents.values()]
+    for name, oid in zip(contents, oids, strict=True):
+        for st in (one, many, direct):
+            assert st.objects.path_of(oid).read_bytes()[0] == want[name], (name, st.root)
+            assert st.objects.get_bytes(oid) == contents[name]

@@ -37,7 +37,15 @@ import zstandard
 
 from .._hashing import hash_bytes
 from .durable import link_unnamed, open_unnamed, others_dirty, sync_dirs, sync_files
-from .objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING, ZSTD_LEVEL, ObjectStore
+from .objects import (
+    CODEC_RAW,
+    CODEC_ZSTD,
+    MIN_COMPRESS,
+    MIN_SAVING,
+    ZSTD_LEVEL,
+    ObjectStore,
+    head_pays,
+)
 
 __all__ = ["SMALL", "put_files"]
 
@@ -105,7 +113,7 @@ def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
     oid = hash_bytes(data)
     payload: bytes | memoryview = data
     codec = CODEC_RAW
-    if len(data) >= MIN_COMPRESS:
+    if len(data) >= MIN_COMPRESS and head_pays(data, _compressor()):
         packed = _compressor().compress(data)
         if len(packed) <= len(data) * (1 - MIN_SAVING):
             payload, codec = packed, CODEC_ZSTD

@@ -27,7 +27,7 @@ from ..errors import (
 )
 from .atomic import fsync_dir, temp_file
 
-__all__ = ["CODEC_RAW", "CODEC_ZSTD", "ObjectStore", "compression_pays"]
+__all__ = ["CODEC_RAW", "CODEC_ZSTD", "HEAD", "ObjectStore", "compression_pays", "head_pays"]
 
 CODEC_RAW = 0
 CODEC_ZSTD = 1
@@ -40,16 +40,37 @@ MIN_COMPRESS = 64
 SAMPLE = 1 << 20
 
 
+# Content longer than this is judged on its first HEAD bytes before anything more: content
+# whose start does not compress (media, random or encrypted bytes, float arrays) is stored
+# raw without compressing the rest. Compressing 4 KiB costs about a tenth of what a 40 kB file
+# costs (5,000 random files of 40 kB: 0.05 s against 0.30 s of CPU), which a batch of small
+# inputs paid on every file.
+HEAD = 4096
+
+
+def head_pays(data: bytes | memoryview, compressor: zstandard.ZstdCompressor | None = None) -> bool:
+    """False if ``data`` is longer than ``HEAD`` and zstd saves less than ``MIN_SAVING`` on
+    its first ``HEAD`` bytes; else True (the rest of the rule decides)."""
+    if len(data) <= HEAD:
+        return True
+    head = data[:HEAD]
+    z = compressor or zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return len(z.compress(head)) <= len(head) * (1 - MIN_SAVING)
+
+
 def compression_pays(sample: bytes | memoryview) -> bool:
-    """Whether zstd saves at least ``MIN_SAVING`` on ``sample``: the writers' codec rule.
+    """Whether zstd saves at least ``MIN_SAVING`` on ``sample`` (judged on its head first):
+    the writers' codec rule.
 
     Callers that write many large objects of one kind (tensor chunks) may judge a smaller
     sample themselves and pass ``compress=`` to ``put_bytes``; compressing costs ~1 ms/MiB.
     """
     if len(sample) < MIN_COMPRESS:
         return False
-    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(sample)
-    return len(packed) <= len(sample) * (1 - MIN_SAVING)
+    z = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    if not head_pays(sample, z):
+        return False
+    return len(z.compress(sample)) <= len(sample) * (1 - MIN_SAVING)
 
 
 def _real_fd(stream: object) -> int | None:
@@ -235,7 +256,7 @@ class ObjectStore:
             # Small content is compressed once and judged by the result; larger content is
             # judged by a sample first, so incompressible weights are never compressed whole.
             use_zstd = len(data) >= MIN_COMPRESS and (
-                len(data) <= SAMPLE or compression_pays(data[:SAMPLE])
+                head_pays(data) if len(data) <= SAMPLE else compression_pays(data[:SAMPLE])
             )
         else:
             use_zstd = compress
