@@ -12,13 +12,14 @@ will likely change again), of ``DIRECT_MIN`` bytes and more, are written with ``
 where the file system takes it (``_write_direct``): from a page-aligned buffer of ``_PIECE``
 bytes, reused, so the chunk goes to the disk without first growing the page cache. A chunk
 saved for the first time goes through the page cache, so that the next save compares with
-it there (``ckpt_reuse``) rather than reading it back from the disk. On a virtual machine whose host
-backs guest memory on first touch and takes back what the guest leaves free (the machine the
-benchmarks run on), a page cache that grows pays a host page fault per 4 KiB page: 5 chunks
-of 8 MB written through the page cache and kept took 135-175 ms a round (110-150 ms of it in
-the kernel), with ``O_DIRECT`` 30-45 ms. Elsewhere it costs about what a buffered write and
-fsync cost, and leaves the page cache to the training data. A file system that refuses
-``O_DIRECT`` (tmpfs, some network file systems) gets buffered writes, remembered per folder.
+it there (``ckpt_reuse``) rather than reading it back from the disk. On a virtual machine
+whose host backs guest memory on first touch and takes back what the guest leaves free (the
+machine the benchmarks run on), a page cache that grows pays a host page fault per 4 KiB
+page: 5 chunks of 8 MB written through the page cache and kept took 135-175 ms a round
+(110-150 ms of it in the kernel), with ``O_DIRECT`` 30-45 ms. Elsewhere it costs about what
+a buffered write and fsync cost, and leaves the page cache to the training data. A file
+system that refuses ``O_DIRECT`` (tmpfs before Linux 6.6, some FUSE and network file
+systems) gets buffered writes, remembered per folder.
 
 The syncer threads are one pool per process (``_Pool``), started on first use and kept for the
 next save: starting threads on every save cost page faults and start-up time on each one. A
@@ -85,7 +86,7 @@ DIRECT_MIN = 1 << 20
 _ALIGN = 4096
 # One O_DIRECT write: a chunk is copied through an aligned buffer of this size, piece by piece
 # (1 MiB pieces: 44 ms for 5 x 8 MB here, 4 MiB: 35 ms, 8 MiB: 30 ms). Buffers are kept
-# between saves, one per writing thread at most: ``_POOL`` x 4 MiB at worst, mapped once.
+# between saves, one per thread writing at once: 16 MiB for a save's four workers.
 _PIECE = 4 << 20
 _O_DIRECT = getattr(os, "O_DIRECT", 0)
 # Folders where O_DIRECT was refused: their temp files are written through the page cache.
@@ -148,14 +149,6 @@ def _pool() -> _Pool:
         return _the_pool
 
 
-def _after_fork() -> None:
-    """A child has none of its parent's threads: it starts its own pool (and fresh locks,
-    which a parent thread may have held at the fork)."""
-    global _the_pool, _pool_lock
-    _the_pool = None
-    _pool_lock = threading.Lock()
-
-
 class _Buffers:
     """Page-aligned buffers of ``_PIECE`` bytes for O_DIRECT writes, mapped on first need and
     kept: a buffer mapped anew for every chunk would pay its page faults every time."""
@@ -178,13 +171,16 @@ class _Buffers:
 _buffers = _Buffers()
 
 
-def _after_fork_buffers() -> None:
-    global _buffers
-    _buffers = _Buffers()  # a parent thread may have held the lock at the fork
+def _after_fork() -> None:
+    """A child has none of its parent's threads: it starts its own pool (and fresh locks,
+    which a parent thread may have held at the fork, the buffers' too)."""
+    global _the_pool, _pool_lock, _buffers
+    _the_pool = None
+    _pool_lock = threading.Lock()
+    _buffers = _Buffers()
 
 
 os.register_at_fork(after_in_child=_after_fork)
-os.register_at_fork(after_in_child=_after_fork_buffers)
 
 
 def _write_buffered(fd: int, codec: int, payload: bytes | memoryview) -> None:
