@@ -90,20 +90,20 @@ def test_a_malformed_id_never_becomes_a_path(store: Store, bad: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["bytes-raw", "bytes-zstd", "stream-raw", "stream-zstd"])
-def test_an_object_file_is_complete_when_it_is_renamed_into_place(
+def test_an_object_file_is_complete_when_it_is_linked_into_place(
     store: Store, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    """Write ordering (docs/format.md): the temp file holds every byte before the rename makes
-    it visible, so a concurrent reader never sees a partial object. The rename is real."""
+    """Write ordering (docs/format.md): the temp file holds every byte before the link makes
+    it visible, so a concurrent reader never sees a partial object. The link is real."""
     content = random.Random(1).randbytes(3000) if how.endswith("raw") else b"z" * 3000
     seen: list[bytes] = []
-    real_replace = os.replace
+    real_link = os.link
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def link(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
         seen.append(Path(src).read_bytes())
-        real_replace(src, dst)
+        real_link(src, dst)
 
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "link", link)
     if how.startswith("bytes"):
         oid = store.objects.put_bytes(content)
     else:

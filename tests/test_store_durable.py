@@ -419,3 +419,71 @@ def test_new_names_are_made_durable_by_one_syncfs_or_one_fsync_per_folder(
         assert (counting.calls, synced) == (1, [])
     else:
         assert (counting.calls, synced) == (0, sorted(folders))
+
+
+def test_a_named_temp_file_is_linked_never_over_an_existing_name(tmp_path: Path) -> None:
+    first, second, final = tmp_path / "a", tmp_path / "b", tmp_path / "obj"
+    first.write_bytes(b"first")
+    second.write_bytes(b"second")
+    assert durable.link_named(first, final)
+    assert not durable.link_named(second, final)
+    assert final.read_bytes() == b"first"
+    assert first.exists() and second.exists()  # the caller removes its temp file
+
+
+@pytest.mark.parametrize("err", [errno.EPERM, errno.EOPNOTSUPP])
+def test_without_hard_links_a_named_temp_file_is_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, err: int
+) -> None:
+    # vfat and some FUSE file systems refuse link(2): a check and a rename instead.
+    def no_links(src: object, dst: object) -> None:
+        raise OSError(err, os.strerror(err))
+
+    monkeypatch.setattr(os, "link", no_links)
+    first, second, final = tmp_path / "a", tmp_path / "b", tmp_path / "obj"
+    first.write_bytes(b"first")
+    second.write_bytes(b"second")
+    assert durable.link_named(first, final)
+    assert not first.exists()
+    assert not durable.link_named(second, final)
+    assert final.read_bytes() == b"first"
+
+
+def test_another_link_error_is_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def read_only(src: object, dst: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "link", read_only)
+    (tmp_path / "a").write_bytes(b"x")
+    with pytest.raises(OSError, match="Read-only"):
+        durable.link_named(tmp_path / "a", tmp_path / "obj")
+    assert not (tmp_path / "obj").exists()
+
+
+def test_of_writers_racing_to_store_one_object_exactly_one_stored_it(tmp_path: Path) -> None:
+    # Each writer checks that the object is missing, then names its temp file: all can pass
+    # the check, and a rename let each of them report the write as its own (new bytes in a
+    # checkpoint's report counted twice). Threads released at once, many rounds.
+    import threading
+
+    from ledger.store import Store
+
+    store = Store.init(tmp_path / ".ledger")
+    for round_ in range(40):
+        data = b"round %d " % round_ * 100
+        barrier = threading.Barrier(4)
+        news: list[bool] = []
+
+        def put(
+            data: bytes = data, barrier: threading.Barrier = barrier, news: list[bool] = news
+        ) -> None:
+            barrier.wait()
+            news.append(store.objects.put_bytes_new(data, compress=False)[1])
+
+        threads = [threading.Thread(target=put) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(news) == [False, False, False, True], round_
+    assert list(store.objects.tmp_dir.iterdir()) == []

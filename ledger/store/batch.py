@@ -36,7 +36,7 @@ from pathlib import Path
 import zstandard
 
 from .._hashing import hash_bytes
-from .durable import link_unnamed, open_unnamed, others_dirty, sync_dirs, sync_files
+from .durable import link_named, link_unnamed, open_unnamed, others_dirty, sync_dirs, sync_files
 from .objects import (
     CODEC_RAW,
     CODEC_ZSTD,
@@ -166,8 +166,8 @@ def _publish(objects: ObjectStore, staged: _Staged) -> None:
         assert fd is not None
         if not link_unnamed(fd, final):  # stored meanwhile (a duplicate, or another writer)
             objects.touch(oid)
-    elif not objects.touch(oid):
-        os.replace(name, final)
+    elif not objects.touch(oid) and not link_named(name, final):
+        objects.touch(oid)  # named by another writer since the check
 
 
 def _make_dirs(fan: Path, root: Path) -> set[Path]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from .atomic import fsync_dir
 
 __all__ = [
+    "link_named",
     "link_unnamed",
     "open_unnamed",
     "others_dirty",
@@ -187,6 +188,26 @@ def _probe(fd: int, dir: Path) -> bool:
             os.unlink(name)
         _unnamed_ok[key] = ok
         return ok
+
+
+def link_named(tmp: Path, path: Path) -> bool:
+    """Give the complete temp file ``tmp`` the name ``path`` too (a hard link); False if
+    ``path`` exists: it is never replaced. The caller removes ``tmp`` after either. Of two
+    writers of one object exactly one gets True, which a check for ``path`` followed by a
+    rename cannot promise (both can find it missing, and both report the write as new).
+    Where the file system has no hard links, it falls back to that check and rename."""
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+            raise
+    if os.path.lexists(path):
+        return False
+    os.replace(tmp, path)
+    return True
 
 
 def link_unnamed(fd: int, path: Path) -> bool:

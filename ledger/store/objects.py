@@ -26,6 +26,7 @@ from ..errors import (
     UsageError,
 )
 from .atomic import fsync_dir, temp_file
+from .durable import link_named
 
 __all__ = ["CODEC_RAW", "CODEC_ZSTD", "HEAD", "ObjectStore", "compression_pays", "head_pays"]
 
@@ -232,8 +233,11 @@ class ObjectStore:
             return False
         final.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(tmp, 0o444)
-        # Concurrent writers of the same id race here harmlessly: both files hold equal content.
-        os.replace(tmp, final)
+        # Of concurrent writers of one id, only the one that names it reports it new; the
+        # caller's temp_file removes ``tmp`` either way.
+        if not link_named(tmp, final):
+            self.touch(oid)
+            return False
         fsync_dir(final.parent)
         return True
 

@@ -50,7 +50,7 @@ import zstandard
 from .._hashing import hash_bytes
 from ..store import ObjectStore
 from ..store.atomic import fsync_dir
-from ..store.durable import link_unnamed, open_unnamed
+from ..store.durable import link_named, link_unnamed, open_unnamed
 from ..store.objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING
 
 __all__ = ["LEVEL", "SAVING_BY_DEFAULT", "ChunkWriter", "Written", "compression_pays"]
@@ -437,10 +437,9 @@ class ChunkWriter:
             if not link_unnamed(fd, final):  # stored meanwhile (a duplicate, another writer)
                 self.objects.touch(oid)  # reused like any object found stored
                 return False
-        elif self.objects.touch(oid):
+        elif self.objects.touch(oid) or not link_named(name, final):
+            self.objects.touch(oid)  # found stored, or named by another writer since the check
             return False
-        else:
-            os.replace(name, final)
         with self._lock:
             self._dirs.add(final.parent)
         return True

@@ -43,7 +43,7 @@ def test_objects_are_durable_before_named_and_their_folders_after(
 ) -> None:
     events: list[tuple[str, Any]] = []
     real_fsync, real_dir = os.fsync, ckpt_write.fsync_dir
-    real_link, real_replace = ckpt_write.link_unnamed, os.replace
+    real_link, real_named = ckpt_write.link_unnamed, ckpt_write.link_named
 
     def fsync(fd: int) -> None:
         real_fsync(fd)
@@ -53,16 +53,16 @@ def test_objects_are_durable_before_named_and_their_folders_after(
         events.append(("name", os.fstat(fd).st_ino))
         return real_link(fd, path)
 
-    def replace(src: Any, dst: Any) -> None:
+    def link_named(src: Path, dst: Path) -> bool:
         events.append(("name", os.stat(src).st_ino))
-        real_replace(src, dst)
+        return real_named(src, dst)
 
     def fsync_dir(d: Path) -> None:
         real_dir(d)
         events.append(("dir", d))
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(ckpt_write, "link_named", link_named)
     monkeypatch.setattr(ckpt_write, "link_unnamed", link_unnamed)
     monkeypatch.setattr(ckpt_write, "fsync_dir", fsync_dir)
     named: list[tuple[str, bool]] = []

@@ -542,7 +542,8 @@ def test_an_error_removing_a_temp_file_is_raised_not_hung(store: Store, monkeypa
         return fn
 
     with monkeypatch.context() as m:
-        # Gone read-only (ext4's errors=remount-ro): the rename fails, then the removal.
+        # Gone read-only (ext4's errors=remount-ro): the link fails, then the removal.
+        m.setattr(os, "link", fails(errno.EROFS, "Read-only file system"))
         m.setattr(os, "replace", fails(errno.EROFS, "Read-only file system"))
         m.setattr(Path, "unlink", fails(errno.EROFS, "Read-only file system"))
         writer = ChunkWriter(store.objects)
