@@ -64,6 +64,55 @@ def test_a_failed_read_leaves_no_temp_files(store: Store, tmp_path: Path) -> Non
     assert list(store.objects.tmp_dir.iterdir()) == []
 
 
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The byte counts of every ``os.readv`` made from now on (this thread and the pool's)."""
+    counts: list[int] = []
+    real = os.readv
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        n = real(fd, buffers)
+        counts.append(n)
+        return n
+
+    monkeypatch.setattr(os, "readv", readv)
+    return counts
+
+
+def test_a_file_of_its_known_size_is_staged_in_one_read(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The size the digest saw ends the read: no second read to find the end of the file.
+    paths = _files(tmp_path / "in")[1:5]  # text, random, dup-a, dup-b: all small, none empty
+    sizes = [os.path.getsize(p) for p in paths]
+    reads = _counting_reads(monkeypatch)
+    assert batch.put_files(store.objects, paths, sizes) == [hash_file(p) for p in paths]
+    assert sorted(reads) == sorted(sizes)
+    reads.clear()
+    assert batch.put_files(store.objects, paths) == [hash_file(p) for p in paths]
+    assert sorted(reads) == sorted([0] * len(paths) + sizes)  # without sizes: read to the end
+
+
+@pytest.mark.parametrize("delta", [-1, 1, -40_000])
+def test_a_file_whose_size_changed_is_read_to_its_end(
+    store: Store, tmp_path: Path, delta: int
+) -> None:
+    # The sizes are a hint: a file that grew or shrank since its digest is stored whole,
+    # under the id of what it holds now.
+    paths = _files(tmp_path / "in")
+    sizes = [max(0, os.path.getsize(p) + delta) for p in paths]
+    oids = batch.put_files(store.objects, paths, sizes)
+    assert oids == [hash_file(p) for p in paths]
+    for p, oid in zip(paths, oids, strict=True):
+        assert store.objects.get_bytes(oid) == Path(p).read_bytes()
+
+
+def test_sizes_must_match_the_paths(store: Store, tmp_path: Path) -> None:
+    paths = _files(tmp_path / "in")
+    with pytest.raises(ValueError, match="5 sizes for 6 paths"):
+        batch.put_files(store.objects, paths, [1] * 5)
+    assert list(store.objects.tmp_dir.iterdir()) == []
+
+
 @pytest.mark.parametrize("size", [0, 5, PIPE_CHUNK - 1, PIPE_CHUNK, 2 * PIPE_CHUNK + 7])
 def test_pipelined_put_file_round_trip(store: Store, tmp_path: Path, size: int) -> None:
     src = tmp_path / "src.bin"
@@ -110,7 +159,7 @@ def test_each_way_of_writing_gives_the_same_objects(
     from ledger.store import durable
 
     if not unnamed:
-        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444: None)
+        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
     if not syncfs:
         monkeypatch.setattr(durable, "sync_filesystem", lambda path: False)
     paths = _files(tmp_path / "in")

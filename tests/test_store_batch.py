@@ -31,7 +31,7 @@ def store(tmp_path: Path) -> Store:
 def unnamed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Both ways of writing temp files: O_TMPFILE, and named ones (no O_TMPFILE, no /proc)."""
     if not request.param:
-        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444: None)
+        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
     return bool(request.param)
 
 
@@ -136,7 +136,7 @@ _FSIZE_CHILD = """
 import errno, resource, signal, sys
 from ledger.store import Store, batch
 if sys.argv[3] == "named":
-    batch.open_unnamed = lambda dir, mode=0o444: None
+    batch.open_unnamed = lambda dir, mode=0o444, umask=None: None
 store = Store.open(sys.argv[1])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))

@@ -240,6 +240,39 @@ def test_a_kernel_without_syncfs_falls_back_to_fdatasync(
 
 
 @linux_only
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o000, 0o537])
+def test_the_umask_is_read_without_changing_it(mask: int) -> None:
+    old = os.umask(mask)
+    try:
+        assert durable.current_umask() == mask
+        assert os.umask(mask) == mask  # still in force
+    finally:
+        os.umask(old)
+
+
+@linux_only
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o333])
+def test_an_unnamed_file_opened_with_the_umask_known_is_read_only(
+    tmp_path: Path, mask: int
+) -> None:
+    # The batch writer reads the umask once and passes it: the file is 0444 all the same.
+    if _fs_name(tmp_path.resolve()) not in _HAS_TMPFILE:
+        pytest.skip("not a file system known to have O_TMPFILE")
+    old = os.umask(mask)
+    fds = []
+    try:
+        for _ in range(2):  # the first call is the probe
+            fd = durable.open_unnamed(tmp_path, umask=mask)
+            assert fd is not None
+            fds.append(fd)
+            assert os.fstat(fd).st_mode & 0o777 == 0o444
+    finally:
+        os.umask(old)
+        for fd in fds:
+            os.close(fd)
+
+
+@linux_only
 def test_unnamed_temp_files_on_a_linux_disk_file_system(tmp_path: Path) -> None:
     # ext4 and tmpfs have O_TMPFILE (Linux 3.11+): every call gives one, the first (the probe
     # that /proc lets linkat name it) and the later ones, and none leaves an entry.

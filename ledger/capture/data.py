@@ -461,7 +461,7 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
 
     files = [job for job in todo if job[1] != "symlink"]
     links = [job for job in todo if job[1] == "symlink"]
-    oids = put_files(store.objects, [job[0] for job in files])
+    oids = put_files(store.objects, [job[0] for job in files], [job[3] for job in files])
     oids += [store.objects.put_bytes(os.fsencode(os.readlink(job[0]))) for job in links]
     for oid, (abspath, _, expected, size) in zip(oids, files + links, strict=True):
         report.stored += 1

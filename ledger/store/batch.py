@@ -36,7 +36,15 @@ from pathlib import Path
 import zstandard
 
 from .._hashing import hash_bytes
-from .durable import link_named, link_unnamed, open_unnamed, others_dirty, sync_dirs, sync_files
+from .durable import (
+    current_umask,
+    link_named,
+    link_unnamed,
+    open_unnamed,
+    others_dirty,
+    sync_dirs,
+    sync_files,
+)
 from .objects import (
     CODEC_RAW,
     CODEC_ZSTD,
@@ -59,9 +67,9 @@ _BATCH = 4096
 # and a thread wake-up each) cost a fifth of the CPU time of storing 5,000 files of 40 kB.
 _CHUNK = 32
 
-# One staged file: its id, the open temp file (None: a large file, stored by put_stream)
-# and the temp file's name (None for an unnamed one).
-_Staged = tuple[str, int | None, Path | None]
+# One staged file: its id, the open temp file (None: a large file, stored by put_stream),
+# the temp file's name (None for an unnamed one) and the bytes written to it.
+_Staged = tuple[str, int | None, Path | None, int]
 
 _local = threading.local()
 
@@ -74,10 +82,14 @@ def _compressor() -> zstandard.ZstdCompressor:
     return c
 
 
-def _read_small(fd: int) -> memoryview:
+def _read_small(fd: int, size: int | None) -> memoryview:
     """Up to ``SMALL + 1`` bytes: all of a small file, or enough to know it is not small.
     Read into this thread's buffer (valid until its next call): a fresh 1 MiB allocation
-    per file, mapped and unmapped, cost more than reading 40 kB."""
+    per file, mapped and unmapped, cost more than reading 40 kB. ``size``, the file's size
+    when it was digested: a first read that returns exactly that many bytes ends the file (a
+    regular file reads short only at its end), which saves the second read that finds the
+    end (one syscall, and one hand-over of the GIL, a file). A file of another size is read
+    to its end, as without ``size``."""
     buf: bytearray | None = getattr(_local, "buf", None)
     if buf is None:
         buf = _local.buf = bytearray(SMALL + 1)
@@ -85,6 +97,8 @@ def _read_small(fd: int) -> memoryview:
     n = 0
     while n <= SMALL and (got := os.readv(fd, [view[n:]])):
         n += got
+        if n == size:
+            break
     return view[:n]
 
 
@@ -98,14 +112,16 @@ def _write_all(fd: int, head: bytes, payload: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
+def _stage(
+    objects: ObjectStore, path: str, size: int | None, sync_each: bool, umask: int | None
+) -> _Staged:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        data = _read_small(fd)
+        data = _read_small(fd, size)
         if len(data) > SMALL:
             os.lseek(fd, 0, os.SEEK_SET)
             with os.fdopen(os.dup(fd), "rb") as f:
-                return objects.put_stream(f), None, None
+                return objects.put_stream(f), None, None, 0
     finally:
         os.close(fd)
     # Not checked against the store here: the caller skips the ids it knows are stored, and
@@ -118,7 +134,7 @@ def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
         if len(packed) <= len(data) * (1 - MIN_SAVING):
             payload, codec = packed, CODEC_ZSTD
     name: Path | None = None
-    out = open_unnamed(objects.tmp_dir)
+    out = open_unnamed(objects.tmp_dir, umask=umask)
     if out is None:
         out, tmp = tempfile.mkstemp(dir=objects.tmp_dir, prefix="obj-")
         name = Path(tmp)
@@ -129,27 +145,31 @@ def _stage(objects: ObjectStore, path: str, sync_each: bool) -> _Staged:
         if sync_each:
             os.fdatasync(out)
     except BaseException:
-        _discard((oid, out, name))
+        _discard((oid, out, name, 0))
         raise
-    return oid, out, name
+    return oid, out, name, 1 + len(payload)
 
 
 def _stage_some(
-    objects: ObjectStore, paths: Sequence[str], sync_each: bool
+    objects: ObjectStore,
+    paths: Sequence[str],
+    sizes: Sequence[int | None],
+    sync_each: bool,
+    umask: int | None,
 ) -> tuple[list[_Staged], BaseException | None]:
     """``_stage`` each file of ``paths`` in turn: what was staged, and the error that stopped
     it (the caller raises it once it has every temp file, to drop them all)."""
     staged: list[_Staged] = []
-    for path in paths:
+    for path, size in zip(paths, sizes, strict=True):
         try:
-            staged.append(_stage(objects, path, sync_each))
+            staged.append(_stage(objects, path, size, sync_each, umask))
         except BaseException as e:
             return staged, e
     return staged, None
 
 
 def _discard(staged: _Staged) -> None:
-    _, fd, name = staged
+    _, fd, name, _ = staged
     if fd is not None:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -160,7 +180,7 @@ def _discard(staged: _Staged) -> None:
 
 def _publish(objects: ObjectStore, staged: _Staged) -> None:
     """Give one durable temp file its object's name, unless the object is there already."""
-    oid, fd, name = staged
+    oid, fd, name, _ = staged
     final = objects.path_of(oid)
     if name is None:
         assert fd is not None
@@ -214,18 +234,26 @@ def _room_for_descriptors(n: int) -> None:
         os.close(fd)
 
 
-def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
+def put_files(
+    objects: ObjectStore, paths: Sequence[str], sizes: Sequence[int | None] | None = None
+) -> list[str]:
     """Store each file of ``paths`` (regular files); returns their ids, in order. When it
     returns, every object is durable under its name. Each file is written to a temp file even
-    if its object is stored already (then dropped): callers leave out the ids they know."""
+    if its object is stored already (then dropped): callers leave out the ids they know.
+    ``sizes``: each file's expected size, if known (it saves a read a file; any size works)."""
     oids: list[str] = []
+    if sizes is None:
+        sizes = [None] * len(paths)
+    elif len(sizes) != len(paths):
+        raise ValueError(f"{len(sizes)} sizes for {len(paths)} paths")
     size = _batch_size()
     _room_for_descriptors(min(size, len(paths)) + 2 * _WORKERS)
     dirs: set[Path] = set()  # folders with new entries not known to be durable yet
     with ThreadPoolExecutor(_WORKERS, thread_name_prefix="ledger-put") as pool:
         try:
             for start in range(0, len(paths), size):
-                oids += _put_batch(objects, paths[start : start + size], pool, dirs)
+                end = start + size
+                oids += _put_batch(objects, paths[start:end], sizes[start:end], pool, dirs)
         finally:
             # Even when a later batch failed: another writer may find (``touch``) and link
             # an object named by an earlier one.
@@ -234,16 +262,23 @@ def put_files(objects: ObjectStore, paths: Sequence[str]) -> list[str]:
 
 
 def _put_batch(
-    objects: ObjectStore, paths: Sequence[str], pool: ThreadPoolExecutor, dirs: set[Path]
+    objects: ObjectStore,
+    paths: Sequence[str],
+    sizes: Sequence[int | None],
+    pool: ThreadPoolExecutor,
+    dirs: set[Path],
 ) -> list[str]:
     """Stage, make durable and name one batch; adds to ``dirs`` the folders whose new entries
     the caller must still make durable (and drops those a ``syncfs`` here made durable)."""
     # A busy machine (much unwritten data of others, which a syncfs would wait for): each
     # file is fdatasynced as it is written, overlapping the other workers' reads and writes.
     sync_each = others_dirty(0)
+    umask = current_umask()  # once for the batch, not an fstat a file
     step = max(1, min(_CHUNK, len(paths) // (4 * _WORKERS)))
     futures = [
-        pool.submit(_stage_some, objects, paths[i : i + step], sync_each)
+        pool.submit(
+            _stage_some, objects, paths[i : i + step], sizes[i : i + step], sync_each, umask
+        )
         for i in range(0, len(paths), step)
     ]
     staged: list[_Staged] = []
@@ -259,8 +294,8 @@ def _put_batch(
         # 2. Durable content first: nothing gets a name before this returns. A syncfs also
         # makes the names given by the batches before this one durable.
         if not sync_each:
-            fds = [fd for _, fd, _ in written if fd is not None]
-            if sync_files(fds, objects.tmp_dir, _WORKERS, sum(os.fstat(fd).st_size for fd in fds)):
+            fds = [fd for _, fd, _, _ in written if fd is not None]
+            if sync_files(fds, objects.tmp_dir, _WORKERS, sum(s[3] for s in written)):
                 dirs.clear()
         # 3. Names, fan directory by fan directory.
         fans: dict[Path, list[_Staged]] = {}
@@ -281,4 +316,4 @@ def _put_batch(
     finally:
         for s in written:
             _discard(s)
-    return [oid for oid, _, _ in staged]
+    return [s[0] for s in staged]

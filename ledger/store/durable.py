@@ -34,6 +34,7 @@ from pathlib import Path
 from .atomic import fsync_dir
 
 __all__ = [
+    "current_umask",
     "link_named",
     "link_unnamed",
     "open_unnamed",
@@ -144,10 +145,24 @@ def sync_dirs(dirs: Collection[Path], root: Path, pool: Executor) -> None:
     list(pool.map(fsync_dir, sorted(dirs)))
 
 
-def open_unnamed(dir: Path, mode: int = 0o444) -> int | None:
+def current_umask() -> int | None:
+    """This process's umask, read without changing it (``/proc/self/status``, Linux 4.7 and
+    later); None where it cannot be read that way."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def open_unnamed(dir: Path, mode: int = 0o444, umask: int | None = None) -> int | None:
     """A new temp file in ``dir`` without a name (``O_TMPFILE``), open for writing, with
     permissions ``mode`` whatever the umask; None where the platform or file system cannot
-    make one and also give it a name later."""
+    make one and also give it a name later. ``umask``: the process's, read by a caller that
+    opens many (``current_umask``), which saves an ``fstat`` of each; None: each is checked."""
     key = os.fspath(dir)
     ok = _unnamed_ok.get(key)
     if ok is False:
@@ -167,8 +182,11 @@ def open_unnamed(dir: Path, mode: int = 0o444) -> int | None:
         # The first file here is a probe: once named and unnamed again it cannot be linked.
         usable = _probe(fd, dir)
         os.close(fd)
-        return open_unnamed(dir, mode) if usable else None
-    if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (a chmod is costlier)
+        return open_unnamed(dir, mode, umask) if usable else None
+    if umask is None:
+        if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (costlier: chmod)
+            os.fchmod(fd, mode)
+    elif umask & mode:
         os.fchmod(fd, mode)
     return fd
 
