@@ -3,7 +3,10 @@
 # ruff and mypy. Called by `make test` and by .ci/run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pytest -q -p no:cacheprovider "$@"
+# pytest-xdist: a worker per core (at most 4: a distributed test starts up to 4 processes),
+# an idle worker taking tests from a busy one; LEDGER_TEST_WORKERS=0 runs all in this process.
+python3 -m pytest -q -p no:cacheprovider -n "${LEDGER_TEST_WORKERS:-auto}" --maxprocesses 4 \
+  --dist worksteal "$@"
 rc=$?
 if [ $rc -eq 5 ]; then
   echo "scripts/test.sh: pytest collected no tests: failing" >&2

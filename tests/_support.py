@@ -13,8 +13,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    """Environment for child processes that must import this checkout's ``ledger``."""
-    env = dict(os.environ)
+    """Environment for child processes that must import this checkout's ``ledger``. A child
+    is not a worker of this run's pytest-xdist (an inner pytest would think it was one)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
     env.update(extra)
     return env
