@@ -753,6 +753,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     # mutrerun: the batch writer after the merges (names made durable once per put_files, the
     # descriptor table grown once, 32 files staged per pool task).
+    # session 12: the staged files' sizes (the barrier's byte count), and the sizes list
+    (_BATCH, "return objects.put_stream(f), None, None, 0", "0 -> 1"): (
+        "the size of a file stored by put_stream, which is never counted: only staged temp "
+        "files (an open descriptor) are summed for the barrier"
+    ),
+    (_BATCH, "_discard((oid, out, name, 0))", "0 -> 1"): (
+        "_discard reads the descriptor and the name, never the size"
+    ),
+    (_BATCH, "for path, size in zip(paths, sizes, strict=True):", "True -> False"): (
+        "sizes is always sliced like paths (put_files refuses lists of unequal lengths): "
+        "strict never has a difference to find"
+    ),
     (_BATCH, "_CHUNK = 32", "32 -> 33"): (
         "one more file staged per pool task: the same files staged, the same objects"
     ),

@@ -130,6 +130,51 @@ def test_storing_again_counts_as_just_written(store: Store, tmp_path: Path, unna
     assert list(store.objects.tmp_dir.iterdir()) == []
 
 
+def test_an_object_named_by_another_writer_after_the_check_counts_as_just_written(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Named temp files: the object was missing when checked, then another writer named it
+    # before this one's link: the link fails, and the object found is touched (gc's grace
+    # period) like any object found stored.
+    monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
+    paths = _write(tmp_path / "in", {"a": b"raced" * 50})
+    (oid,) = batch.put_files(store.objects, paths)
+    old = time.time() - 3 * 86400
+    os.utime(store.objects.path_of(oid), (old, old))
+    real_touch = store.objects.touch
+    calls: list[bool] = []
+
+    def touch(o: str) -> bool:  # the first check says missing: the race, lost
+        found = real_touch(o) if calls else False
+        calls.append(found)
+        return found
+
+    monkeypatch.setattr(store.objects, "touch", touch)
+    assert batch.put_files(store.objects, paths) == [oid]
+    assert calls == [False, True]
+    assert store.objects.path_of(oid).stat().st_mtime > time.time() - 600
+    assert store.objects.get_bytes(oid) == b"raced" * 50
+    assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+def test_the_barrier_is_told_the_bytes_the_batch_wrote(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sync_files weighs the batch's own bytes against the machine's unwritten data (syncfs,
+    # or an fdatasync of each file): the count is every temp file's size, codec byte included.
+    from ledger.store import durable
+
+    seen: list[int] = []
+    monkeypatch.setattr(batch, "others_dirty", lambda written: False)
+    monkeypatch.setattr(durable, "others_dirty", lambda written: seen.append(written) or False)
+    paths = _write(
+        tmp_path / "in", {"a": os.urandom(3000), "b": b"z" * 50_000, "c": b"", "d": b"q" * 7}
+    )
+    oids = batch.put_files(store.objects, paths)
+    on_disk = sum(store.objects.path_of(o).stat().st_size for o in oids)
+    assert seen[0] == on_disk
+
+
 # A child that may write at most 200 kB to any file (RLIMIT_FSIZE; SIGXFSZ ignored, so a write
 # past it fails with EFBIG): the temp file of a 300 kB input fails midway.
 _FSIZE_CHILD = """
