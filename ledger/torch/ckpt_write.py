@@ -437,8 +437,10 @@ class ChunkWriter:
             if not link_unnamed(fd, final):  # stored meanwhile (a duplicate, another writer)
                 self.objects.touch(oid)  # reused like any object found stored
                 return False
-        elif self.objects.touch(oid) or not link_named(name, final):
-            self.objects.touch(oid)  # found stored, or named by another writer since the check
+        elif self.objects.touch(oid):
+            return False
+        elif not link_named(name, final):  # named by another writer since the check
+            self.objects.touch(oid)
             return False
         with self._lock:
             self._dirs.add(final.parent)
