@@ -13,6 +13,7 @@ import itertools
 import os
 import random
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,49 @@ def test_a_full_id_that_is_not_stored_is_unknown(store: Store) -> None:
     with pytest.raises(UnknownIdError, match="no object id starts with"):
         store.objects.resolve(absent[:10])
     assert store.objects.resolve(present) == present
+
+
+def test_touch_all_makes_no_syscall_per_id_in_a_new_store(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``store_inputs`` skips the inputs stored already with ``touch_all``: in a new store
+    that must cost no syscall per file."""
+    from ledger.store import batch
+    from ledger.store import objects as objects_module
+
+    ids = [hash_bytes(os.urandom(10)) for _ in range(300)]
+    touched: list[str] = []
+    real = objects_module.os.utime
+
+    def spy(path: str, *a: object) -> None:
+        touched.append(path)
+        real(path, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objects_module.os, "utime", spy)
+    assert store.objects.touch_all(ids) == set()
+    assert touched == []
+    # Stored ones are found and touched; a missing one in an existing fan folder is not.
+    (tmp_path / "in").mkdir()
+    paths = []
+    for name in "ab":
+        (tmp_path / "in" / name).write_bytes(name.encode() * 100)
+        paths.append(str(tmp_path / "in" / name))
+    a, b = batch.put_files(store.objects, paths)
+    old = time.time() - 3 * 86400
+    os.utime(store.objects.path_of(a), (old, old))
+    twin = "b3:" + a[3:5] + "0" * 62  # same fan folder as a, never stored
+    touched.clear()
+    assert store.objects.touch_all([a, b, twin, *ids]) == {a, b}
+    assert store.objects.path_of(a).stat().st_mtime > time.time() - 600
+    fans = {a[3:5], b[3:5]}  # the only fan folders there: only ids in them cost a syscall
+    expected = [store.objects.name_of(o) for o in [a, b, twin, *ids] if o[3:5] in fans]
+    assert sorted(touched) == sorted(expected)
+    with pytest.raises(UsageError):
+        store.objects.touch_all([a[:-1] + "Z"])
+
+
+def test_name_of_is_path_of_as_a_str(store: Store) -> None:
+    oid = hash_bytes(b"x")
+    assert store.objects.name_of(oid) == str(store.objects.path_of(oid))
+    with pytest.raises(UsageError):
+        store.objects.name_of("b3:" + "0" * 63)

@@ -447,10 +447,11 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
         for e in manifest.entries:
             if e.digest is not None:
                 jobs.append((os.path.join(d.abspath, e.path), e.type, e.digest, e.size))
+    stored = store.objects.touch_all({job[2] for job in jobs})
     seen: set[str] = set()
     todo = []
     for job in jobs:
-        if job[2] in seen or store.objects.touch(job[2]):
+        if job[2] in seen or job[2] in stored:
             report.skipped += 1
         else:
             todo.append(job)
