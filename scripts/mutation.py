@@ -701,9 +701,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_BATCH, "_BATCH = 4096", "4096 -> 4097"): (
         "one more file per batch (where the open-file limit allows 4096): the same objects"
     ),
-    (_BATCH, "buf = _local.buf = bytearray(SMALL + 1)", "1 -> 2"): (
-        "one spare byte in the read buffer: the loop stops after SMALL + 1 bytes either way"
-    ),
     (
         _BATCH,
         "while n <= SMALL and (got := os.readv(fd, [view[n:]])):",
@@ -711,20 +708,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "differs only if a read stops at exactly SMALL bytes of a longer file; put_files takes "
         "regular files, whose readv fills the buffer given (no pipe, no file growing meanwhile)"
-    ),
-    (
-        _BATCH,
-        "if n < len(head):  # a short write of a regular file: rare, but legal",
-        "n < len(head) -> n <= len(head)",
-    ): "at n == len(head) the added write is of head[n:], which is empty",
-    (_BATCH, "os.write(fd, head[n:])", "drop call: os.write(fd, head[n:])"): (
-        "a writev to a regular file writes at least one byte or raises (EFBIG, ENOSPC): it "
-        "never returns 0, so less than the one-byte head is never written"
-    ),
-    (_BATCH, "view = memoryview(payload)[n - len(head) :]", "n - len(head) -> n + len(head)"): (
-        "differs only after a short writev that a later write completes; a regular file's "
-        "writev is short only at RLIMIT_FSIZE or a full disk, where the next write raises "
-        "(test_a_write_that_fails_midway_publishes_nothing)"
     ),
     (_BATCH, 'fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))', "0 -> 1"): (
         "the default is never used: os.O_CLOEXEC exists wherever the batch writer runs"
@@ -863,8 +846,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         _DURABLE,
-        "if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (a chmod is "
-        "costlier)",
+        "if os.fstat(fd).st_mode & 0o7777 != mode:  # the umask took bits away (costlier: chmod)",
         "4095 -> 4096",
     ): "a regular file never has bit 0o10000: the chmod is always made, to the same mode",
     (_DURABLE, "ok = False", "False -> True"): (

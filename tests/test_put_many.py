@@ -159,7 +159,9 @@ def test_each_way_of_writing_gives_the_same_objects(
     from ledger.store import durable
 
     if not unnamed:
-        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
+        monkeypatch.setattr(
+            batch, "open_unnamed", lambda dir, mode=0o444, umask=None, direct=False: None
+        )
     if not syncfs:
         monkeypatch.setattr(durable, "sync_filesystem", lambda path: False)
     paths = _files(tmp_path / "in")

@@ -31,7 +31,9 @@ def store(tmp_path: Path) -> Store:
 def unnamed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Both ways of writing temp files: O_TMPFILE, and named ones (no O_TMPFILE, no /proc)."""
     if not request.param:
-        monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
+        monkeypatch.setattr(
+            batch, "open_unnamed", lambda dir, mode=0o444, umask=None, direct=False: None
+        )
     return bool(request.param)
 
 
@@ -136,7 +138,9 @@ def test_an_object_named_by_another_writer_after_the_check_counts_as_just_writte
     # Named temp files: the object was missing when checked, then another writer named it
     # before this one's link: the link fails, and the object found is touched (gc's grace
     # period) like any object found stored.
-    monkeypatch.setattr(batch, "open_unnamed", lambda dir, mode=0o444, umask=None: None)
+    monkeypatch.setattr(
+        batch, "open_unnamed", lambda dir, mode=0o444, umask=None, direct=False: None
+    )
     paths = _write(tmp_path / "in", {"a": b"raced" * 50})
     (oid,) = batch.put_files(store.objects, paths)
     old = time.time() - 3 * 86400
@@ -181,7 +185,7 @@ _FSIZE_CHILD = """
 import errno, resource, signal, sys
 from ledger.store import Store, batch
 if sys.argv[3] == "named":
-    batch.open_unnamed = lambda dir, mode=0o444, umask=None: None
+    batch.open_unnamed = lambda dir, mode=0o444, umask=None, direct=False: None
 store = Store.open(sys.argv[1])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
