@@ -431,22 +431,32 @@ def _manifest_of(d: InputDigest, store: Store | None) -> DataManifest:
     return DataManifest.model_validate(data)
 
 
+def _entries_of(d: InputDigest, store: Store) -> list[tuple[str, str, str | None, int]]:
+    """A directory input's entries: (path, type, digest, size) each. The listing this process
+    built (``manifest_data`` without a store) is read as it is: validating 5,000 entries as
+    models cost 16 ms, a fifth of the time ``store_inputs`` spends outside the copy. One read
+    back from the store is validated (its paths are joined to the input's)."""
+    own = manifest_data(d)
+    if own is not None:
+        return [(e["path"], e["type"], e["digest"], e["size"]) for e in own["entries"]]
+    return [(e.path, e.type, e.digest, e.size) for e in _manifest_of(d, store).entries]
+
+
 def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
     """Copy every input file into the object store (streamed, skipping ids already there), then
     the manifests, so replay can restore inputs by digest. Run it after the digest, not before
     launch: it reads and writes every new byte."""
     report = StoreReport()
     jobs: list[tuple[str, str, str, int]] = []  # abspath, type, expected digest, size
-    manifests: list[tuple[InputDigest, DataManifest]] = []
+    dirs: list[InputDigest] = []
     for d in digests:
         if d.kind == "file":
             jobs.append((d.abspath, "file", d.digest, d.n_bytes))
             continue
-        manifest = _manifest_of(d, store)
-        manifests.append((d, manifest))
-        for e in manifest.entries:
-            if e.digest is not None:
-                jobs.append((os.path.join(d.abspath, e.path), e.type, e.digest, e.size))
+        dirs.append(d)
+        for path, type, digest, size in _entries_of(d, store):
+            if digest is not None:
+                jobs.append((os.path.join(d.abspath, path), type, digest, size))
     stored = store.objects.touch_all({job[2] for job in jobs})
     seen: set[str] = set()
     todo = []
@@ -470,7 +480,7 @@ def store_inputs(digests: Iterable[InputDigest], store: Store) -> StoreReport:
         tick(1, size)
         if oid != expected:
             report.changed.append(abspath)
-    store_manifests([d for d, _ in manifests], store)
+    store_manifests(dirs, store)
     return report
 
 

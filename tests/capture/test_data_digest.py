@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from _support import SETPRIV, run_without_dac_override
 
 from ledger._canonical import canonical_json
-from ledger.capture.data import digest_input, manifest_data, store_inputs
+from ledger._hashing import hash_bytes
+from ledger.capture.data import digest_input, manifest_data, store_inputs, store_manifests
 from ledger.capture.statcache import StatCache
 from ledger.errors import UsageError
 from ledger.records.data import DataManifest, InputDigest, ManifestEntry, listing_bytes
@@ -224,6 +226,33 @@ def test_store_inputs_needs_a_manifest(tmp_path: Path, store: Store) -> None:
     loaded = InputDigest.model_validate(d.model_dump())  # as read back from a record
     with pytest.raises(UsageError, match="no file listing"):
         store_inputs([loaded], store)
+
+
+def test_store_inputs_reads_a_listing_from_the_store_and_validates_it(
+    tmp_path: Path, store: Store
+) -> None:
+    """A digest read back from a record has no listing in this process: ``store_inputs``
+    takes the stored one, as a validated model (its paths are joined to the input's), while
+    this process's own listing is used as built."""
+    root = tmp_path / "ds"
+    (root / "sub").mkdir(parents=True)
+    (root / "a").write_bytes(b"alpha")
+    (root / "sub" / "b").write_bytes(b"beta")
+    d = digest_input(root, StatCache())
+    store_manifests([d], store)
+    loaded = InputDigest.model_validate(d.model_dump())  # as read back from a record
+    report = store_inputs([loaded], store)
+    assert (report.stored, report.changed) == (2, [])
+    assert store.objects.get_bytes(hash_bytes(b"beta")) == b"beta"
+    # A stored listing whose path leaves the input is refused before anything is read.
+    data = store.get_json(d.files or "")
+    data["entries"][0]["path"] = "../outside"
+    bad_files = store.objects.put_bytes(json.dumps(data).encode())
+    bad = InputDigest.model_validate({**d.model_dump(), "files": bad_files})
+    (tmp_path / "outside").write_bytes(b"secret")
+    with pytest.raises(ValueError, match="unsafe path"):
+        store_inputs([bad], store)
+    assert not store.objects.has(hash_bytes(b"secret"))
 
 
 def test_manifest_rejects_escaping_paths() -> None:
