@@ -381,7 +381,15 @@ def _put_batch(
         # 4. The names are made durable by the caller (each fan once, or one syncfs), or by
         # the next batch's syncfs: the folders holding them, and the folder above any new one.
         dirs |= {Path(fan) for fan in fans} | made
-        list(pool.map(publish, fans))
+        # An unnamed temp file is named with one linkat, 8 us on a local file system: handing
+        # fans to the pool's threads cost more than it saved (4,096 names: 0.070 s in the
+        # pool, 0.041 s in this thread). A named one (a file system without O_TMPFILE, maybe
+        # on a network) takes a link and an unlink each: the pool overlaps their round trips.
+        if any(s[2] is not None for s in written):
+            list(pool.map(publish, fans))
+        else:
+            for fan in fans:
+                publish(fan)
     finally:
         for s in written:
             _discard(s)
