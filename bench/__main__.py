@@ -85,6 +85,9 @@ def render(
         "(`LEDGER_BENCH_BASELINE=REV`) in the same run; a `previous run` column repeats the",
         "figures the page had before, from another run.",
         "",
+        "The machine below ran the latest benchmarks; each section names the CPU it ran on",
+        "(sections that name none were measured before sections did, maybe on another one).",
+        "",
         "| machine | |",
         "|---|---|",
         *[f"| {k} | {v} |" for k, v in info.items() if k != "date"],
@@ -95,6 +98,7 @@ def render(
         group = [r for r in rows if r.bench == bench]
         sec = sections[bench] = []
         when = f"Measured {info.get('date', '')}" + (" (--quick)" if quick else "")
+        when += f", on {info.get('CPU', 'an unknown CPU')}"
         if bench in loads:
             when += f", load average {loads[bench]} on {info.get('cores', '?')} cores"
         before_date, before = previous_figures(previous.get(bench, ""))
