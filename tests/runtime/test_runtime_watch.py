@@ -49,10 +49,12 @@ def _loss(model: nn.Module, poison: bool = False) -> torch.Tensor:
     return nn.functional.mse_loss(model(x), torch.zeros(16, 1))
 
 
-def test_logs_every_n_steps_with_clipping_and_update_ratio(tmp_path: Path) -> None:
+@pytest.mark.parametrize("every", [3, 1])
+def test_logs_every_n_steps_with_clipping_and_update_ratio(tmp_path: Path, every: int) -> None:
+    """every=1 reuses one step's parameter copy for the next: its ratios must be as exact."""
     run = Run(run_dir=tmp_path, rank=RankInfo())
     model, opt = _model()
-    w = watch(model, opt, every=3, clip=0.01, run=run)
+    w = watch(model, opt, every=every, clip=0.01, run=run)
     logged = []
     for _ in range(7):
         loss = _loss(model)
@@ -70,7 +72,7 @@ def test_logs_every_n_steps_with_clipping_and_update_ratio(tmp_path: Path) -> No
             logged.append((values, d / (t + 1e-12)))
     w.close()
     run.close()
-    assert len(logged) == 3  # steps 0, 3, 6
+    assert len(logged) == len(range(0, 7, every))  # steps 0, 3, 6 (every=3)
     values, _ = logged[0]
     assert values["params_without_grad"] == 2 and values["lr"] == 0.1
     assert values["grad_norm"] > 0.01 and values["grad_norm_clipped"] == pytest.approx(
@@ -83,8 +85,41 @@ def test_logs_every_n_steps_with_clipping_and_update_ratio(tmp_path: Path) -> No
     ratios = [
         (p["s"], p["v"]["watch/update_ratio"]) for p in points if "watch/update_ratio" in p["v"]
     ]
-    assert [s for s, _ in ratios] == [0, 3, 6]
+    assert [s for s, _ in ratios] == list(range(0, 7, every))
     assert [r for _, r in ratios] == pytest.approx([r for _, r in logged], rel=1e-6)
+
+
+def test_update_ratio_after_the_model_changes_dtype(tmp_path: Path) -> None:
+    """``model.double()`` between steps changes each parameter's dtype in place: the copy
+    kept from the last step (float32) must not be reused, or θ before the update would be
+    rounded to float32 and a small update ratio measured as that rounding."""
+    run = Run(run_dir=tmp_path, rank=RankInfo())
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    w = watch(model, opt, every=1, run=run)
+    expected = []
+    for i in range(4):
+        if i == 2:
+            model.double()
+        x = torch.randn(8, 4, dtype=next(model.parameters()).dtype)
+        loss = model(x).sum()
+        loss.backward()  # type: ignore[no-untyped-call]
+        before = [p.detach().clone() for p in model.parameters()]
+        w.step(loss)
+        opt.step()
+        opt.zero_grad()
+        after = [p.detach() for p in model.parameters()]
+        d = math.sqrt(sum(float(((a - b) ** 2).sum()) for a, b in zip(after, before, strict=True)))
+        expected.append(d / (math.sqrt(sum(float((b**2).sum()) for b in before)) + 1e-12))
+    assert next(model.parameters()).dtype == torch.float64
+    w.close()
+    run.close()
+    points = [
+        json.loads(x) for x in (tmp_path / "metrics" / "rank-0.jsonl").read_text().splitlines()[1:]
+    ]
+    ratios = [p["v"]["watch/update_ratio"] for p in points if "watch/update_ratio" in p["v"]]
+    assert ratios == pytest.approx(expected, rel=1e-6)
 
 
 def test_first_bad_step_and_parameter_are_alerted_once(
