@@ -7,6 +7,7 @@ Verification (re-hashing) lives here too because it needs the codec; indexing do
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -90,7 +91,9 @@ def _real_fd(stream: object) -> int | None:
 PIPE_CHUNK = 4 << 20
 
 
-def _hash_and_write(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO) -> None:
+def _hash_and_write(
+    stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO, copy: bool = True
+) -> None:
     """Read ``stream`` once, hashing each piece while writing it: the hash and the copy overlap
     instead of adding up. Every byte hashed is a byte written, so the id names what is stored.
 
@@ -98,6 +101,12 @@ def _hash_and_write(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: 
     read into the other): a fresh 4 MiB ``bytes`` per piece cost page faults on every piece."""
     from concurrent.futures import ThreadPoolExecutor
 
+    if (
+        copy
+        and isinstance(stream, io.BufferedReader | io.FileIO)
+        and _copy_then_hash(stream, first, hasher, out)
+    ):
+        return
     if not isinstance(stream, io.BufferedReader | io.FileIO | io.BytesIO):
         # Other streams may lack a working ``readinto`` (a RawIOBase with only ``read``).
         _hash_and_write_copies(stream, first, hasher, out)
@@ -125,6 +134,76 @@ def _hash_and_write(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: 
             # The other buffer's hash finished before this piece's began: free to refill.
             n = fill(views[k], 0) if n == PIPE_CHUNK else 0
             hashed.result()
+
+
+# Errors of a first copy_file_range that mean "not here" (an old kernel, two file systems, a
+# file system without it): the bytes are then read and written as before.
+_NO_COPY_RANGE = {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}
+
+
+def _copy_then_hash(stream: BinaryIO, first: bytes, hasher: blake3.blake3, out: BinaryIO) -> bool:
+    """``_hash_and_write`` for a regular file with at least ``PIPE_CHUNK`` bytes left: the
+    kernel copies it into ``out`` (``copy_file_range``: no copy through Python's buffers, the
+    way ``shutil.copyfile`` copies), and each piece is hashed as read back from ``out`` while
+    the next is copied. What is hashed is what the temp file holds, so the id names the
+    stored bytes even if the source changes meanwhile. A copy that stops where a read does
+    not (a file that grew, or one whose file system reports no end) is finished by reading.
+    False, with nothing written, where the kernel or the file systems do not copy this way.
+
+    1 GB on this project's VM: 0.82 s, as fast as ``shutil.copyfile`` (0.84-0.99 s) and
+    ahead of reading and writing it (0.99-1.33 s)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    src = _real_fd(stream)
+    copy_range = getattr(os, "copy_file_range", None)
+    if src is None or copy_range is None:
+        return False
+    at = stream.tell()
+    if os.fstat(src).st_size - at < PIPE_CHUNK:
+        return False
+    import fcntl  # (copy_file_range exists only where fcntl does)
+
+    out.flush()
+    fd = out.fileno()
+    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDWR:  # it is read back
+        return False
+    base = os.lseek(fd, 0, os.SEEK_CUR)  # after the codec byte; ``first`` goes here
+    src_off, dst_off = at, base + len(first)
+    try:
+        n = copy_range(src, fd, PIPE_CHUNK, src_off, dst_off)
+    except OSError as e:
+        if e.errno in _NO_COPY_RANGE:
+            return False
+        raise
+    view = memoryview(first)
+    while view:  # into the gap left before the copied bytes
+        view = view[os.pwrite(fd, view, base + len(first) - len(view)) :]
+    hasher.update(first)
+    buf = memoryview(bytearray(PIPE_CHUNK))
+
+    def hash_back(off: int, left: int) -> None:
+        while left:
+            got = os.preadv(fd, [buf[: min(left, PIPE_CHUNK)]], off)
+            if got <= 0:
+                raise OSError(errno.EIO, "the temp file read back short")
+            hasher.update(buf[:got])
+            off, left = off + got, left - got
+
+    pending: Future[None] | None = None
+    with ThreadPoolExecutor(1, thread_name_prefix="ledger-hash") as pool:
+        while n:
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(hash_back, dst_off, n)
+            src_off, dst_off = src_off + n, dst_off + n
+            n = copy_range(src, fd, PIPE_CHUNK, src_off, dst_off)
+        if pending is not None:
+            pending.result()
+    stream.seek(src_off)  # where a read would have left it
+    os.lseek(fd, dst_off, os.SEEK_SET)
+    if os.pread(src, 1, src_off):  # the copy stopped before the end a read finds
+        _hash_and_write(stream, b"", hasher, out, copy=False)
+    return True
 
 
 def _hash_and_write_copies(
