@@ -86,6 +86,8 @@ def run(quick: bool) -> list[Row]:
                     "GB/s",
                     "copy + hash time",
                     put_s / ref,
+                    target="≤ 1.3×",
+                    passed=put_s / ref <= 1.3,
                     note="throughput: median of 3 interleaved runs; ratio = time / reference time",
                 ),
                 Row(
