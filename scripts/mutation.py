@@ -94,6 +94,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/store/objects.py": [
         "tests/test_objects_codec_rules.py",
         "tests/test_objects_pieces.py",  # mutstore2: the raw copy in pieces
+        "tests/test_objects_copy_range.py",  # the kernel's copy, hashed as read back
         "tests/test_objects_layout.py",
         "tests/test_integrity_holes.py",
         "tests/test_objects.py",
@@ -128,12 +129,14 @@ MODULES: dict[str, list[str]] = {
     # fifth round, with their own edge tests first).
     "ledger/store/batch.py": [
         "tests/test_store_batch.py",
+        "tests/test_store_batch_direct.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_digest.py",
         "tests/capture/test_data_store_kill.py",
     ],
     "ledger/store/durable.py": [
         "tests/test_store_durable.py",
+        "tests/test_store_batch_direct.py",
         "tests/test_store_batch.py",
         "tests/test_put_many.py",
         "tests/capture/test_data_store_kill.py",
