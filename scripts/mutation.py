@@ -694,12 +694,63 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "one): never PIPE_CHUNK (4 MiB) long"
     ),
     (_OBJ, 'with ThreadPoolExecutor(1, thread_name_prefix="ledger-hash") as pool:', "1 -> 2"): (
-        "both copies (lines of the same text) wait for each piece's hash before submitting the "
+        "every copy (lines of the same text) waits for each piece's hash before submitting the "
         "next: one update at a time, in order, whatever the pool's size"
     ),
     # mutstore: the batch writer and its durability barrier (the fifth round).
     (_BATCH, "_WORKERS = 4", "4 -> 5"): (
         "the number of threads that read, hash and write: the same objects"
+    ),
+    # The aligned buffer and O_DIRECT (#16, session 14).
+    (
+        _BATCH,
+        "_READ = SMALL + _ALIGN + _ALIGN // 2",
+        "SMALL + _ALIGN + _ALIGN // 2 -> SMALL + _ALIGN - _ALIGN // 2",
+    ): (
+        "where in the buffer a file is read: only the speed of the copies differs (4K aliasing); "
+        "the buffer is sized from it and the move to offset 1 is a memmove"
+    ),
+    (_BATCH, "_READ = SMALL + _ALIGN + _ALIGN // 2", "SMALL + _ALIGN -> SMALL - _ALIGN"): (
+        "the read area then overlaps the object's for files near 1 MiB: the move to offset 1 "
+        "is a memmove, and a compressed payload is copied in after it was made: the same bytes"
+    ),
+    (_BATCH, "_READ = SMALL + _ALIGN + _ALIGN // 2", "2 -> 3"): (
+        "where in the buffer a file is read: only the speed of the copies differs"
+    ),
+    (_BATCH, '_O_DIRECT = getattr(os, "O_DIRECT", 0)', "0 -> 1"): (
+        "the default is never used: os.O_DIRECT exists wherever direct_io says yes (Linux)"
+    ),
+    (_BATCH, "view = memoryview(buf)[_READ : _READ + SMALL + 1]", "1 -> 2"): (
+        "one spare byte in the read view: the loop stops after SMALL + 1 bytes either way"
+    ),
+    (_BATCH, "if done < total:", "done < total -> done <= total"): (
+        "at done == total the added steps are an fcntl that turns O_DIRECT off and a write of "
+        "nothing: the same file"
+    ),
+    (
+        _BATCH,
+        "fcntl.fcntl(fd, fcntl.F_SETFL, 0)  # none of the flags it sets is ours but O_DIRECT",
+        "0 -> 1",
+    ): "F_SETFL ignores the access-mode bits: 1 (O_WRONLY) sets the same flags as 0",
+    (_BATCH, "name, direct = Path(tmp), False", "False -> True"): (
+        "a named temp file is never opened with O_DIRECT: its 'direct' writes are aligned "
+        "writes through the page cache, then the tail: the same bytes"
+    ),
+    (_BATCH, "if any(s[2] is not None for s in written):", "s[2] is not None -> s[2] is None"): (
+        "names given in the pool's threads or in this one: the same names, only the speed "
+        "differs (test_store_batch.py runs each check with both kinds of temp file)"
+    ),
+    (_BATCH, "if any(s[2] is not None for s in written):", "2 -> 3"): (
+        "s[3], the size, is never None: every batch is named in the pool, the same names"
+    ),
+    (
+        _OBJ,
+        "if os.pread(src, 1, src_off):  # the copy stopped before the end a read finds",
+        "1 -> 2",
+    ): ("one byte or two: either read is empty exactly at the end"),
+    (_BATCH, "if n <= 0:", "0 -> 1"): (
+        "the O_DIRECT write's line: it writes whole blocks or fails, never exactly 1 byte "
+        "(the same text in _pwrite_all is killed: an object's tail can be 1 byte)"
     ),
     (_BATCH, "_BATCH = 4096", "4096 -> 4097"): (
         "one more file per batch (where the open-file limit allows 4096): the same objects"

@@ -15,21 +15,27 @@ import pytest
 from ledger._hashing import hash_bytes
 from ledger.store import Store
 from ledger.store import objects as objects_module
-from ledger.store.objects import PIPE_CHUNK
+from ledger.store.objects import PIPE_CHUNK, SAMPLE
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "copy_file_range"), reason="no copy_file_range on this platform"
 )
 
 SIZE = 2 * PIPE_CHUNK + 12_345  # three pieces after the first 1 MiB read, the last short
+# Enough that a copy stopped after its first piece still has a whole piece left to copy.
+LONG = SAMPLE + 2 * PIPE_CHUNK + 12_345
+
+
+def _file(tmp_path: Path, size: int) -> tuple[Path, bytes]:
+    data = os.urandom(size)
+    path = tmp_path / f"file-{size}.bin"
+    path.write_bytes(data)
+    return path, data
 
 
 @pytest.fixture
 def big(tmp_path: Path) -> tuple[Path, bytes]:
-    data = os.urandom(SIZE)
-    path = tmp_path / "big.bin"
-    path.write_bytes(data)
-    return path, data
+    return _file(tmp_path, SIZE)
 
 
 @pytest.fixture
@@ -51,16 +57,19 @@ def _leftovers(store: Store) -> list[str]:
     return os.listdir(store.objects.tmp_dir)
 
 
+# The sizes: a short last piece; a last piece of one byte; exactly one piece left after the
+# first read (the smallest file copied this way).
+@pytest.mark.parametrize("size", [SIZE, SAMPLE + PIPE_CHUNK + 1, SAMPLE + PIPE_CHUNK])
 def test_a_large_file_is_copied_by_the_kernel_and_named_by_what_was_stored(
-    store: Store, big: tuple[Path, bytes], copies: list[int]
+    store: Store, tmp_path: Path, copies: list[int], size: int
 ) -> None:
-    path, data = big
+    path, data = _file(tmp_path, size)
     oid = store.objects.put_file(path)
     assert oid == hash_bytes(data)
     assert store.objects.get_bytes(oid) == data
     raw = store.objects.path_of(oid).read_bytes()
     assert raw == b"\0" + data  # the raw codec byte, then the bytes: no compression here
-    assert sum(copies) == SIZE - objects_module.SAMPLE and copies[-1] == 0
+    assert sum(copies) == size - SAMPLE and copies[-1] == 0
     assert _leftovers(store) == []
 
 
@@ -91,7 +100,7 @@ def test_a_refused_copy_is_read_and_written_instead(
 
 
 def test_a_copy_that_stops_early_is_finished_by_reading(
-    store: Store, big: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file system that reports an end the file does not have (as /proc files do): the
     rest is read."""
@@ -103,9 +112,10 @@ def test_a_copy_that_stops_early_is_finished_by_reading(
         return real(*args) if len(calls) == 1 else 0  # type: ignore[arg-type]
 
     monkeypatch.setattr(objects_module.os, "copy_file_range", one_piece_then_end)
-    path, data = big
+    path, data = _file(tmp_path, LONG)  # a whole piece left after the stop: read, not copied
     oid = store.objects.put_file(path)
     assert oid == hash_bytes(data) and store.objects.get_bytes(oid) == data
+    assert len(calls) == 2  # the piece, then the end it reported; the rest was read
 
 
 def test_a_source_that_changes_midway_is_named_by_what_was_stored(
@@ -158,7 +168,7 @@ def test_a_small_or_compressible_file_takes_the_other_paths(
     store: Store, tmp_path: Path, copies: list[int]
 ) -> None:
     small = tmp_path / "small.bin"
-    small.write_bytes(os.urandom(PIPE_CHUNK))  # less than a piece left after the first read
+    small.write_bytes(os.urandom(SAMPLE + PIPE_CHUNK - 1))  # a byte short of a piece left
     text = tmp_path / "text.txt"
     text.write_bytes(b"the same line again\n" * (SIZE // 20))  # zstd: compressed as it goes
     for p in (small, text):
@@ -166,3 +176,86 @@ def test_a_small_or_compressible_file_takes_the_other_paths(
         assert store.objects.get_bytes(oid) == p.read_bytes()
     assert copies == []
     assert store.objects.path_of(store.objects.put_file(text)).read_bytes()[:1] == b"\1"
+
+
+def test_a_first_copy_that_fails_otherwise_is_an_error(
+    store: Store, big: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the errors that mean "not here" fall back; an I/O error is the caller's."""
+
+    def broken(*args: int) -> int:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(objects_module.os, "copy_file_range", broken)
+    with pytest.raises(OSError, match="I/O error"):
+        store.objects.put_file(big[0])
+    assert _leftovers(store) == []
+
+
+def test_a_pipe_is_read_not_copied(store: Store, copies: list[int]) -> None:
+    data = os.urandom(SIZE)
+    r, w = os.pipe()
+
+    def feed() -> None:
+        with open(w, "wb") as f:
+            f.write(data)
+
+    import threading
+
+    t = threading.Thread(target=feed)
+    t.start()
+    with open(r, "rb") as f:
+        oid = store.objects.put_stream(f)
+    t.join()
+    assert oid == hash_bytes(data) and store.objects.get_bytes(oid) == data
+    assert copies == []
+
+
+def test_a_temp_file_open_for_writing_only_is_not_read_back(tmp_path: Path) -> None:
+    """The copy hashes what it reads back from its output: an output it cannot read gets the
+    bytes read and written instead."""
+    path, data = _file(tmp_path, SIZE)
+    out_path = tmp_path / "out"
+    with open(path, "rb") as src, open(out_path, "wb") as out:
+        first = src.read(SAMPLE)
+        hasher = objects_module.new_hasher()
+        objects_module._hash_and_write(src, first, hasher, out)
+    assert out_path.read_bytes() == data
+    assert "b3:" + hasher.hexdigest() == hash_bytes(data)
+
+
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_a_read_back_that_fails_is_an_error(
+    store: Store, big: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    """Hashing runs in its own thread: its error must reach the caller whichever piece it
+    struck, and nothing is stored."""
+    real = os.preadv
+    reads = []
+    pieces = -(-(SIZE - SAMPLE) // PIPE_CHUNK)
+
+    def failing(fd: int, buffers: list[memoryview], offset: int) -> int:
+        reads.append(offset)
+        if (which == "first" and len(reads) == 1) or (which == "last" and len(reads) == pieces):
+            return 0  # the temp file ends early (cut by someone else)
+        return real(fd, buffers, offset)
+
+    monkeypatch.setattr(objects_module.os, "preadv", failing)
+    path, data = big
+    with pytest.raises(OSError, match="read back short"):
+        store.objects.put_file(path)
+    assert not store.objects.has(hash_bytes(data)) and _leftovers(store) == []
+
+
+def test_short_reads_back_are_continued(
+    store: Store, big: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.preadv
+
+    def short(fd: int, buffers: list[memoryview], offset: int) -> int:
+        return real(fd, [buffers[0][:100_000]], offset)
+
+    monkeypatch.setattr(objects_module.os, "preadv", short)
+    path, data = big
+    oid = store.objects.put_file(path)
+    assert oid == hash_bytes(data) and store.objects.get_bytes(oid) == data

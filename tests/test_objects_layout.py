@@ -129,6 +129,32 @@ def test_publishing_an_id_that_is_already_there_reports_nothing_new(store: Store
     assert store.objects.path_of(oid).stat().st_ino == before
 
 
+def test_an_object_named_by_another_writer_after_the_check_is_touched_not_new(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other writer names the object between this writer's check and its link: the link
+    is refused, nothing is replaced, the object is touched (gc's grace starts again) and this
+    writer does not report it new."""
+    oid = store.objects.put_bytes(b"raced later")
+    path = store.objects.path_of(oid)
+    before = path.stat().st_ino
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    real = store.objects.touch
+    checks: list[str] = []
+
+    def not_there_yet(o: str) -> bool:
+        checks.append(o)
+        return False if len(checks) == 1 else real(o)
+
+    monkeypatch.setattr(store.objects, "touch", not_there_yet)
+    tmp = store.objects.tmp_dir / "obj-late"
+    tmp.write_bytes(b"\x00raced later")
+    assert store.objects._publish(tmp, oid) is False
+    assert len(checks) == 2 and path.stat().st_ino == before
+    assert path.stat().st_mtime > time.time() - 600
+
+
 def test_a_full_id_that_is_not_stored_is_unknown(store: Store) -> None:
     present = store.objects.put_bytes(b"present")
     absent = hash_bytes(b"absent")

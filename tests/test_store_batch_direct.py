@@ -240,3 +240,17 @@ def test_direct_io_only_on_local_block_device_file_systems(
     assert not durable.direct_io(tmp_path)
     (tmp_path / "x").mkdir()
     assert durable.direct_io(tmp_path / "x") == (fs in {0xEF53, 0x58465342, 0x9123683E, 0xF2F52010})
+
+
+@pytest.mark.parametrize("size", [100, 4 * BLOCK + 7])
+def test_a_write_that_writes_nothing_is_an_error(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A write that returns 0 would loop for ever: it is an I/O error, through the page cache
+    (a small file) and with O_DIRECT (a file of whole blocks) alike, and nothing is left."""
+    monkeypatch.setattr(batch.os, "pwrite", lambda fd, data, offset: 0)
+    before = _open_fds()
+    with pytest.raises(OSError, match="write returned 0") as e:
+        batch.put_files(store.objects, _write(tmp_path / "in", {"f": os.urandom(size)}))
+    assert e.value.errno == errno.EIO
+    assert _open_fds() == before and os.listdir(store.objects.tmp_dir) == []

@@ -135,15 +135,14 @@ def _read_small(fd: int, buf: mmap.mmap, size: int | None) -> int:
     return n
 
 
-def _pwrite_all(fd: int, view: memoryview, at: int) -> int:
+def _pwrite_all(fd: int, view: memoryview, at: int) -> None:
     """Write all of ``view`` at offset ``at`` (a short write of a regular file: rare, but
-    legal); returns the offset after it."""
+    legal)."""
     while view:
         n = os.pwrite(fd, view, at)
         if n <= 0:
             raise OSError(errno.EIO, f"write returned {n}")
         view, at = view[n:], at + n
-    return at
 
 
 def _write_object(fd: int, buf: mmap.mmap, total: int, direct: bool, tmp_dir: Path) -> None:
