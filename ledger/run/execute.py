@@ -222,6 +222,50 @@ def _pump(
     log.log.flush()
 
 
+def _wait(proc: subprocess.Popen[bytes]) -> int:
+    """``proc.wait()`` that a signal wakes whichever thread the kernel gave it to.
+
+    Python runs signal handlers in the main thread only, between bytecodes. A blocking
+    ``waitpid`` there is cut short only by a signal the kernel delivered to the main thread;
+    one delivered to another thread (the output pumps, the input copier: any thread not
+    blocking it may get a process-directed signal) waited until the command ended by itself,
+    so a SIGTERM from a scheduler was never forwarded and the run was sealed as if nothing
+    had happened. Here the main thread sleeps in ``poll`` on the child's pidfd and on the
+    signal wake-up fd, which the C-level handler writes to from any thread: it wakes, and
+    the forwarding handler runs at once. Without pidfds (Linux < 5.3, other systems): the
+    plain wait."""
+    import select
+
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None or not hasattr(select, "poll"):
+        return proc.wait()
+    try:
+        pidfd = pidfd_open(proc.pid)
+    except OSError:  # ENOSYS; ESRCH is not possible: the child is not reaped yet
+        return proc.wait()
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            poller.register(r, select.POLLIN)
+            while True:
+                ready = {fd for fd, _ in poller.poll()}  # handlers run as this returns
+                if r in ready:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(r, 512)
+                if pidfd in ready:
+                    return proc.wait()
+        finally:
+            signal.set_wakeup_fd(old_fd)
+    finally:
+        for fd in (r, w, pidfd):
+            os.close(fd)
+
+
 def execute(
     argv: Sequence[str],
     *,
@@ -291,7 +335,7 @@ def execute(
         try:
             while True:
                 try:
-                    returncode = proc.wait()
+                    returncode = _wait(proc) if old_handlers else proc.wait()
                     break
                 except KeyboardInterrupt:  # pragma: no cover - handler replaced above
                     continue
