@@ -717,9 +717,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_BATCH, "_READ = SMALL + _ALIGN + _ALIGN // 2", "2 -> 3"): (
         "where in the buffer a file is read: only the speed of the copies differs"
     ),
-    (_BATCH, '_O_DIRECT = getattr(os, "O_DIRECT", 0)', "0 -> 1"): (
-        "the default is never used: os.O_DIRECT exists wherever direct_io says yes (Linux)"
-    ),
     (_BATCH, "view = memoryview(buf)[_READ : _READ + SMALL + 1]", "1 -> 2"): (
         "one spare byte in the read view: the loop stops after SMALL + 1 bytes either way"
     ),

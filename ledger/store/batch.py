@@ -74,7 +74,7 @@ _BATCH = 4096
 # without growing the page cache. A smaller object has no whole block to write that way.
 # Storing 5,000 inputs of 40 kB on this project's 2-core VM: 0.76-0.81 s a run direct,
 # 0.73-0.86 s through the page cache on a fresh machine, 0.87-2.5 s on one whose page cache
-# had grown into memory the host had not backed (docs/benchmarks.md).
+# had grown into memory the host had not backed (measured by hand, not by the bench).
 DIRECT_MIN = 4096
 # O_DIRECT wants the buffer, the file offset and the length aligned to the device's logical
 # block; 4 KiB covers 512-byte and 4 KiB devices.
@@ -90,7 +90,6 @@ _ALIGN = 4096
 # and then the payload (``writev``).
 _READ = SMALL + _ALIGN + _ALIGN // 2
 _BUFFER = _READ + SMALL + _ALIGN
-_O_DIRECT = getattr(os, "O_DIRECT", 0)
 # Files staged by one task of the pool, at most: a task per file (a future, a queue hand-off
 # and a thread wake-up each) cost a fifth of the CPU time of storing 5,000 files of 40 kB.
 _CHUNK = 32

@@ -68,6 +68,7 @@ class Watch:
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
+        self._kept = None  # the parameter copy every=1 keeps between steps
 
     # -- per step -----------------------------------------------------------------------------
     def step(

@@ -165,15 +165,19 @@ def test_child_killed_by_sigkill(project: Path) -> None:
     assert store.objects.get_bytes(run.stdout) == b"before\n"
 
 
-def test_sigterm_is_forwarded_and_run_marked_interrupted(project: Path) -> None:
-    script = (
-        "import signal, sys, time\n"
-        "signal.signal(signal.SIGTERM, lambda *a: (print('got term', flush=True), sys.exit(143)))\n"
-        "print('ready', flush=True)\n"
-        "time.sleep(60)\n"
-    )
+# A command that reports SIGTERM and exits 143, and otherwise sleeps a minute.
+_TERM_SCRIPT = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, lambda *a: (print('got term', flush=True), sys.exit(143)))\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def _record_until_ready(project: Path) -> subprocess.Popen[bytes]:
+    """``ledger record`` of ``_TERM_SCRIPT``, returned once the command has said it is ready."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ledger", "record", "--", sys.executable, "-c", script],
+        [sys.executable, "-m", "ledger", "record", "--", sys.executable, "-c", _TERM_SCRIPT],
         cwd=project,
         env=subprocess_env(),
         stdout=subprocess.PIPE,
@@ -182,6 +186,11 @@ def test_sigterm_is_forwarded_and_run_marked_interrupted(project: Path) -> None:
     )
     assert proc.stdout is not None
     assert proc.stdout.readline() == b"ready\n"
+    return proc
+
+
+def test_sigterm_is_forwarded_and_run_marked_interrupted(project: Path) -> None:
+    proc = _record_until_ready(project)
     proc.send_signal(signal.SIGTERM)
     out, _err = proc.communicate(timeout=60)
     assert b"got term" in out
@@ -205,25 +214,10 @@ def test_sigterm_received_by_any_thread_of_the_recorder_is_forwarded(project: Pa
     and Python runs handlers in the main thread only: one that landed on the output pumps
     waited, unforwarded, until the command ended by itself (a flaky CI failure of the test
     above, under load). Each thread of the recorder gets it here, one run each."""
-    script = (
-        "import signal, sys, time\n"
-        "signal.signal(signal.SIGTERM, lambda *a: (print('got term', flush=True), sys.exit(143)))\n"
-        "print('ready', flush=True)\n"
-        "time.sleep(60)\n"
-    )
     tgkill = _tgkill()
     index, count = 0, 0
     while True:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ledger", "record", "--", sys.executable, "-c", script],
-            cwd=project,
-            env=subprocess_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == b"ready\n"
+        proc = _record_until_ready(project)
         threads = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid)
         assert threads, "the recorder runs output pumps beside its main thread"
         tid = threads[index % len(threads)]  # (a thread may have ended since the first run)
