@@ -18,9 +18,11 @@ from ..errors import UsageError
 from ..records.plain import plain
 from ..store import Store
 from . import gitsnap
+from .boundary import for_store, holds_secret
 from .materialize import materialize_code
 from .secrets import (
     MAX_DETECT_BYTES,
+    SECRET_NAME,
     Finding,
     Scrubber,
     redact_lines,
@@ -116,7 +118,8 @@ def snapshot_code_json(
         if pf.size:
             size = pf.size
             if scrubber is not None:
-                data, findings = redact_patch(scrubber.scrub(tmp.read_bytes(), "the code patch"))
+                data = scrubber.scrub(tmp.read_bytes(), "the code patch")
+                data, findings = redact_patch(data, scrubber.memo)
                 tmp.write_bytes(data)
                 size = len(data)
             patch_oid = store.objects.put_file(tmp)
@@ -126,6 +129,7 @@ def snapshot_code_json(
 
     paths = _exclude_ledger(root, _untracked_outside_ledger(root, store, notes), store, notes)
     if scrubber is not None:
+        paths = _skip_secret_names(paths, scrubber, notes)
         paths = _skip_secret_files(paths, notes)
     nested = [p for p in paths if p.endswith("/")]
     if nested:
@@ -134,14 +138,7 @@ def snapshot_code_json(
     untracked_oid, truncated = _store_files(
         root, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
-    if findings:
-        notes.append(
-            describe(
-                "secrets redacted in the stored code; replay writes these lines differently",
-                [f.describe() for f in findings],
-            )
-        )
-
+    _note_findings(findings, notes)
     submodules = _submodules(root, notes)
     dirty = bool(patch_oid or paths or nested or any(s["dirty"] for s in submodules))
     return plain(
@@ -152,7 +149,7 @@ def snapshot_code_json(
         object_format="sha256" if info.object_format == "sha256" else "sha1",
         commit=info.commit,
         branch=info.branch,
-        remotes=info.remotes,
+        remotes=info.remotes if scrubber is None else for_store("json", info.remotes, scrubber),
         dirty=dirty,
         patch=patch_oid,
         patch_stats=stats,
@@ -160,8 +157,36 @@ def snapshot_code_json(
         submodules=submodules,
         truncated=truncated,
         redacted=[f"{f.where}:{f.line}" for f in findings if not f.kept],
-        notes=notes,
+        notes=notes if scrubber is None else [for_store("text", n, scrubber) for n in notes],
     )
+
+
+def _note_findings(findings: list[Finding], notes: list[str]) -> None:
+    named = [f for f in findings if f.where == SECRET_NAME]
+    if named:
+        notes.append(
+            f"tracked files whose names hold a secret: their changes were left out of the "
+            f"stored patch ({len(named)}); replay runs them as committed"
+        )
+    lines = [f.describe() for f in findings if f.where != SECRET_NAME]
+    if lines:
+        notes.append(
+            describe(
+                "secrets redacted in the stored code; replay writes these lines differently",
+                lines,
+            )
+        )
+
+
+def _skip_secret_names(paths: list[str], scrubber: Scrubber, notes: list[str]) -> list[str]:
+    """Leave out the files whose *name* holds a secret: stored under another name they would
+    be another file, and the note does not name them (``ledger.capture.boundary``)."""
+    kept = [p for p in paths if not holds_secret(p, scrubber)]
+    if len(kept) < len(paths):
+        notes.append(
+            f"untracked files whose names hold a secret, never captured: {len(paths) - len(kept)}"
+        )
+    return kept
 
 
 def _skip_secret_files(paths: list[str], notes: list[str]) -> list[str]:
@@ -374,18 +399,15 @@ def _snapshot_plain(
             "(run inside a git repository, or from a smaller directory)"
         )
     if scrubber is not None:
+        paths = _skip_secret_names(paths, scrubber, notes)
         paths = _skip_secret_files(paths, notes)
     findings: list[Finding] = []
     tree_oid, truncated = _store_files(
         cwd, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
-    if findings:
-        notes.append(
-            describe(
-                "secrets redacted in the stored code; replay writes these lines differently",
-                [f.describe() for f in findings],
-            )
-        )
+    _note_findings(findings, notes)
+    if scrubber is not None:
+        notes = [for_store("text", n, scrubber, "the code record") for n in notes]
     return plain(
         "code",
         in_repo=False,

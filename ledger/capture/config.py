@@ -208,7 +208,7 @@ def load_config_file(
     redacted = for_store("json", safe, scrubber, given)
     # Values under a secret key are gone from the parsed value; in the bytes a line detector
     # cannot see them when the key is a line above (``creds:`` then ``- value: X``, a list).
-    under_keys = Scrubber(_values_under_secret_keys(safe))
+    under_keys = Scrubber(_values_under_secret_keys(safe) + _changed_values(safe, redacted))
     data = under_keys.scrub(data, given)
     if scrubber is not None:
         # The stored bytes lose known secret values and every line the detector flags (the
@@ -229,13 +229,16 @@ def load_config_file(
 
 def _values_under_secret_keys(value: Any, under: bool = False) -> list[KnownSecret]:
     """Every string or number below a secret-named key, at any depth (settings excepted)."""
-    from .redact import is_secret_name
+    from .redact import is_secret_entry, is_secret_name
     from .secrets import is_setting
 
     if isinstance(value, Mapping):
         out: list[KnownSecret] = []
         for k, v in value.items():
-            out += _values_under_secret_keys(v, under or (isinstance(k, str) and is_secret_name(k)))
+            secret = isinstance(k, str) and (
+                is_secret_entry(k, v) if isinstance(v, str) else is_secret_name(k)
+            )
+            out += _values_under_secret_keys(v, under or secret)
         return out
     if isinstance(value, list | tuple):
         return [found for v in value for found in _values_under_secret_keys(v, under)]
@@ -243,6 +246,21 @@ def _values_under_secret_keys(value: Any, under: bool = False) -> list[KnownSecr
         return []
     text = str(value)
     return [] if is_setting(text) else [KnownSecret("config", text)]
+
+
+def _changed_values(before: Any, after: Any) -> list[KnownSecret]:
+    """The strings of the parsed value that the boundary changed (the detector knows formats
+    no line of the file shows whole, such as a value folded over lines): they leave the stored
+    bytes too."""
+    from .secrets import is_setting
+
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [s for k in before for s in _changed_values(before[k], after.get(k))]
+    if isinstance(before, list) and isinstance(after, list):
+        return [s for b, a in zip(before, after, strict=False) for s in _changed_values(b, a)]
+    if isinstance(before, str) and before != after and not is_setting(before):
+        return [KnownSecret("config", before)]
+    return []
 
 
 def detect_config_paths(argv: Sequence[str], cwd: str | Path = ".") -> list[str]:

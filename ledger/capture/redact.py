@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "REDACTED",
+    "is_secret_entry",
     "is_secret_name",
     "redact_argv",
     "redact_env",
@@ -50,7 +51,9 @@ _ANY_WORDS = frozenset(
 )
 # Words that make a name secret only as its LAST word: ``api_key``, ``HF_TOKEN``, ``db_pass`` are
 # secrets, while ``key_dim``, ``pad_token_id`` and ``pass_through`` are hyperparameters.
-_LAST_WORDS = frozenset({"key", "token", "pass", "apikey", "sid", "pin", "jwt", "otp"})
+_LAST_WORDS = frozenset(
+    {"key", "token", "pass", "apikey", "sid", "pin", "jwt", "otp", "bearer", "webhook"}
+)
 # Run-together spellings (``APIKEY``, ``accessToken`` lower-cased, ``DBPASSWORD``).
 _SUFFIXES = (
     "apikey",
@@ -134,6 +137,35 @@ def is_secret_name(name: str) -> bool:
     return any(w in _ANY_WORDS or w.endswith(_SUFFIXES) for w in words)
 
 
+# A last word ``key`` after one of these is a credential (``api_key``, ``ssh_key``, ``x-api-key``);
+# after any other word, or alone, it may name a lookup key (``state_key``, ``sort_key``,
+# ``primary_key``), whose value reads as an identifier (``model``, ``name``).
+_CREDENTIAL_KEYS = frozenset(
+    {
+        "api", "access", "secret", "private", "auth", "client", "service", "account", "master",
+        "encryption", "signing", "ssh", "gpg", "pgp", "license", "licence", "app", "consumer",
+        "deploy", "admin", "root", "storage", "subscription", "db", "database", "aws", "openai",
+        "hf", "wandb", "stripe", "github", "gitlab", "slack", "google", "azure", "server", "user",
+        "webhook", "bot", "cloud", "rsa", "dsa", "ecdsa", "ed25519", "hmac", "jwt", "session",
+    }
+)  # fmt: skip
+_IDENTIFIER = re.compile(r"[a-z][a-z_.]{0,39}")
+
+
+def is_secret_entry(name: str, value: str) -> bool:
+    """Whether ``name: value`` holds a secret by its name: ``is_secret_name``, except a lookup
+    key whose value reads as an identifier of lower-case letters (``state_key: model``,
+    ``sort_key: name``): no credential is a lower-case word without digits or symbols, while
+    such keys are common in configs and code (the file would be broken by the redaction)."""
+    if not is_secret_name(name):
+        return False
+    words = [w.lower() for w in _WORD_SPLIT.split(name.strip().lstrip("-")) if w]
+    if words[-1:] != ["key"] or (len(words) > 1 and words[-2] in _CREDENTIAL_KEYS):
+        return True
+    # The value as a line gives it: quoted, or closing a flow mapping (``{state_key: model}``).
+    return not _IDENTIFIER.fullmatch(value.strip().rstrip("}]),").strip("\"'"))
+
+
 # --- values ------------------------------------------------------------------------------------
 
 _PRIVATE_KEY = re.compile(
@@ -167,6 +199,13 @@ _TOKENS = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
     r"|AIza[0-9A-Za-z_-]{35}"  # Google API key
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
+    r"|ya29\.[A-Za-z0-9_-]{20,}"  # Google OAuth access token
+    r"|1//0[A-Za-z0-9_-]{30,}"  # Google OAuth refresh token
+    r"|npm_[A-Za-z0-9]{36}"  # npm
+    r"|pypi-[A-Za-z0-9_-]{50,}"  # PyPI
+    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
+    r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{12,}"  # Slack webhook
+    r"|discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"  # Discord webhook
     r")"
 )
 
@@ -180,7 +219,7 @@ def _redact_assignments(text: str) -> str:
         if m.start("name") < pos or not is_secret_name(m["name"]):
             continue
         value = _ASSIGN_VALUE.match(text, m.end())
-        if value is None:
+        if value is None or not is_secret_entry(m["name"], value[0]):
             continue
         quote = value[0][0] if value[0][0] in {'"', "'"} else ""
         out += [text[pos : m.end()], quote, REDACTED, quote]
@@ -190,7 +229,7 @@ def _redact_assignments(text: str) -> str:
 
 
 def _flag_value(m: re.Match[str]) -> str:
-    if not is_secret_name(m["flag"]):
+    if not is_secret_entry(m["flag"], m["value"]):
         return m[0]
     return f"{m['flag']}{m['sp']}{REDACTED}"
 
@@ -210,7 +249,7 @@ def redact_text(text: str) -> str:
 def redact_env(mapping: Mapping[str, str]) -> dict[str, str]:
     """Names are kept; a secret-looking name's value is replaced, any other value is scanned."""
     return {
-        name: REDACTED if is_secret_name(name) else redact_text(value)
+        name: REDACTED if is_secret_entry(name, value) else redact_text(value)
         for name, value in mapping.items()
     }
 
@@ -245,12 +284,13 @@ def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
     """
     out: list[str] = []
     redact_next: bool | str = False
+    option = ""  # the secret-named option whose value comes next
     for arg in argv:
         if _MARKER.fullmatch(arg.partition("=")[2] or arg):
             out.append(arg)  # already replaced by a named marker: replay restores it
             redact_next = False
             continue
-        if redact_next is True and not _OPTION.match(arg):
+        if redact_next is True and not _OPTION.match(arg) and is_secret_entry(option, arg):
             out.append(REDACTED)
             redact_next = False
             continue
@@ -272,9 +312,9 @@ def redact_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
             continue
         if _OPTION.match(arg) and len(name.lstrip("-")) > 1:
             name, eq, value = arg.partition("=")
-            if is_secret_name(name):
+            if is_secret_entry(name, value) if eq else is_secret_name(name):
                 out.append(f"{name}={REDACTED}" if eq else arg)
-                redact_next = not eq
+                redact_next, option = not eq, name
                 continue
             if eq:
                 out.append(f"{name}={redact_text(value)}")
@@ -294,12 +334,18 @@ def _redact_all(value: Any) -> Any:
     return REDACTED
 
 
+def _secret_key(name: str, value: Any) -> bool:
+    if isinstance(value, str):
+        return is_secret_entry(name, value)
+    return is_secret_name(name)
+
+
 def redact_json(value: Any) -> Any:
     """Walk JSON-like data: values under secret-looking keys are replaced (booleans and null
     are kept: a flag is not a secret), and every string is scanned with :func:`redact_text`."""
     if isinstance(value, Mapping):
         return {
-            k: _redact_all(v) if isinstance(k, str) and is_secret_name(k) else redact_json(v)
+            k: _redact_all(v) if isinstance(k, str) and _secret_key(k, v) else redact_json(v)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):

@@ -41,13 +41,16 @@ __all__ = [
     "ENV_FILE_PATTERNS",
     "MAX_DETECT_BYTES",
     "MAX_DETECT_LINE",
+    "SECRET_NAME",
     "Finding",
     "KnownSecret",
     "Scrubber",
     "detect_line",
     "is_setting",
+    "judge",
     "launch_secrets",
     "marker",
+    "may_hold_secret",
     "preload",
     "redact_lines",
     "redact_patch",
@@ -92,6 +95,10 @@ _STANDALONE_BELOW = 3
 # Plugins left out: hex strings are the ids of checkpoints, commits and objects that training
 # logs print all the time; a public IP address is not a credential.
 _SKIPPED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
+
+
+# Where a finding is about a file's name rather than one of its lines (the name is not said).
+SECRET_NAME = "a file whose name holds a secret, left out"
 
 
 def marker(source: str) -> str:
@@ -194,6 +201,23 @@ def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     return "name rule" if redact_text(line) != line else None
 
 
+def judge(line: str, memo: CleanMemo | None = None) -> str | None:
+    """``detect_line`` for a value of a run (a variable, an argument), skipping the lines
+    ``memo`` holds (found clean by earlier runs) and adding those found clean now."""
+    if memo is not None and line in memo:
+        return None
+    kind = detect_line(line)
+    if kind is None and memo is not None:
+        memo.add(line)
+    return kind
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether ``detect_line`` could flag ``text`` at all (most strings cannot: no word of a
+    secret name, no URL, no run of 15 token characters), checked in a few microseconds."""
+    return len(text) >= 4 and _candidate(text)
+
+
 class _Judge:
     """``detect_line`` over consecutive lines, which also redacts the body of a PEM private key
     block (its base64 lines hold no marker a line detector could see)."""
@@ -277,21 +301,30 @@ def _patch_path(line: bytes) -> str:
     return name[2:].decode("utf-8", "replace")
 
 
-def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
+def redact_patch(data: bytes, memo: CleanMemo | None = None) -> tuple[bytes, list[Finding]]:
     """Redact the lines of a git patch that hold secrets; findings name the file and its line
-    in the new version (or in the old one, for a removed line)."""
+    in the new version (or in the old one, for a removed line).
+
+    Besides the lines of each hunk, the text git prints after a hunk header (the enclosing
+    function's line, ``@@ -8,4 +8,4 @@ print("...")``) is judged: when it holds a secret it is
+    dropped (``git apply`` ignores it). A file whose *name* holds a secret is left out of the
+    patch whole: its name is on every header line, and cannot be changed without changing the
+    file replay writes."""
     out: list[bytes] = []
     found: list[Finding] = []
     path = "?"
-    judge = _Judge(path)
+    judge_line = _Judge(path)
     new_line = 0
     hunk = _Hunk()
+    dropping = False  # the lines of a file whose name holds a secret
     for line in data.splitlines(keepends=True):
         if hunk.body(line):
+            if dropping:
+                continue
             number = new_line
             if line[:1] != b"-":
                 new_line += 1
-            kind = judge(line[1:].decode("utf-8", "replace"))
+            kind = judge_line(line[1:].decode("utf-8", "replace"))
             kept = line[:1] != b"+"
             if kind is not None:
                 out.append(_redact_line(line, kind, keep=1))
@@ -299,13 +332,30 @@ def redact_patch(data: bytes) -> tuple[bytes, list[Finding]]:
                 continue
             if _SCRUBBED.search(line):
                 found.append(Finding(path, number, "known secret value", kept))
+        elif line.startswith(b"diff --git "):
+            kind = judge(line[len(b"diff --git ") :].decode("utf-8", "replace").strip(), memo)
+            dropping = kind is not None
+            if dropping:
+                found.append(Finding(SECRET_NAME, 0, str(kind), kept=True))
+        elif dropping:
+            if m := _HUNK.match(line):
+                hunk.start(m)
+            continue
         elif line.startswith((b"--- a/", b'--- "a/', b"+++ b/", b'+++ "b/')):
             path = _patch_path(line)
-            judge = _Judge(os.path.basename(path))
+            judge_line = _Judge(os.path.basename(path))
         elif m := _HUNK.match(line):
             new_line = int(m[3])
             hunk.start(m)
-        out.append(line)
+            context = line[m.end() :].strip()
+            kind = judge(context.decode("utf-8", "replace"), memo) if context else None
+            if kind is not None:
+                end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
+                out.append(line[: m.end()] + end)
+                found.append(Finding(path, new_line, f"{kind}, in a hunk header", kept=True))
+                continue
+        if not dropping:
+            out.append(line)
     return (b"".join(out) if found else data), found
 
 
@@ -334,20 +384,12 @@ def launch_secrets(
     ``memo`` holds lines found clean by earlier runs: they skip the detectors (whose import is
     most of the cost when the environment has not changed); lines found clean now are added."""
 
-    def judge(line: str) -> str | None:
-        if memo is not None and line in memo:
-            return None
-        kind = detect_line(line)
-        if kind is None and memo is not None:
-            memo.add(line)
-        return kind
-
     found: dict[str, KnownSecret] = {}
     for name, value in environ.items():
         if name.startswith("LEDGER_") or _not_a_value(value) or _is_path_list(value):
             continue
         if is_secret_name(name) or (
-            len(value) >= MIN_CONTENT_LEN and judge(f"{name}={value}") is not None
+            len(value) >= MIN_CONTENT_LEN and judge(f"{name}={value}", memo) is not None
         ):
             found.setdefault(value, KnownSecret(name, value))
     redacted = redact_argv(list(argv))
@@ -355,7 +397,7 @@ def launch_secrets(
         parts: list[str] = []
         if raw != red:
             parts.append(_differing_part(raw, red))
-        elif i > 0 and len(raw) >= MIN_CONTENT_LEN and judge(raw) is not None:
+        elif i > 0 and len(raw) >= MIN_CONTENT_LEN and judge(raw, memo) is not None:
             # The value of an option or a positional ``key=value`` (a Hydra override): the
             # captured config holds it without its key.
             parts.append(raw.partition("=")[2] if "=" in raw else raw)
@@ -446,6 +488,8 @@ class Scrubber:
     _by_form: dict[bytes, str] = field(default_factory=dict, repr=False)
     _binary: FormMatcher | None = field(default=None, repr=False)
     longest_form: int = field(default=0, init=False)  # bytes: what a stream must hold back
+    # Lines found clean by earlier runs: the content detector skips them (ledger.capture.boundary)
+    memo: CleanMemo | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         from .form_match import FormMatcher

@@ -128,6 +128,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
 
     memo = CleanMemo.for_store(store.root)
     scrubber = Scrubber(launch_secrets(opts.command, {**os.environ, **opts.extra_env}, memo))
+    scrubber.memo = memo  # the boundary's detector skips what earlier runs found clean
     memo.save()
     found: list[Finding] = []
     config_files = []

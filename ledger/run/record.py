@@ -215,10 +215,15 @@ def _begin_run(
         # missing listing. The files themselves are content links, copied later.
         store_manifests(frozen.inputs, store)
     contract_oid = store.put_json(frozen.contract_json)
+    # The name and tags are the user's strings: they pass the boundary as the rest does.
+    from ..capture.boundary import for_store
+
+    scrubber = frozen.scrubber
+    name = None if opts.name is None else for_store("text", opts.name, scrubber, "--name")
     base: dict[str, Any] = dict(
         run_id=run_id,
-        name=opts.name,
-        tags=dict(opts.tags),
+        name=name,
+        tags=for_store("json", dict(opts.tags), scrubber, "--tag"),
         started=format_datetime(started),
         host=socket.gethostname(),
         pid=os.getpid(),
@@ -227,7 +232,9 @@ def _begin_run(
         replay_of=opts.replay_of,
         ledger_version=__version__,
     )
-    running = plain("run", status="running", notes=list(frozen.notes), **base)
+    if scrubber is not None and scrubber.memo is not None:
+        scrubber.memo.save()
+    running = plain("run", status="running", notes=_notes(list(frozen.notes), scrubber), **base)
     store.set_ref(run_ref(run_id), store.put_json(running), op="start")
 
     # Copy inputs into the store while the command runs: it must not delay the launch.
@@ -325,6 +332,14 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     return finish(b, parser, result)
 
 
+def _notes(notes: list[str], scrubber: Any) -> list[str]:
+    """The run's notes as stored: they name files and quote messages, so they pass the
+    boundary too (a note about a file whose name was a secret must not name it)."""
+    from ..capture.boundary import for_store
+
+    return [for_store("text", n, scrubber, "the run's notes") for n in notes]
+
+
 def seal(
     store: Store,
     opts: RecordOptions,
@@ -397,9 +412,11 @@ def seal(
         inputs_changed=inputs_changed,
         runtime=runtime,
         checkpoints=[c.model_dump(mode="json") for c in checkpoints],
-        notes=notes + result.notes,
+        notes=_notes(notes + result.notes, scrubber),
         **base,
     )
+    if scrubber.memo is not None:
+        scrubber.memo.save()
     oid = store.put_json(run)
     store.set_ref(run_ref(run["run_id"]), oid, op="seal", status=run["status"])
     code = result.returncode if result.returncode >= 0 else 128 + (result.signal or 0)
