@@ -118,6 +118,8 @@ def _artifacts(store: Store, folder: Path | None) -> tuple[list[OutputCapture], 
 def _record(store: Store, src: MlflowRun, run_id: str, shown: str) -> tuple[Run, ImportedRun]:
     summaries, points = _series(store, src)
     outputs, notes = _artifacts(store, src.artifacts)
+    if src.artifacts_note:
+        notes.append(src.artifacts_note)
     params = redact_env(src.params)
     config = ConfigCapture(
         argv=[],
@@ -242,6 +244,8 @@ def import_mlflow(
                 report.imported.append(_dry(src, run_id))
             else:
                 run, summary = _record(store, src, run_id, source.shown)
+                if src.artifacts_note:
+                    report.notes.append(f"MLflow run {src.run_id}: {src.artifacts_note}")
                 summary.record = store.put_json(run.to_json())
                 records.append((run_id, run, summary))
         for run_id, run, summary in records:

@@ -11,6 +11,14 @@ here before it is called:
 - a file store's client logs and skips an experiment or run whose ``meta.yaml`` is damaged. So
   each ``meta.yaml`` in scope is parsed first, and any warning the client logs while reading
   stops the import: nothing is imported from a store read only in part.
+
+And one thing the client does that is not wanted: it reads artifacts from wherever a run's
+``artifact_uri`` points, and a store is data that anyone can write (``file:///home/u/.ssh``).
+A local store's artifacts are read here, only from inside the store's own folder (the mlruns
+folder, or the folder that holds the database), resolved first (no symlink leads out), never
+from a hidden folder, with symlinks inside kept as links and only regular files read; a
+tracking server's through the server, never from a local path it names. A run whose artifacts
+are elsewhere is imported without them, and its notes say why.
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ class MlflowSource:
     uri: str  # what the client opens
     shown: str  # the same, credentials removed: what the records and messages say
     file_store: Path | None = None  # a local file store's root
+    # The only folder a local store's artifacts are read from; None: a server's, read through it
+    artifact_root: Path | None = None
 
 
 @dataclass
@@ -63,6 +73,7 @@ class MlflowRun:
     tags: dict[str, str]
     metrics: list[MlflowMetric] = field(default_factory=list)
     artifacts: Path | None = None  # a folder holding the downloaded artifacts, or None
+    artifacts_note: str | None = None  # why the artifacts were not read
 
 
 def _without_credentials(uri: str) -> str:
@@ -116,12 +127,13 @@ def resolve_source(text: str) -> MlflowSource:
     if scheme == "file":
         root = Path(unquote(parts.path))
         _check_file_store(root, shown)
-        return MlflowSource(root.absolute().as_uri(), root.absolute().as_uri(), root.absolute())
+        root = root.absolute()
+        return MlflowSource(root.as_uri(), root.as_uri(), root, root)
     if scheme == "sqlite":
         # sqlite:///relative.db, sqlite:////absolute.db
         path = Path(unquote(parts.path)[1:]) if parts.path.startswith("/") else Path(parts.path)
         _check_sqlite(path, shown)
-        return MlflowSource(text, shown)
+        return MlflowSource(text, shown, artifact_root=path.absolute().parent)
     if scheme:
         return MlflowSource(text, shown)  # a server or database only the client can reach
     path = Path(text)
@@ -130,11 +142,11 @@ def resolve_source(text: str) -> MlflowSource:
             if f.read(16) == _SQLITE_MAGIC:
                 _check_sqlite(path, text)
                 uri = "sqlite:///" + str(path.absolute())
-                return MlflowSource(uri, uri)
+                return MlflowSource(uri, uri, artifact_root=path.absolute().parent)
         raise _not_a_store(text, "a file that is not an SQLite database")
     _check_file_store(path, text)
     root = path.absolute()
-    return MlflowSource(root.as_uri(), root.as_uri(), root)
+    return MlflowSource(root.as_uri(), root.as_uri(), root, root)
 
 
 def _check_meta(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -269,6 +281,7 @@ def read_runs(
                 run_ids,
                 artifacts_dir,
                 wanted,
+                source.artifact_root,
             )
         except UsageError:
             raise
@@ -292,6 +305,7 @@ def _read(
     run_ids: list[str],
     artifacts_dir: Path | None,
     wanted: Callable[[str, int | None], bool],
+    artifact_root: Path | None = None,
 ) -> list[MlflowRun]:
     all_exps = []
     token = None
@@ -358,11 +372,18 @@ def _read(
             history = client.get_metric_history(info.run_id, key)
             points = [(int(m.step), int(m.timestamp), float(m.value)) for m in history]
             metrics.append(MlflowMetric(key, points))
-        artifacts = None
-        if artifacts_dir is not None and client.list_artifacts(info.run_id):
-            artifacts = artifacts_dir / info.run_id
-            artifacts.mkdir(parents=True)
-            client.download_artifacts(info.run_id, "", str(artifacts))
+        artifacts, why = None, None
+        if artifacts_dir is not None:
+            dest = artifacts_dir / info.run_id
+            uri = info.artifact_uri or ""
+            if artifact_root is not None:
+                artifacts, why = _copy_local_artifacts(uri, artifact_root, dest)
+            elif _local_path(uri) is not None:
+                why = _refused(uri, "a tracking server's runs are read through the server")
+            elif client.list_artifacts(info.run_id):
+                artifacts = dest
+                artifacts.mkdir(parents=True)
+                client.download_artifacts(info.run_id, "", str(artifacts))
         out.append(
             MlflowRun(
                 run_id=info.run_id,
@@ -377,6 +398,7 @@ def _read(
                 tags=dict(data.tags),
                 metrics=metrics,
                 artifacts=artifacts,
+                artifacts_note=why,
             )
         )
     out.sort(key=lambda r: (r.start_ms or 0, r.run_id))
@@ -397,3 +419,76 @@ def _bare(info: Any, data: Any, names: dict[str, str]) -> MlflowRun:
         params={},
         tags={},
     )
+
+
+# --- artifacts ---------------------------------------------------------------------------------
+
+
+def _local_path(uri: str) -> Path | None:
+    """The local folder an artifact URI names (``file:`` or a bare path), else None."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower() if len(parts.scheme) > 1 else ""  # C:\ is not a scheme
+    if scheme == "file":
+        return Path(unquote(parts.path))
+    return None if scheme else Path(uri)
+
+
+def _refused(uri: str, why: str) -> str:
+    return (
+        f"artifacts not imported: the run's artifact_uri {_without_credentials(uri)!r} was not "
+        f"read ({why}); a store names any folder it likes, ~/.ssh included"
+    )
+
+
+def _copy_local_artifacts(uri: str, root: Path, dest: Path) -> tuple[Path | None, str | None]:
+    """Copy the artifacts of a local store's run into ``dest``: only from inside ``root`` once
+    every symlink on the way is resolved, never from a hidden folder (``.ssh``, ``.trash``).
+    Returns the copy (None when there are no artifacts) and why nothing was read, if so."""
+    path = _local_path(uri)
+    if path is None:
+        return None, _refused(uri, "a local store's artifacts are read only from inside it")
+    if not path.is_absolute():
+        path = root / path
+    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if real != real_root and real_root not in real.parents:
+        return None, _refused(uri, f"it lies outside the store's folder {root}")
+    hidden = [p for p in real.relative_to(real_root).parts if p.startswith(".")]
+    if hidden:
+        return None, _refused(uri, f"it lies in the hidden folder {hidden[0]}")
+    if not real.is_dir():
+        return None, None  # no artifacts logged: MLflow makes the folder on the first
+    copied = _copy_tree(real, dest)
+    return (dest if copied else None), None
+
+
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _copy_tree(src: Path, dest: Path) -> int:
+    """Regular files and symlinks (as links, never followed) below ``src``; sockets, FIFOs
+    and devices are left out. Returns how many entries were copied."""
+    import shutil
+    import stat
+
+    count = 0
+    for here, dirs, files in os.walk(src, followlinks=False):
+        rel = Path(here).relative_to(src)
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
+            full = os.path.join(here, name)
+            target = dest / rel / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.islink(full):
+                os.symlink(os.readlink(full), target)
+                count += 1
+                continue
+            try:
+                fd = os.open(full, _READ)
+            except OSError:
+                continue  # gone, or a symlink swapped in: not read
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    continue
+                with open(target, "xb") as out:
+                    shutil.copyfileobj(f, out)
+            count += 1
+    return count

@@ -22,8 +22,11 @@ def build(uri: str, work: Path) -> dict[str, str]:
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
-    exp_a = client.create_experiment("exp-a", artifact_location=(work / "art-a").as_uri())
-    exp_b = client.create_experiment("exp-b", artifact_location=(work / "art-b").as_uri())
+    # Artifacts inside the store's folder (the mlruns folder, or the database's): the only
+    # place ``ledger import mlflow`` reads a local store's artifacts from.
+    art = Path(uri.removeprefix("file://")) if uri.startswith("file:") else work
+    exp_a = client.create_experiment("exp-a", artifact_location=(art / "art-a").as_uri())
+    exp_b = client.create_experiment("exp-b", artifact_location=(art / "art-b").as_uri())
     ids: dict[str, str] = {}
 
     def run(exp: str, name: str, start: int) -> str:
@@ -74,7 +77,7 @@ def build(uri: str, work: Path) -> dict[str, str]:
     client.log_metric(live, "loss", 9.0, timestamp=T0 + 241_000, step=0)
 
     # a run from a machine whose clock is a day ahead
-    exp_c = client.create_experiment("exp-future", artifact_location=(work / "art-c").as_uri())
+    exp_c = client.create_experiment("exp-future", artifact_location=(art / "art-c").as_uri())
     ahead = int(time.time() * 1000) + 86_400_000
     future = run(exp_c, "future", ahead)
     client.set_terminated(future, "FINISHED", end_time=ahead + 1000)
