@@ -128,6 +128,8 @@ def capture_outputs(
                 n_preexisting=len(stale),
             )
         )
+        if tree.note:  # files the capture could not store: replay cannot vouch for them
+            notes.append(f"--output {given}: {tree.note}; replay cannot compare them")
         if stale:
             notes.append(
                 f"--output {given}: {len(stale)} file(s) were there before the run and were not "

@@ -97,9 +97,14 @@ def build_tree_json(
     total = 0
     for rel in sorted(set(paths)):
         try:
-            safe_relpath(rel)
             rel.encode("utf-8")
-        except (ValueError, UnicodeEncodeError):
+        except UnicodeEncodeError:
+            # Records hold names as UTF-8: such a file is refused, and said so by its bytes.
+            skipped.append(f"{os.fsencode(rel)!r} (its name is not UTF-8)")
+            continue
+        try:
+            safe_relpath(rel)
+        except ValueError:
             skipped.append(f"{rel!r} (not a portable relative path)")
             continue
         full = base / rel

@@ -47,6 +47,7 @@ def compare_run_outputs(
         for f in cmp.files:
             path = out.path if single else f"{out.path.rstrip('/')}/{f.path}"
             results.append(_row(f, path))
+        results += _left_out(store, out.path, out.tree, other.tree if other else None)
     if opts.include_logs:
         for stream in ("stdout", "stderr"):
             a, b = getattr(original, stream), getattr(replay, stream)
@@ -66,6 +67,26 @@ def compare_run_outputs(
     for f in compare_checkpoint_steps(store, saved, kept, settings):
         results.append(_row(f, f.path))
     return results
+
+
+def _left_out(
+    store: Store, path: str, original: str | None, replay: str | None
+) -> list[dict[str, Any]]:
+    """A row per side whose capture of ``path`` left files out (a name that is not UTF-8, a
+    file that could not be read, a FIFO, a link out of the folder: the tree's note names them):
+    nothing vouches for those files, so the output is not comparable, never identical."""
+    from ..records.verdict_parts import FileComparison
+
+    rows = []
+    for side, oid in (("original", original), ("replay", replay)):
+        note = store.get_json(oid).get("note") if oid is not None else ""
+        if note:
+            reason = f"the {side}'s capture {note}: they were not compared"
+            row = FileComparison(
+                path=path, comparator="tree", status="not-comparable", reason=reason
+            )
+            rows.append(_row(row, f"{path} (files left out of the {side})"))
+    return rows
 
 
 def _saves(store: Store, run: Run) -> dict[int, str]:
