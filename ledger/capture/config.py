@@ -26,6 +26,7 @@ from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
 if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
     from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+    from .secret_memo import CleanMemo
 
 __all__ = [
     "build_config_capture",
@@ -383,8 +384,18 @@ def _validated(kind: Literal["argparse", "hydra"], item: dict[str, Any]) -> dict
         return None
 
 
-def collect_config_captures_json(run_dir: str | Path) -> list[dict[str, Any]]:
+def _judging(memo: CleanMemo | None) -> Scrubber | None:
+    """A scrubber that knows no value, only the memo of clean lines the detector skips: the
+    known values left the staged captures before (``scrub_run_dir``); a second pass could find
+    a short one inside a marker."""
+    return None if memo is None else Scrubber([], memo=memo)
+
+
+def collect_config_captures_json(
+    run_dir: str | Path, memo: CleanMemo | None = None
+) -> list[dict[str, Any]]:
     """``collect_config_captures`` as JSON, without pydantic for what the hook wrote."""
+    judge = _judging(memo)
     out = []
     for raw in _read_captures(Path(run_dir), "argparse")[0]:
         item = _validated(
@@ -393,7 +404,7 @@ def collect_config_captures_json(run_dir: str | Path) -> list[dict[str, Any]]:
                 **raw,
                 "argv": for_store("argv", raw.get("argv", [])),
                 "unknown": for_store("argv", raw.get("unknown", [])),
-                "namespace": for_store("json", json_safe(raw.get("namespace", {}))),
+                "namespace": for_store("json", json_safe(raw.get("namespace", {})), judge),
             },
         )
         if item is not None:  # else reported by collect_capture_notes
@@ -410,15 +421,18 @@ def collect_config_captures(run_dir: str | Path) -> list[ArgparseCapture]:
     return [ArgparseCapture.model_validate(c) for c in collect_config_captures_json(run_dir)]
 
 
-def collect_hydra_captures_json(run_dir: str | Path) -> list[dict[str, Any]]:
+def collect_hydra_captures_json(
+    run_dir: str | Path, memo: CleanMemo | None = None
+) -> list[dict[str, Any]]:
     """``collect_hydra_captures`` as JSON, without pydantic for what the hook wrote."""
+    judge = _judging(memo)
     out = []
     for raw in _read_captures(Path(run_dir), "hydra")[0]:
         item = _validated(
             "hydra",
             {
                 **raw,
-                "config": for_store("json", json_safe(raw.get("config"))),
+                "config": for_store("json", json_safe(raw.get("config")), judge),
                 "overrides": for_store("argv", raw.get("overrides", [])),
             },
         )

@@ -220,11 +220,12 @@ def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | N
         config_digest,
     )
 
+    memo = frozen.scrubber.memo if frozen.scrubber is not None else None
     capture = build_config_json(
         frozen.contract_json["argv"],
         files=frozen.config_files,
-        argparse=collect_config_captures_json(staging),
-        hydra=collect_hydra_captures_json(staging),
+        argparse=collect_config_captures_json(staging, memo),
+        hydra=collect_hydra_captures_json(staging, memo),
         notes=collect_capture_notes(staging),
     )
     oid = store.put_json(capture)
