@@ -21,6 +21,7 @@ from . import gitsnap
 from .boundary import for_store, holds_secret
 from .materialize import materialize_code
 from .secrets import (
+    HUNK_HEADER,
     MAX_DETECT_BYTES,
     SECRET_NAME,
     Finding,
@@ -168,7 +169,18 @@ def _note_findings(findings: list[Finding], notes: list[str]) -> None:
             f"tracked files whose names hold a secret: their changes were left out of the "
             f"stored patch ({len(named)}); replay runs them as committed"
         )
-    lines = [f.describe() for f in findings if f.where != SECRET_NAME]
+    headers = [f.describe() for f in findings if f.kind.endswith(HUNK_HEADER)]
+    if headers:
+        notes.append(
+            describe(
+                "secrets dropped from the stored patch's hunk headers (git ignores them)", headers
+            )
+        )
+    lines = [
+        f.describe()
+        for f in findings
+        if f.where != SECRET_NAME and not f.kind.endswith(HUNK_HEADER)
+    ]
     if lines:
         notes.append(
             describe(

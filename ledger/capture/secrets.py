@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_FILE_PATTERNS",
+    "HUNK_HEADER",
     "MAX_DETECT_BYTES",
     "MAX_DETECT_LINE",
     "SECRET_NAME",
@@ -99,6 +100,8 @@ _SKIPPED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
 
 # Where a finding is about a file's name rather than one of its lines (the name is not said).
 SECRET_NAME = "a file whose name holds a secret, left out"
+# Ends a finding's kind when the line was a hunk header's quote (the patch applies the same).
+HUNK_HEADER = ", in a hunk header"
 
 
 def marker(source: str) -> str:
@@ -352,7 +355,7 @@ def redact_patch(data: bytes, memo: CleanMemo | None = None) -> tuple[bytes, lis
             if kind is not None:
                 end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
                 out.append(line[: m.end()] + end)
-                found.append(Finding(path, new_line, f"{kind}, in a hunk header", kept=True))
+                found.append(Finding(path, new_line, f"{kind}{HUNK_HEADER}", kept=True))
                 continue
         if not dropping:
             out.append(line)

@@ -154,6 +154,7 @@ def test_what_is_not_secret_stays_and_the_patch_still_applies(recorded: tuple[Pa
     notes = "\n".join(run.notes)
     assert "untracked files whose names hold a secret, never captured: 1" in notes
     assert "tracked files whose names hold a secret" in notes
+    assert "hunk headers (git ignores them) (1): headed.py:4" in notes, notes
     untracked = store.get_json(code["untracked"])
     names = json.dumps(untracked)
     assert "notify.yaml" in names and "api.toml" in names  # the other untracked files stay
