@@ -146,3 +146,25 @@ def test_artifacts_inside_the_store_are_imported_and_links_are_never_followed(
         assert out.tree is not None
         assert "result.txt" in json.dumps(store.get_json(out.tree))
         assert out.files == 1  # the link out of the folder is left out, never read
+
+
+def test_a_fifo_among_the_artifacts_is_left_out_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    from ledger.imports.mlflow_read import _copy_local_artifacts
+
+    store = tmp_path / "mlruns"
+    art = store / "1" / "abc" / "artifacts"
+    (art / "model").mkdir(parents=True)
+    (art / "model" / "w.bin").write_bytes(b"weights")
+    os.mkfifo(art / "pipe")  # a reader would wait forever for a writer
+    dest = tmp_path / "copy"
+    copied, why = _copy_local_artifacts(art.as_uri(), store, dest)
+    assert (copied, why) == (dest, None)
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")) == [
+        "model",
+        "model/w.bin",
+    ]
+    # a relative artifact_uri is taken from the store's folder, and checked the same way
+    copied, why = _copy_local_artifacts("../home", store, tmp_path / "copy2")
+    assert copied is None and why is not None and "outside the store's folder" in why
