@@ -161,3 +161,21 @@ def test_a_remote_missing_a_linked_object_is_refused_whole(
     _refused(run_ledger("pull", remote.url, run_id, cwd=here), phrase)
     assert ledger_state(here / ".ledger") == before
     assert run_ledger("verify", cwd=here).returncode == 0
+
+
+def test_a_pull_whose_remote_lost_a_run_record_adds_nothing_and_fails(
+    packaged: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    """The ref's own object is gone from the remote: a pull used to skip the run, print
+    `skipped:` and exit 0; now it names the ref, adds nothing (not the other refs either) and
+    exits 5."""
+    repo, run_id, _ = packaged
+    remote = RemoteUnderTest(str(tmp_path / "remote"))
+    _push(repo, remote.url)
+    _, origin = _origin_file(remote)
+    record = origin["refs"][f"runs/{run_id}"]  # type: ignore[index]
+    remote.fs.rm(remote.objects()[record])
+    here = _fresh(tmp_path / "here")
+    before = ledger_state(here / ".ledger")
+    _refused(run_ledger("pull", remote.url, cwd=here), f"ref runs/{run_id} points at {record}")
+    assert ledger_state(here / ".ledger") == before
