@@ -248,7 +248,8 @@ def check_git_sources(store: Store) -> list[Problem]:
                 continue  # verify_store reports a ref to a missing object
             src = record_from_json(store.get_json(oid), GitSource)
         except (LedgerError, ValueError) as e:
-            out.append(Problem("forged-source", name, f"{name} is not a git-source record: {e}"))
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            out.append(Problem("forged-source", name, f"{name} is not a git-source record: {why}"))
             continue
         assert isinstance(src, GitSource)
         for p in check_git_source(store, src, cache):
