@@ -86,7 +86,6 @@ def _print_pull(report: object, json_out: bool) -> None:
                 "refs_added": refs.added,
                 "refs_present": refs.present,
                 "collisions": [{"ref": n, "here": h, "theirs": t} for n, h, t in refs.collisions],
-                "incomplete": report.incomplete,
             }
         )
     else:
@@ -101,10 +100,6 @@ def _print_pull(report: object, json_out: bool) -> None:
             con.print(
                 f"collision: {name} is {here} here and {theirs} on the remote; kept this ledger's",
                 markup=False,
-            )
-        for name in report.incomplete:
-            con.print(
-                f"skipped: {name}: its object is not on the remote (not added here)", markup=False
             )
     if refs.collisions:
         raise typer.Exit(1)
@@ -137,18 +132,12 @@ def clone(
     directory: Path | None = typer.Argument(None, metavar="[DIR]", help="Default: here."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Create a ledger in DIR with URL as remote 'origin', and pull every run from it."""
-    from ..share.remote import Remote, add_remote
-    from ..share.transfer import pull as do_pull
-    from ..store import Store
+    """Create a ledger in DIR with URL as remote 'origin', and pull every run from it; a
+    clone that fails leaves no ledger."""
+    from ..share.clone import clone as do_clone
 
-    remote = Remote(url)
-    remote.check(create=False)  # before anything is created here
-    root = (directory or Path.cwd()) / ".ledger"
-    store = Store.init(root)
-    add_remote(store, "origin", url)
     with progress_stages():
-        report = do_pull(store, remote, None)
+        _store, report = do_clone(url, directory or Path.cwd())
     _print_pull(report, json_out)
 
 

@@ -53,6 +53,7 @@ def verify(
     print the chain head. Exit 1 on problems."""
     from rich.markup import escape
 
+    from ..capture.gitsource import check_git_sources
     from ..index.consistency import check_consistency
     from ..replay.material import add_replay_checks
     from ..store.anchor import parse_head
@@ -67,6 +68,7 @@ def verify(
             progress=lambda n: bar.update(0, description=f"verified {n} objects"),
         )
     report.problems += check_consistency(store)
+    report.problems += check_git_sources(store)
     add_replay_checks(store, report)
     if json_out:
         print_json(

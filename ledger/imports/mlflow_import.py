@@ -8,11 +8,14 @@ the MLflow run id, so importing the same run again finds it already here.
 
 Order: everything is read from MLflow first (artifacts downloaded into the ledger's ``tmp/``);
 an error there leaves the ledger untouched. Then the objects and records, then one ``import``
-log line and ref per run (docs/format.md, "Write ordering"), then the index.
+log line and ref per run (docs/format.md, "Write ordering"), made through the door every import
+passes (``share.door``: only refs ``ledger verify`` accepts, under the lease gc respects), then
+the index.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import tempfile
@@ -29,8 +32,9 @@ from ..records.config import ConfigCapture
 from ..records.metrics import MetricSummary, build_series, summarize
 from ..records.run import Imported, OutputCapture, Run, RunStatus
 from ..run.ids import run_ref
+from ..share.door import Arrival, admit, entry_lease
 from ..store import Store
-from .mlflow_read import MlflowRun, read_runs, resolve_source
+from .mlflow_read import MlflowRun, MlflowSource, read_runs, resolve_source
 
 __all__ = ["ARTIFACTS", "MlflowImportReport", "import_mlflow", "ledger_run_id"]
 
@@ -215,6 +219,21 @@ def import_mlflow(
     source = resolve_source(text)
     report = MlflowImportReport(source=source.shown, dry_run=dry_run)
     store.tmp_dir.mkdir(parents=True, exist_ok=True)
+    # Held from the first object written to the last ref: gc keeps what the import wrote.
+    with contextlib.ExitStack() as lease:
+        if not dry_run:
+            lease.enter_context(entry_lease(store, "import"))
+        return _import(store, source, report, experiments, run_ids, dry_run)
+
+
+def _import(
+    store: Store,
+    source: MlflowSource,
+    report: MlflowImportReport,
+    experiments: list[str] | None,
+    run_ids: list[str] | None,
+    dry_run: bool,
+) -> MlflowImportReport:
     work = Path(tempfile.mkdtemp(prefix="mlflow-import-", dir=store.tmp_dir))
     try:
 
@@ -248,16 +267,23 @@ def import_mlflow(
                     report.notes.append(f"MLflow run {src.run_id}: {src.artifacts_note}")
                 summary.record = store.put_json(run.to_json())
                 records.append((run_id, run, summary))
-        for run_id, run, summary in records:
-            here = store.create_ref(
+        arrivals = [
+            Arrival(
                 run_ref(run_id),
                 summary.record or "",
-                op="import",
-                origin=f"mlflow:{source.shown}",
-                origin_head=None,
-                status=run.status,
+                {"origin": f"mlflow:{source.shown}", "origin_head": None, "status": run.status},
             )
-            (report.imported if here is None else report.present).append(summary)
+            for run_id, run, summary in records
+        ]
+        made = admit(
+            store,
+            arrivals,
+            source=f"MLflow store {source.shown}",
+            hint="report it as a bug of `ledger import mlflow`, with the MLflow run named",
+        )
+        for run_id, _, summary in records:
+            added = run_ref(run_id) in made.added
+            (report.imported if added else report.present).append(summary)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not runs:

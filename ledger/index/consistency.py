@@ -28,7 +28,7 @@ from ..store.log import LogEntry
 from ..store.repo import Store
 from ..store.verify import Problem
 
-__all__ = ["check_consistency", "check_index", "check_log_records"]
+__all__ = ["check_consistency", "check_index", "check_log_records", "check_new_lines"]
 
 # Keys every line has; any other key repeats a field of the record the line points at.
 _LINE_KEYS = {"seq", "prev", "op", "ref", "old", "new", "time"}
@@ -187,6 +187,8 @@ def _line_problems(
         bad(f"{ref} is changed only by {'/'.join(sorted(binding.ops))}, not by {op!r}")
     rec = _record(store, new)
     if rec is None:
+        if binding is not None and isinstance(new, str) and store.objects.has(new):
+            bad(f"{ref} must hold a {binding.kind} record, but {new} is not a record")
         return out
     kind = rec.get("kind")
     want_kind = _OP_KIND.get(op)
@@ -235,6 +237,24 @@ def check_log_records(store: Store) -> list[Problem]:
                 state[ref] = new
             else:
                 state.pop(ref, None)
+    return problems
+
+
+def check_new_lines(store: Store, lines: list[dict[str, Any]]) -> list[Problem]:
+    """Log lines about to be appended (an import's, before it writes them), checked as
+    ``check_log_records`` checks them once written: each against the refs as they stand and
+    the lines before it, and against the record it names (``ledger.share.door``)."""
+    problems: list[Problem] = []
+    state: dict[str, str | None] = {}
+    for d in lines:
+        ref = d.get("ref")
+        if not isinstance(ref, str):
+            problems += _line_problems(store, "a new log line", d, None)
+            continue
+        before = state[ref] if ref in state else store.refs.get(ref)
+        problems += _line_problems(store, f"the new log line for {ref}", d, before)
+        new = d.get("new")
+        state[ref] = new if isinstance(new, str) else None
     return problems
 
 

@@ -21,7 +21,7 @@ from ..records.data import DataManifest, InputDigest
 from ..records.run import Run
 from ..run.find import resolve_run
 from ..store import Store
-from ..store.walk import reachable
+from ..store.walk import links_of, reachable
 
 __all__ = ["Closure", "LeftOut", "commit_of_run", "run_closure"]
 
@@ -137,6 +137,9 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
     objects = reachable(store.objects, refs.values())
     left_out: list[LeftOut] = []
     if not data:
+        # An input's content that a record links to (a committed file of a carried commit,
+        # say) travels anyway: leaving it out would make a package `ledger verify` rejects.
+        needed = {c for oid in objects for c, req in links_of(store.objects, oid) if req}
         for run_id in done:
             run = _record(store, refs[f"runs/{run_id}"], Run)
             assert isinstance(run, Run)
@@ -145,7 +148,7 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
             contract = _record(store, run.contract, Contract)
             assert isinstance(contract, Contract)
             for d, oids in _input_objects(store, run_id, contract):
-                dropped = oids & objects
+                dropped = (oids & objects) - needed
                 if d.kind == "dir" and d.files is not None:
                     dropped.discard(d.files)  # the listing stays: it names every file's digest
                 if not dropped:

@@ -11,7 +11,8 @@ visible until every member passed: manifest first and of a known version, no mem
 not a regular file with an expected name (no links, absolute paths, ``..``, duplicates), every
 size as the manifest says and the whole stream capped by the manifest's total (a
 decompression bomb stops there), every object hashing to its name, every object present.
-Then objects, then refs (``refs_in``).
+Then, holding the lease gc respects (``door.entry_lease``), objects, then refs, which the
+door (``door.admit``) makes only if ``ledger verify`` would accept them.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from ..store import Store
 from ..store.anchor import chain_head
 from ..store.refs import check_ref_name
 from .closure import run_closure
+from .door import RefsReport, admit, entry_lease, from_origin
 from .readme import render_readme
-from .refs_in import RefsReport, import_refs
 
 __all__ = [
     "PACKAGE_FORMAT",
@@ -344,27 +345,29 @@ def import_package(store: Store, path: Path) -> ImportReport:
         raw = open(path, "rb")  # noqa: SIM115
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}", hint="check the path") from None
-    staging = Path(tempfile.mkdtemp(prefix="import-", dir=store.tmp_dir))
-    try:
-        with raw:
+    with raw, entry_lease(store, "import"):
+        staging = Path(tempfile.mkdtemp(prefix="import-", dir=store.tmp_dir))
+        try:
             manifest, _ = _unpack(path, raw, staging)
-        refs: dict[str, str] = manifest["refs"]
-        have = set(manifest["objects"])
-        absent = sorted(o for o in refs.values() if o not in have and not store.objects.has(o))
-        if absent:
-            raise _bad(path, f"ref target {absent[0]} is neither in the package nor here")
-        new = 0
-        for oid in sorted(have):
-            if store.objects.has(oid):
-                store.objects.touch(oid)
-                continue
-            got = store.objects.put_file(staging / oid[3:])
-            assert got == oid
-            new += 1
-        found = manifest.get("origin")
-        origin: dict[str, Any] = found if isinstance(found, dict) else {}
-        report = import_refs(store, refs, origin=origin)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            refs: dict[str, str] = manifest["refs"]
+            have = set(manifest["objects"])
+            new = 0
+            for oid in sorted(have):
+                if store.objects.touch(oid):
+                    continue
+                got = store.objects.put_file(staging / oid[3:])
+                assert got == oid
+                new += 1
+            found = manifest.get("origin")
+            origin: dict[str, Any] = found if isinstance(found, dict) else {}
+            report = admit(
+                store,
+                from_origin(refs, origin),
+                source=f"package {path}",
+                hint="ask its author to export it again (`ledger export`) from a ledger that "
+                "`ledger verify` accepts",
+            )
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     runs = [str(r) for r in manifest.get("runs", []) if isinstance(r, str)]
     return ImportReport(runs, len(have), new, int(manifest["total_size"]), report, origin)

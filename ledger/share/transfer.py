@@ -22,7 +22,7 @@ from ..store import Store
 from ..store.anchor import chain_head
 from ..store.walk import links_of
 from .closure import commit_of_run, run_closure
-from .refs_in import RefsReport, import_refs
+from .door import RefsReport, admit, entry_lease, from_origin
 from .remote import Remote
 
 __all__ = ["PullReport", "PushReport", "pull", "push"]
@@ -48,7 +48,6 @@ class PullReport:
     fetched: int
     bytes_fetched: int
     refs: RefsReport = field(default_factory=RefsReport)
-    incomplete: list[str] = field(default_factory=list)  # refs whose object the remote lacks
 
 
 def _send(store: Store, remote: Remote, oid: str) -> int:
@@ -244,7 +243,8 @@ def _fetch_closure(
     seen: set[str] = set()
     while frontier:
         seen |= frontier
-        todo = sorted(o for o in frontier if not store.objects.has(o) and o in have_remote)
+        # Touched, not only looked at: gc keeps what a pull holding its lease relies on.
+        todo = sorted(o for o in frontier if o in have_remote and not store.objects.touch(o))
         for n in pool.map(lambda oid: _fetch(store, remote, oid), todo):
             report.fetched += 1
             report.bytes_fetched += n
@@ -259,8 +259,15 @@ def _fetch_closure(
 def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullReport:
     """Fetch the runs of every ledger that pushed to ``remote`` (or only ``runs``: ids or
     unique prefixes, with the replays their verdicts name and the commits their code needs),
-    walking links as gc does; then add the refs each origin pushed under ``import`` log lines."""
+    walking links as gc does; then add the refs each origin pushed under ``import`` log lines,
+    all or none (``door.admit``: a remote missing an object, or holding what ``ledger verify``
+    rejects, adds nothing). The lease gc respects is held throughout."""
     remote.check(create=False)
+    with entry_lease(store, "pull"):
+        return _pull(store, remote, runs)
+
+
+def _pull(store: Store, remote: Remote, runs: list[str] | None) -> PullReport:
     origins = remote.origins()
     if runs is not None:
         runs = _resolve_remote_runs(store, remote, origins, runs)
@@ -285,13 +292,16 @@ def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullRep
                 o for refs in chosen.values() for n, o in refs.items() if n.startswith("sources/")
             }
             _fetch_closure(store, remote, pool, frontier, have_remote, report, ticker)
-    for origin, refs in sorted(chosen.items()):
-        present = {n: o for n, o in refs.items() if store.objects.has(o)}
-        report.incomplete += sorted(set(refs) - set(present))
-        got = import_refs(
-            store, present, origin={"ledger": origin, "head": origins[origin].get("head")}
-        )
-        report.refs.added += got.added
-        report.refs.present += got.present
-        report.refs.collisions += got.collisions
+    arrivals = [
+        a
+        for origin, refs in sorted(chosen.items())
+        for a in from_origin(refs, {"ledger": origin, "head": origins[origin].get("head")})
+    ]
+    report.refs = admit(
+        store,
+        arrivals,
+        source=f"remote {remote.url}",
+        hint="push the runs again from a ledger that `ledger verify` accepts, or pull only "
+        "the runs you need (`ledger pull REMOTE RUN...`)",
+    )
     return report

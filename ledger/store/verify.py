@@ -104,7 +104,8 @@ def verify_store(
                 Problem(
                     "abandoned-staging",
                     f"staging/{s.run_id}",
-                    f"staging/{s.run_id} was left by a recorder that is gone ({s.size} bytes); "
+                    f"staging/{s.run_id} was left by a recorder (or an import or pull) that "
+                    f"is gone ({s.size} bytes); "
                     "`ledger gc --yes` removes it once it is older than the grace period",
                 )
             )

@@ -78,17 +78,22 @@ def reachable(
     objects: ObjectStore,
     roots: Iterable[str],
     on_missing: Callable[[str, str | None], None] | None = None,
+    *,
+    touch: bool = False,
 ) -> set[str]:
     """Every object reachable from ``roots`` through links and content links that exist.
     ``on_missing(oid, parent)`` is called for a missing root or required link (the walk goes
-    on); a content link to an absent object is not missing."""
+    on); a content link to an absent object is not missing. ``touch``: each object found is
+    touched (``ObjectStore.touch``), for a writer about to link them all (an import): gc then
+    keeps them as just written."""
+    present = objects.touch if touch else objects.has
     seen: set[str] = set()
     stack: list[tuple[str, str | None, bool]] = [(r, None, True) for r in roots]
     while stack:
         oid, parent, required = stack.pop()
         if oid in seen:
             continue
-        if not objects.has(oid):
+        if not present(oid):
             if required and on_missing is not None:
                 on_missing(oid, parent)
             continue

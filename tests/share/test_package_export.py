@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
+from _share_lab import git_env, make_repo, record
 from _support import run_ledger
 from test_package_import import manifest_of, read_members
 
@@ -32,29 +34,36 @@ def test_readme_describes_each_run(packaged: tuple[Path, str, Path]) -> None:
     assert data in manifest["objects"]  # type: ignore[operator]
 
 
-def test_no_data_keeps_digests_and_leaves_contents_out(
-    packaged: tuple[Path, str, Path], tmp_path: Path
-) -> None:
-    repo, run_id, _ = packaged
+def test_no_data_keeps_digests_and_leaves_contents_out(tmp_path: Path) -> None:
+    """An ignored input is left out (its digest and size kept); a committed one travels with
+    the carried commit that links it, or the package would lack what its records link."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".ledger/\nbig.bin\n")
+    subprocess.run(["git", "commit", "-qam", "ignore"], cwd=repo, check=True, env=git_env())
+    (repo / "big.bin").write_bytes(b"0123456789" * 100)
+    run_id = record(repo, "--input", "big.bin")
     pkg = tmp_path / "light.ledgerpkg"
     r = run_ledger("export", run_id, "--no-data", "-o", str(pkg), "--json", cwd=repo)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["left_out"] == 1
     members = read_members(pkg)
     manifest = manifest_of(members)
+    big = hash_bytes((repo / "big.bin").read_bytes())
     data = hash_bytes((repo / "data.csv").read_bytes())
-    assert data not in manifest["objects"]  # type: ignore[operator]
+    assert big not in manifest["objects"]  # type: ignore[operator]
+    assert data in manifest["objects"]  # type: ignore[operator]  (a file of the commit)
     assert manifest["left_out"] == [
-        {"run_id": run_id, "path": "data.csv", "digest": data, "n_bytes": 6, "fetch": ""}
+        {"run_id": run_id, "path": "big.bin", "digest": big, "n_bytes": 1000, "fetch": ""}
     ]
     assert "left out (--no-data)" in members[1][1].decode()
     review = tmp_path / "review"
     review.mkdir()
     assert run_ledger("init", cwd=review).returncode == 0
-    assert run_ledger("import", str(pkg), cwd=review).returncode == 0
-    assert not Store.open(review / ".ledger").objects.has(data)
+    r = run_ledger("import", str(pkg), cwd=review)
+    assert r.returncode == 0, r.stderr
+    assert not Store.open(review / ".ledger").objects.has(big)
     r = run_ledger("replay", run_id, cwd=review)
-    assert r.returncode == 7 and "cannot restore input data.csv" in r.stderr
+    assert r.returncode == 7 and "cannot restore input big.bin" in r.stderr
 
 
 def test_export_errors(packaged: tuple[Path, str, Path], tmp_path: Path) -> None:

@@ -234,10 +234,16 @@ def test_a_corrupt_remote_object_is_refused_and_named(
     r = run_ledger("clone", remote.url, str(clone))
     assert r.returncode == 5, r.stderr
     assert f"object {oid} on remote" in r.stderr and "is corrupt" in r.stderr
-    store = Store.open(clone / ".ledger")
+    assert not clone.exists()  # a failed clone leaves no ledger (nor the folder it made)
+    here = tmp_path / "here"
+    here.mkdir()
+    assert run_ledger("init", cwd=here).returncode == 0
+    r = run_ledger("pull", remote.url, cwd=here)
+    assert r.returncode == 5 and f"object {oid} on remote" in r.stderr
+    store = Store.open(here / ".ledger")
     assert not store.objects.has(oid)
     assert list(store.refs.iter("runs/")) == []
-    assert run_ledger("verify", cwd=clone).returncode == 0
+    assert run_ledger("verify", cwd=here).returncode == 0
 
 
 def test_an_unreachable_remote_changes_nothing(
@@ -337,8 +343,11 @@ def test_push_and_pull_killed_midway_then_rerun_complete(
         ["pull", remote.url], clone, lambda: sum(1 for p in objects.rglob("*") if p.is_file()), at
     )
     assert list(Store.open(clone / ".ledger").refs.iter()) == []
-    r = run_ledger("verify", cwd=clone)
-    assert r.returncode == 0, r.stdout  # no ref to a missing object, no partial object
+    r = run_ledger("verify", "--json", cwd=clone)
+    # No ref to a missing object, no partial object: only the killed pull's (empty) lease,
+    # which the next pull removes.
+    problems = [(p["kind"], p["subject"][:13]) for p in json.loads(r.stdout)["problems"]]
+    assert problems == [("abandoned-staging", "staging/pull-")], r.stdout
     got = _json(run_ledger("pull", remote.url, "--json", cwd=clone))
     assert got["collisions"] == []
     r = run_ledger("verify", cwd=clone)

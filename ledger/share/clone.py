@@ -1,0 +1,51 @@
+"""``ledger clone``: a new ledger holding every run of a remote, or no new ledger at all.
+
+The ledger is made and filled under a hidden name beside its place (``DIR/.ledger-clone-…``)
+and renamed to ``DIR/.ledger`` only once the pull has passed the door (``door.admit``): a
+remote that holds what ``ledger verify`` rejects, or cannot be read to the end, leaves no
+ledger behind (a folder the clone had to create is removed too). Cloning into a folder that
+already has a ledger pulls into that ledger, as ``ledger pull`` would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from ..store import Store
+from ..store.atomic import fsync_dir
+from .remote import Remote, add_remote
+from .transfer import PullReport, pull
+
+__all__ = ["DIRNAME", "clone"]
+
+DIRNAME = ".ledger"
+
+
+def clone(url: str, directory: Path) -> tuple[Store, PullReport]:
+    """Pull every run of the remote at ``url`` into ``directory``'s ledger, with the remote
+    named ``origin``; the ledger exists afterwards only if the pull succeeded."""
+    remote = Remote(url)
+    remote.check(create=False)  # before anything is created here
+    directory = directory.absolute()
+    root = directory / DIRNAME
+    if (root / "config.json").is_file():
+        store = Store.init(root)
+        add_remote(store, "origin", url)
+        return store, pull(store, remote, None)
+    made_dir = not directory.exists()
+    work = directory / f"{DIRNAME}-clone-{uuid.uuid4().hex[:12]}"
+    try:
+        store = Store.init(work)
+        add_remote(store, "origin", url)
+        report = pull(store, remote, None)
+        os.rename(work, root)  # refuses to replace a ledger made meanwhile
+        fsync_dir(directory)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        if made_dir:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return Store.open(root), report
