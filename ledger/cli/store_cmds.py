@@ -156,13 +156,17 @@ def cat(
 
 def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     """Rebuild the SQLite index from the objects and the log."""
-    from ..index import Index
+    from ..index import rebuild_index
 
     store = open_store(ledger)
-    with progress("rebuilding the index"), Index(store) as index:
-        n = index.rebuild()
+    with progress("rebuilding the index"):
+        n, damage = rebuild_index(store)
+    if damage is not None:
+        err_console().print(
+            f"The index file was damaged ({damage}): it was deleted and rebuilt.", markup=False
+        )
     if json_out:
-        print_json({"log_entries_applied": n})
+        print_json({"log_entries_applied": n, **({"damaged": damage} if damage else {})})
     else:
         out_console().print(f"Index rebuilt from {n} log entries.")
 
