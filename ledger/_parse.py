@@ -195,6 +195,8 @@ def _compose(loader: Any, max_depth: int, max_nodes: int) -> yaml.Node:
     while True:
         event = loader.get_event()
         anchor = getattr(event, "anchor", None)
+        # libyaml's marks are its own class, with the same fields as PyYAML's.
+        start: Any = event.start_mark
         if isinstance(event, yaml.AliasEvent):
             if anchor not in anchors:
                 what = "inside its own anchor" if anchor in open_anchors else "never defined"
@@ -207,9 +209,8 @@ def _compose(loader: Any, max_depth: int, max_nodes: int) -> yaml.Node:
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-                node = yaml.ScalarNode(
-                    tag, event.value, event.start_mark, event.end_mark, style=event.style
-                )
+                end: Any = event.end_mark
+                node = yaml.ScalarNode(tag, event.value, start, end, style=event.style)
                 size = 1
                 if anchor is not None:
                     anchors[anchor] = (node, size)
@@ -224,7 +225,7 @@ def _compose(loader: Any, max_depth: int, max_nodes: int) -> yaml.Node:
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = loader.resolve(kind, None, event.implicit)
-                opened = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                opened = kind(tag, [], start, None, flow_style=event.flow_style)
                 stack.append(_Open(opened, anchor))
                 if anchor is not None:
                     open_anchors.add(anchor)
