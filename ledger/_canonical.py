@@ -13,6 +13,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from ._parse import MAX_RECORD_DEPTH, load_json
+
 __all__ = ["canonical_json", "format_datetime", "parse_json"]
 
 
@@ -40,21 +42,14 @@ def canonical_json(value: Any) -> bytes:
     ).encode("utf-8")
 
 
-def _reject(token: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {token}")
-
-
-# One decoder for every parse: ``json.loads`` with an option builds a new one each call, which
-# showed in folding 100,000 log lines (bench/bench_scale.py).
-_DECODER = json.JSONDecoder(parse_constant=_reject)
-
-
 def parse_json(data: bytes) -> Any:
-    """Parse JSON strictly: NaN/Infinity literals are rejected, as canonical JSON never has them."""
+    """Parse JSON strictly: NaN/Infinity literals are rejected, as canonical JSON never has them,
+    and so is a value nested deeper than any record (``ledger._parse``: a package manifest or
+    an attestation built to end the reader in ``RecursionError``). ``ValueError`` otherwise."""
     text = data.decode("utf-8")
     if text.startswith("\ufeff"):
         raise ValueError("JSON text starts with a byte order mark")
-    return _DECODER.decode(text)
+    return load_json(text, max_depth=MAX_RECORD_DEPTH, strict=True)
 
 
 def format_datetime(value: datetime) -> str:

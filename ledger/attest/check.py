@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._canonical import canonical_json
 from .._hashing import OID_RE
+from .._parse import MAX_RECORD_DEPTH, load_json, read_bounded
 from ..errors import IntegrityError, LedgerError, UsageError
 from ..run.find import resolve_run
 from ..store import Store
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["AttestationReport", "attest_run", "read_envelope", "verify_attestation"]
+
+MAX_ENVELOPE = 64 * 2**20  # an envelope signs a statement of object ids: kilobytes
 
 
 def attest_run(
@@ -77,7 +79,9 @@ def _diff(want: Any, have: Any, path: str = "") -> list[str]:
 
 def read_envelope(path: Path) -> Any:
     try:
-        return json.loads(path.read_bytes())
+        return load_json(
+            read_bounded(path, MAX_ENVELOPE).decode("utf-8"), max_depth=MAX_RECORD_DEPTH
+        )
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
     except ValueError as e:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import TYPE_CHECKING, Any
 
+from .._parse import MAX_RECORD_DEPTH, load_json
 from ..errors import UsageError
 from .keys import key_id
 
@@ -66,7 +66,7 @@ def open_envelope(envelope: Any, key: Ed25519PublicKey) -> bytes | None:
 
 def parse_payload(payload: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(payload)
+        value = load_json(payload.decode("utf-8"), max_depth=MAX_RECORD_DEPTH)
     except ValueError as e:
         raise UsageError(f"the signed payload is not JSON: {e}") from None
     if not isinstance(value, dict):

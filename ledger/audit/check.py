@@ -6,6 +6,7 @@ so a crash leaves at most unreferenced objects.
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections import Counter
 from dataclasses import dataclass
@@ -73,8 +74,8 @@ def audit(
     behind a claim is replayed through ``replayer`` (the CLI passes ledger's replay engine);
     otherwise each run's latest recorded replay verdict is reported.
     """
-    if margin is not None and not margin > 0:
-        raise UsageError(f"margin must be a positive number, got {margin!r}")
+    if margin is not None and not (math.isfinite(margin) and margin > 0):
+        raise UsageError(f"margin must be a positive number (finite), got {margin!r}")
     if replay and replayer is None:
         raise UsageError(
             "replaying runs during an audit needs a replayer",

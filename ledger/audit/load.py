@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .._parse import LimitError, ParseError, load_yaml_node, read_bounded
 from ..errors import UsageError
 from ..records.audit import ClaimProblem
 from .claims import Claim, ComparisonClaim, RunSelector
@@ -29,8 +30,9 @@ _KINDS: dict[str, type[Claim] | type[ComparisonClaim]] = {
     "comparison": ComparisonClaim,
 }
 # A claims file is a few hundred nodes; aliases may repeat a selector, not expand a file into
-# millions of nodes ("billion laughs") or refer to themselves.
+# millions of nodes ("billion laughs"): ``ledger._parse`` counts each alias as what it repeats.
 _MAX_NODES = 100_000
+_MAX_BYTES = 16 * 2**20
 _PLAIN_DECIMAL = re.compile(r"^[+-]?(\d+)(?:\.(\d*))?$")
 
 
@@ -60,7 +62,11 @@ class LoadedClaims:
 def load_claims(path: str | Path) -> LoadedClaims:
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bounded(p, _MAX_BYTES)
+    except LimitError as e:
+        raise UsageError(
+            f"claims file {p} {e.message}", hint="a claims file is a few kilobytes of YAML"
+        ) from None
     except OSError as e:
         raise UsageError(
             f"cannot read claims file {p}: {e.strerror or e}",
@@ -157,49 +163,18 @@ def _methods(value: Any, name: str, lines: dict[Loc, tuple[int, int]]) -> dict[s
 
 
 def _compose(text: str, name: str) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is not None:
-            _check_size(node, name)
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1"
+        return load_yaml_node(text, max_nodes=_MAX_NODES)
+    except LimitError as e:
         raise UsageError(
-            f"{name}:{where}: malformed YAML: {e.problem or e.context}",
+            f"{name}{e.where}: the claims file {e.message}",
+            hint="write the claims out, or use an alias only for a small repeated part",
+        ) from None
+    except ParseError as e:
+        raise UsageError(
+            f"{name}{e.where or ':1'}: malformed YAML: {e.message}",
             hint="fix the YAML syntax; every claim is a `- key: value` item under `claims:`",
         ) from None
-    except yaml.YAMLError as e:
-        raise UsageError(f"{name}: malformed YAML: {e}") from None
-    except RecursionError:
-        raise UsageError(
-            f"{name}: malformed YAML: nested too deeply",
-            hint="a claims file nests a few levels: claims, a claim, its fields",
-        ) from None
-    finally:
-        loader.dispose()
-    return node, data
-
-
-def _check_size(root: yaml.Node, name: str) -> None:
-    """Refuse a document whose aliases expand it past ``_MAX_NODES`` nodes, or into a cycle."""
-    stack = [root]
-    seen = 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > _MAX_NODES:
-            raise UsageError(
-                f"{name}: the claims file expands to more than {_MAX_NODES} YAML nodes "
-                "(aliases repeating aliases, or an alias inside its own anchor)",
-                hint="write the claims out, or use an alias only for a small repeated part",
-            )
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
 
 
 def _walk(

@@ -9,15 +9,24 @@ the child exits.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._canonical import canonical_json
+from .._parse import (
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_RECORD_DEPTH,
+    LimitError,
+    ParseError,
+    load_json,
+    load_toml,
+    load_yaml,
+    read_bounded,
+)
 from ..errors import UsageError
 from ..records.plain import config_digest, plain
 from ..store import Store
@@ -106,40 +115,14 @@ def _redacted_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-class _ParseError(Exception):
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(message)
-        self.line, self.column = line, column
-
-
 def _parse(text: str, fmt: Format) -> Any:
+    """One format, through ``ledger._parse``: its caps refuse an alias bomb or a file nested
+    past ``MAX_DEPTH`` (which ``json_safe`` and the redaction walk below would recurse into)."""
     if fmt == "json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _ParseError(exc.msg, exc.lineno, exc.colno) from exc
+        return load_json(text)
     if fmt == "toml":
-        import tomllib  # only when a TOML file is seen (~3 ms of every `ledger record`)
-
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-            msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
-            raise _ParseError(msg, *(map(int, m.groups()) if m else ())) from exc
-    import yaml  # only when a YAML file is seen
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)  # a safe loader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        msg = " ".join(s for s in (exc.context, exc.problem) if s) or "malformed YAML"
-        if mark is None:
-            raise _ParseError(msg) from exc
-        raise _ParseError(msg, mark.line + 1, mark.column + 1) from exc
-    except yaml.YAMLError as exc:
-        raise _ParseError(str(exc)) from exc
+        return load_toml(text)
+    return load_yaml(text)
 
 
 def _sniff(text: str) -> tuple[Format, Any]:
@@ -149,11 +132,13 @@ def _sniff(text: str) -> tuple[Format, Any]:
     for fmt in order:
         try:
             value = _parse(text, fmt)
-        except _ParseError:
+        except LimitError:
+            raise  # a cap, not a wrong guess at the format
+        except ParseError:
             continue
         if fmt != "yaml" or isinstance(value, dict | list):
             return fmt, value
-    raise _ParseError("not JSON, TOML or YAML")
+    raise ParseError("not JSON, TOML or YAML")
 
 
 def load_config_file(
@@ -170,14 +155,13 @@ def load_config_file(
     given = str(path)
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise UsageError(
-                f"config file {given} is {size} bytes; config files are limited to "
-                f"{MAX_CONFIG_BYTES} bytes",
-                hint="declare large files as inputs (data), not as config",
-            )
-        data = p.read_bytes()
+        data = read_bounded(p, MAX_CONFIG_BYTES)
+    except LimitError:
+        raise UsageError(
+            f"config file {given} is larger than {MAX_CONFIG_BYTES} bytes; config files are "
+            f"limited to {MAX_CONFIG_BYTES} bytes",
+            hint="declare large files as inputs (data), not as config",
+        ) from None
     except OSError as exc:
         raise UsageError(
             f"cannot read config file {given}: {exc.strerror or exc}",
@@ -196,11 +180,16 @@ def load_config_file(
             fmt, value = _sniff(text)
         else:
             value = _parse(text, fmt)
-    except _ParseError as exc:
-        where = f":{exc.line}:{exc.column}" if exc.line is not None else ""
+    except LimitError as exc:
+        raise UsageError(
+            f"{given}{exc.where}: refused: {exc.message}",
+            hint=f"a config file nests at most {MAX_DEPTH} levels and, aliases expanded, holds "
+            f"at most {MAX_NODES} values",
+        ) from None
+    except ParseError as exc:
         what = f"malformed {fmt.upper()}" if fmt else "unrecognised config format"
         raise UsageError(
-            f"{given}{where}: {what}: {exc}",
+            f"{given}{exc.where}: {what}: {exc.message}",
             hint="fix the file"
             if fmt
             else "give the file a .yaml, .json or .toml extension, or fix its content",
@@ -289,7 +278,7 @@ def _read_captures(run_dir: Path, prefix: str) -> tuple[list[dict[str, Any]], li
     notes: list[str] = []
     for f in sorted((Path(run_dir) / "config").glob(f"{prefix}-*.json")):
         try:
-            value = json.loads(f.read_text(encoding="utf-8"))
+            value = load_json(f.read_text(encoding="utf-8"), max_depth=MAX_RECORD_DEPTH)
             if not isinstance(value, dict):
                 raise ValueError("not a JSON object")
             items.append(value)

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .._parse import LimitError, ParseError, load_yaml, read_bounded
 from ..errors import UsageError
 
 __all__ = ["LoadedSpec", "Spec", "load_spec"]
+
+_MAX_BYTES = 2**20  # a spec is a few lines of YAML
 
 
 @dataclass
@@ -98,16 +101,20 @@ def load_spec(source: str) -> LoadedSpec:
     """``module:function``, or a YAML file with ``entry: module:function`` and settings."""
     path = Path(source)
     if source.endswith((".yaml", ".yml")) or path.is_file():
-        import yaml
-
         try:
-            raw = path.read_bytes()
+            raw = read_bounded(path, _MAX_BYTES)
+            data = load_yaml(raw.decode("utf-8"))
         except OSError as e:
             raise UsageError(f"cannot read spec {source}: {e.strerror or e}") from None
-        try:
-            data = yaml.safe_load(raw)
-        except yaml.YAMLError as e:
-            raise UsageError(f"spec {source} is not valid YAML: {e}") from None
+        except UnicodeDecodeError as e:
+            raise UsageError(f"spec {source} is not UTF-8 text (byte {e.start})") from None
+        except LimitError as e:
+            raise UsageError(
+                f"spec {source}{e.where}: refused: {e.message}",
+                hint="a spec names an entry point and a few settings per level",
+            ) from None
+        except ParseError as e:
+            raise UsageError(f"spec {source}{e.where} is not valid YAML: {e.message}") from None
         if not isinstance(data, dict) or not isinstance(data.get("entry"), str):
             raise UsageError(
                 f"spec {source} has no 'entry: module:function'",

@@ -18,6 +18,7 @@ __all__ = [
     "JsonOpt",
     "LedgerOpt",
     "err_console",
+    "finite_non_negative",
     "ledger_dir",
     "open_store",
     "out_console",
@@ -35,6 +36,18 @@ LedgerOpt = typer.Option(
     show_default=False,
 )
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
+
+
+def finite_non_negative(value: float | None) -> float | None:
+    """Option callback for tolerances, margins and hours: click's ``min=0`` lets ``nan``
+    through (no comparison with NaN fails) and ``inf`` reaches the records, which cannot hold
+    it, after the work is done. Refused as the arguments are parsed: exit 2."""
+    import math
+
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"must be a finite number, 0 or more; got {value}")
+    return value
+
 
 # `ledger -L DIR cmd` and `ledger cmd -L DIR` mean the same; the one after the command wins.
 _global_ledger: Path | None = None

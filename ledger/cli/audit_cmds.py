@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._common import (
+    JsonOpt,
+    LedgerOpt,
+    finite_non_negative,
+    open_store,
+    out_console,
+    print_json,
+)
 from ._output import json_stdout_guard, progress
 
 __all__ = ["register"]
@@ -29,6 +36,7 @@ def audit(
         "--margin",
         min=0.0,
         metavar="FLOAT",
+        callback=finite_non_negative,
         help="Equivalence margin in metric units for claims without one.",
     ),
     html: Path | None = typer.Option(

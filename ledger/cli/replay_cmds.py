@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ._common import (
     JsonOpt,
     LedgerOpt,
     err_console,
+    finite_non_negative,
     ledger_dir,
     open_store,
     out_console,
@@ -34,11 +36,11 @@ def _per_metric(values: list[str]) -> dict[str, tuple[float, float]]:
             if not sep or not sep2:
                 raise ValueError
             r, a = float(rtol), float(atol)
-            if r < 0 or a < 0:
+            if not (math.isfinite(r) and math.isfinite(a) and r >= 0 and a >= 0):
                 raise ValueError
         except ValueError:
             raise UsageError(
-                f"--tol {v!r} is not METRIC=RTOL,ATOL with non-negative numbers",
+                f"--tol {v!r} is not METRIC=RTOL,ATOL with finite numbers, 0 or more",
                 hint="e.g. --tol loss=1e-5,1e-8",
             ) from None
         out[name] = (r, a)
@@ -117,17 +119,29 @@ def replay(
         ReplayMode.bitwise, "--mode", help="What reproduction means.", case_sensitive=False
     ),
     rtol: float | None = typer.Option(
-        None, "--rtol", metavar="FLOAT", help="Relative tolerance for all metrics."
+        None,
+        "--rtol",
+        metavar="FLOAT",
+        callback=finite_non_negative,
+        help="Relative tolerance for all metrics.",
     ),
     atol: float | None = typer.Option(
-        None, "--atol", metavar="FLOAT", help="Absolute tolerance for all metrics."
+        None,
+        "--atol",
+        metavar="FLOAT",
+        callback=finite_non_negative,
+        help="Absolute tolerance for all metrics.",
     ),
     tol: list[str] = typer.Option(
         [], "--tol", metavar="METRIC=RTOL,ATOL", help="Per-metric METRIC=RTOL,ATOL (repeatable)."
     ),
     seeds: int = typer.Option(5, "--seeds", metavar="N", help="Seeds to run in seeds mode."),
     margin: float | None = typer.Option(
-        None, "--margin", metavar="FLOAT", help="Equivalence margin δ in metric units."
+        None,
+        "--margin",
+        metavar="FLOAT",
+        callback=finite_non_negative,
+        help="Equivalence margin δ in metric units.",
     ),
     metric: str | None = typer.Option(
         None, "--metric", metavar="NAME", help="Main metric for seeds mode."
@@ -228,6 +242,7 @@ def replay(
             job_remote,
         ),
     )
+    opts.validate()  # --tol, --seeds, --jobs: before the ledger is opened
     rc = replay_and_print(ledger_dir(ledger), run, opts, json_out=json_out, jobs=jobs)
     raise typer.Exit(rc)
 

@@ -12,6 +12,7 @@ from ._common import (
     JsonOpt,
     LedgerOpt,
     err_console,
+    finite_non_negative,
     ledger_dir,
     open_store,
     out_console,
@@ -107,6 +108,7 @@ def gc(
         "--grace-hours",
         min=0.0,
         metavar="HOURS",
+        callback=finite_non_negative,
         help="Keep unreachable objects younger than this.",
     ),
     ledger: Path | None = LedgerOpt,
@@ -158,13 +160,17 @@ def cat(
 
 def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     """Rebuild the SQLite index from the objects and the log."""
-    from ..index import Index
+    from ..index import rebuild_index
 
     store = open_store(ledger)
-    with progress("rebuilding the index"), Index(store) as index:
-        n = index.rebuild()
+    with progress("rebuilding the index"):
+        n, damage = rebuild_index(store)
+    if damage is not None:
+        err_console().print(
+            f"The index file was damaged ({damage}): it was deleted and rebuilt.", markup=False
+        )
     if json_out:
-        print_json({"log_entries_applied": n})
+        print_json({"log_entries_applied": n, **({"damaged": damage} if damage else {})})
     else:
         out_console().print(f"Index rebuilt from {n} log entries.")
 

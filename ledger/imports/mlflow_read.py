@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import yaml
-
+from .._parse import ParseError, load_yaml
 from ..errors import UsageError
 
 __all__ = ["MlflowMetric", "MlflowRun", "MlflowSource", "read_runs", "resolve_source"]
@@ -151,8 +150,8 @@ def resolve_source(text: str) -> MlflowSource:
 
 def _check_meta(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     try:
-        value = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        value = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ParseError) as e:
         raise _damaged(path, f"it cannot be read as YAML ({type(e).__name__})") from None
     if not isinstance(value, dict):
         raise _damaged(path, "it is not a YAML mapping")

@@ -9,6 +9,13 @@ log against the records and the index against the log.
 
 from __future__ import annotations
 
-from .db import INDEX_VERSION, Index, Indexer, register_indexer
+from .db import INDEX_VERSION, Index, IndexDamagedError, Indexer, rebuild_index, register_indexer
 
-__all__ = ["INDEX_VERSION", "Index", "Indexer", "register_indexer"]
+__all__ = [
+    "INDEX_VERSION",
+    "Index",
+    "IndexDamagedError",
+    "Indexer",
+    "rebuild_index",
+    "register_indexer",
+]

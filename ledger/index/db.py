@@ -11,18 +11,20 @@ Record kinds add their own tables with ``register_indexer``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LedgerError
+from ..errors import LedgerAccessError, LedgerError
 from ..store.log import LogEntry
 from ..store.repo import Store
 from ._sqlite import Database
 
-__all__ = ["Index", "Indexer", "register_indexer"]
+__all__ = ["Index", "IndexDamagedError", "Indexer", "rebuild_index", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
 INDEX_VERSION = 4
@@ -51,6 +53,81 @@ def register_indexer(indexer: Indexer) -> None:
     _INDEXERS[indexer.name or indexer.kind] = indexer
 
 
+# SQLite's primary result codes for "this file is not (or no longer) a database": a truncated
+# or overwritten index.sqlite. Locking and I/O errors are other codes (``Index._retry``).
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+_INDEX_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal")
+
+
+class IndexDamagedError(LedgerAccessError):
+    """``index.sqlite`` cannot be read as a database; ``ledger reindex`` rebuilds it."""
+
+    def __init__(self, path: object, why: object) -> None:
+        super().__init__(
+            f"the index {path} is damaged ({why})",
+            hint="run `ledger reindex`: it rebuilds the index from the log and the objects, "
+            "which this does not affect",
+        )
+
+
+def _is_damage(e: BaseException) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    return (
+        isinstance(e, sqlite3.DatabaseError)
+        and code is not None
+        and code & 0xFF
+        in (
+            _SQLITE_CORRUPT,
+            _SQLITE_NOTADB,
+        )
+    )
+
+
+def _not_regular(path: os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be the index file (a FIFO, a link, a folder), or None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _damage(store: Store) -> str | None:
+    """What SQLite finds wrong with ``index.sqlite`` (``PRAGMA quick_check``), or None: reads
+    every page once, which ``reindex`` can afford (it reads every record)."""
+    path = store.root / "index.sqlite"
+    why = _not_regular(path)
+    if why is not None or not path.exists():
+        return why
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        return str(e) if _is_damage(e) else None  # locked, read-only media: the fold tells
+    found = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+    return "; ".join(found[:3]) if found else None
+
+
+def rebuild_index(store: Store) -> tuple[int, str | None]:
+    """``ledger reindex``: fold the whole log into the index again. (log lines applied, what
+    was wrong with the file). An index file SQLite finds damaged is not repaired: it (and its
+    WAL) is deleted and the index rebuilt from nothing, since it is derived from the log."""
+    damage = _damage(store)
+    if damage is not None:
+        for name in _INDEX_FILES:
+            path = store.root / name
+            if path.is_dir() and not path.is_symlink():
+                raise LedgerAccessError(
+                    f"{path} is a folder, not the index", hint="move it away, then reindex"
+                )
+            path.unlink(missing_ok=True)
+    with Index(store) as index:
+        return index.rebuild(), damage
+
+
 class Index:
     def __init__(self, store: Store, *, conn: sqlite3.Connection | None = None) -> None:
         """The ledger's ``index.sqlite``, or ``conn`` (an in-memory copy ``ledger verify``
@@ -62,14 +139,23 @@ class Index:
         self.store = store
         self.path = store.root / "index.sqlite"
         if conn is None:
+            why = _not_regular(self.path)  # a FIFO would block the open, /dev/zero fill memory
+            if why is not None:
+                raise IndexDamagedError(self.path, why)
             conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
         self.db = Database(conn)
-        self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
-        self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-        self._retry(self._create_tables)
-        self._stale = self._retry(self._version) != str(INDEX_VERSION)
-        if not self._stale:
-            self._retry(self._set_version)
+        try:
+            self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
+            self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+            self._retry(self._create_tables)
+            self._stale = self._retry(self._version) != str(INDEX_VERSION)
+            if not self._stale:
+                self._retry(self._set_version)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            if _is_damage(e):
+                raise IndexDamagedError(self.path, e) from None
+            raise
 
     def close(self) -> None:
         self.db.conn.close()
@@ -77,8 +163,12 @@ class Index:
     def __enter__(self) -> Index:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        """Closes; a damaged file met by any statement inside ``with`` (a page past the end
+        of a truncated file is found only when read) says what to do, not a traceback."""
         self.close()
+        if exc is not None and _is_damage(exc):
+            raise IndexDamagedError(self.path, exc) from None
 
     # -- plumbing ------------------------------------------------------------------------------
     @staticmethod

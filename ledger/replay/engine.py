@@ -43,17 +43,11 @@ class ReplayOutcome:
 
 
 def _validate(opts: ReplayOptions) -> None:
-    for name, value in (("--rtol", opts.rtol), ("--atol", opts.atol), ("--margin", opts.margin)):
-        if value is not None and (value < 0 or value != value):
-            raise UsageError(f"{name} must be a non-negative number, got {value}")
+    opts.validate()
     if (opts.rtol is None) != (opts.atol is None) and opts.mode == "tolerance":
         # Only one given: take the other from 0 so the user's intent is kept explicit.
         opts.rtol = opts.rtol or 0.0
         opts.atol = opts.atol or 0.0
-    if opts.mode == "seeds" and opts.seeds < 2:
-        raise UsageError("--seeds must be at least 2 in seeds mode", hint="5 or more is advised")
-    if opts.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
 
 
 def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ reads it (the engine, the output comparison, the CLI, audits)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,11 +14,28 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..records.run import Run
 
-__all__ = ["EXECUTORS", "ExecutorName", "ExecutorOptions", "Mode", "ReplayOptions"]
+__all__ = [
+    "EXECUTORS",
+    "ExecutorName",
+    "ExecutorOptions",
+    "Mode",
+    "ReplayOptions",
+    "check_tolerance",
+]
 
 Mode = Literal["bitwise", "tolerance", "seeds"]
 ExecutorName = Literal["local", "submitit-local", "slurm"]
 EXECUTORS: tuple[str, ...] = ("local", "submitit-local", "slurm")
+
+
+def check_tolerance(name: str, value: float | None) -> None:
+    """A tolerance or margin is a finite number, 0 or more: ``inf`` would call any replay
+    reproduced and NaN none, and neither can be stored in the verdict (canonical JSON)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise UsageError(
+            f"{name} must be a finite number, 0 or more; got {value}",
+            hint="e.g. --rtol 1e-5 --atol 1e-8",
+        )
 
 
 @dataclass(frozen=True)
@@ -90,3 +108,24 @@ class ReplayOptions:
     # Modules the caller needs once the replayed command has exited (the CLI: its printer),
     # imported while it runs (ledger/run/warm.py).
     warm: tuple[str, ...] = ()
+
+    def validate(self) -> None:
+        """Refuse values no replay can use, before any work (the CLI calls it as it parses;
+        ``replay()`` again, for other callers)."""
+        for name, value in (
+            ("--rtol", self.rtol),
+            ("--atol", self.atol),
+            ("--margin", self.margin),
+        ):
+            check_tolerance(name, value)
+        for metric, (rtol, atol) in self.per_metric.items():
+            check_tolerance(f"--tol {metric} RTOL", rtol)
+            check_tolerance(f"--tol {metric} ATOL", atol)
+        if self.mode == "seeds" and self.seeds < 2:
+            raise UsageError(
+                "--seeds must be at least 2 in seeds mode", hint="5 or more is advised"
+            )
+        if self.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        if self.executor is not None:
+            self.executor.validate()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._parse import ParseError, load_toml
 from ..errors import UsageError
 
 __all__ = ["ProjectConfig", "RecordDefaults", "load_project_config"]
@@ -62,13 +63,11 @@ def _nearest_pyproject(start: Path) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib
-
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return load_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {e}") from None
-    except tomllib.TOMLDecodeError as e:
+    except ParseError as e:
         raise UsageError(f"{path} is not valid TOML: {e}", hint="fix the file") from None
 
 

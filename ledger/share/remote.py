@@ -178,6 +178,8 @@ class Remote:
                 )
                 return
             info = parse_json(self.fs.cat_file(marker))
+        except ValueError as e:  # not JSON, or nested past ledger._parse's cap
+            raise LedgerAccessError(f"{self.url}: ledgerremote.json is not valid ({e})") from None
         except self.errors as e:
             raise self._unreachable(e) from None
         if not isinstance(info, dict) or info.get("format") != REMOTE_FORMAT:

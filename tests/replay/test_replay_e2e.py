@@ -172,7 +172,7 @@ def test_seeds_mode_matches_a_hand_computation(repo: Path) -> None:
     ("args", "code", "message"),
     [
         (["nope"], 2, "no run 'nope'"),
-        (["RUN", "--rtol", "-1"], 2, "non-negative"),
+        (["RUN", "--rtol", "-1"], 2, "0 or more"),
         (["RUN", "--mode", "fuzzy"], 2, "is not one of"),
         (["RUN", "--tol", "loss=abc"], 2, "METRIC=RTOL,ATOL"),
         (["RUN", "--workspace-dir", "noisy.py"], 7, "cannot create a replay workspace"),

@@ -1,7 +1,8 @@
 """JSON, JSON Lines and YAML, compared as data: numbers numerically, everything else exactly.
 
 Key order and formatting do not matter; a key or list item present in only one file is a
-structural difference. YAML is read with the safe loader only.
+structural difference. YAML is read with the safe loader only, and every format
+with ``ledger._parse``'s caps (an alias bomb or a deeply nested output is not comparable).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..._parse import MAX_RECORD_DEPTH, load_json, load_yaml_documents
 from ...records.verdict_parts import CompareSettings, FileComparison
 from ._common import NotComparable, ValueTally
 
@@ -26,18 +28,17 @@ def is_structured_file(name: str) -> bool:
 
 
 def _json(text: str) -> Any:
-    return json.loads(text)
+    return load_json(text, max_depth=MAX_RECORD_DEPTH)
 
 
 def _json_lines(text: str) -> Any:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [
+        load_json(line, max_depth=MAX_RECORD_DEPTH) for line in text.splitlines() if line.strip()
+    ]
 
 
 def _yaml(text: str) -> Any:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    docs = list(yaml.load_all(text, Loader=loader))  # a safe loader: no Python objects
+    docs = load_yaml_documents(text, max_depth=MAX_RECORD_DEPTH)  # no Python objects, capped
     return docs[0] if len(docs) == 1 else docs
 
 
