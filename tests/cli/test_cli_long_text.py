@@ -120,3 +120,15 @@ def test_audit_with_a_1_mib_string_prints_a_short_report(tmp_path: Path) -> None
     metric = re.compile(rf"\bmc{{{CELL_MAX - 1}}}… \[1,048,5\d\d chars\]")
     assert metric.search(r.stdout), r.stdout[:3000]
     assert len(r.stdout) < 10 * LINE_MAX
+
+
+def test_a_check_line_is_one_short_line() -> None:
+    from ledger.check.report import item_line
+    from ledger.records.check import CheckItem
+
+    item = CheckItem(
+        level="static", name="n\x1b]0;t\x07", passed=False, figure="f\nFAKE  ok" + "x" * MIB
+    )
+    line = item_line(item)
+    assert "\n" not in line and "\x1b" not in line and len(line) < LINE_MAX + 40
+    assert line.startswith("FAIL  static/n\\x1b]0;t\\x07: f\\x0aFAKE  ok") and "chars]" in line
