@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_controls", "human_bytes", "human_seconds", "one_line"]
+__all__ = [
+    "CELL_MAX",
+    "LINE_MAX",
+    "escape_controls",
+    "human_bytes",
+    "human_seconds",
+    "one_line",
+]
 
 
 def human_bytes(n: float | None) -> str:
@@ -53,8 +60,19 @@ def escape_controls(text: str, *, keep_lines: bool = False) -> str:
     return (CONTROLS_BUT_LINES if keep_lines else CONTROLS).sub(_escape, text)
 
 
-def one_line(text: str) -> str:
-    """User text shown on one line of a table or a ``key  value`` row (a run name, a tag):
-    newlines and tabs escaped too, so an odd name can neither fake a row nor drive the
-    reader's terminal."""
-    return escape_controls(text)
+# Characters of user text a table cell shows, and a line of detail (``show``, ``audit``,
+# ``diff``). Longer text is cut: a 64 KiB run name drawn in full padded every row of ``ls`` to
+# 64 Ki blanks. What was stored is untouched and ``--json`` prints it whole.
+CELL_MAX = 200
+LINE_MAX = 2000
+
+
+def one_line(text: str, limit: int = CELL_MAX) -> str:
+    """User text (a run name, a tag, a claim, a config value) as one table cell or one line of a
+    terminal: the one way every table and line the CLI prints turns user text into a cell.
+    Control characters are escaped, newlines and tabs too, so an odd name can neither fake a
+    row nor drive the reader's terminal; at most ``limit`` characters of the text are shown,
+    and longer text ends in ``…`` and how much there was: ``nnnn… [65,536 chars]``."""
+    if len(text) <= limit:
+        return escape_controls(text)
+    return f"{escape_controls(text[:limit])}… [{len(text):,} chars]"

@@ -1,9 +1,14 @@
-"""The terminal report: one table row per claim, then each claim's reasons and checks."""
+"""The terminal report: one table row per claim, then each claim's reasons and checks.
+
+Text from the claims file (ids, metric names, paths) and everything built from it goes through
+``one_line``: escaped and cut, cells to ``CELL_MAX`` characters, lines of detail to
+``LINE_MAX``; ``--json``, ``--markdown`` and ``--html`` keep it whole."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._units import LINE_MAX, one_line
 from ._format import (
     SUMMARY_COLUMNS,
     check_mark,
@@ -35,14 +40,16 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
     rec = result.record
     # Plain columns, as `ledger ls` and `ledger checkpoints`: the same in a terminal and a log.
     table = Table(
-        title=f"audit {result.id} of {escape(rec.claims_path)}", title_justify="left", box=None
+        title=f"audit {result.id} of {escape(one_line(rec.claims_path, LINE_MAX))}",
+        title_justify="left",
+        box=None,
     )
     for col in (*SUMMARY_COLUMNS, "verdict"):
         table.add_column(col, overflow="fold")
     for c in rec.claims:
         colour = _COLOURS[c.verdict]
         table.add_row(
-            *(escape(x) for x in summary_cells(c)),
+            *(escape(one_line(x)) for x in summary_cells(c)),
             f"[{colour}]{escape(verdict_label(c))}[/]",
         )
     console.print(table)
@@ -51,14 +58,15 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
             colour = _COLOURS[c.verdict]
             where = f" (line {c.line})" if c.line else ""
             console.print(
-                f"\n[bold]{c.index + 1}. {escape(c.id)}[/]{where}: "
+                f"\n[bold]{c.index + 1}. {escape(one_line(c.id))}[/]{where}: "
                 f"[{colour}]{escape(verdict_label(c))}[/]"
             )
             for reason in c.reasons:
-                console.print(f"  - {escape(reason)}")
+                console.print(f"  - {escape(one_line(reason, LINE_MAX))}")
             for check in c.checks:
                 console.print(
-                    f"    {check_mark(check.passed):4} {check.name}: {escape(check.detail)}"
+                    f"    {check_mark(check.passed):4} {check.name}: "
+                    f"{escape(one_line(check.detail, LINE_MAX))}"
                 )
             used = [e for e in c.runs if e.used]
             for method in dict.fromkeys(e.method for e in used):
@@ -68,9 +76,11 @@ def render_text(result: AuditResult, console: Console, *, details: bool = True) 
                     if e.value is not None and e.method == method
                 )
                 label = f"runs of {method}" if method else "runs"
-                console.print(f"    {escape(label)}: {escape(shown)}")
+                console.print(f"    {escape(label)}: {escape(one_line(shown, LINE_MAX))}")
             for e in c.runs:
                 if not e.used and e.note:
-                    console.print(f"    skipped {escape(e.run_id)}: {escape(e.note)}")
+                    console.print(
+                        f"    skipped {escape(e.run_id)}: {escape(one_line(e.note, LINE_MAX))}"
+                    )
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in rec.counts.items())
     console.print(f"\n{len(rec.claims)} claim(s): {counts}. Stored as audits/{result.id}.")

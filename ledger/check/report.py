@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .._units import LINE_MAX, one_line
 from ..records.check import CheckItem
 
 __all__ = ["item_line", "render_html", "render_markdown"]
@@ -19,7 +20,8 @@ def _mark(item: CheckItem) -> str:
 
 
 def item_line(item: CheckItem) -> str:
-    return f"{_mark(item):4}  {item.level}/{item.name}: {item.figure}"
+    """One line on the terminal; names and figures come from the user's spec: escaped, cut."""
+    return f"{_mark(item):4}  {one_line(f'{item.level}/{item.name}: {item.figure}', LINE_MAX)}"
 
 
 def _title(rec: Any) -> tuple[str, list[str]]:

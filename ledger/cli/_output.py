@@ -20,7 +20,6 @@ import contextlib
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "VisibleWriter",
     "console",
     "is_tty",
     "json_stdout_guard",
@@ -39,6 +39,7 @@ __all__ = [
     "progress",
     "progress_stages",
     "report_error",
+    "strip_trailing_blanks",
     "visible",
 ]
 
@@ -51,6 +52,33 @@ def visible(text: str) -> str:
     """``text`` with each control character but newline and tab written as its ``\\xNN``
     escape."""
     return escape_controls(text, keep_lines=True)
+
+
+def strip_trailing_blanks(text: str) -> str:
+    """``text`` without blanks or tabs at the end of any line. Line by line, in linear time: a
+    regex that looks ahead from every blank of a run took quadratic time, minutes for a cell
+    padded to 64 Ki blanks."""
+    return "\n".join(line.rstrip(" \t") for line in text.split("\n"))
+
+
+class VisibleWriter:
+    """Bytes in, ``visible`` text out: what a captured log shows on a terminal. The bytes are
+    read as UTF-8 (a character split between two writes is kept whole; bytes that are not UTF-8
+    show as U+FFFD), and every control character but newline and tab is escaped."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        import codecs
+
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def write(self, data: bytes) -> int:
+        self._stream.write(visible(self._decoder.decode(data)))
+        return len(data)
+
+    def close(self) -> None:
+        self._stream.write(visible(self._decoder.decode(b"", final=True)))
+        self._stream.flush()
 
 
 def is_tty(stream: IO[str]) -> bool:
@@ -85,7 +113,7 @@ def _console_class() -> type[Console]:
             if self.is_terminal:
                 return text
             # Tables pad every cell to its column's width: no trailing blanks in a log or file.
-            return re.sub(r"[ \t]+(?=\n|$)", "", text)
+            return strip_trailing_blanks(text)
 
     return _Console
 

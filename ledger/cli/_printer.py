@@ -14,13 +14,12 @@ as written.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Collection, Sequence
 from typing import IO, TYPE_CHECKING
 
 from .._units import CONTROLS
-from ._output import _UNWRAPPED, is_tty, visible
+from ._output import _UNWRAPPED, is_tty, strip_trailing_blanks, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,7 +28,6 @@ __all__ = ["Part", "PlainPrinter", "RichPrinter", "printer"]
 
 # A piece of a line: its text, or (text, rich style) for a terminal (``ledger.run.show.Part``).
 Part = str | tuple[str, str]
-_TRAILING = re.compile(r"[ \t]+(?=\n|$)")
 # rich drops these from any text it is given (``rich.control.STRIP_CONTROL_CODES``: BEL, BS,
 # VT, FF, CR) before the console escapes the other control characters.
 _DROPPED = dict.fromkeys([7, 8, 11, 12, 13])
@@ -74,7 +72,7 @@ def plain_text(text: str) -> str:
     """What the console prints for the literal ``text``: lines, tabs expanded, control
     characters escaped, no trailing blanks, a final newline."""
     lines = (expand_tabs(line) for line in text.translate(_DROPPED).split("\n"))
-    return _TRAILING.sub("", visible("\n".join(lines))) + "\n"
+    return strip_trailing_blanks(visible("\n".join(lines))) + "\n"
 
 
 def plain_table(
@@ -95,7 +93,7 @@ def plain_table(
         line = "".join(
             f" {c}{' ' * (w - n)} " for c, n, w in zip(row, row_lens, widths, strict=True)
         )
-        out.append(_TRAILING.sub("", visible(line)) + "\n")
+        out.append(strip_trailing_blanks(visible(line)) + "\n")
     return "".join(out)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from .._units import LINE_MAX, one_line
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 
 __all__ = ["register"]
@@ -117,7 +118,7 @@ def verify_attestation(
 
         con = out_console()
         for p in report.problems:
-            con.print(f"[red]✗[/] {escape(str(p))}", soft_wrap=True)
+            con.print(f"[red]✗[/] {escape(one_line(str(p), LINE_MAX))}", soft_wrap=True)
         if report.ok:
             con.print(
                 f"[green]✓[/] attestation verified: signed by key {report.keyid}, chain head "

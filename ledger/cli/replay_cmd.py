@@ -121,14 +121,16 @@ def replay_and_print(
         return outcome.exit_code
     from rich.markup import escape
 
+    from .._units import LINE_MAX, one_line
+
     con = console()
     colour = {"reproduced": "green", "inconclusive": "yellow"}.get(v.outcome, "red")
     con.print(
         f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}) {v.original} → {', '.join(v.replays)}"
     )
-    con.print(v.summary, markup=False)  # names metrics and paths: user data
+    con.print(one_line(v.summary, LINE_MAX), markup=False)  # names metrics and paths: user data
     for label in v.labels:
-        con.print(f"[yellow]label[/] {escape(label)}")
+        con.print(f"[yellow]label[/] {escape(one_line(label, LINE_MAX))}")
     numeric = [d for d in v.environment_drift if d.get("affects_numerics")]
     if numeric:
         con.print(
@@ -136,7 +138,7 @@ def replay_and_print(
             + escape(", ".join(d["field"] for d in numeric[:6]))
         )
     for note in v.notes:
-        con.print(f"[dim]note[/] {escape(note)}")
+        con.print(f"[dim]note[/] {escape(one_line(note, LINE_MAX))}")
     if outcome.workspaces and opts.keep_workspace:
         con.print(
             "workspace kept at " + ", ".join(str(w) for w in outcome.workspaces), markup=False

@@ -160,8 +160,17 @@ def log(
     json_out: bool = typer.Option(
         False, "--json", help="Print {run_id, stream, text} as JSON on stdout."
     ),
+    raw: bool = typer.Option(
+        False,
+        "--raw",
+        help="Write the captured bytes as they are, terminal escape sequences included.",
+    ),
 ) -> None:
-    """Print the captured output of a run."""
+    """Print the captured output of a run.
+
+    Control characters other than newline and tab are shown as \\xNN escapes, so a log cannot
+    restyle, retitle or rewrite the terminal it is read on; --raw writes the bytes as captured.
+    """
     from ..errors import UsageError
     from ..run.find import load_run
 
@@ -176,8 +185,17 @@ def log(
         text = store.objects.get_bytes(oid).decode("utf-8", errors="replace")
         print_json({"run_id": rec.run_id, "stream": stream, "text": text})
         return
-    store.objects.copy_to(oid, sys.stdout.buffer)
-    sys.stdout.buffer.flush()
+    if raw:
+        store.objects.copy_to(oid, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    from ._output import VisibleWriter
+
+    out = VisibleWriter(sys.stdout)
+    with store.objects.open(oid) as f:
+        while chunk := f.read(1 << 16):
+            out.write(chunk)
+    out.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from .._units import LINE_MAX, one_line
 from ..errors import UsageError
 from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
 from ._output import progress
@@ -38,7 +39,7 @@ def export(
         return
     con = out_console()
     for note in report.notes:
-        con.print(f"note: {note}", markup=False)
+        con.print(f"note: {one_line(note, LINE_MAX)}", markup=False)
     con.print(
         f"Wrote {report.path}: {len(report.runs)} run(s), {report.refs} refs, "
         f"{report.objects} objects ({report.bytes} bytes)"
@@ -120,7 +121,8 @@ def _import_package(package: Path, ledger: Path | None, json_out: bool) -> None:
         )
         for name, here, theirs in refs.collisions:
             con.print(
-                f"collision: {name} is {here} here and {theirs} in the package; kept this ledger's",
+                f"collision: {one_line(name)} is {here} here and {theirs} in the package; "
+                "kept this ledger's",
                 markup=False,
             )
     if refs.collisions:
@@ -160,14 +162,15 @@ def _import_mlflow(
     for r in report.imported:
         con.print(
             f"{'would import' if dry_run else 'imported'} {r.run_id}  {r.status:<11} "
-            f"mlflow {r.mlflow_run_id}  {r.name or ''}  ({r.metrics} metric(s), {r.points} "
+            f"mlflow {one_line(r.mlflow_run_id)}  {one_line(r.name or '')}  ({r.metrics} "
+            f"metric(s), {r.points} "
             f"point(s)" + ("" if dry_run else f", {r.artifacts} artifact file(s)") + ")",
             markup=False,
         )
     for r in report.present:
-        con.print(f"already imported {r.run_id}  mlflow {r.mlflow_run_id}", markup=False)
+        con.print(f"already imported {r.run_id}  mlflow {one_line(r.mlflow_run_id)}", markup=False)
     for note in report.notes:
-        con.print(f"note: {note}", markup=False)
+        con.print(f"note: {one_line(note, LINE_MAX)}", markup=False)
     con.print(
         f"{verb} {len(report.imported)} MLflow run(s) from {report.source}; "
         f"{len(report.present)} already imported. Imported runs cannot be replayed.",

@@ -19,7 +19,9 @@ from typing import Any
 from ..errors import UsageError
 from .tables import METRIC_STATS
 
-__all__ = ["Filter", "column_value", "parse_columns", "parse_where"]
+__all__ = ["MAX_FILTERS", "Filter", "column_value", "parse_columns", "parse_where"]
+
+MAX_FILTERS = 100
 
 RUN_FIELDS = {
     "run_id": "run_id",
@@ -133,6 +135,13 @@ def _text(value: Any) -> str:
 
 
 def parse_where(texts: list[str]) -> list[Filter]:
+    if len(texts) > MAX_FILTERS:
+        # Each filter is a join and a test in one SQL expression: SQLite refuses a tree deeper
+        # than 1,000, and no one reads a query of hundreds of filters.
+        raise UsageError(
+            f"{len(texts)} --where filters given; at most {MAX_FILTERS} are taken",
+            hint="narrow the runs with fewer filters (--name, --status, --tag also filter)",
+        )
     out = []
     for text in texts:
         m = _WHERE.match(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._units import LINE_MAX, one_line
 from ..records.base import record_from_json
 from ..records.contract import Contract
 from ..records.run import Run
@@ -115,6 +116,11 @@ def _diff_imported(store: Store, ra: Run, rb: Run) -> dict[str, Any]:
     }
 
 
+def _shown(value: Any) -> str:
+    """A value of either run on one line: ``repr`` (strings quoted), escaped and cut."""
+    return one_line(repr(value), LINE_MAX)
+
+
 def render_diff(d: dict[str, Any], con: Console) -> None:
     con.print(f"[bold]diff {d['a']} → {d['b']}[/]")
     if d["identical_contract"]:
@@ -125,28 +131,29 @@ def render_diff(d: dict[str, Any], con: Console) -> None:
             markup=False,
         )
     if d["argv"]:
-        con.print(
-            f"command: {' '.join(d['argv']['a'])}  →  {' '.join(d['argv']['b'])}", markup=False
-        )
+        a, b = (one_line(" ".join(d["argv"][k]), LINE_MAX) for k in ("a", "b"))
+        con.print(f"command: {a}  →  {b}", markup=False)
     if d["code"] is not None and not d["code"]["same"]:
         con.print("[bold]code[/] differs:")
         con.print(d["code"]["patch"], markup=False, highlight=False)
     for c in d["config"]:
-        con.print(f"config  {c['key']}: {c['a']!r} → {c['b']!r}", markup=False)
+        key = one_line(str(c["key"]))
+        con.print(f"config  {key}: {_shown(c['a'])} → {_shown(c['b'])}", markup=False)
     for c in d["data"] or []:
-        a, b = (c[k] or "(not an input)" for k in ("a", "b"))
-        con.print(f"data    {c['input']}: {a} → {b}", markup=False)
+        a, b = (one_line(str(c[k] or "(not an input)"), LINE_MAX) for k in ("a", "b"))
+        con.print(f"data    {one_line(str(c['input']), LINE_MAX)}: {a} → {b}", markup=False)
     for e in d["environment"] or []:
         con.print(
-            f"env     {e.get('field')}: {e.get('original')!r} → {e.get('current')!r}",
+            f"env     {one_line(str(e.get('field')))}: "
+            f"{_shown(e.get('original'))} → {_shown(e.get('current'))}",
             markup=False,
         )
     if d["seeds"]:
-        con.print(f"seeds   {d['seeds']['a']} → {d['seeds']['b']}")
+        con.print(f"seeds   {d['seeds']['a']} → {d['seeds']['b']}", markup=False)
     fd = (d["metrics"] or {}).get("first_divergence")
     if fd:
         con.print(
-            f"metrics first diverge at {fd['metric']} step {fd['step']}: "
+            f"metrics first diverge at {one_line(str(fd['metric']))} step {fd['step']}: "
             f"{fd['original']!r} → {fd['replay']!r}",
             markup=False,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
-from .._units import human_bytes, human_seconds, one_line
+from .._units import LINE_MAX, human_bytes, human_seconds, one_line
 from ..errors import LedgerError
 from ..index.checked import checked_runs, checked_verdicts
 from ..store import Store
@@ -143,16 +143,18 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
     imported = run.get("imported")
     if imported:
         out.line(f"  started   {run['started']}  ended {run.get('ended')}")
-        out.line(
-            f"  imported  from {imported['source']} {imported['tracking_uri']}, experiment "
+        told = (
+            f"from {imported['source']} {imported['tracking_uri']}, experiment "
             f"{imported['experiment']!r}, run {imported['run_id']} ({imported['status']}); "
             "not replayable"
         )
+        out.line(f"  imported  {one_line(told, LINE_MAX)}")
         if imported.get("git_commit"):
-            out.line(f"  git       {imported['git_commit']} (as MLflow was told; not stored)")
+            commit = one_line(str(imported["git_commit"]))
+            out.line(f"  git       {commit} (as MLflow was told; not stored)")
     else:
         out.line(f"  started   {run['started']}  on {run['host']}")
-        out.line(f"  command   {' '.join(contract.get('argv', []))}")
+        out.line(f"  command   {one_line(' '.join(contract.get('argv', [])), LINE_MAX)}")
         out.line(f"  contract  {run['contract_digest']}")
     code = info.get("code") or {}
     if code:
@@ -160,23 +162,27 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
         out.line(f"  code      {code.get('commit') or '(no commit)'}{dirty}")
     files = info.get("code_files") or {}
     for path in files.get("patched", []):
-        out.line(f"  patched   {path}")
+        out.line(f"  patched   {one_line(str(path), LINE_MAX)}")
     for path in files.get("untracked", []):
-        out.line(f"  untracked {path}")
+        out.line(f"  untracked {one_line(str(path), LINE_MAX)}")
     resolved = (info.get("resolved_config") or {}).get("resolved")
     if isinstance(resolved, dict):
         for key, value in resolved.items():
-            out.line(f"  config    {key} = {_short_value(value)}")
+            out.line(f"  config    {one_line(str(key))} = {one_line(_short_value(value))}")
     for item in contract.get("inputs", []):
         count = item.get("n_files")
         many = f", {count} files" if isinstance(count, int) and count != 1 else ""
         out.line(
-            f"  input     {item.get('path')}  {item.get('digest')}  "
+            f"  input     {one_line(str(item.get('path')), LINE_MAX)}  {item.get('digest')}  "
             f"{human_bytes(item.get('n_bytes'))}{many}"
         )
     for chk in run.get("inputs_after", []):
         if chk.get("changed"):
-            out.line("  ", ("input changed during the run", "red"), f": {chk['path']}")
+            out.line(
+                "  ",
+                ("input changed during the run", "red"),
+                f": {one_line(str(chk['path']), LINE_MAX)}",
+            )
     env = info.get("environment") or {}
     if env:
         py = env.get("python", {})
@@ -207,11 +213,12 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
         n = o.get("files")
         files_n = f"{n} file{'' if n == 1 else 's'}"
         state = "missing" if o.get("missing") else f"{files_n}, {human_bytes(o.get('bytes'))}"
-        out.line(f"  output    {o['path']}  {state}")
+        out.line(f"  output    {one_line(str(o['path']), LINE_MAX)}  {state}")
         stale = o.get("n_preexisting") or 0
         if stale:
             names = list(o.get("preexisting") or [])
-            shown = ", ".join(names[:10]) + (f" and {stale - 10} more" if stale > 10 else "")
+            shown = ", ".join(one_line(str(n)) for n in names[:10])
+            shown += f" and {stale - 10} more" if stale > 10 else ""
             out.line(f"            {stale} pre-existing file(s), not written by the run: {shown}")
     for r in info.get("replays", []):
         out.line(f"  replayed by {r['run_id']} ({r['status']})")

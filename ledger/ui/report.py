@@ -7,9 +7,6 @@ from anywhere when it is opened, so it can be attached to a paper or kept as a C
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +15,7 @@ from ..run.find import resolve_run
 from ..store import Store
 from . import data
 from .pages import STATIC_FILES, render, static_file
+from .site_folder import write_site
 
 __all__ = ["write_report"]
 
@@ -27,29 +25,14 @@ def _axis_file(x: str) -> str:
 
 
 def write_report(store: Store, runs: Sequence[str], out: Path) -> list[Path]:
-    """Write the site into ``out`` (created; an existing non-empty folder is refused unless it
-    holds an earlier report). Returns the pages written."""
+    """Write the site into ``out``: a new or empty folder, or one an earlier report filled and
+    nobody changed since (``site_folder``: any other folder is refused, untouched). Returns the
+    files written."""
     ids = list(dict.fromkeys(resolve_run(store, r) for r in runs))
     for rid in ids:
         if not data.SAFE_ID.match(rid):
             raise UsageError(f"run id {rid!r} cannot be a file name", hint="report other runs")
-    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
-        raise UsageError(
-            f"{out} exists and is not a ledger report",
-            hint="give a new or empty folder with -o",
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Written beside the target, then swapped in: a failed report leaves no half site.
-    tmp = Path(tempfile.mkdtemp(prefix=".ledger-report-", dir=out.parent))
-    try:
-        pages = _write(store, ids, tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [out / p.relative_to(tmp) for p in pages]
+    return write_site(out, lambda folder: _write(store, ids, folder), what="report")
 
 
 def _write(store: Store, ids: list[str], root: Path) -> list[Path]:

@@ -1,18 +1,23 @@
 """``ledger ui``: the pages served live from a ledger, read-only, on 127.0.0.1 by default.
 
-The standard library's HTTP server, one request at a time: a local viewer for one person does
-not need a framework. Only GET and HEAD are answered; nothing here writes an object, a ref or a
-log line (the index cache is caught up with the log, as ``ledger ls`` does). Pages are served
-at the same relative paths as a static report, so one set of templates serves both. Requests
-whose Host header is not this server's are refused (DNS rebinding), and every response forbids
-scripts and styles from anywhere but the server itself.
+The standard library's HTTP server: a local viewer for one person does not need a framework.
+Each connection is read and answered in its own thread, and a client that sends part of a
+request and goes quiet is dropped after ``REQUEST_TIMEOUT`` seconds, so one idle or slow
+connection never holds up another; pages are built one at a time (building a page may catch
+the index cache up with the log, as ``ledger ls`` does). Only GET and HEAD are answered;
+nothing here writes an object, a ref or a log line. Pages are served at the same relative paths
+as a static report, so one set of templates serves both. A request must carry exactly one Host
+header, and on loopback it must name this server (DNS rebinding); every response forbids
+scripts and styles from anywhere but the server itself. Filters and run lists beyond
+``MAX_FILTERS`` / ``MAX_RUNS`` are answered 400, before any query is built.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -34,6 +39,10 @@ HEADERS = {
 }
 STATUSES = ["succeeded", "failed", "killed", "interrupted", "running", "abandoned"]
 PER_PAGE = 50
+# Seconds a connection may take to send its request (and to take the answer) before it is closed.
+REQUEST_TIMEOUT = 20.0
+# At most this many runs on one curves page.
+MAX_RUNS = 100
 
 _RUN = re.compile(r"^/runs/(?P<id>[^/]+)\.html$")
 _LOG = re.compile(r"^/logs/(?P<id>[^/]+)-stdout\.txt$")
@@ -48,12 +57,16 @@ class _NotFound(Exception):
     pass
 
 
+class _BadRequest(Exception):
+    pass
+
+
 def _one(q: dict[str, list[str]], key: str) -> str:
     return (q.get(key) or [""])[0].strip()
 
 
 def _runs(store: Store, q: dict[str, list[str]]) -> str:
-    from ..index.query import parse_where
+    from ..index.query import MAX_FILTERS, parse_where
 
     form = {k: _one(q, k) for k in ("name", "status", "tag", "where")}
     error = None
@@ -68,8 +81,14 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
             tags[key] = value
         else:
             error = f"tag {form['tag']!r} is not KEY=VALUE"
+    terms = [w for w in form["where"].split(" and ") if w.strip()]
+    if len(terms) > MAX_FILTERS:
+        raise _BadRequest(
+            f"the where filter has {len(terms)} terms joined with 'and'; at most {MAX_FILTERS} "
+            "are taken"
+        )
     try:
-        where = parse_where([w for w in form["where"].split(" and ") if w.strip()])
+        where = parse_where(terms)
     except LedgerError as e:
         where, error = [], e.message
     table = data.runs_table(
@@ -107,6 +126,8 @@ def _curves(store: Store, path: re.Match[str], q: dict[str, list[str]]) -> str:
     x = path.group("x") or _one(q, "x") or "step"
     group = bool(path.group("g")) or _one(q, "group") == "1"
     wanted = [r for v in q.get("run", []) for r in v.split(",") if r.strip()]
+    if len(wanted) > MAX_RUNS:
+        raise _BadRequest(f"{len(wanted)} runs asked for; a curves page shows at most {MAX_RUNS}")
     ids = list(dict.fromkeys(resolve_run(store, r.strip()) for r in wanted))
     if not ids:
         table = data.runs_table(store, per_page=10)
@@ -175,6 +196,8 @@ def route(store: Store, url: str) -> tuple[int, str, bytes]:
         raise _NotFound(f"no page {path}")
     except _NotFound as e:
         return _error(404, str(e), None, path)
+    except _BadRequest as e:
+        return _error(400, str(e), "ask for less: fewer filters or runs", path)
     except LedgerError as e:
         return _error(404, e.message, e.hint, path)
 
@@ -186,7 +209,7 @@ def _error(status: int, message: str, hint: str | None, path: str) -> tuple[int,
         root=root,
         live=True,
         curves_href=root + "curves.html",
-        status="Not found" if status == 404 else "Error",
+        status={404: "Not found", 400: "Bad request"}.get(status, "Error"),
         message=message,
         hint=hint,
     )
@@ -195,12 +218,14 @@ def _error(status: int, message: str, hint: str | None, path: str) -> tuple[int,
 
 def make_server(
     store: Store, host: str, port: int, log: Callable[[str], Any] | None = None
-) -> HTTPServer:
+) -> ThreadingHTTPServer:
     allowed: set[str] = set()
+    one_page_at_a_time = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "ledger-ui"
         sys_version = ""
+        timeout = REQUEST_TIMEOUT  # on the socket: a read or write that stalls ends it
 
         def _send(self, status: int, kind: str, body: bytes, head: bool = False) -> None:
             self.send_response(status)
@@ -214,11 +239,17 @@ def make_server(
                 self.wfile.write(body)
 
         def _answer(self, head: bool) -> None:
-            if allowed and self.headers.get("Host", "") not in allowed:
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) > 1:
+                # Two Host headers: which one a proxy or a browser acted on is anyone's guess.
+                self._send(400, "text/plain; charset=utf-8", b"more than one Host header\n", head)
+                return
+            if allowed and (hosts[0] if hosts else "") not in allowed:
                 self._send(421, "text/plain; charset=utf-8", b"unknown host\n", head)
                 return
             try:
-                status, kind, body = route(store, self.path)
+                with one_page_at_a_time:
+                    status, kind, body = route(store, self.path)
             except Exception as e:  # a page that fails must not stop the server
                 status, kind, body = 500, "text/plain; charset=utf-8", f"error: {e}\n".encode()
             self._send(status, kind, body, head)
@@ -233,7 +264,8 @@ def make_server(
             if log is not None:
                 log(format % args)
 
-    server = HTTPServer((host, port), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True  # a connection still open does not keep the process alive
     real = server.server_address[1]
     if host in ("127.0.0.1", "localhost", "::1"):
         # Bound to loopback: only names of loopback may reach it (another name resolving to
