@@ -12,10 +12,10 @@ def test_rebuilt_index_equals_incremental(store: Store) -> None:
     index = Index(store)
     for i in range(30):
         oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-        store.set_ref(f"runs/r{i % 7}", oid)  # refs are overwritten too
+        store.set_ref(f"notes/r{i % 7}", oid)  # refs are overwritten too
         if i % 5 == 0:
             index.sync()
-    store.delete_ref("runs/r3")
+    store.delete_ref("notes/r3")
     index.sync()
     incremental = index.dump()
     assert incremental["refs"] and len(incremental["log"]) == 31
@@ -36,7 +36,7 @@ def _worker(root: str, w: int) -> int:
     with Index(store) as index:
         for i in range(25):
             oid = store.put_json({"kind": "note", "schema": 1, "w": w, "i": i})
-            store.set_ref(f"runs/w{w}-{i}", oid)
+            store.set_ref(f"notes/w{w}-{i}", oid)
             index.sync()
     return w
 

@@ -155,16 +155,29 @@ def cat(
 
 
 def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
-    """Rebuild the SQLite index from the objects and the log."""
+    """Rebuild the SQLite index from the objects and the log, and repair the ref files a
+    crash left behind their log lines."""
     from ..index import Index
 
     store = open_store(ledger)
+    fixed = store.repair_refs()
     with progress("rebuilding the index"), Index(store) as index:
         n = index.rebuild()
     if json_out:
-        print_json({"log_entries_applied": n})
-    else:
-        out_console().print(f"Index rebuilt from {n} log entries.")
+        print_json(
+            {"log_entries_applied": n, "refs_repaired": fixed.repaired, "refs_left": fixed.left}
+        )
+        return
+    con = out_console()
+    for name in fixed.repaired:
+        con.print(f"repaired ref {name}: it now holds what the log says", markup=False)
+    for name in fixed.left:
+        con.print(
+            f"left ref {name} as it is: no accepted log line made it, or the object the log "
+            "names is missing (`ledger verify` says which)",
+            markup=False,
+        )
+    con.print(f"Index rebuilt from {n} log entries.")
 
 
 def register(app: typer.Typer) -> None:

@@ -3,11 +3,12 @@ them (``list_runs``). Run ids themselves are made in ``ledger.run.ids``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AmbiguousIdError, LedgerError, UnknownIdError
+from ..errors import AmbiguousIdError, IntegrityError, LedgerError, UnknownIdError
 from ..index.short_ids import match_short_id
 from ..store import Store
 from .ids import new_run_id, run_ref
@@ -17,19 +18,30 @@ if TYPE_CHECKING:
     from ..index.query import Filter
     from ..records.run import Run
 
-__all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
+__all__ = ["backed_record", "load_run", "new_run_id", "resolve_run", "run_ref"]
 
 
 def resolve_run(store: Store, text: str) -> str:
-    """A run id from an id, a unique id prefix, or a run name (its newest original run). An id
-    is found by its ref file; prefixes, names and short ids are looked up in the index, whose
-    ``refs`` table is the fold of the hash-chained log, and a name is confirmed on the record."""
-    if _has_run(store, text):
-        return text
+    """A run id from an id, a unique id prefix, or a run name (its newest original run). Ids,
+    prefixes, names and short ids are looked up in the index, whose ``refs`` table is the fold
+    of the hash-chained log (``ledger.store.fold``), and a name is confirmed on the record. A
+    run whose ``runs/`` ref file the log does not back (no accepted line made it, or it holds
+    another record than the log says: ``ledger verify``'s ``ref-mismatch``) is refused with
+    IntegrityError, never taken for a run."""
+    run_id = _find(store, text)
+    backed_record(store, run_id)
+    return run_id
+
+
+def _find(store: Store, text: str) -> str:
     from ..index import Index
 
     with Index(store) as index:
         index.sync()
+        if _logged(index, run_ref(text)) is not None:
+            return text
+        if _has_run(store, text):
+            raise _unbacked(store, text, None)
         lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
         matches = [
             str(r["name"]).split("/", 1)[1]
@@ -76,6 +88,61 @@ def _has_run(store: Store, run_id: str) -> bool:
         return False
 
 
+def _logged(index: Index, ref: str) -> str | None:
+    """What the fold of the log (the index's ``refs`` table) says ``ref`` holds."""
+    rows = index.query("SELECT oid FROM refs WHERE name = ?", (ref,))
+    return str(rows[0]["oid"]) if rows else None
+
+
+def _unbacked(store: Store, run_id: str, logged: str | None) -> IntegrityError:
+    ref = run_ref(run_id)
+    try:
+        held = store.refs.get(ref)
+    except LedgerError:
+        held = "damaged"
+    said = (
+        "no accepted log line made it"
+        if logged is None
+        else f"it holds {held or 'nothing'}, but the log says {logged}"
+    )
+    return IntegrityError(
+        f"the ref file of run {run_id} is not backed by the log ({said}): it was written "
+        "behind the log's back, by a log line that ledger refuses, or a crash cut the write "
+        "short; it is not used",
+        hint="run `ledger verify` to see every problem; `ledger reindex` completes a ref write "
+        "a crash cut short",
+    )
+
+
+def backed_record(store: Store, run_id: str) -> str:
+    """The record id of run ``run_id``: the fold of the log's, which the ref file must hold.
+    Raises UnknownIdError when the log never made the run, IntegrityError when only the ref
+    file names it or the two differ (checked again under the ref lock, which every writer
+    holds from its log append to its ref write, so a write in flight is not mistaken)."""
+    from ..index import Index
+
+    ref = run_ref(run_id)
+    for locked in (False, True):
+        with contextlib.ExitStack() as held:
+            if locked:
+                try:
+                    held.enter_context(store.lock())
+                except OSError:  # a read-only ledger: no writer can be in flight
+                    break
+            with Index(store) as index:
+                index.sync()
+                logged = _logged(index, ref)
+            try:
+                on_disk = store.refs.get(ref)
+            except LedgerError:
+                on_disk = None
+            if logged is not None and on_disk == logged:
+                return logged
+    if logged is None and on_disk is None:
+        raise UnknownIdError(f"no run {run_id!r} in {store.root}")
+    raise _unbacked(store, run_id, logged)
+
+
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:
     """A run record's JSON, or {} when it cannot be read."""
     oid = store.refs.get(run_ref(run_id))
@@ -110,10 +177,8 @@ def load_run(store: Store, text: str) -> tuple[str, Run]:
     from ..records.base import record_from_json
     from ..records.run import Run
 
-    run_id = resolve_run(store, text)
-    oid = store.refs.get(run_ref(run_id))
-    if oid is None:  # pragma: no cover - resolve_run found the ref
-        raise UnknownIdError(f"run {run_id} has no record")
+    run_id = _find(store, text)
+    oid = backed_record(store, run_id)
     run = record_from_json(store.get_json(oid), Run)
     assert isinstance(run, Run)
     return oid, run
