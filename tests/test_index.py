@@ -53,3 +53,22 @@ def test_concurrent_writers_never_see_database_locked(store: Store) -> None:
         index.sync()
         assert len(index.query("SELECT * FROM refs")) == 100
         assert index.last_seq() == 99
+
+
+def test_an_index_of_the_layout_before_refs_state_is_rebuilt(store: Store) -> None:
+    """Version 4 had ``refs (name, oid)``: the first use folds the log into the new layout."""
+    import sqlite3
+
+    store.set_ref("notes/a", store.put_json({"kind": "note", "schema": 1}))
+    with Index(store) as index:
+        index.sync()
+        want = index.dump()
+    db = sqlite3.connect(store.root / "index.sqlite")
+    db.execute("DROP TABLE refs")
+    db.execute("CREATE TABLE refs (name TEXT PRIMARY KEY, oid TEXT NOT NULL)")
+    db.execute("UPDATE meta SET value='4' WHERE key='version'")
+    db.commit()
+    db.close()
+    with Index(store) as index:
+        index.sync()
+        assert index.dump() == want

@@ -238,17 +238,19 @@ class Index:
         return n
 
     def _fold_all(self) -> int:
-        """Empty every table and fold the whole log (inside the caller's transaction)."""
-        # Views and triggers are defined again, as this version of ledger writes them.
+        """Drop every table and fold the whole log into new ones (inside the caller's
+        transaction)."""
+        # Views, triggers and tables are defined again, as this version of ledger writes them
+        # (an index of another layout may lack a column, e.g. refs.state before version 5).
         for kind, name in self.db.execute(
             "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
         ).fetchall():
             self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-        self._create_tables()
         for (name,) in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table'"
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
         ).fetchall():
-            self.db.execute(f'DELETE FROM "{name}"')
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        self._create_tables()
         n = self._fold(self._log_from(0), seen=set())
         assert n is not None  # no head to continue from
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))

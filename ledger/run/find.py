@@ -28,42 +28,48 @@ def resolve_run(store: Store, text: str) -> str:
     run whose ``runs/`` ref file the log does not back (no accepted line made it, or it holds
     another record than the log says: ``ledger verify``'s ``ref-mismatch``) is refused with
     IntegrityError, never taken for a run."""
-    run_id = _find(store, text)
-    backed_record(store, run_id)
-    return run_id
+    return _resolve(store, text)[0]
 
 
-def _find(store: Store, text: str) -> str:
+def _resolve(store: Store, text: str) -> tuple[str, str]:
+    """(run id, its record id), the ref file backed by the log (one index opened)."""
     from ..index import Index
 
     with Index(store) as index:
         index.sync()
-        if _logged(index, run_ref(text)) is not None:
-            return text
-        if _has_run(store, text):
-            raise _unbacked(store, text, None)
-        lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
-        matches = [
-            str(r["name"]).split("/", 1)[1]
-            for r in index.query(
-                "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name", (lo, hi)
-            )
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise AmbiguousIdError(
-                f"run id prefix {text!r} matches {len(matches)} runs",
-                candidates=matches,
-                hint="give more characters: " + ", ".join(matches[:5]),
-            )
-        named = _named(store, index, text)
-        if named is not None:
-            return named
-        rows = index.query(
-            "SELECT ref FROM run_tails WHERE tail >= ? AND tail < ? ORDER BY ref",
-            (text, text + "\U0010ffff"),
+        run_id = _find(store, index, text)
+        logged = _logged(index, run_ref(run_id))
+    return run_id, _backed(store, run_id, logged)
+
+
+def _find(store: Store, index: Index, text: str) -> str:
+    if _logged(index, run_ref(text)) is not None:
+        return text
+    if _has_run(store, text):
+        _backed(store, text, None)  # raises unless a writer just made it (seen under the lock)
+        return text
+    lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
+    matches = [
+        str(r["name"]).split("/", 1)[1]
+        for r in index.query(
+            "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name", (lo, hi)
         )
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise AmbiguousIdError(
+            f"run id prefix {text!r} matches {len(matches)} runs",
+            candidates=matches,
+            hint="give more characters: " + ", ".join(matches[:5]),
+        )
+    named = _named(store, index, text)
+    if named is not None:
+        return named
+    rows = index.query(
+        "SELECT ref FROM run_tails WHERE tail >= ? AND tail < ? ORDER BY ref",
+        (text, text + "\U0010ffff"),
+    )
     by_short = match_short_id([str(r["ref"]).split("/", 1)[1] for r in rows], text)
     if len(by_short) == 1:
         return by_short[0]
@@ -121,7 +127,22 @@ def backed_record(store: Store, run_id: str) -> str:
     holds from its log append to its ref write, so a write in flight is not mistaken)."""
     from ..index import Index
 
+    with Index(store) as index:
+        index.sync()
+        logged = _logged(index, run_ref(run_id))
+    return _backed(store, run_id, logged)
+
+
+def _backed(store: Store, run_id: str, logged: str | None) -> str:
+    from ..index import Index
+
     ref = run_ref(run_id)
+    try:
+        on_disk = store.refs.get(ref)
+    except LedgerError:
+        on_disk = None
+    if logged is not None and on_disk == logged:
+        return logged
     for locked in (False, True):
         with contextlib.ExitStack() as held:
             if locked:
@@ -177,8 +198,7 @@ def load_run(store: Store, text: str) -> tuple[str, Run]:
     from ..records.base import record_from_json
     from ..records.run import Run
 
-    run_id = _find(store, text)
-    oid = backed_record(store, run_id)
+    _, oid = _resolve(store, text)
     run = record_from_json(store.get_json(oid), Run)
     assert isinstance(run, Run)
     return oid, run

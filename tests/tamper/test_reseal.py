@@ -101,25 +101,33 @@ def test_a_forged_move_is_refused_everywhere(
     assert r.returncode == 1, r.stdout
     assert "transition:" in r.stdout and ref in r.stdout and "refused" in r.stdout, r.stdout
     assert run_ledger("verify", "--head", head, cwd=project).returncode == 1
-    # Rebuilding the index takes the log as it is: the forged line is refused there too.
-    assert run_ledger("reindex", cwd=project).returncode == 0
-    assert "transition:" in run_ledger("verify", cwd=project).stdout
+    if ref.startswith("runs/"):
+        # Its ref file holds the forged record and the log does not back it: refused.
+        for command in ("show", "replay"):
+            r = run_ledger(command, ref.split("/", 1)[1], cwd=project)
+            assert r.returncode == 5, r.stdout + r.stderr
+            assert "not backed by the log" in r.stderr and "ledger verify" in r.stderr
+    if ref != f"runs/{ids['good']}":  # the run the verdict is about
+        _shows_the_truth(project, ids, {ids["good"]: before[ids["good"]]})
+    # reindex folds the log as it is (the line is refused there too) and sets the ref file
+    # back to what the accepted lines say; the line stays, and verify still reports it.
+    r = run_ledger("reindex", cwd=project)
+    assert r.returncode == 0 and f"repaired ref {ref}" in r.stdout, r.stdout
+    v = run_ledger("verify", cwd=project)
+    assert "transition:" in v.stdout and "ref-mismatch" not in v.stdout, v.stdout
+    _shows_the_truth(project, ids, before)
 
+
+def _shows_the_truth(project: Path, ids: dict[str, str], before: dict[str, dict[str, Any]]) -> None:
     for run_id, rec in before.items():
         shown = run_ledger("show", run_id, "--json", cwd=project)
-        if ref == f"runs/{run_id}":
-            # Its ref file holds the forged record and the log does not back it: refused.
-            assert shown.returncode == 5, shown.stdout + shown.stderr
-            assert "not backed by the log" in shown.stderr and shown.stdout == ""
-        else:
-            assert shown.returncode == 0, shown.stderr
-            info = json.loads(shown.stdout)
-            assert info["run"]["metrics"] == rec["metrics"]
-            verdicts = {v["outcome"] for v in info.get("verdicts", [])}
-            assert not verdicts or verdicts == {before_outcome(project, ids)}
-    if ref.startswith("runs/"):
-        replay = run_ledger("replay", ref.split("/", 1)[1], cwd=project)
-        assert replay.returncode == 5 and "not backed by the log" in replay.stderr
+        assert shown.returncode == 0, shown.stderr
+        info = json.loads(shown.stdout)
+        assert info["run"]["metrics"] == rec["metrics"]
+        assert info["run"]["status"] == rec["status"]
+        assert info["run"]["contract"] == rec["contract"]
+        verdicts = {v["outcome"] for v in info.get("verdicts", [])}
+        assert not verdicts or verdicts == {before_outcome(project, ids)}
 
 
 def before_outcome(project: Path, ids: dict[str, str]) -> str:
