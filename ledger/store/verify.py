@@ -110,7 +110,8 @@ def verify_store(
 
     fold = store.fold()
     for r in fold.refused:
-        report.problems.append(Problem("transition", f"log line {r.line}", r.message))
+        where = f"log line {r.line}"
+        report.problems.append(Problem("transition", where, f"{where}: {r.message}"))
     report.problems += ref_mismatches(store, fold.values(), refs)
     for s in scan_staging(store.root / "staging"):
         if not s.live:
