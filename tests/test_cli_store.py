@@ -34,7 +34,11 @@ def test_init_verify_cat_reindex(cli, ledger_env: Path) -> None:  # type: ignore
     assert cli("cat", oid[:9]).stdout == "hello ledger\n"
     assert cli("cat", oid[3:12]).stdout == "hello ledger\n"
     assert cli("cat", "demo/hello").stdout == "hello ledger\n"
-    assert json.loads(cli("reindex", "--json").stdout) == {"log_entries_applied": 1}
+    assert json.loads(cli("reindex", "--json").stdout) == {
+        "log_entries_applied": 1,
+        "refs_repaired": [],
+        "refs_left": [],
+    }
 
 
 def test_verify_exit_code_on_corruption(cli, ledger_env: Path) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ def _age(store: Store, oid: str, seconds: float) -> None:
 def test_gc_keeps_reachable_and_young_objects(store: Store) -> None:
     kept_blob = store.objects.put_bytes(b"kept")
     rec = store.put_json({"kind": "note", "schema": 1, "blob": kept_blob})
-    store.set_ref("runs/a", rec)
+    store.set_ref("notes/a", rec)
     old = store.objects.put_bytes(b"old garbage")
     young = store.objects.put_bytes(b"young garbage")
     for oid in (kept_blob, rec, old):
@@ -37,8 +37,8 @@ def test_gc_keeps_reachable_and_young_objects(store: Store) -> None:
 def test_gc_after_ref_deletion(store: Store) -> None:
     blob = store.objects.put_bytes(b"x" * 100)
     rec = store.put_json({"kind": "note", "schema": 1, "blob": blob})
-    store.set_ref("runs/a", rec)
-    store.delete_ref("runs/a")
+    store.set_ref("notes/a", rec)
+    store.delete_ref("notes/a")
     report = collect_garbage(store, delete=True, grace_seconds=0)
     assert set(report.deleted) == {blob, rec}
     assert verify_store(store).ok
@@ -66,7 +66,7 @@ def test_content_links_keep_stored_content_and_may_dangle(store: Store) -> None:
             "checkpoints": [{"checkpoint_digest": ckpt}],
         }
     )
-    store.set_ref("runs/a", rec)
+    store.set_ref("notes/a", rec)
     for oid in (stored, ckpt, rec):
         _age(store, oid, 48 * 3600)
     report = collect_garbage(store, delete=True, grace_seconds=0)

@@ -12,10 +12,10 @@ def test_rebuilt_index_equals_incremental(store: Store) -> None:
     index = Index(store)
     for i in range(30):
         oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-        store.set_ref(f"runs/r{i % 7}", oid)  # refs are overwritten too
+        store.set_ref(f"notes/r{i % 7}", oid)  # refs are overwritten too
         if i % 5 == 0:
             index.sync()
-    store.delete_ref("runs/r3")
+    store.delete_ref("notes/r3")
     index.sync()
     incremental = index.dump()
     assert incremental["refs"] and len(incremental["log"]) == 31
@@ -36,7 +36,7 @@ def _worker(root: str, w: int) -> int:
     with Index(store) as index:
         for i in range(25):
             oid = store.put_json({"kind": "note", "schema": 1, "w": w, "i": i})
-            store.set_ref(f"runs/w{w}-{i}", oid)
+            store.set_ref(f"notes/w{w}-{i}", oid)
             index.sync()
     return w
 
@@ -53,3 +53,22 @@ def test_concurrent_writers_never_see_database_locked(store: Store) -> None:
         index.sync()
         assert len(index.query("SELECT * FROM refs")) == 100
         assert index.last_seq() == 99
+
+
+def test_an_index_of_the_layout_before_refs_state_is_rebuilt(store: Store) -> None:
+    """Version 4 had ``refs (name, oid)``: the first use folds the log into the new layout."""
+    import sqlite3
+
+    store.set_ref("notes/a", store.put_json({"kind": "note", "schema": 1}))
+    with Index(store) as index:
+        index.sync()
+        want = index.dump()
+    db = sqlite3.connect(store.root / "index.sqlite")
+    db.execute("DROP TABLE refs")
+    db.execute("CREATE TABLE refs (name TEXT PRIMARY KEY, oid TEXT NOT NULL)")
+    db.execute("UPDATE meta SET value='4' WHERE key='version'")
+    db.commit()
+    db.close()
+    with Index(store) as index:
+        index.sync()
+        assert index.dump() == want

@@ -27,7 +27,7 @@ class _Counting(Index):
 
 def _put(store: Store, i: int, ref: str | None = None) -> None:
     oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-    store.set_ref(ref or f"runs/r{i % 7}", oid)
+    store.set_ref(ref or f"notes/r{i % 7}", oid)
 
 
 def _without_note(dump: dict[str, list[tuple[object, ...]]]) -> dict[str, list[tuple[object, ...]]]:
@@ -60,7 +60,7 @@ def test_sync_reads_only_the_new_lines_and_equals_a_rebuild(store: Store) -> Non
         assert len(index.read) == 20
         for i in range(20, 23):
             _put(store, i)
-        store.delete_ref("runs/r2")
+        store.delete_ref("notes/r2")
         index.read = []
         assert index.sync() == 4
         # The last folded line (to check it is still there) and the four new ones.
@@ -102,8 +102,8 @@ def test_a_rewritten_log_is_folded_again_from_the_start(store: Store) -> None:
         index.sync()
         # History after line 8 replaced by other entries: the line folded last is gone.
         _rewrite_tail(store, 8)
-        _put(store, 100, "runs/other")
-        _put(store, 101, "runs/other2")
+        _put(store, 100, "notes/other")
+        _put(store, 101, "notes/other2")
         index.read = []
         index.sync()
         assert 0 in index.read  # read again from the start
@@ -112,7 +112,7 @@ def test_a_rewritten_log_is_folded_again_from_the_start(store: Store) -> None:
         # Without the full fold, the cut entries 10 and 11 would still be rows.
         assert [row[0] for row in sorted(dump["log"])] == list(range(10))
         names = {r["name"] for r in index.query("SELECT name FROM refs")}
-        assert {"runs/other", "runs/other2"} <= names
+        assert {"notes/other", "notes/other2"} <= names
 
 
 def test_a_log_longer_than_before_but_rewritten_is_folded_again(store: Store) -> None:

@@ -92,7 +92,9 @@ def test_an_edited_record_reached_through_a_ref_exits_5(
 
 def _chain(store: Store, n: int = 4) -> None:
     for i in range(n):
-        store.set_ref(f"runs/r{i}", store.put_json({"kind": "note", "schema": 1, "i": i}))
+        store.set_ref(
+            f"runs/r{i}", store.put_json({"kind": "note", "schema": 1, "i": i}), op="seal"
+        )
 
 
 def test_an_entry_rewritten_with_its_seq_and_prev_kept_breaks_the_next_link(store: Store) -> None:
@@ -283,7 +285,7 @@ def test_ref_listing_skips_temp_files_and_filters_by_prefix(store: Store) -> Non
     """A crashed ref write leaves a dot-named temp file: it is not a ref, and verify agrees."""
     _chain(store, 2)
     oid = store.refs.get("runs/r0")
-    store.set_ref("verdicts/r0/v1", oid or "")
+    store.set_ref("verdicts/r0/v1", oid or "", op="verdict")
     (store.refs.root / "runs" / ".tmp-crashed").write_text("half")
     (store.refs.root / "runs" / "empty-dir").mkdir()
     assert [n for n, _ in store.refs.iter()] == ["runs/r0", "runs/r1", "verdicts/r0/v1"]

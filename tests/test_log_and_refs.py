@@ -17,7 +17,7 @@ def _populate(store: Store, n: int = 5) -> list[str]:
     oids = []
     for i in range(n):
         oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-        store.set_ref(f"runs/r{i}", oid)
+        store.set_ref(f"notes/r{i}", oid)
         oids.append(oid)
     return oids
 
@@ -29,8 +29,8 @@ def test_set_ref_logs_and_chains(store: Store) -> None:
     assert entries[0].data["prev"] is None
     for before, after in itertools.pairwise(entries):
         assert after.data["prev"] == before.hash
-    assert store.refs.get("runs/r3") == oids[3]
-    assert store.ref_state_from_log() == {f"runs/r{i}": o for i, o in enumerate(oids)}
+    assert store.refs.get("notes/r3") == oids[3]
+    assert store.ref_state_from_log() == {f"notes/r{i}": o for i, o in enumerate(oids)}
     assert verify_store(store).ok
 
 
@@ -58,10 +58,10 @@ def test_editing_history_is_detected(store: Store, edit: str) -> None:
 def test_ref_changed_behind_the_logs_back(store: Store) -> None:
     oids = _populate(store)
     # Point a ref at another existing record without going through set_ref.
-    store.refs.path_of("runs/r0").write_text(oids[4] + "\n")
+    store.refs.path_of("notes/r0").write_text(oids[4] + "\n")
     problems = verify_store(store).problems
     assert [p.kind for p in problems] == ["ref-mismatch"]
-    assert problems[0].subject == "runs/r0"
+    assert problems[0].subject == "notes/r0"
 
 
 def test_editing_a_record_is_detected(store: Store) -> None:
@@ -80,20 +80,20 @@ def test_torn_log_tail_is_reported_then_dropped_by_the_next_append(store: Store)
     problems = verify_store(store).problems
     assert any("incomplete" in p.message for p in problems)
     oid = store.put_json({"kind": "note", "schema": 1, "i": 99})
-    store.set_ref("runs/next", oid)
+    store.set_ref("notes/next", oid)
     assert verify_store(store).ok
     assert [e.seq for e in store.log.entries()] == [0, 1, 2]
 
 
 def test_delete_ref(store: Store) -> None:
     _populate(store, 2)
-    store.delete_ref("runs/r0")
-    assert store.refs.get("runs/r0") is None
+    store.delete_ref("notes/r0")
+    assert store.refs.get("notes/r0") is None
     assert verify_store(store).ok
-    assert store.delete_ref("runs/never") is None
+    assert store.delete_ref("notes/never") is None
 
 
-@pytest.mark.parametrize("name", ["", "../x", "runs/../x", "/abs", "runs//x", ".hidden", "a\\b"])
+@pytest.mark.parametrize("name", ["", "../x", "notes/../x", "/abs", "notes//x", ".hidden", "a\\b"])
 def test_bad_ref_names_are_refused(store: Store, name: str) -> None:
     oid = store.put_json({"kind": "note", "schema": 1})
     with pytest.raises(UsageError):
@@ -102,13 +102,13 @@ def test_bad_ref_names_are_refused(store: Store, name: str) -> None:
 
 def test_ref_to_missing_object_is_refused(store: Store) -> None:
     with pytest.raises(UsageError, match="no such object"):
-        store.set_ref("runs/x", "b3:" + "0" * 64)
+        store.set_ref("notes/x", "b3:" + "0" * 64)
 
 
 def test_dangling_link_inside_a_record_is_reported(store: Store, tmp_path: Path) -> None:
     blob = store.objects.put_bytes(b"data")
     rec = store.put_json({"kind": "note", "schema": 1, "data": blob})
-    store.set_ref("runs/x", rec)
+    store.set_ref("notes/x", rec)
     store.objects.delete(blob)
     problems = verify_store(store).problems
     assert [(p.kind, p.subject) for p in problems] == [("missing-object", blob)]

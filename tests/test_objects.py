@@ -129,7 +129,7 @@ def test_missing_and_corrupt_objects_raise(store: Store) -> None:
 def test_verify_reports_every_damaged_object(store: Store, damage: str) -> None:
     oids = [store.objects.put_bytes(os.urandom(100) + bytes([i]) * 500) for i in range(20)]
     tree = store.put_json({"kind": "tree", "schema": 1, "links": oids})
-    store.set_ref("runs/r1", tree)
+    store.set_ref("notes/r1", tree)
     assert verify_store(store).ok
     for victim in oids[3], oids[11]:
         path = store.objects.path_of(victim)

@@ -51,7 +51,7 @@ def test_refs_move_in_order_with_chained_entries(store: Store) -> None:
     ]
     assert store.ref_state_from_log() == {"checkpoints/r/step-2": b, "checkpoints/r/latest": b}
     assert verify_store(store).ok
-    store.set_ref("runs/x", c)  # appends chain on after a batch
+    store.set_ref("notes/x", c)  # appends chain on after a batch
     assert list(store.log.entries())[-1].data["prev"] == log[-1].hash
 
 
@@ -85,29 +85,29 @@ def test_one_log_fsync_and_one_folder_fsync_for_all(store: Store, monkeypatch: A
 @pytest.mark.parametrize("bad", ["missing-object", "bad-name"])
 def test_nothing_moves_when_one_move_is_refused(store: Store, bad: str) -> None:
     (a,) = _objects(store, 1)
-    second = ("runs/../x", a) if bad == "bad-name" else ("runs/y", "b3:" + "0" * 64)
+    second = ("notes/../x", a) if bad == "bad-name" else ("notes/y", "b3:" + "0" * 64)
     before = store.log.path.read_bytes() if store.log.path.exists() else b""
     with pytest.raises(UsageError):
-        store.set_refs([("runs/x", a, "set", {}), (*second, "set", {})])
+        store.set_refs([("notes/x", a, "set", {}), (*second, "set", {})])
     after = store.log.path.read_bytes() if store.log.path.exists() else b""
     assert after == before
-    assert store.refs.get("runs/x") is None
+    assert store.refs.get("notes/x") is None
 
 
 def test_a_torn_second_entry_leaves_the_first_committed(store: Store, tmp_path: Path) -> None:
     """A crash in the middle of the one write: the entries written whole are committed, the
     torn one was never (cut by the next append); the refs lag the log, which verify reports."""
     a, b = _objects(store, 2)
-    store.set_refs([("runs/x", a, "set", {}), ("runs/y", b, "set", {})])
+    store.set_refs([("notes/x", a, "set", {}), ("notes/y", b, "set", {})])
     data = store.log.path.read_bytes()
     store.log.path.write_bytes(data[: len(data) - 10])  # the second line torn
-    store.refs.path_of("runs/x").unlink()
-    store.refs.path_of("runs/y").unlink()
-    assert store.ref_state_from_log() == {"runs/x": a}
+    store.refs.path_of("notes/x").unlink()
+    store.refs.path_of("notes/y").unlink()
+    assert store.ref_state_from_log() == {"notes/x": a}
     kinds = {p.kind for p in verify_store(store).problems}
     assert "ref-mismatch" in kinds
-    store.set_ref("runs/z", b)
-    assert [e.data["ref"] for e in store.log.entries()] == ["runs/x", "runs/z"]
+    store.set_ref("notes/z", b)
+    assert [e.data["ref"] for e in store.log.entries()] == ["notes/x", "notes/z"]
 
 
 def test_a_ref_moved_twice_in_one_call_logs_each_move_from_the_one_before(store: Store) -> None:

@@ -17,7 +17,7 @@ def _heads(store: Store, n: int) -> list[str]:
     heads = []
     for i in range(n):
         oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-        heads.append(store.set_ref(f"runs/r{i}", oid).hash)
+        heads.append(store.set_ref(f"notes/r{i}", oid).hash)
     return heads
 
 
@@ -86,11 +86,11 @@ def test_a_log_edited_only_after_the_head_still_extends_it(store: Store) -> None
 
 def test_refs_at_replays_sets_and_deletes_up_to_the_head(store: Store) -> None:
     heads = _heads(store, 2)
-    deleted = store.delete_ref("runs/r0")
+    deleted = store.delete_ref("notes/r0")
     assert deleted is not None
-    r1 = store.refs.get("runs/r1")
+    r1 = store.refs.get("notes/r1")
     r0_at_1 = refs_at(store.log, heads[0])
-    assert r0_at_1 is not None and list(r0_at_1) == ["runs/r0"]
-    assert refs_at(store.log, heads[1]) == {"runs/r0": r0_at_1["runs/r0"], "runs/r1": r1}
-    assert refs_at(store.log, deleted.hash) == {"runs/r1": r1}
+    assert r0_at_1 is not None and list(r0_at_1) == ["notes/r0"]
+    assert refs_at(store.log, heads[1]) == {"notes/r0": r0_at_1["notes/r0"], "notes/r1": r1}
+    assert refs_at(store.log, deleted.hash) == {"notes/r1": r1}
     assert refs_at(store.log, f"b3:{HEX}") is None

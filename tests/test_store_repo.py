@@ -184,13 +184,13 @@ def test_get_json_of_an_object_that_is_no_json_is_corrupt(tmp_path: Path) -> Non
 def test_create_ref_sets_only_a_new_ref(tmp_path: Path) -> None:
     store = Store.init(tmp_path / "l")
     a, b = store.put_json({"i": 1}), store.put_json({"i": 2})
-    assert store.create_ref("runs/x", a, op="record") is None
-    assert store.create_ref("runs/x", b, op="record") == a  # held: nothing changed
-    assert store.refs.get("runs/x") == a
+    assert store.create_ref("notes/x", a, op="import") is None
+    assert store.create_ref("notes/x", b, op="import") == a  # held: nothing changed
+    assert store.refs.get("notes/x") == a
     entries = list(store.log.entries())
-    assert [(e.data["op"], e.data["old"], e.data["new"]) for e in entries] == [("record", None, a)]
+    assert [(e.data["op"], e.data["old"], e.data["new"]) for e in entries] == [("import", None, a)]
     with pytest.raises(UsageError, match="no such object"):
-        store.create_ref("runs/y", "b3:" + "0" * 64, op="record")
+        store.create_ref("notes/y", "b3:" + "0" * 64, op="import")
 
 
 def test_delete_ref_logs_and_removes(tmp_path: Path) -> None:
@@ -244,7 +244,7 @@ def test_a_bad_ref_name_is_refused_before_anything_is_logged(tmp_path: Path, bad
     with pytest.raises(UsageError):
         store.set_refs([("names/ok", a, "set", {}), (bad, a, "set", {})])
     with pytest.raises(UsageError):
-        store.create_ref(bad, a, op="record")
+        store.create_ref(bad, a, op="import")
     assert list(store.log.entries()) == []
     assert store.refs.get("names/ok") is None
     assert not (tmp_path / "escape").exists()
@@ -253,10 +253,10 @@ def test_a_bad_ref_name_is_refused_before_anything_is_logged(tmp_path: Path, bad
 def test_create_ref_beside_an_existing_one(tmp_path: Path) -> None:
     store = Store.init(tmp_path / "l")
     a, b = store.put_json({"i": 1}), store.put_json({"i": 2})
-    assert store.create_ref("runs/x", a, op="record") is None
-    assert store.create_ref("runs/y", b, op="record") is None  # the folder exists already
-    assert (tmp_path / "l" / "refs" / "runs" / "y").read_bytes() == b.encode() + b"\n"
-    assert store.ref_state_from_log() == {"runs/x": a, "runs/y": b}
+    assert store.create_ref("notes/x", a, op="import") is None
+    assert store.create_ref("notes/y", b, op="import") is None  # the folder exists already
+    assert (tmp_path / "l" / "refs" / "notes" / "y").read_bytes() == b.encode() + b"\n"
+    assert store.ref_state_from_log() == {"notes/x": a, "notes/y": b}
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
@@ -309,7 +309,7 @@ def test_a_bad_ref_name_is_named_first_even_with_a_missing_object(tmp_path: Path
     for call in (
         lambda: store.set_ref("../x", missing),
         lambda: store.set_refs([("../x", missing, "set", {})]),
-        lambda: store.create_ref("../x", missing, op="record"),
+        lambda: store.create_ref("../x", missing, op="import"),
     ):
         with pytest.raises(UsageError, match=r"invalid ref name '\.\./x'"):
             call()

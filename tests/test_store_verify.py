@@ -17,7 +17,7 @@ def _runs(store: Store, n: int) -> list[str]:
     oids = []
     for i in range(n):
         oid = store.put_json({"kind": "note", "schema": 1, "i": i})
-        store.set_ref(f"runs/r{i}", oid)
+        store.set_ref(f"notes/r{i}", oid)
         oids.append(oid)
     return oids
 
@@ -52,15 +52,15 @@ def test_a_corrupt_object_is_reported_by_its_id(store: Store) -> None:
 
 def test_a_ref_to_a_missing_object_and_a_missing_link_are_both_reported(store: Store) -> None:
     parent = store.put_json({"kind": "note", "schema": 1, "code": MISSING})
-    store.set_ref("runs/linking", parent)
+    store.set_ref("notes/linking", parent)
     gone = store.put_json({"kind": "note", "schema": 1, "gone": True})
-    store.set_ref("runs/dangling", gone)
+    store.set_ref("notes/dangling", gone)
     store.objects.path_of(gone).unlink()
     problems = [(p.kind, p.subject, p.message) for p in verify_store(store).problems]
     assert (
         "missing-object",
         gone,
-        f"ref runs/dangling points at {gone}, which is missing",
+        f"ref notes/dangling points at {gone}, which is missing",
     ) in problems
     assert (
         "missing-object",
@@ -71,27 +71,27 @@ def test_a_ref_to_a_missing_object_and_a_missing_link_are_both_reported(store: S
 
 
 def test_a_content_link_to_absent_content_is_not_a_problem(store: Store) -> None:
-    store.set_ref("runs/r", store.put_json({"kind": "note", "schema": 1, "digest": MISSING}))
+    store.set_ref("notes/r", store.put_json({"kind": "note", "schema": 1, "digest": MISSING}))
     assert verify_store(store).ok
 
 
 def test_a_ref_changed_behind_the_logs_back_is_a_mismatch(store: Store) -> None:
     oids = _runs(store, 2)
-    store.refs.path_of("runs/r0").write_text(oids[1] + "\n")
+    store.refs.path_of("notes/r0").write_text(oids[1] + "\n")
     mismatch = [p for p in verify_store(store).problems if p.kind == "ref-mismatch"]
-    assert [p.subject for p in mismatch] == ["runs/r0"]
+    assert [p.subject for p in mismatch] == ["notes/r0"]
     assert f"holds {oids[1]} but the log says {oids[0]}" in mismatch[0].message
 
 
 def test_a_ref_deleted_or_added_behind_the_logs_back_is_a_mismatch(store: Store) -> None:
     oids = _runs(store, 1)
-    store.refs.path_of("runs/r0").unlink()
-    extra = store.refs.path_of("runs/extra")
+    store.refs.path_of("notes/r0").unlink()
+    extra = store.refs.path_of("notes/extra")
     extra.write_text(oids[0] + "\n")
     problems = verify_store(store).problems
     assert [(p.kind, p.subject) for p in problems] == [
-        ("ref-mismatch", "runs/extra"),
-        ("ref-mismatch", "runs/r0"),
+        ("ref-mismatch", "notes/extra"),
+        ("ref-mismatch", "notes/r0"),
     ]
     assert "holds nothing but the log says" in problems[1].message
     assert "but the log says deleted" in problems[0].message

@@ -159,10 +159,12 @@ def cat(
 
 
 def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
-    """Rebuild the SQLite index from the objects and the log."""
+    """Rebuild the SQLite index from the objects and the log, and repair the ref files a
+    crash left behind their log lines."""
     from ..index import rebuild_index
 
     store = open_store(ledger)
+    fixed = store.repair_refs()
     with progress("rebuilding the index"):
         n, damage = rebuild_index(store)
     if damage is not None:
@@ -170,9 +172,25 @@ def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
             f"The index file was damaged ({damage}): it was deleted and rebuilt.", markup=False
         )
     if json_out:
-        print_json({"log_entries_applied": n, **({"damaged": damage} if damage else {})})
-    else:
-        out_console().print(f"Index rebuilt from {n} log entries.")
+        print_json(
+            {
+                "log_entries_applied": n,
+                "refs_repaired": fixed.repaired,
+                "refs_left": fixed.left,
+                **({"damaged": damage} if damage else {}),
+            }
+        )
+        return
+    con = out_console()
+    for name in fixed.repaired:
+        con.print(f"repaired ref {name}: it now holds what the log says", markup=False)
+    for name in fixed.left:
+        con.print(
+            f"left ref {name} as it is: no accepted log line made it, or the object the log "
+            "names is missing (`ledger verify` says which)",
+            markup=False,
+        )
+    con.print(f"Index rebuilt from {n} log entries.")
 
 
 def register(app: typer.Typer) -> None:

@@ -36,6 +36,28 @@ def _record(store: Store, oid: str | None, warnings: list[str], what: str) -> di
     return value
 
 
+class _Log:
+    """The fold of the log, made only when a ref file and the index disagree: the log is the
+    commit point, so it says which of the two to believe."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._values: dict[str, str] | None = None
+
+    def backs(self, ref: str, oid: str | None, warnings: list[str], what: str) -> bool:
+        if self._values is None:
+            self._values = self.store.ref_state_from_log()
+        logged = self._values.get(ref)
+        if logged == oid:
+            return True
+        said = "no accepted log line made it" if logged is None else f"the log says {logged}"
+        warnings.append(
+            f"{what}: its ref file holds {oid or 'nothing'}, but {said}; not shown "
+            "(written behind the log's back, or a crash cut the write short)"
+        )
+        return False
+
+
 def _ref(store: Store, ref: str) -> str | None:
     """The ref's text (checked by ``_record``), or None once it is gone."""
     try:
@@ -103,11 +125,17 @@ def _checked(
     not among them is not read)."""
     by_ref = {row["ref"]: row for row in index_rows}
     wanted = names | set(by_ref) if every_run else set(by_ref)
+    log = _Log(store)
     for ref in sorted(wanted, reverse=True):
         run_id = ref.split("/", 1)[1]
         oid = _ref(store, ref) if ref in names or not listed else None
         if oid is None:
             warnings.append(f"the index lists run {run_id}, which the ledger does not hold")
+            continue
+        row = by_ref.get(ref)
+        if (row is None or row.get("oid") != oid) and not log.backs(
+            ref, oid, warnings, f"run {run_id}"
+        ):
             continue
         rec = _record(store, oid, warnings, f"run {run_id}")
         if rec is None or rec.get("kind") != "run":
@@ -133,9 +161,16 @@ def checked_verdicts(
 ) -> list[dict[str, Any]]:
     """The verdicts about ``run_id`` the index names, each read back from its record."""
     out: list[dict[str, Any]] = []
+    log = _Log(store)
     for row in index_rows:
         ref = row.get("ref")
         oid = store.refs.get(ref) if isinstance(ref, str) else None
+        if (
+            isinstance(ref, str)
+            and row.get("oid") != oid
+            and not log.backs(ref, oid, warnings, f"verdict {ref}")
+        ):
+            continue
         rec = _record(store, oid, warnings, f"verdict {ref}")
         if rec is None:
             continue

@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .._hashing import OID_RE
 from ..errors import LedgerError
+from ..store.fold import check_transitions
 from ..store.log import LogEntry
 from ..store.repo import Store
 from ..store.verify import Problem
@@ -72,12 +72,12 @@ def _first_replay(rec: dict[str, Any]) -> Any:
 
 @dataclass(frozen=True)
 class _Binding:
-    """Refs matching ``pattern`` hold ``kind`` records, change only by ``ops``, and each named
-    group of the pattern must equal what ``fields`` reads from the record."""
+    """Refs matching ``pattern`` hold ``kind`` records, and each named group of the pattern
+    must equal what ``fields`` reads from the record. Which ops may change them is the fold's
+    table (``ledger.store.fold.KINDS``)."""
 
     pattern: re.Pattern[str]
     kind: str
-    ops: frozenset[str]
     fields: dict[str, Callable[[dict[str, Any]], Any]]
 
 
@@ -85,49 +85,41 @@ _REF_BINDINGS = [
     _Binding(
         re.compile(r"^runs/(?P<run_id>[^/]+)$"),
         "run",
-        frozenset({"start", "seal", "import"}),
         {"run_id": lambda r: r.get("run_id")},
     ),
     _Binding(
         re.compile(r"^verdicts/(?P<original>[^/]+)/(?P<replay>[^/]+)$"),
         "verdict",
-        frozenset({"verdict", "import"}),
         {"original": lambda r: r.get("original"), "replay": _first_replay},
     ),
     _Binding(
         re.compile(r"^audits/(?P<audit_id>[^/]+)$"),
         "audit",
-        frozenset({"audit", "import"}),
         {"audit_id": lambda r: r.get("audit_id")},
     ),
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/step-(?P<step>\d+)$"),
         "checkpoint",
-        frozenset({"checkpoint", "delete", "import"}),
         {"run_id": lambda r: r.get("run_id"), "step": lambda r: str(r.get("step"))},
     ),
     _Binding(
         re.compile(r"^checks/(?P<check_id>[^/]+)$"),
         "check",
-        frozenset({"check"}),
         {"check_id": lambda r: r.get("check_id")},
     ),
     _Binding(
         re.compile(r"^gates/(?P<gate_id>[^/]+)$"),
         "gate",
-        frozenset({"gate"}),
         {"gate_id": lambda r: r.get("gate_id")},
     ),
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),
         "checkpoint",
-        frozenset({"publish", "import"}),
         {"run_id": lambda r: r.get("run_id")},
     ),
     _Binding(
         re.compile(r"^sources/git/(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})$"),
         "git-source",
-        frozenset({"source", "import"}),
         {"commit": lambda r: r.get("commit")},
     ),
 ]
@@ -157,34 +149,25 @@ def _record(store: Store, oid: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _line_problems(
-    store: Store, where: str, d: dict[str, Any], before: str | None
-) -> list[Problem]:
+def _line_problems(store: Store, where: str, d: dict[str, Any]) -> list[Problem]:
+    """What a line says against the record it sets. Which moves are allowed (op per ref kind,
+    ``old``, ``new``) is the fold's to judge (``ledger.store.fold``), reported by
+    ``verify_store``."""
     out: list[Problem] = []
 
     def bad(message: str) -> None:
         out.append(Problem("log-record", where, message))
 
-    op, ref, old, new = d.get("op"), d.get("ref"), d.get("old"), d.get("new")
+    op, ref, new = d.get("op"), d.get("ref"), d.get("new")
     if not isinstance(op, str) or not isinstance(ref, str):
-        bad("the line has no op or ref")
-        return out
-    for key, value in (("old", old), ("new", new)):
-        if value is not None and not (isinstance(value, str) and OID_RE.match(value)):
-            bad(f"{key} is {value!r}, not an object id")
+        return out  # the fold refuses it (``verify_store``: ``transition``)
     when = _time(d.get("time"))
     if when is None:
         bad(f"time is {d.get('time')!r}, not an RFC 3339 time")
-    if old != before:
-        bad(f"old is {old or 'null'} but the lines before it left {ref} at {before or 'nothing'}")
-    if (op == "delete") != (new is None):
-        bad(f"op is {op!r} but new is {new or 'null'}")
     note = _OP_NOTES.get(op)
     if note is not None and note not in d:
         bad(f"op {op!r} must say the record's {note}, and this line does not")
     binding = next((b for b in _REF_BINDINGS if b.pattern.match(ref)), None)
-    if binding is not None and op not in binding.ops:
-        bad(f"{ref} is changed only by {'/'.join(sorted(binding.ops))}, not by {op!r}")
     rec = _record(store, new)
     if rec is None:
         if binding is not None and isinstance(new, str) and store.objects.has(new):
@@ -221,40 +204,30 @@ def _line_problems(
 
 
 def check_log_records(store: Store) -> list[Problem]:
-    """Fold the log and check each line against that fold and against the record it names."""
+    """Check each line against the record it names (the moves themselves are checked by the
+    fold, ``verify_store``)."""
     problems: list[Problem] = []
-    state: dict[str, str] = {}
     for lineno, entry in enumerate(store.log.entries(), start=1):
         d = entry.data
         if d.get("unparseable"):
             continue  # verify_store reports it
-        ref = d.get("ref")
-        before = state.get(ref) if isinstance(ref, str) else None
-        problems += _line_problems(store, f"log line {lineno}", d, before)
-        if isinstance(ref, str):
-            new = d.get("new")
-            if isinstance(new, str):
-                state[ref] = new
-            else:
-                state.pop(ref, None)
+        problems += _line_problems(store, f"log line {lineno}", d)
     return problems
 
 
 def check_new_lines(store: Store, lines: list[dict[str, Any]]) -> list[Problem]:
     """Log lines about to be appended (an import's, before it writes them), checked as
-    ``check_log_records`` checks them once written: each against the refs as they stand and
-    the lines before it, and against the record it names (``ledger.share.door``)."""
-    problems: list[Problem] = []
-    state: dict[str, str | None] = {}
+    ``ledger verify`` checks them once written: each move against the fold of the log as it
+    stands and the lines before it (``ledger.store.fold``), and each line against the record
+    it names (``ledger.share.door``)."""
+    problems = [
+        Problem("transition", r.ref, r.message)
+        for r in check_transitions(lines, start=store.fold())
+    ]
     for d in lines:
         ref = d.get("ref")
-        if not isinstance(ref, str):
-            problems += _line_problems(store, "a new log line", d, None)
-            continue
-        before = state[ref] if ref in state else store.refs.get(ref)
-        problems += _line_problems(store, f"the new log line for {ref}", d, before)
-        new = d.get("new")
-        state[ref] = new if isinstance(new, str) else None
+        where = f"the new log line for {ref}" if isinstance(ref, str) else "a new log line"
+        problems += _line_problems(store, where, d)
     return problems
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LedgerAccessError, LedgerError
+from ..store.fold import ABSENT, RefState, judge
 from ..store.log import LogEntry
 from ..store.repo import Store
 from ._sqlite import Database
@@ -27,7 +28,7 @@ from ._sqlite import Database
 __all__ = ["Index", "IndexDamagedError", "Indexer", "rebuild_index", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 4
+INDEX_VERSION = 5  # 5: refs.state (the fold's state of each ref, ledger.store.fold)
 _BUSY_MS = 60_000
 
 
@@ -191,7 +192,10 @@ class Index:
     def _create_tables(self) -> None:
         db = self.db
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, oid TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, oid TEXT NOT NULL, "
+            "state TEXT NOT NULL)"
+        )
         db.execute(
             "CREATE TABLE IF NOT EXISTS records (oid TEXT PRIMARY KEY, kind TEXT, schema INTEGER)"
         )
@@ -217,25 +221,32 @@ class Index:
         return -1 if row is None else int(row[0])
 
     def _apply(self, entry: LogEntry, seen: set[str] | None = None) -> None:
-        """Fold one log line. ``seen``: folding into emptied tables (``_fold_all``), the refs
-        met so far; a ref met for the first time has no rows to remove."""
+        """Fold one log line: every line goes into ``log``; only a move the format allows
+        (``ledger.store.fold.judge``) changes ``refs`` and the record tables. ``seen``: folding
+        into emptied tables (``_fold_all``), the refs met so far; a ref met for the first time
+        has no rows to remove."""
         d = entry.data
         ref, new = d.get("ref"), d.get("new")
         self.db.execute(
             "INSERT OR REPLACE INTO log VALUES (?,?,?,?,?,?,?)",
             (entry.seq, entry.hash, d.get("op"), ref, d.get("old"), new, d.get("time")),
         )
-        if isinstance(ref, str):
-            if seen is None or ref in seen:
-                for ix in _INDEXERS.values():
-                    ix.remove(self.db, ref)
-            elif seen is not None:
-                seen.add(ref)
-            if new is None:
-                self.db.execute("DELETE FROM refs WHERE name=?", (ref,))
-            else:
-                self.db.execute("INSERT OR REPLACE INTO refs VALUES (?,?)", (ref, new))
-                self._index_record(ref, new)
+        if not isinstance(ref, str) or d.get("unparseable"):
+            return
+        row = self.db.execute("SELECT oid, state FROM refs WHERE name=?", (ref,)).fetchone()
+        problem, after = judge(None if row is None else RefState(row[0], row[1]), d)
+        if problem is not None:
+            return  # refused: ``ledger verify`` reports it; nothing shown takes it
+        if seen is None or ref in seen:
+            for ix in _INDEXERS.values():
+                ix.remove(self.db, ref)
+        elif seen is not None:
+            seen.add(ref)
+        if after == ABSENT:
+            self.db.execute("DELETE FROM refs WHERE name=?", (ref,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO refs VALUES (?,?,?)", (ref, new, after))
+            self._index_record(ref, str(new))
 
     def _index_record(self, ref: str, oid: str) -> None:
         try:
@@ -317,17 +328,19 @@ class Index:
         return n
 
     def _fold_all(self) -> int:
-        """Empty every table and fold the whole log (inside the caller's transaction)."""
-        # Views and triggers are defined again, as this version of ledger writes them.
+        """Drop every table and fold the whole log into new ones (inside the caller's
+        transaction)."""
+        # Views, triggers and tables are defined again, as this version of ledger writes them
+        # (an index of another layout may lack a column, e.g. refs.state before version 5).
         for kind, name in self.db.execute(
             "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
         ).fetchall():
             self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-        self._create_tables()
         for (name,) in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table'"
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
         ).fetchall():
-            self.db.execute(f'DELETE FROM "{name}"')
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        self._create_tables()
         n = self._fold(self._log_from(0), seen=set())
         assert n is not None  # no head to continue from
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))

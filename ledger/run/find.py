@@ -3,11 +3,12 @@ them (``list_runs``). Run ids themselves are made in ``ledger.run.ids``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AmbiguousIdError, LedgerError, UnknownIdError
+from ..errors import AmbiguousIdError, IntegrityError, LedgerError, UnknownIdError
 from ..index.short_ids import match_short_id
 from ..store import Store
 from .ids import new_run_id, run_ref
@@ -17,41 +18,58 @@ if TYPE_CHECKING:
     from ..index.query import Filter
     from ..records.run import Run
 
-__all__ = ["load_run", "new_run_id", "resolve_run", "run_ref"]
+__all__ = ["backed_record", "load_run", "new_run_id", "resolve_run", "run_ref"]
 
 
 def resolve_run(store: Store, text: str) -> str:
-    """A run id from an id, a unique id prefix, or a run name (its newest original run). An id
-    is found by its ref file; prefixes, names and short ids are looked up in the index, whose
-    ``refs`` table is the fold of the hash-chained log, and a name is confirmed on the record."""
-    if _has_run(store, text):
-        return text
+    """A run id from an id, a unique id prefix, or a run name (its newest original run). Ids,
+    prefixes, names and short ids are looked up in the index, whose ``refs`` table is the fold
+    of the hash-chained log (``ledger.store.fold``), and a name is confirmed on the record. A
+    run whose ``runs/`` ref file the log does not back (no accepted line made it, or it holds
+    another record than the log says: ``ledger verify``'s ``ref-mismatch``) is refused with
+    IntegrityError, never taken for a run."""
+    return _resolve(store, text)[0]
+
+
+def _resolve(store: Store, text: str) -> tuple[str, str]:
+    """(run id, its record id), the ref file backed by the log (one index opened)."""
     from ..index import Index
 
     with Index(store) as index:
         index.sync()
-        lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
-        matches = [
-            str(r["name"]).split("/", 1)[1]
-            for r in index.query(
-                "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name", (lo, hi)
-            )
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise AmbiguousIdError(
-                f"run id prefix {text!r} matches {len(matches)} runs",
-                candidates=matches,
-                hint="give more characters: " + ", ".join(matches[:5]),
-            )
-        named = _named(store, index, text)
-        if named is not None:
-            return named
-        rows = index.query(
-            "SELECT ref FROM run_tails WHERE tail >= ? AND tail < ? ORDER BY ref",
-            (text, text + "\U0010ffff"),
+        run_id = _find(store, index, text)
+        logged = _logged(index, run_ref(run_id))
+    return run_id, _backed(store, run_id, logged)
+
+
+def _find(store: Store, index: Index, text: str) -> str:
+    if _logged(index, run_ref(text)) is not None:
+        return text
+    if _has_run(store, text):
+        _backed(store, text, None)  # raises unless a writer just made it (seen under the lock)
+        return text
+    lo, hi = f"runs/{text}", f"runs/{text}\U0010ffff"
+    matches = [
+        str(r["name"]).split("/", 1)[1]
+        for r in index.query(
+            "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name", (lo, hi)
         )
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise AmbiguousIdError(
+            f"run id prefix {text!r} matches {len(matches)} runs",
+            candidates=matches,
+            hint="give more characters: " + ", ".join(matches[:5]),
+        )
+    named = _named(store, index, text)
+    if named is not None:
+        return named
+    rows = index.query(
+        "SELECT ref FROM run_tails WHERE tail >= ? AND tail < ? ORDER BY ref",
+        (text, text + "\U0010ffff"),
+    )
     by_short = match_short_id([str(r["ref"]).split("/", 1)[1] for r in rows], text)
     if len(by_short) == 1:
         return by_short[0]
@@ -74,6 +92,76 @@ def _has_run(store: Store, run_id: str) -> bool:
         return store.refs.root.joinpath(*check_ref_name(run_ref(run_id)).split("/")).is_file()
     except (LedgerError, OSError):
         return False
+
+
+def _logged(index: Index, ref: str) -> str | None:
+    """What the fold of the log (the index's ``refs`` table) says ``ref`` holds."""
+    rows = index.query("SELECT oid FROM refs WHERE name = ?", (ref,))
+    return str(rows[0]["oid"]) if rows else None
+
+
+def _unbacked(store: Store, run_id: str, logged: str | None) -> IntegrityError:
+    ref = run_ref(run_id)
+    try:
+        held = store.refs.get(ref)
+    except LedgerError:
+        held = "damaged"
+    said = (
+        "no accepted log line made it"
+        if logged is None
+        else f"it holds {held or 'nothing'}, but the log says {logged}"
+    )
+    return IntegrityError(
+        f"the ref file of run {run_id} is not backed by the log ({said}): it was written "
+        "behind the log's back, by a log line that ledger refuses, or a crash cut the write "
+        "short; it is not used",
+        hint="run `ledger verify` to see every problem; `ledger reindex` completes a ref write "
+        "a crash cut short",
+    )
+
+
+def backed_record(store: Store, run_id: str) -> str:
+    """The record id of run ``run_id``: the fold of the log's, which the ref file must hold.
+    Raises UnknownIdError when the log never made the run, IntegrityError when only the ref
+    file names it or the two differ (checked again under the ref lock, which every writer
+    holds from its log append to its ref write, so a write in flight is not mistaken)."""
+    from ..index import Index
+
+    with Index(store) as index:
+        index.sync()
+        logged = _logged(index, run_ref(run_id))
+    return _backed(store, run_id, logged)
+
+
+def _backed(store: Store, run_id: str, logged: str | None) -> str:
+    from ..index import Index
+
+    ref = run_ref(run_id)
+    try:
+        on_disk = store.refs.get(ref)
+    except LedgerError:
+        on_disk = None
+    if logged is not None and on_disk == logged:
+        return logged
+    for locked in (False, True):
+        with contextlib.ExitStack() as held:
+            if locked:
+                try:
+                    held.enter_context(store.lock())
+                except OSError:  # a read-only ledger: no writer can be in flight
+                    break
+            with Index(store) as index:
+                index.sync()
+                logged = _logged(index, ref)
+            try:
+                on_disk = store.refs.get(ref)
+            except LedgerError:
+                on_disk = None
+            if logged is not None and on_disk == logged:
+                return logged
+    if logged is None and on_disk is None:
+        raise UnknownIdError(f"no run {run_id!r} in {store.root}")
+    raise _unbacked(store, run_id, logged)
 
 
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:
@@ -110,10 +198,7 @@ def load_run(store: Store, text: str) -> tuple[str, Run]:
     from ..records.base import record_from_json
     from ..records.run import Run
 
-    run_id = resolve_run(store, text)
-    oid = store.refs.get(run_ref(run_id))
-    if oid is None:  # pragma: no cover - resolve_run found the ref
-        raise UnknownIdError(f"run {run_id} has no record")
+    _, oid = _resolve(store, text)
     run = record_from_json(store.get_json(oid), Run)
     assert isinstance(run, Run)
     return oid, run

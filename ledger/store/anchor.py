@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .._hashing import OID_RE
 from ..errors import UsageError
+from .fold import Fold
 from .log import HashLog
 
 __all__ = ["HeadCheck", "chain_head", "extends", "parse_head", "refs_at"]
@@ -75,15 +76,11 @@ def extends(log: HashLog, head: str) -> HeadCheck:
 
 
 def refs_at(log: HashLog, head: str) -> dict[str, str] | None:
-    """What every ref held right after the line whose id is ``head``; None if no such line."""
-    state: dict[str, str] = {}
+    """What every ref held right after the line whose id is ``head`` (the fold of the lines up
+    to it, refusing what the format does not allow); None if no such line."""
+    fold = Fold()
     for entry in log.entries():
-        ref, new = entry.data.get("ref"), entry.data.get("new")
-        if isinstance(ref, str):
-            if isinstance(new, str):
-                state[ref] = new
-            else:
-                state.pop(ref, None)
+        fold.apply(entry.data)
         if entry.hash == head:
-            return state
+            return fold.values()
     return None

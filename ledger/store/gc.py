@@ -2,7 +2,9 @@
 
 What is kept (docs/format.md, "Garbage collection"):
 
-- every object reachable from a ref through links and content links (``walk``);
+- every object reachable from a ref through links and content links (``walk``), a ref being
+  a ref file or what the fold of the log says a ref holds (they differ after a crash
+  between a log append and its ref write, until ``ledger reindex`` repairs the file);
 - every object whose mtime is after the cutoff: ``now - grace``, moved back to the start of
   the oldest run still in flight (``staging``). Writers set the mtime of every object they
   write *or reuse* (``ObjectStore.touch``), so whatever a live run may still link is kept,
@@ -82,9 +84,12 @@ def collect_garbage(
         if s.live:
             report.live_runs.append(s.run_id)
             cutoff = min(cutoff, s.started)
-    # Ref changes take this lock; holding it makes the mark a consistent snapshot.
+    # Ref changes take this lock; holding it makes the mark a consistent snapshot. The roots
+    # are the ref files and what the fold of the log says each ref holds: a writer killed
+    # between its log append (the commit point) and its ref file leaves a committed record
+    # that only the log names.
     with store.lock():
-        roots = [oid for _, oid in store.refs.iter()]
+        roots = {oid for _, oid in store.refs.iter()} | set(store.ref_state_from_log().values())
         live = reachable(store.objects, roots)
         report.reachable = len(live)
         for oid in store.objects:

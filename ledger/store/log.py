@@ -63,6 +63,36 @@ class HashLog:
                     return complete[-1]
             return None
 
+    def tail(self, n: int) -> list[LogEntry]:
+        """The last ``n`` committed entries (fewer in a shorter log), read from the end; an
+        unreadable one stops the list there (``check`` reports it)."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return []
+        with f:
+            end = f.seek(0, os.SEEK_END)
+            pos, buf = end, b""
+            while pos > 0 and buf.count(b"\n") <= n:
+                step = min(4096, pos)
+                pos -= step
+                f.seek(pos)
+                buf = f.read(step) + buf
+        lines = buf.split(b"\n")[:-1]  # the last piece is b"" or a torn fragment
+        if pos > 0:
+            lines = lines[1:]  # may be the end of a line that starts before ``pos``
+        out: list[LogEntry] = []
+        for line in reversed(lines[-n:] if n else []):
+            try:
+                data = parse_json(line)
+                seq = int(data["seq"])
+            except (ValueError, KeyError, TypeError):
+                break
+            if not isinstance(data, dict):
+                break
+            out.append(LogEntry(seq=seq, hash=hash_bytes(line), data=data))
+        return out[::-1]
+
     def _drop_torn_tail(self) -> None:
         """A crash mid-append leaves a line without '\\n': it was never committed; cut it."""
         if not self._has_torn_tail():

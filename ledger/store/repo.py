@@ -19,6 +19,7 @@ import fcntl
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,15 +28,17 @@ from .._canonical import canonical_json, format_datetime, parse_json
 from ..errors import (
     FormatVersionError,
     LedgerAccessError,
+    LedgerError,
     LedgerNotFoundError,
     UsageError,
 )
 from .atomic import atomic_write_bytes, fsync_dir, replace_bytes
+from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
 from .refs import RefStore, check_ref_name
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Store", "find_ledger_dir"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "RefRepair", "Store", "find_ledger_dir"]
 
 FORMAT_NAME = "ledger"
 FORMAT_VERSION = 1
@@ -43,6 +46,18 @@ DIRNAME = ".ledger"
 ENV_VAR = "LEDGER_DIR"
 # The fields of a ref change's log line that the change itself sets (a note may not).
 _ENTRY_FIELDS = frozenset({"seq", "prev", "op", "ref", "old", "new", "time"})
+# How many of the log's last lines a writer reads to finish the ref writes of a writer killed
+# between its log append and its ref files (at most one batch: a checkpoint's two lines).
+_HEAL_LINES = 16
+
+
+@dataclass
+class RefRepair:
+    """What ``Store.repair_refs`` did: ref files set or removed as the log says, and those it
+    cannot repair (no accepted line made them, or the log's object is missing)."""
+
+    repaired: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
 
 
 def _git_toplevel(start: Path) -> Path | None:
@@ -184,6 +199,7 @@ class Store:
         if not self.objects.has(oid):
             raise UsageError(f"cannot point ref {name} at {oid}: no such object")
         with self.lock():
+            self._finish_cut_writes()
             old = self.refs.get(name)
             entry = self.log.append(
                 op=op, ref=name, old=old, new=oid, time=format_datetime(datetime.now(UTC)), **note
@@ -197,11 +213,13 @@ class Store:
         self,
         moves: Sequence[tuple[str, str, str, dict[str, Any]]],
         after_each: Callable[[str], None] = lambda name: None,
+        after_log: Callable[[], None] = lambda: None,
     ) -> list[LogEntry]:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
         together (one fsync, the commit point of all), then each ref file is replaced in order
-        (``after_each(name)`` once it is), then each directory that changed is fsynced once.
+        (``after_each(name)`` once it is; ``after_log()`` before the first), then each
+        directory that changed is fsynced once.
         A ref named twice is logged as moved twice, the second move from the first's object."""
         for name, oid, _op, note in moves:
             check_ref_name(name)
@@ -213,6 +231,7 @@ class Store:
                     "entry sets itself"
                 )
         with self.lock():
+            self._finish_cut_writes()
             now = format_datetime(datetime.now(UTC))
             held: dict[str, str | None] = {}  # what each ref holds once the moves before are made
             lines: list[dict[str, Any]] = []
@@ -221,6 +240,7 @@ class Store:
                 lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
                 held[name] = oid
             entries = self.log.append_many(lines)
+            after_log()
             dirs: list[Path] = []
             for name, oid, _op, _note in moves:
                 path = self.refs.path_of(name)
@@ -240,6 +260,7 @@ class Store:
         if not self.objects.has(oid):
             raise UsageError(f"cannot point ref {name} at {oid}: no such object")
         with self.lock():
+            self._finish_cut_writes()
             old = self.refs.get(name)
             if old is not None:
                 return old
@@ -253,6 +274,7 @@ class Store:
 
     def delete_ref(self, name: str, **note: Any) -> LogEntry | None:
         with self.lock():
+            self._finish_cut_writes()
             old = self.refs.get(name)
             if old is None:
                 return None
@@ -269,15 +291,91 @@ class Store:
             fsync_dir(path.parent)
         return entry
 
-    def ref_state_from_log(self) -> dict[str, str]:
-        """What every ref should hold according to the log."""
-        state: dict[str, str] = {}
-        for entry in self.log.entries():
-            ref, new = entry.data.get("ref"), entry.data.get("new")
-            if not isinstance(ref, str):
+    def _write_ref(self, name: str, oid: str | None) -> None:
+        path = self.refs.path_of(name)
+        if oid is None:
+            path.unlink(missing_ok=True)
+            fsync_dir(path.parent)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, oid.encode() + b"\n", self.tmp_dir)
+
+    def _state_of(self, name: str, oid: str | None) -> RefState | None:
+        """A ref's state in the fold, told from its file alone (a run by its record's status)."""
+        if oid is None:
+            return None
+        if kind_of(name).name != "run":
+            return RefState(oid, "set")
+        try:
+            rec = self.get_json(oid)
+        except LedgerError:
+            return RefState(oid, "sealed")
+        running = isinstance(rec, dict) and rec.get("status") == "running"
+        return RefState(oid, "running" if running else "sealed")
+
+    def _finish_cut_writes(self) -> None:
+        """Under the lock, before a write: the ref files the log's last lines set, which a
+        writer killed after its log append (the commit point) did not write, are written now,
+        so that the new line's ``old`` is what the log says. Only a move the fold allows from
+        what the file holds is finished; ``repair_refs`` repairs the rest from the whole log."""
+        by_ref: dict[str, list[dict[str, Any]]] = {}
+        for entry in self.log.tail(_HEAL_LINES):
+            ref = entry.data.get("ref")
+            if isinstance(ref, str):
+                by_ref.setdefault(ref, []).append(entry.data)
+        for name, lines in by_ref.items():
+            try:
+                have = self.refs.get(name)
+            except LedgerError:
+                continue  # a damaged ref file: verify reports it
+            if lines[-1].get("new") == have:
                 continue
-            if new is None:
-                state.pop(ref, None)
-            else:
-                state[ref] = new
-        return state
+            state, moved = self._state_of(name, have), False
+            for d in lines:
+                if d.get("old") != (None if state is None else state.oid):
+                    continue
+                _, after = judge(state, d)
+                if after is None:
+                    break
+                new = d.get("new")
+                state = None if after == ABSENT else RefState(str(new), after)
+                moved = True
+            if moved:
+                self._write_ref(name, None if state is None else state.oid)
+
+    def repair_refs(self) -> RefRepair:
+        """Make every ref file hold what the fold of the whole log says (the log is the commit
+        point; a crash between a log append and its ref write leaves the file behind). A ref
+        file no accepted line ever changed, or whose logged object is missing, is left as it
+        is and listed in ``left``."""
+        out = RefRepair()
+        with self.lock():
+            fold = self.fold()
+            want = fold.values()
+            have: dict[str, str | None] = {}
+            for name, _ in self.refs.iter():
+                try:
+                    have[name] = self.refs.get(name)
+                except LedgerError:
+                    have[name] = None
+            for name in sorted(set(want) | set(have)):
+                target = want.get(name)
+                if target == have.get(name) and (target is not None or name not in have):
+                    continue
+                if (target is None and name not in fold.touched) or (
+                    target is not None and not self.objects.has(target)
+                ):
+                    out.left.append(name)
+                    continue
+                self._write_ref(name, target)
+                out.repaired.append(name)
+        return out
+
+    def fold(self) -> Fold:
+        """The log folded into refs, refusing the moves the format does not allow
+        (``ledger.store.fold``)."""
+        return fold_log(self.log.entries())
+
+    def ref_state_from_log(self) -> dict[str, str]:
+        """What every ref should hold according to the log (its accepted lines)."""
+        return self.fold().values()

@@ -11,12 +11,12 @@ from .repo import Store
 from .staging import scan_staging
 from .walk import reachable
 
-__all__ = ["Problem", "VerifyReport", "verify_store"]
+__all__ = ["Problem", "VerifyReport", "ref_mismatches", "verify_store"]
 
 
 @dataclass(frozen=True)
 class Problem:
-    # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | head |
+    # corrupt-object | missing-object | bad-ref | ref-mismatch | log-chain | transition | head |
     # abandoned-staging | unreplayable (ledger.replay.material) | log-record, index
     # (ledger.index.consistency) | ...
     kind: str
@@ -36,6 +36,28 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def ref_mismatches(store: Store, expected: dict[str, str], refs: dict[str, str]) -> list[Problem]:
+    """Each ref file that differs from the fold of the log (``expected``), saying which
+    ``ledger reindex`` can repair (``Store.repair_refs``: the log is the commit point)."""
+    out: list[Problem] = []
+    for name in sorted(set(expected) | set(refs)):
+        want, have = expected.get(name), refs.get(name)
+        if want == have:
+            continue
+        if want is None:
+            why = (
+                "no accepted log line leaves it there: written behind the log's back, or by a "
+                "refused line; it is not repaired (remove the file once you know what it is)"
+            )
+        elif not store.objects.has(want):
+            why = "changed behind the log's back or a crash mid-update; the log's object is missing"
+        else:
+            why = "a crash mid-update or changed behind the log's back; `ledger reindex` repairs it"
+        said = f"ref {name} holds {have or 'nothing'} but the log says {want or 'deleted'}"
+        out.append(Problem("ref-mismatch", name, f"{said} ({why})"))
+    return out
 
 
 def verify_store(
@@ -86,18 +108,11 @@ def verify_store(
         if not anchored.ok:
             report.problems.append(Problem("head", head, anchored.message))
 
-    expected = store.ref_state_from_log()
-    for name in sorted(set(expected) | set(refs)):
-        want, have = expected.get(name), refs.get(name)
-        if want != have:
-            report.problems.append(
-                Problem(
-                    "ref-mismatch",
-                    name,
-                    f"ref {name} holds {have or 'nothing'} but the log says {want or 'deleted'} "
-                    "(changed behind the log's back, or a crash mid-update)",
-                )
-            )
+    fold = store.fold()
+    for r in fold.refused:
+        where = f"log line {r.line}"
+        report.problems.append(Problem("transition", where, f"{where}: {r.message}"))
+    report.problems += ref_mismatches(store, fold.values(), refs)
     for s in scan_staging(store.root / "staging"):
         if not s.live:
             report.problems.append(

@@ -376,6 +376,7 @@ def _publish(
             (latest_ref(run), oid, "publish", {"step": step}),
         ],
         after_each=lambda name: fault("after-step-ref") if name == step_ref(run, step) else None,
+        after_log=lambda: fault("after-log"),
     )
     fault("after-latest-ref")
     refs = [step_ref(run, step), latest_ref(run)]

@@ -198,3 +198,71 @@ def test_sigkill_during_a_background_save_keeps_the_previous_checkpoint(tmp_path
             latest = got
     finally:
         server.close()
+
+
+def _cli(store: Store, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("LEDGER_DIR", None)
+    cmd = [sys.executable, "-m", "ledger", *args, "--ledger", str(store.root)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _committed(store: Store, step: int) -> str:
+    """The checkpoint record the log's lines for ``step`` name (both refs' lines)."""
+    lines = [e.data for e in store.log.entries()]
+    (step_line,) = [d for d in lines if d["ref"] == f"checkpoints/crash/step-{step}"]
+    assert lines[-1] == {**lines[-1], "ref": "checkpoints/crash/latest", "new": step_line["new"]}
+    return str(step_line["new"])
+
+
+def test_a_save_killed_between_its_log_lines_and_its_ref_files_is_repaired(
+    tmp_path: Path,
+) -> None:
+    """Issue 36, point 9: the save is SIGKILLed right after its log append (the commit point),
+    before either ref file. gc --grace-hours 0 keeps the record the log names (it deleted it),
+    verify says reindex repairs the refs, reindex does, and `latest` loads the new step."""
+    store = Store.init(tmp_path / ".ledger")
+    server = _Server(store)
+    try:
+        assert server.save(1, None, None)[0] == 0
+        rc, _, _ = server.save(2, "after-log", None)
+        assert rc == -9
+    finally:
+        server.close()
+    record = _committed(store, 2)
+    assert store.refs.get("checkpoints/crash/step-2") is None  # the kill came before the files
+    gc = _cli(store, "gc", "--yes", "--grace-hours", "0")
+    assert gc.returncode == 0, gc.stderr
+    assert store.objects.has(record), "gc deleted the record a committed log line names"
+    verify = _cli(store, "verify")
+    assert verify.returncode == 1
+    assert "ref-mismatch" in verify.stdout and "`ledger reindex` repairs it" in verify.stdout
+    assert "missing" not in verify.stdout, verify.stdout
+    reindex = _cli(store, "reindex")
+    assert reindex.returncode == 0, reindex.stderr
+    assert "repaired ref checkpoints/crash/latest" in reindex.stdout
+    assert "repaired ref checkpoints/crash/step-2" in reindex.stdout
+    verify = _cli(store, "verify")
+    assert verify.returncode == 0, verify.stdout
+    assert _check_latest(store) == 2
+
+
+def test_the_next_save_finishes_the_ref_writes_a_killed_save_left(tmp_path: Path) -> None:
+    """Killed after its log append: the next save (under the ref lock) writes the ref files the
+    log says first, so its own lines move the refs from what the log holds, and every line is
+    accepted; the killed step stays loadable."""
+    store = Store.init(tmp_path / ".ledger")
+    server = _Server(store)
+    try:
+        assert server.save(1, None, None)[0] == 0
+        assert server.save(2, "after-log", None)[0] == -9
+        assert server.save(3, None, None)[0] == 0
+    finally:
+        server.close()
+    assert verify_store(store).ok, verify_store(store).problems
+    assert _check_latest(store) == 3
+    from ledger.torch.checkpoint import load_checkpoint
+
+    loaded = load_checkpoint("step-2", run_id="crash", store=store)
+    for key, want in _expected(2).items():
+        assert torch.equal(loaded.state["weights"][key], want), key

@@ -127,14 +127,17 @@ def test_input_under_a_symlink_of_the_code_is_checked_in_place_never_written(
     assert not (dataset / "train.txt").exists()
 
 
-def _craft_run(store: Store, run_id: str, edit_contract: object) -> None:
-    """Replace a run's contract by an edited copy (a damaged or crafted ledger)."""
+def _craft_run(store: Store, run_id: str, edit_contract: object) -> str:
+    """A copy of a run with an edited contract, sealed as a run of its own (a crafted ledger;
+    a sealed run is never sealed again: docs/format.md, "Transitions"). Returns its id."""
     _, run = load_run(store, run_id)
     contract = store.get_json(run.contract)
     edit_contract(contract)  # type: ignore[operator]
-    data = run.to_json()
+    crafted = run_id[:-1] + ("0" if run_id[-1] != "0" else "1")
+    data = run.to_json() | {"run_id": crafted}
     data["contract"] = store.put_json(contract)
-    store.set_ref(run_ref(run_id), store.put_json(data), op="seal", status=run.status)
+    store.set_ref(run_ref(crafted), store.put_json(data), op="seal", status=run.status)
+    return crafted
 
 
 @pytest.mark.parametrize(
@@ -180,7 +183,7 @@ def test_crafted_manifest_entries_never_write_outside(
     def edit(contract: dict[str, list[dict[str, object]]]) -> None:
         contract["inputs"][0]["files"] = manifest_oid
 
-    _craft_run(store, run_id, edit)
+    run_id = _craft_run(store, run_id, edit)
     ws = tmp_path / "ws" / "a" / "b"
     ws.mkdir(parents=True)
     r = _replay(repo, run_id, "--workspace-dir", str(ws))

@@ -195,13 +195,23 @@ def test_ls_lists_originals_and_replays_under_them(repo: Path) -> None:
 def test_a_name_falls_back_to_a_replay_only_without_an_original(repo: Path) -> None:
     original = _record(repo, "solo")
     replay_id = _replays(_replay(repo, "solo"))[0]
-    Store.open(repo / ".ledger").delete_ref(f"runs/{original}")
-    shown = json.loads(run_ledger("show", "solo", "--json", cwd=repo).stdout)
+    # A run is never deleted (docs/format.md, "Transitions"): a ledger holds a replay without
+    # its original when only the replay's ref came to it (imported as `import_refs` does).
+    here = Store.open(repo / ".ledger")
+    other = repo.parent / "other"
+    other.mkdir()
+    there = Store.init(other / ".ledger")
+    shutil.rmtree(there.root / "objects")
+    shutil.copytree(here.root / "objects", there.root / "objects")
+    ref = f"runs/{replay_id}"
+    origin = {"origin": here.id, "origin_head": None}
+    assert there.create_ref(ref, str(here.refs.get(ref)), op="import", **origin) is None
+    shown = json.loads(run_ledger("show", "solo", "--json", cwd=other).stdout)
     assert shown["run"]["run_id"] == replay_id
-    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=other).stdout)
     assert [(r["run_id"], r["replay_of"], r.get("original")) for r in rows] == [
         (replay_id, original, None)
     ]
-    assert "replay" in run_ledger("ls", cwd=repo, COLUMNS="200").stdout
+    assert "replay" in run_ledger("ls", cwd=other, COLUMNS="200").stdout
     # Its code is the original's snapshot, still in the store: it replays without it.
-    assert _replay(repo, "solo")["original"] == replay_id
+    assert _replay(other, "solo")["original"] == replay_id

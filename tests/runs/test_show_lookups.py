@@ -76,9 +76,10 @@ def test_a_verdict_is_found_by_each_run_it_is_about(store: Store) -> None:
         assert [r["ref"] for r in index.query(q, ("A",))] == ["verdicts/A/R1"]
         assert [r["ref"] for r in index.query(q, ("R2",))] == ["verdicts/A/R1"]
         assert [r["ref"] for r in index.query(q, ("R3",))] == ["verdicts/B/R3"]
+        # A verdict is never deleted (docs/format.md, "Transitions"): the line is refused.
         store.delete_ref("verdicts/A/R1")
         index.sync()
-        assert index.query(q, ("R2",)) == []
+        assert [r["ref"] for r in index.query(q, ("R2",))] == ["verdicts/A/R1"]
     assert v1 != v2
 
 
@@ -89,11 +90,12 @@ def test_rebuilt_lookup_tables_equal_incremental(store: Store) -> None:
         _check(store, "gates/g1", "gate", "B", "2026-01-01T00:00:00Z")
         _verdict(store, "A", ["R1"])
         index.sync()
-        _check(store, "checks/c1", "check", "C", "2026-01-02T00:00:00Z")  # moved to run C
+        # A check never moves and a gate is never deleted: both lines are refused.
+        _check(store, "checks/c1", "check", "C", "2026-01-02T00:00:00Z")
         store.delete_ref("gates/g1")
         index.sync()
         incremental = index.dump()
-        assert incremental["checks"] == [("checks/c1", "C")]
+        assert incremental["checks"] == [("checks/c1", "A"), ("gates/g1", "B")]
         assert incremental["verdict_runs"] == [("verdicts/A/R1", "A"), ("verdicts/A/R1", "R1")]
         index.rebuild()
         assert index.dump() == incremental

@@ -108,11 +108,11 @@ def _other_ref(store: Store, entries: list[Line], i: int) -> None:
 SEAL_EDITS = [
     LineEdit("status", _set("status", "killed"), {"log-record"}, True),
     LineEdit("status-dropped", _drop("status"), {"log-record"}, True),
-    LineEdit("op", _set("op", "set"), {"log-record"}, True),
-    LineEdit("op-start", _set("op", "start"), {"log-record"}, True),
-    LineEdit("ref", _other_ref, {"ref-mismatch", "log-record"}, True),
-    LineEdit("old", _other_old, {"log-record"}, True),
-    LineEdit("old-null", _set("old", None), {"log-record"}, True),
+    LineEdit("op", _set("op", "set"), {"transition"}, True),
+    LineEdit("op-start", _set("op", "start"), {"transition"}, True),
+    LineEdit("ref", _other_ref, {"ref-mismatch", "transition"}, True),
+    LineEdit("old", _other_old, {"transition"}, True),
+    LineEdit("old-null", _set("old", None), {"transition"}, True),
     LineEdit("new", _other_new, {"ref-mismatch"}, True),
     LineEdit("new-and-ref", _new_and_ref, {"log-record"}, True),
     LineEdit("time-earlier", _set("time", "2001-01-01T00:00:00.000000Z"), {"log-record"}, True),
@@ -124,7 +124,7 @@ SEAL_EDITS = [
 ]
 VERDICT_EDITS = [
     LineEdit("outcome", _set("outcome", "diverged"), {"log-record"}, True),
-    LineEdit("op", _set("op", "set"), {"log-record"}, True),
+    LineEdit("op", _set("op", "set"), {"transition"}, True),
     LineEdit("ref", _set("ref", "verdicts/x/y"), {"ref-mismatch", "log-record"}, True),
     LineEdit("time-later", _set("time", "2099-01-01T00:00:00.000000Z"), {"index-mismatch"}, False),
 ]
@@ -418,4 +418,6 @@ def test_appending_a_delete_of_a_run_is_reported(project: Path) -> None:
     with Index(store) as index:
         index.sync()
     found = problems(store)
-    assert [p.kind for p in found] == ["log-record"] and "not by 'delete'" in found[0].message
+    # Refused, so the fold still holds the run: the removed ref file is a mismatch too.
+    assert [p.kind for p in found] == ["transition", "ref-mismatch"]
+    assert "op 'delete' is not allowed on a sealed run ref" in found[0].message

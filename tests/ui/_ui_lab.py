@@ -29,8 +29,10 @@ def add_run(
     checkpoints: Sequence[dict[str, Any]] = (),
     stdout: str | None = None,
     minute: int = 0,
+    op: str = "seal",
 ) -> str:
-    """Store a run's series, config and record; log its seal like the recorder does."""
+    """Store a run's series, config and record; log its seal (or ``op``: ``start``) like the
+    recorder does."""
     contract = store.put_json({"kind": "contract-stub", "schema": 1, "name": name})
     summaries = []
     for metric, points in (metrics or {}).items():
@@ -65,5 +67,5 @@ def add_run(
         }
     )
     oid = store.put_json(run.to_json())
-    store.set_ref(f"runs/{run_id}", oid, op="seal", status=status)
+    store.set_ref(f"runs/{run_id}", oid, op=op, **({"status": status} if op == "seal" else {}))
     return oid

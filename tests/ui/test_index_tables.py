@@ -102,17 +102,30 @@ def test_tables_hold_what_the_records_say(store: Store) -> None:
         ]
 
 
-def test_rebuild_gives_the_same_tables_and_a_deleted_run_leaves_nothing(store: Store) -> None:
+def test_rebuild_gives_the_same_tables_and_a_sealed_run_replaces_its_running_rows(
+    store: Store,
+) -> None:
     _ledger(store)
+    four = "20261130T060300.000000Z-00000004"
     with Index(store) as index:
         index.sync()
+        # A run's `running` record, then its sealed one: the sealed record's rows replace them.
+        running = add_run(
+            store, four, config={"optim": {"lr": 0.5}}, status="running", minute=3, op="start"
+        )
+        index.sync()
+        assert index.query("SELECT num FROM params WHERE run_id=? AND key='optim.lr'", (four,))
+        add_run(store, four, config={"optim": {"lr": 0.25}}, minute=3)
+        # A run is never deleted (docs/format.md, "Transitions"): the line is refused.
         store.delete_ref("runs/20261130T060100.000000Z-00000002")
         index.sync()
         incremental = index.dump()
-        assert not [r for r in incremental["params"] if r[0].endswith("2")]
+        assert [r[3] for r in incremental["params"] if r[0] == four] == [0.25]
+        assert [r for r in incremental["params"] if r[0].endswith("2")]
         assert incremental["params"] and incremental["metrics"] and incremental["checkpoints"]
         index.rebuild()
         assert index.dump() == incremental
+    assert running != store.refs.get(f"runs/{four}")
     assert check_index(store) == []
 
 
