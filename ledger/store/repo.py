@@ -34,6 +34,7 @@ from .atomic import atomic_write_bytes, fsync_dir, replace_bytes
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
 from .refs import RefStore, check_ref_name
+from .safe_read import read_regular
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Store", "find_ledger_dir"]
 
@@ -42,6 +43,8 @@ FORMAT_VERSION = 1
 DIRNAME = ".ledger"
 ENV_VAR = "LEDGER_DIR"
 # The fields of a ref change's log line that the change itself sets (a note may not).
+# config.json holds a few names and remotes; a larger one is damage, never read whole.
+MAX_CONFIG = 1 << 20
 _ENTRY_FIELDS = frozenset({"seq", "prev", "op", "ref", "old", "new", "time"})
 
 
@@ -61,7 +64,7 @@ def find_ledger_dir(explicit: str | Path | None = None, *, for_init: bool = Fals
         return Path(explicit).expanduser().absolute()
     cwd = Path.cwd()
     for d in [cwd, *cwd.parents]:
-        if (d / DIRNAME / "config.json").is_file():
+        if os.path.lexists(d / DIRNAME / "config.json"):  # any file: ``open`` checks it
             return d / DIRNAME
     if for_init:
         return (_git_toplevel(cwd) or cwd) / DIRNAME
@@ -117,13 +120,13 @@ class Store:
     def open(cls, root: str | Path | None = None) -> Store:
         root = find_ledger_dir(root)
         cfg_path = root / "config.json"
-        if not cfg_path.is_file():
+        if not os.path.lexists(cfg_path):
             raise LedgerNotFoundError(
                 f"{root} is not a ledger (no config.json)",
                 hint="run `ledger init`, or point --ledger / LEDGER_DIR at an existing ledger",
             )
         try:
-            config = parse_json(cfg_path.read_bytes())
+            config = parse_json(read_regular(cfg_path, MAX_CONFIG))
         except PermissionError:
             raise LedgerAccessError(
                 f"cannot read {cfg_path}", hint="check the file permissions"
