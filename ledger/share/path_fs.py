@@ -83,21 +83,24 @@ class PathFS:
                     try:
                         nxt = os.open(name, _DIR, dir_fd=fd)
                     except OSError as e:
-                        raise self._blocked(names[: i + 1], e) from None
+                        raise self._blocked(fd, names[: i + 1], e) from None
                 except OSError as e:
-                    raise self._blocked(names[: i + 1], e) from None
+                    raise self._blocked(fd, names[: i + 1], e) from None
                 os.close(fd)
                 fd = nxt
             yield fd
         finally:
             os.close(fd)
 
-    def _blocked(self, names: list[str], e: OSError) -> OSError | RemoteLinkError:
-        if e.errno == errno.ELOOP:
-            return self._refuse(names, "a symbolic link")
-        if e.errno == errno.ENOTDIR:
-            return self._refuse(names, "not a folder")
-        return e
+    def _blocked(self, fd: int, names: list[str], e: OSError) -> OSError | RemoteLinkError:
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+            return e
+        # O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR: look at what is there.
+        try:
+            link = stat.S_ISLNK(os.stat(names[-1], dir_fd=fd, follow_symlinks=False).st_mode)
+        except OSError:
+            link = e.errno == errno.ELOOP
+        return self._refuse(names, "a symbolic link" if link else "not a folder")
 
     @contextlib.contextmanager
     def _parent(self, path: str, *, create: bool = False) -> Iterator[tuple[int, str]]:
