@@ -94,7 +94,8 @@ class RefStore:
                     if e.is_dir(follow_symlinks=False):
                         nested = True
                         stack.append((Path(e.path), f"{rel}{name}/"))
-                    else:  # a FIFO or a link is listed too: reading it refuses it by name
+                    elif not e.is_dir():  # a link to a folder is not walked into
+                        # A FIFO or a link to a file is listed: reading it refuses it by name.
                         out.append(rel + name)
         if prefix != (f"{top}/" if top else ""):  # part of a folder's names
             out = [n for n in out if n.startswith(prefix)]

@@ -16,7 +16,7 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ..errors import IntegrityError
 
@@ -70,7 +70,7 @@ def open_regular(
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(shown, _kind(st.st_mode))
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        return os.fdopen(fd, mode)
+        return cast(BinaryIO, os.fdopen(fd, mode))
     except BaseException:
         os.close(fd)
         raise
