@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -117,3 +118,21 @@ def test_pull_and_clone_refuse_a_special_file_on_a_path_remote(
     assert run_ledger("init", cwd=here).returncode == 0
     _refused(run_ledger("pull", str(remote), cwd=here), str(target))
     assert list(Store.open(here / ".ledger").refs.iter()) == []
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_record_is_not_stopped_by_a_special_file_in_the_cache(
+    packaged: tuple[Path, str, Path], tmp_path: Path, kind: str
+) -> None:
+    """The caches are derived: a FIFO or a link there is passed over (the cache starts
+    afresh), not read."""
+    repo, _, _ = packaged
+    here, store = _copy(repo, tmp_path)
+    cache = store.root / "cache"
+    cache.mkdir(exist_ok=True)
+    (here / "data").mkdir()
+    (here / "data" / "x.txt").write_text("x\n")
+    for name in ("secrets-clean.v1", "stat-cache.v2"):
+        _plant(cache / name, kind)
+    r = run_ledger("record", "--input", "data", "--", sys.executable, "-c", "pass", cwd=here)
+    assert r.returncode == 0, r.stderr
