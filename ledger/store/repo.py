@@ -15,6 +15,7 @@ Layout (docs/format.md)::
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import uuid
@@ -34,7 +35,7 @@ from .atomic import atomic_write_bytes, fsync_dir, replace_bytes
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
 from .refs import RefStore, check_ref_name
-from .safe_read import read_regular
+from .safe_read import NotRegularError, read_regular
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Store", "find_ledger_dir"]
 
@@ -159,7 +160,16 @@ class Store:
     def lock(self, name: str = "refs") -> Iterator[None]:
         """An exclusive advisory lock shared by every process using this ledger."""
         path = self.root / "locks" / f"{name}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            raise NotRegularError(
+                f"{path} is a symbolic link or a socket, not a lock file; it was not opened",
+                hint="remove it: ledger creates its lock files itself",
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -15,6 +15,7 @@ import pytest
 from _support import run_ledger
 
 from ledger.store import Store
+from ledger.store.safe_read import NotRegularError
 
 SPECIAL = ["fifo", "dev-zero"]
 
@@ -136,3 +137,14 @@ def test_record_is_not_stopped_by_a_special_file_in_the_cache(
         _plant(cache / name, kind)
     r = run_ledger("record", "--input", "data", "--", sys.executable, "-c", "pass", cwd=here)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_lock_file_planted_as_a_link_is_not_followed(tmp_path: Path) -> None:
+    """A link at locks/refs.lock would make every write create (and lock) its target."""
+    store = Store.init(tmp_path / ".ledger")
+    victim = tmp_path / "victim"
+    (store.root / "locks" / "refs.lock").symlink_to(victim)
+    oid = store.put_json({"kind": "note", "schema": 1})
+    with pytest.raises(NotRegularError, match=r"refs\.lock is a symbolic link"):
+        store.set_ref("notes/x", oid)
+    assert not victim.exists() and store.refs.get("notes/x") is None
