@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import stat
+import uuid
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -157,7 +158,7 @@ class PathFS:
 
     def pipe_file(self, path: str, value: bytes) -> None:
         """Write ``value`` to ``path``: to a new name first, then renamed over it."""
-        tmp = f"{path}.{os.getpid()}.tmp"
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
         with self.open(tmp, "wb") as f:
             f.write(value)
         self.mv(tmp, path)
