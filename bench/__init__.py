@@ -39,6 +39,7 @@ MODULES = [
     "bench.bench_gate",
     "bench.bench_remote",
     "bench.bench_remote_s3",
+    "bench.bench_many_objects",
     "bench.bench_scale",
 ]
 

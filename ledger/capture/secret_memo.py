@@ -21,11 +21,14 @@ from pathlib import Path
 import blake3
 
 from ..store.atomic import atomic_write_bytes
+from ..store.safe_read import NotRegularError, read_regular
 
 __all__ = ["MEMO_NAME", "CleanMemo"]
 
 MEMO_NAME = "secrets-clean.v1"
 MAX_LINES = 8192  # the oldest are dropped beyond this (an environment has a few hundred)
+# The memo file at most: MAX_LINES hashes of 32 hex digits in JSON, and room to spare.
+MAX_MEMO = 1 << 20
 _RULES = ("secrets.py", "redact.py")
 
 
@@ -77,10 +80,10 @@ class CleanMemo:
         tag = _tag()
         if path is not None:
             try:
-                data = json.loads(path.read_bytes())
+                data = json.loads(read_regular(path, MAX_MEMO))
                 if data["tag"] == tag:
                     return cls(path, bytes.fromhex(data["key"]), list(data["clean"]), tag)
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, NotRegularError):
                 pass  # absent, damaged or stale: start afresh
         return cls(path, os.urandom(32), [], tag)
 

@@ -41,6 +41,7 @@ import blake3
 
 from .._hashing import ALGO_PREFIX
 from ..store.atomic import atomic_write_bytes
+from ..store.safe_read import NotRegularError, open_regular
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -276,10 +277,10 @@ def _read(
     """A valid cache file's records (still encoded), tree memos and file stat; else None
     (missing, foreign, truncated or corrupt)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO or a link there is not waited on: no cache
             st = os.fstat(f.fileno())
             data = f.read()
-    except OSError:
+    except (OSError, NotRegularError):
         return None
     if len(data) < _HEADER.size + _TRAILER:
         return None

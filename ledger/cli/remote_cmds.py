@@ -67,7 +67,8 @@ def push(
         return
     out_console().print(
         f"Pushed {len(report.runs)} run(s): sent {report.sent} of {report.objects} objects "
-        f"({report.bytes_sent} bytes), {report.refs} refs",
+        f"({report.bytes_sent} bytes), {report.refs} refs"
+        + (f"; {report.replaced} damaged remote copies sent again" if report.replaced else ""),
         markup=False,
     )
 

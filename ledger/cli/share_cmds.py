@@ -67,6 +67,14 @@ def import_(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="mlflow: read and list what would be imported; write nothing."
     ),
+    max_ratio: float = typer.Option(
+        200.0,
+        "--max-ratio",
+        min=1.0,
+        metavar="N",
+        help="A package may unpack to N times its own size (at least 64 MiB); more is refused "
+        "as a decompression bomb before anything is unpacked.",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -87,16 +95,18 @@ def import_(
             "--experiment, --run-id and --dry-run apply to `ledger import mlflow` only",
             hint="ledger import mlflow PATH|URI --experiment NAME --dry-run",
         )
-    _import_package(Path(source[0]), ledger, json_out)
+    _import_package(Path(source[0]), ledger, json_out, max_ratio)
 
 
-def _import_package(package: Path, ledger: Path | None, json_out: bool) -> None:
+def _import_package(
+    package: Path, ledger: Path | None, json_out: bool, max_ratio: float = 200.0
+) -> None:
     from ..share.package import import_package
 
     store = open_store(ledger)
     store.check_writable()
     with progress("importing"):
-        report = import_package(store, package)
+        report = import_package(store, package, max_ratio=max_ratio)
     refs = report.refs
     if json_out:
         print_json(

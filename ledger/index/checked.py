@@ -14,6 +14,8 @@ from typing import Any
 from .._hashing import OID_RE
 from ..errors import LedgerError
 from ..store import Store
+from ..store.refs import MAX_REF
+from ..store.safe_read import NotRegularError, read_regular
 from .rows import run_row
 
 __all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts", "newest_runs"]
@@ -61,10 +63,12 @@ class _Log:
 def _ref(store: Store, ref: str) -> str | None:
     """The ref's text (checked by ``_record``), or None once it is gone."""
     try:
-        raw = store.refs.root.joinpath(*ref.split("/")).read_bytes()
+        raw = read_regular(store.refs.root.joinpath(*ref.split("/")), MAX_REF)
         return raw.decode("ascii", errors="replace").strip()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except NotRegularError:
+        return ""  # a FIFO, a link, a huge file: no valid ref (``_record`` says so)
 
 
 def checked_runs(

@@ -33,11 +33,17 @@ from .._hashing import ALGO_PREFIX, OID_RE
 from ..errors import FormatVersionError, LedgerAccessError, UsageError
 from ..store import Store
 from ..store.atomic import atomic_write_bytes
+from ..store.repo import MAX_CONFIG
+from ..store.safe_read import NotRegularError, read_regular
+from .path_fs import PathFS
 
 __all__ = ["REMOTE_VERSION", "Remote", "add_remote", "list_remotes", "open_remote", "remove_remote"]
 
 REMOTE_FORMAT = "ledger-remote"
 REMOTE_VERSION = 1
+# The remote's own small files: its marker, and one origin's refs table (a ref is ~100 bytes).
+MAX_MARKER = 1 << 16
+MAX_ORIGIN = 256 << 20
 _NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -59,7 +65,7 @@ def _backend_errors() -> tuple[type[BaseException], ...]:
 def _update_remotes(store: Store, change: Callable[[dict[str, str]], None]) -> None:
     """Re-read ``config.json`` under a lock, apply ``change`` to its remotes, write it back."""
     with store.lock("config"):
-        config = parse_json((store.root / "config.json").read_bytes())
+        config = parse_json(read_regular(store.root / "config.json", MAX_CONFIG))
         remotes = config.get("remotes")
         remotes = dict(remotes) if isinstance(remotes, dict) else {}
         change(remotes)
@@ -132,8 +138,11 @@ class Remote:
                 f"cannot use remote {url}: {e}",
                 hint="for s3:// remotes install the extra: pip install 'ledger-repro[remote]'",
             ) from None
-        self.fs = fs
         self.root = root.rstrip("/")
+        from fsspec.implementations.local import LocalFileSystem
+
+        # A path remote is walked without following links (``path_fs``); S3 has none.
+        self.fs = PathFS(self.root) if isinstance(fs, LocalFileSystem) else fs
         self.errors = _backend_errors()
 
     def _p(self, *parts: str) -> str:
@@ -177,7 +186,7 @@ class Remote:
                     marker, canonical_json({"format": REMOTE_FORMAT, "version": REMOTE_VERSION})
                 )
                 return
-            info = parse_json(self.fs.cat_file(marker))
+            info = parse_json(self.read_small(marker, MAX_MARKER))
         except ValueError as e:  # not JSON, or nested past ledger._parse's cap
             raise LedgerAccessError(f"{self.url}: ledgerremote.json is not valid ({e})") from None
         except self.errors as e:
@@ -192,20 +201,34 @@ class Remote:
                 hint="upgrade ledger (pip install -U ledger-repro)",
             )
 
-    def objects(self) -> set[str]:
-        """Every object id on the remote (one listing: what to send is a set difference)."""
+    def read_small(self, path: str, max_bytes: int) -> bytes:
+        """A small file of the remote, refused (NotRegularError) if it holds more than
+        ``max_bytes``: never more than that is read, whatever stands there."""
+        with self.fs.open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise NotRegularError(
+                f"remote {self.url}: {path} holds more than the {max_bytes} bytes such a file "
+                "may hold; it was not read",
+                hint="the ledger that wrote it can push again to rewrite it",
+            )
+        return bytes(data)
+
+    def objects(self) -> dict[str, int]:
+        """Every object id on the remote and its size as listed (one listing: what to send is
+        a set difference; the sizes are checked before an object is skipped or fetched)."""
         try:
-            paths = self.fs.find(self._p("objects", "b3"))
+            found = self.fs.find(self._p("objects", "b3"), detail=True)
         except FileNotFoundError:
-            return set()
+            return {}
         except self.errors as e:
             raise self._unreachable(e) from None
-        out = set()
-        for p in paths:
+        out = {}
+        for p, entry in found.items():
             parts = str(p).rsplit("/", 2)
             oid = ALGO_PREFIX + parts[-2] + parts[-1]
-            if len(parts) == 3 and OID_RE.match(oid):
-                out.add(oid)
+            if len(parts) == 3 and OID_RE.match(oid) and isinstance(entry.get("size"), int):
+                out[oid] = entry["size"]
         return out
 
     def tmp_path(self) -> str:
@@ -247,7 +270,7 @@ class Remote:
             if not base.endswith(".json"):
                 continue
             try:
-                data = parse_json(self.fs.cat_file(str(name)))
+                data = parse_json(self.read_small(str(name), MAX_ORIGIN))
             except ValueError as e:
                 raise LedgerAccessError(
                     f"remote {self.url}: origins/{base} is not valid JSON ({e}); nothing was "

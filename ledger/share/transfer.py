@@ -5,24 +5,31 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import zstandard
+
 from .._canonical import parse_json
 from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, new_hasher
 from .._progress import stage
-from ..errors import CorruptObjectError, UsageError
+from ..errors import CorruptObjectError, MissingObjectError, UsageError
 from ..index.short_ids import match_short_id
 from ..records.base import record_from_json
 from ..records.run import Run
 from ..store import Store
 from ..store.anchor import chain_head
-from ..store.walk import links_of
+from ..store.objects import CODEC_RAW
+from ..store.safe_read import NotRegularError, open_regular
+from ..store.walk import MAX_RECORD, links_of
 from .closure import commit_of_run, run_closure
 from .door import RefsReport, admit, entry_lease, from_origin
+from .path_fs import PathFS
 from .remote import Remote
 
 __all__ = ["PullReport", "PushReport", "pull", "push"]
@@ -40,6 +47,7 @@ class PushReport:
     sent: int
     bytes_sent: int
     refs: int
+    replaced: int = 0  # objects the remote held damaged (wrong size or hash), sent again
 
 
 @dataclass
@@ -78,12 +86,71 @@ def _send(store: Store, remote: Remote, oid: str) -> int:
     return n
 
 
+def _content_size(store: Store, oid: str) -> int:
+    """The size of ``oid``'s content (what a remote holds): a raw object's file size, the
+    size a zstd frame's header states, or counted by reading where the header lacks it."""
+    with open_regular(store.objects.path_of(oid)) as f:
+        codec = f.read(1)
+        if codec == bytes([CODEC_RAW]):
+            return os.fstat(f.fileno()).st_size - 1
+        head = f.read(18)  # a zstd frame header is at most 18 bytes
+    with contextlib.suppress(zstandard.ZstdError):
+        size = zstandard.frame_content_size(head)
+        if size >= 0:
+            return int(size)
+    n = 0
+    with store.objects.open(oid) as src:
+        while chunk := src.read(CHUNK):
+            n += len(chunk)
+    return n
+
+
+def _remote_hash(remote: Remote, oid: str, size: int) -> str:
+    """The id of what the remote holds as ``oid``, reading at most ``size + 1`` bytes."""
+    hasher, n = new_hasher(), 0
+    with remote.reaching(), remote.fs.open(remote.object_path(oid), "rb") as f:
+        while n <= size and (chunk := f.read(min(CHUNK, size + 1 - n))):
+            hasher.update(chunk)
+            n += len(chunk)
+    return ALGO_PREFIX + hasher.hexdigest() if n == size else ""
+
+
+def _damaged(store: Store, remote: Remote, oid: str, listed: int) -> bool:
+    """Whether the remote's copy of ``oid`` is not its content: its listed size differs
+    (every remote), or, on a path remote, its bytes do not hash to its id. An S3 remote's
+    copy is not read back: a same-size corruption there is caught by the pull's hash."""
+    size = _content_size(store, oid)
+    if listed != size:
+        return True
+    if not isinstance(remote.fs, PathFS):
+        return False
+    try:
+        return _remote_hash(remote, oid, size) != oid
+    except NotRegularError:
+        return True  # a FIFO or a file planted as the object: replaced by the real one
+
+
 def push(store: Store, remote: Remote, runs: list[str] | None = None) -> PushReport:
-    """Send ``runs`` (default: every run) and all they need; then this ledger's refs file."""
+    """Send ``runs`` (default: every run) and all they need; then this ledger's refs file.
+    An object the remote already lists is checked first (``_damaged``) and sent again, over
+    the remote's copy, when that copy is not its content."""
     remote.check(create=True)
     wanted = runs or [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
     closure = run_closure(store, wanted)
-    missing = sorted(closure.objects - remote.objects())
+    listed = remote.objects()
+    present = sorted(closure.objects & listed.keys())
+    with (
+        stage("checking the remote's copies", len(present)) as ticker,
+        ThreadPoolExecutor(WORKERS) as pool,
+    ):
+        damaged = set()
+        for oid, bad in zip(
+            present, pool.map(lambda o: _damaged(store, remote, o, listed[o]), present), strict=True
+        ):
+            if bad:
+                damaged.add(oid)
+            ticker(1, 0)
+    missing = sorted((closure.objects - listed.keys()) | damaged)
     sent = 0
     remote.sweep_tmp(STALE_UPLOAD_S)
     with stage("pushing objects", len(missing)) as ticker, ThreadPoolExecutor(WORKERS) as pool:
@@ -95,35 +162,62 @@ def push(store: Store, remote: Remote, runs: list[str] | None = None) -> PushRep
     remote.write_origin(
         store.id, {"ledger": store.id, "head": head, "refs": {**mine, **closure.refs}}
     )
-    return PushReport(closure.runs, len(closure.objects), len(missing), sent, len(closure.refs))
+    return PushReport(
+        closure.runs, len(closure.objects), len(missing), sent, len(closure.refs), len(damaged)
+    )
 
 
 class _RemoteReader(io.RawIOBase):
-    """A remote file read through ``remote.reaching`` (its failures become one clear error)."""
+    """A remote file read through ``remote.reaching`` (its failures become one clear error),
+    refused as soon as it yields more than ``limit`` bytes."""
 
-    def __init__(self, remote: Remote, src: BinaryIO) -> None:
+    def __init__(self, remote: Remote, src: BinaryIO, oid: str, limit: int) -> None:
         self._remote, self._src, self.n = remote, src, 0
+        self._oid, self._limit = oid, limit
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int | None = -1) -> bytes:
+        left = self._limit + 1 - self.n  # one more than allowed: enough to see it is too long
+        want = left if size is None or size < 0 else min(size, left)
         with self._remote.reaching():
-            chunk = self._src.read(-1 if size is None else size)
+            chunk = self._src.read(want) if want > 0 else b""
         self.n += len(chunk)
+        if self.n > self._limit:
+            raise CorruptObjectError(
+                self._oid,
+                f"object {self._oid} on remote {self._remote.url} holds more than the "
+                f"{self._limit} bytes expected; it was not stored",
+                hint="push it again from a ledger that holds it intact",
+            )
         return bytes(chunk)
 
 
-def _fetch(store: Store, remote: Remote, oid: str) -> int:
+def _fetch(store: Store, remote: Remote, oid: str, listed: int, expected: int | None) -> int:
     """Stream ``oid`` from the remote into the object store, hashed as it is written and
-    published only when its hash is its name. Raises CorruptObjectError otherwise."""
+    published only when its hash is its name. ``expected``: its size as the record linking it
+    states, or ``-n`` for "at most n" (a ref's record), or None: a remote copy listed with
+    another size is refused before a byte is read, and no copy is read past its size (nor
+    past its listed size: a file growing as it is read). Raises CorruptObjectError."""
+    limit = listed
+    if expected is not None and (expected != listed if expected >= 0 else listed > -expected):
+        said = f"{expected}" if expected >= 0 else f"at most {-expected} (a record)"
+        raise CorruptObjectError(
+            oid,
+            f"object {oid} on remote {remote.url} is corrupt: it holds {listed} bytes, where "
+            f"{said} were expected; nothing was downloaded",
+            hint="push it again from a ledger that holds it intact",
+        )
     with remote.reaching():
         src = remote.fs.open(remote.object_path(oid), "rb")
     with src:
-        reader = _RemoteReader(remote, src)
+        reader = _RemoteReader(remote, src, oid, limit)
         try:
             store.objects.put_stream(reader, expect=oid)  # type: ignore[arg-type]
         except CorruptObjectError as e:
+            if e.message.startswith(f"object {oid} on remote"):
+                raise
             raise CorruptObjectError(
                 oid,
                 f"object {oid} on remote {remote.url} is corrupt: {e.message}",
@@ -230,29 +324,65 @@ def _remote_json(remote: Remote, oid: str) -> Any:
         ) from None
 
 
+def _sizes_named(store: Store, oid: str) -> dict[str, int]:
+    """``{id: size}`` for each id a record states the size of beside it (an entry with
+    ``digest`` or ``oid`` and an integer ``size``: files of data manifests, trees, configs)."""
+    if store.objects.size_on_disk(oid) > MAX_RECORD:
+        return {}
+    try:
+        value = store.get_json(oid)
+    except (CorruptObjectError, MissingObjectError):
+        return {}
+    out: dict[str, int] = {}
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            size = v.get("size") if v.get("type", "file") == "file" else None
+            for key in ("digest", "oid"):
+                link = v.get(key)
+                if isinstance(link, str) and isinstance(size, int) and not isinstance(size, bool):
+                    out[link] = size
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
 def _fetch_closure(
     store: Store,
     remote: Remote,
     pool: ThreadPoolExecutor,
     frontier: set[str],
-    have_remote: set[str],
+    have_remote: dict[str, int],
     report: PullReport,
     ticker: Callable[[int, int], None],
 ) -> None:
-    """Fetch ``frontier`` and every object it links to that this ledger lacks, round by round."""
+    """Fetch ``frontier`` (ref targets: records, at most ``MAX_RECORD`` bytes each) and every
+    object it links to that this ledger lacks, round by round, each object no larger than the
+    record linking it says (``_sizes_named``)."""
     seen: set[str] = set()
+    expected = dict.fromkeys(frontier, -MAX_RECORD)  # refs name records
     while frontier:
         seen |= frontier
         # Touched, not only looked at: gc keeps what a pull holding its lease relies on.
         todo = sorted(o for o in frontier if o in have_remote and not store.objects.touch(o))
-        for n in pool.map(lambda oid: _fetch(store, remote, oid), todo):
+        sizes = [expected.get(o) for o in todo]
+        fetch = functools.partial(_fetch, store, remote)
+        for n in pool.map(fetch, todo, [have_remote[o] for o in todo], sizes):
             report.fetched += 1
             report.bytes_fetched += n
             ticker(1, n)
         nxt: set[str] = set()
+        expected = {}
         for oid in frontier:
             if store.objects.has(oid):
-                nxt |= {c for c, _ in links_of(store.objects, oid)}
+                children = {c for c, _ in links_of(store.objects, oid)}
+                if children - seen:
+                    for c, size in _sizes_named(store, oid).items():
+                        if c in children:
+                            expected.setdefault(c, size)
+                nxt |= children
         frontier = nxt - seen
 
 

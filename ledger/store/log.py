@@ -17,6 +17,7 @@ from typing import Any
 from .._canonical import canonical_json, parse_json
 from .._hashing import hash_bytes
 from ..errors import IntegrityError
+from .safe_read import open_regular
 
 __all__ = ["ChainProblem", "HashLog", "LogEntry"]
 
@@ -41,7 +42,7 @@ class HashLog:
     def _last_line(self) -> bytes | None:
         """The last complete line, read from the end so appends stay O(1)."""
         try:
-            f = open(self.path, "rb")  # noqa: SIM115
+            f = open_regular(self.path)
         except FileNotFoundError:
             return None
         with f:
@@ -97,7 +98,7 @@ class HashLog:
         """A crash mid-append leaves a line without '\\n': it was never committed; cut it."""
         if not self._has_torn_tail():
             return
-        with open(self.path, "r+b") as f:
+        with open_regular(self.path, "r+b") as f:
             content = f.read()
             cut = content.rfind(b"\n") + 1
             f.truncate(cut)
@@ -106,7 +107,7 @@ class HashLog:
 
     def _has_torn_tail(self) -> bool:
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:
                 size = f.seek(0, os.SEEK_END)
                 if size == 0:
                     return False
@@ -152,7 +153,11 @@ class HashLog:
             head = LogEntry(seq=entry["seq"], hash=hash_bytes(line), data=entry)
             out.append(head)
             lines.append(line + b"\n")
-        with open(self.path, "ab") as f:
+        try:
+            f = open_regular(self.path, "ab")
+        except FileNotFoundError:
+            f = open(self.path, "xb")  # noqa: SIM115 - the first line (O_EXCL: no link followed)
+        with f:
             f.write(b"".join(lines))
             f.flush()
             os.fsync(f.fileno())
@@ -167,7 +172,7 @@ class HashLog:
         """(offset, entry) of each committed line starting at byte offset ``at`` (the start of a
         line), unchecked: how ``ledger.index`` reads only the lines it has not folded yet."""
         try:
-            f = open(self.path, "rb")  # noqa: SIM115
+            f = open_regular(self.path)
         except FileNotFoundError:
             return
         with f:

@@ -28,6 +28,7 @@ from ..errors import (
 )
 from .atomic import fsync_dir, temp_file
 from .durable import link_named
+from .safe_read import open_regular
 
 __all__ = ["CODEC_RAW", "CODEC_ZSTD", "HEAD", "ObjectStore", "compression_pays", "head_pays"]
 
@@ -439,8 +440,8 @@ class ObjectStore:
         """A stream of the object's content (decompressed). Not verified: see ``verify``."""
         path = self.path_of(oid)
         try:
-            f = open(path, "rb")  # noqa: SIM115 - returned to the caller
-        except FileNotFoundError:
+            f = open_regular(path)  # a FIFO or a link there is refused, never waited on
+        except (FileNotFoundError, NotADirectoryError):
             raise MissingObjectError(oid) from None
         codec = f.read(1)
         if codec == bytes([CODEC_RAW]):

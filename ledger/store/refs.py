@@ -15,9 +15,12 @@ from pathlib import Path
 
 from .._hashing import OID_RE
 from ..errors import CorruptObjectError, UsageError
+from .safe_read import read_regular
 
 __all__ = ["RefStore", "check_ref_name"]
 
+# A ref file holds one id and a newline (68 bytes); more is damage, never read whole.
+MAX_REF = 1024
 _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._=+-]{0,199}$")
 
 
@@ -43,9 +46,10 @@ class RefStore:
     def get(self, name: str) -> str | None:
         try:
             # A damaged ref may hold any bytes: decode leniently so the id check reports it.
-            text = self.path_of(name).read_text("ascii", errors="replace").strip()
+            raw = read_regular(self.path_of(name), MAX_REF)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        text = raw.decode("ascii", errors="replace").strip()
         if not OID_RE.match(text):
             raise CorruptObjectError(text, f"ref {name} holds {text!r}, which is not an object id")
         return text
@@ -53,14 +57,10 @@ class RefStore:
     def iter(self, prefix: str = "") -> Iterator[tuple[str, str]]:
         for name in self.names(prefix):
             try:
-                text = (
-                    self.root.joinpath(*name.split("/"))
-                    .read_text("ascii", errors="replace")
-                    .strip()
-                )
+                raw = read_regular(self.root.joinpath(*name.split("/")), MAX_REF)
             except (FileNotFoundError, NotADirectoryError):
                 continue  # deleted since it was listed
-            yield name, text
+            yield name, raw.decode("ascii", errors="replace").strip()
 
     def names(self, prefix: str = "") -> list[str]:
         """Ref names starting with ``prefix``, sorted, without reading the refs: only the
@@ -94,7 +94,8 @@ class RefStore:
                     if e.is_dir(follow_symlinks=False):
                         nested = True
                         stack.append((Path(e.path), f"{rel}{name}/"))
-                    elif e.is_file():
+                    elif not e.is_dir():  # a link to a folder is not walked into
+                        # A FIFO or a link to a file is listed: reading it refuses it by name.
                         out.append(rel + name)
         if prefix != (f"{top}/" if top else ""):  # part of a folder's names
             out = [n for n in out if n.startswith(prefix)]

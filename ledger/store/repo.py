@@ -15,6 +15,7 @@ Layout (docs/format.md)::
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import uuid
@@ -37,6 +38,7 @@ from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
 from .refs import RefStore, check_ref_name
+from .safe_read import NotRegularError, read_regular
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "RefRepair", "Store", "find_ledger_dir"]
 
@@ -45,6 +47,8 @@ FORMAT_VERSION = 1
 DIRNAME = ".ledger"
 ENV_VAR = "LEDGER_DIR"
 # The fields of a ref change's log line that the change itself sets (a note may not).
+# config.json holds a few names and remotes; a larger one is damage, never read whole.
+MAX_CONFIG = 1 << 20
 _ENTRY_FIELDS = frozenset({"seq", "prev", "op", "ref", "old", "new", "time"})
 # How many of the log's last lines a writer reads to finish the ref writes of a writer killed
 # between its log append and its ref files (at most one batch: a checkpoint's two lines).
@@ -76,7 +80,7 @@ def find_ledger_dir(explicit: str | Path | None = None, *, for_init: bool = Fals
         return Path(explicit).expanduser().absolute()
     cwd = Path.cwd()
     for d in [cwd, *cwd.parents]:
-        if (d / DIRNAME / "config.json").is_file():
+        if os.path.lexists(d / DIRNAME / "config.json"):  # any file: ``open`` checks it
             return d / DIRNAME
     if for_init:
         return (_git_toplevel(cwd) or cwd) / DIRNAME
@@ -132,13 +136,13 @@ class Store:
     def open(cls, root: str | Path | None = None) -> Store:
         root = find_ledger_dir(root)
         cfg_path = root / "config.json"
-        if not cfg_path.is_file():
+        if not os.path.lexists(cfg_path):
             raise LedgerNotFoundError(
                 f"{root} is not a ledger (no config.json)",
                 hint="run `ledger init`, or point --ledger / LEDGER_DIR at an existing ledger",
             )
         try:
-            config = parse_json(cfg_path.read_bytes())
+            config = parse_json(read_regular(cfg_path, MAX_CONFIG))
         except PermissionError:
             raise LedgerAccessError(
                 f"cannot read {cfg_path}", hint="check the file permissions"
@@ -171,7 +175,16 @@ class Store:
     def lock(self, name: str = "refs") -> Iterator[None]:
         """An exclusive advisory lock shared by every process using this ledger."""
         path = self.root / "locks" / f"{name}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            raise NotRegularError(
+                f"{path} is a symbolic link or a socket, not a lock file; it was not opened",
+                hint="remove it: ledger creates its lock files itself",
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

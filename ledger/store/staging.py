@@ -66,9 +66,12 @@ def release_staging(path: Path, fd: int | None, *, remove: bool = True) -> None:
 def _held(lease: Path) -> bool | None:
     """Whether someone holds ``lease``; None if there is no lease file."""
     try:
-        fd = os.open(lease, os.O_RDONLY | os.O_CLOEXEC)
+        # O_NONBLOCK|O_NOFOLLOW: a FIFO or a link planted as a lease is never waited on.
+        fd = os.open(lease, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
+    except OSError:
+        return False  # a link or a socket: no recorder holds it
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:

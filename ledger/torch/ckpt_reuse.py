@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..store import ObjectStore
+from ..store.safe_read import NotRegularError, open_regular
 
 __all__ = [
     "BUDGET",
@@ -201,11 +202,11 @@ def remember(
 
 def _map(objects: ObjectStore, oid: str, size: int) -> _Mapped | None:
     try:
-        with open(objects.path_of(oid), "rb") as f:
+        with open_regular(objects.path_of(oid)) as f:
             if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:
                 return None  # compressed: its file is not the bytes
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    except (OSError, ValueError, NotRegularError):
         return None
     return _Mapped(oid, mm, size)
 
