@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..records.verdict_parts import FileComparison
     from .options import ReplayOptions
 
-__all__ = ["compare_run_outputs"]
+__all__ = ["compare_run_outputs", "compare_stdout"]
 
 
 def compare_run_outputs(
@@ -66,6 +66,19 @@ def compare_run_outputs(
     for f in compare_checkpoint_steps(store, saved, kept, settings):
         results.append(_row(f, f.path))
     return results
+
+
+def compare_stdout(
+    store: Store, original: Run, replay: Run, opts: ReplayOptions, workdir: Path
+) -> dict[str, Any]:
+    """The ``<stdout>`` row: the two captured stdouts line by line, exactly, in any mode
+    (printed text has no tolerance)."""
+    from ..records.verdict_parts import CompareSettings
+    from .compare import compare_objects
+
+    settings = CompareSettings(mode="bitwise", include_logs=True)
+    f = compare_objects(store, "stdout", original.stdout, replay.stdout, settings, workdir)
+    return _row(f, "<stdout>")
 
 
 def _saves(store: Store, run: Run) -> dict[int, str]:

@@ -21,6 +21,13 @@ from ..run.imported import not_replayable
 from ..run.lineage import code_source
 from ..run.series import final_value, run_series
 from ..store import Store
+from .compared import (
+    EMPTY_OID,
+    compared_counts,
+    compared_nothing_but_exit,
+    compared_text,
+    is_compared_file,
+)
 from .options import ReplayOptions
 from .seed_effect import check_seed_effect
 from .single import ReplayInterrupted, _one_replay
@@ -214,6 +221,9 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
+        stdout_row = _stdout_if_nothing_else(store, run, replay_run, opts, series, files, ws.root)
+        if stdout_row is not None:
+            files.append(stdout_row)
         # "ignored": a captured log, compared only with --include-logs (as compare_trees has it)
         files_ok = all(f["status"] in ("identical", "close", "ignored") for f in files)
         if opts.mode == "bitwise":
@@ -224,7 +234,11 @@ def _replay_and_judge(
             replay_run.signal,
         )
         ok = series.ok and bitwise_values and files_ok and same_exit
-        summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit)
+        compared = compared_counts(series.compared, files)
+        settings["compared"] = compared
+        if ok and compared_nothing_but_exit(compared):
+            labels.append("exit-status-only")
+        summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
         verdict = Verdict(
             original=run.run_id,
             replays=[replay_run.run_id],
@@ -259,6 +273,34 @@ def _replay_and_judge(
     return ReplayOutcome(verdict, oid, workspaces)
 
 
+def _stdout_if_nothing_else(
+    store: Store,
+    run: Run,
+    replay_run: Run,
+    opts: ReplayOptions,
+    series: Any,
+    files: list[dict[str, Any]],
+    workdir: Path,
+) -> dict[str, Any] | None:
+    """The ``<stdout>`` row of a program whose result is its printed text (a sampler, an
+    evaluation script): with no metric value and no output file to compare, the captured
+    stdout is compared line by line. The recorder tees only the program's own stdout into it
+    (ledger's messages go to stderr, ``--jobs`` prefixes only to the terminal). None when
+    something else was compared, when ``--include-logs`` already compares it, or when the
+    original printed nothing (an empty text proves nothing either)."""
+    from .compare_outputs import compare_stdout
+
+    if opts.include_logs or series.compared or series.first_structural is not None:
+        return None
+    if any(is_compared_file(f) for f in files):
+        return None
+    if run.stdout is None or replay_run.stdout is None:
+        return None
+    if run.stdout == EMPTY_OID and replay_run.stdout == EMPTY_OID:
+        return None
+    return compare_stdout(store, run, replay_run, opts, workdir)
+
+
 def _bitwise_identical(a: dict[tuple[str, int], float], b: dict[tuple[str, int], float]) -> bool:
     """compare_series with zero tolerance still equates -0.0 and 0.0: check the bytes too."""
     from ..stats import bitwise_equal
@@ -274,12 +316,16 @@ def _summary(
     run: Run,
     replay_run: Run,
     same_exit: bool,
+    compared: dict[str, Any],
 ) -> str:
-    if ok:
+    exit_text = f"exit status {run.status} ({run.exit_code})"
+    if ok and compared_nothing_but_exit(compared):
         return (
-            f"reproduced ({mode}): {series.compared} metric values and {len(files)} output "
-            f"file(s) match; exit status {run.status} ({run.exit_code}) reproduced"
+            f"reproduced ({mode}), exit status only: {exit_text} reproduced; nothing else could "
+            "be compared (no metrics, no output files, and nothing printed to stdout)"
         )
+    if ok:
+        return f"reproduced ({mode}): compared {compared_text(compared)}; all match, {exit_text}"
     parts = []
     if not same_exit:
         parts.append(
@@ -297,14 +343,26 @@ def _summary(
         s = series.first_structural
         parts.append(f"metric {s.metric} step {s.step} only in the {s.present_in}")
     bad = [f for f in files if f["status"] not in ("identical", "close", "ignored")]
-    if bad:
-        parts.append(
-            f"{len(bad)} output file(s) differ, first {bad[0]['path']}: "
-            f"{bad[0].get('detail') or bad[0]['status']}"
-        )
+    bad_files = [f for f in bad if is_compared_file(f)]
+    if bad_files:
+        parts.append(f"{len(bad_files)} output file(s) differ, first {_file_detail(bad_files[0])}")
+    for log in (f for f in bad if not is_compared_file(f)):  # <stdout>, <stderr>
+        parts.append(_file_detail(log, log["path"].strip("<>")))
     if not parts:
         parts.append("values equal but not bitwise identical (e.g. -0.0 vs 0.0)")
-    return "not reproduced: " + "; ".join(parts)
+    return f"not reproduced ({mode}; compared {compared_text(compared)}): " + "; ".join(parts)
+
+
+def _file_detail(row: dict[str, Any], name: str | None = None) -> str:
+    """``out/a.csv: line 2 differs: original 'a', replay 'b'``, not a dict's repr."""
+    detail = row.get("detail")
+    if isinstance(detail, dict):
+        text = str(detail.get("description") or detail.get("kind") or row["status"])
+        if detail.get("original") is not None or detail.get("replay") is not None:
+            text += f": original {detail.get('original')}, replay {detail.get('replay')}"
+    else:
+        text = str(detail or row["status"])
+    return f"{name or row['path']}: {text}"
 
 
 def _seeds(
