@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 import signal
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from .compared import (
     is_compared_file,
 )
 from .options import ReplayOptions
-from .seed_effect import check_seed_effect
+from .seed_effect import check_first_replays, check_seed_effect, refuse_unvarying_seed
 from .single import ReplayInterrupted, _one_replay
 from .workspace import Workspace
 
@@ -167,6 +168,8 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         if not opts.keep_workspace:
             for path in made:
                 shutil.rmtree(path, ignore_errors=True)
+        if made:
+            _index_replay_runs(store)
         if isinstance(e, Exception) and not isinstance(e, LedgerError):
             # The replay's own failure (a full disk, a comparator that broke), not the
             # program's: it could not replay, and no verdict was stored.
@@ -176,6 +179,18 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
                 hint="no verdict was stored" + (kept if opts.keep_workspace else ""),
             ) from e
         raise
+
+
+def _index_replay_runs(store: Store) -> None:
+    """The replay runs recorded before a replay stopped without a verdict (a seeds check, a
+    failure, Ctrl-C) stay recorded: put them in the index, as a verdict would have."""
+    from ..index import Index
+
+    try:
+        with Index(store) as index:
+            index.sync()
+    except Exception:  # the replay's own error is the one to report
+        pass  # `ledger reindex` rebuilds it from the records
 
 
 def _replay_and_judge(
@@ -386,8 +401,19 @@ def _seeds(
             f"run {run.run_id} has no finite value of metric {metric!r}",
             hint="choose the main metric with --metric",
         )
+    # Each seed is a full training run: refuse before the first one when the original shows
+    # that the seed cannot reach the program, and stop early when two seeds agree exactly.
+    refuse_unvarying_seed(store, run, contract.argv, opts.seed_arg)
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
+    given_seeds = [r % (2**31) for r in roots] if opts.seed_arg else roots
+    finished: list[tuple[Run, int, float | None]] = []
+
+    def probe(index: int, replay_run: Run) -> None:
+        # Each replay as it ends, in the order they end (under the pool's lock or the
+        # executor's loop: one at a time).
+        finished.append((replay_run, given_seeds[index], final_value(replay_run, metric)))
+        check_first_replays(store, finished, metric, opts.seed_arg, opts.seeds)
 
     from .executors import DevicePool, seed_output
 
@@ -415,7 +441,7 @@ def _seeds(
         from .executors import run_seed_jobs
 
         plan = [(r % (2**31), None, r % (2**31)) if opts.seed_arg else (r, r, None) for r in roots]
-        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed)
+        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed, probe)
         results = list(jobs.replays())
         replayed = [roots[o.index] for o in jobs.completed]
         job_notes = jobs.notes()
@@ -423,7 +449,7 @@ def _seeds(
         if jobs.folder is not None:
             job_notes.append(f"the seed jobs' logs are kept in {jobs.folder}")
     else:
-        results = _seeds_in_threads(opts, go)
+        results = _seeds_in_threads(opts, go, probe)
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
@@ -503,24 +529,36 @@ def _seeds(
 
 
 def _seeds_in_threads(
-    opts: ReplayOptions, go: Callable[[int], tuple[Run, Workspace]]
+    opts: ReplayOptions,
+    go: Callable[[int], tuple[Run, Workspace]],
+    probe: Callable[[int, Run], None],
 ) -> list[tuple[Run, Any]]:
+    """Run the seeds, at most ``opts.jobs`` at a time, each started only when a slot frees:
+    ``probe`` sees every replay as it ends and may stop the rest by raising."""
+    results: dict[int, tuple[Run, Any]] = {}
+    todo = iter(range(opts.seeds))
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        running = {pool.submit(go, i): i for i in islice(todo, opts.jobs)}
         try:
-            return [f.result() for f in futures]
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in done:
+                    i = running.pop(f)
+                    results[i] = f.result()
+                    probe(i, results[i][0])
+                for i in islice(todo, len(done)):
+                    running[pool.submit(go, i)] = i
+            return [results[i] for i in sorted(results)]
         except BaseException:
-            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
-            # seeds not started and pass the signal on to those running (their runs are sealed
-            # as interrupted), so the pool does not wait for them to finish.
+            # Ctrl-C reaches only this thread, and a failed seed (or the probe) ends the
+            # replay: pass the signal on to the seeds running (their runs are sealed as
+            # interrupted), so the pool does not wait for them to finish; none is started.
             from ..run.execute import interrupt_running
 
-            for f in futures:
-                f.cancel()
             # Again until all are done: a seed still building its workspace starts later.
-            while not all(f.done() for f in futures):
+            while not all(f.done() for f in running):
                 interrupt_running(signal.SIGINT)
-                wait(futures, timeout=0.2)
+                wait(running, timeout=0.2)
             raise
 
 
