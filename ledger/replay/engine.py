@@ -476,17 +476,11 @@ def _seeds(
     notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
     notes += job_notes
     if cmp.single_run is not None:
-        p = cmp.single_run
-        outcome = "reproduced" if p.inside else "not-reproduced"
-        lo, hi = p.prediction_interval
-        summary = (
-            f"seeds: the original {metric} = {original_value:g} falls "
-            f"{'inside' if p.inside else 'outside'} the {p.level:.0%} prediction interval "
-            f"[{lo:.6g}, {hi:.6g}] of {len(finite)} replayed seeds (percentile {p.percentile:.1f})"
-        )
+        outcome, summary = _single_original(cmp.single_run, metric, original_value)
         notes.append(
-            "the original group is a single run: a prediction interval is reported instead of "
-            "a two-group test; pass --against RUN for more original seeds"
+            "the original group is a single run, exchangeable with the replays if it "
+            "reproduces: the verdict rests on its exact rank among them (two-sided), with the "
+            "prediction interval beside it; pass --against RUN for more original seeds"
         )
     else:
         assert cmp.tost is not None
@@ -526,6 +520,34 @@ def _seeds(
     # Seed jobs remove their own workspaces: the engine is given them only to list them as kept.
     as_jobs = "seed_jobs" in settings
     return verdict, [ws.root for _, ws in results] if opts.keep_workspace or not as_jobs else []
+
+
+def _single_original(p: Any, metric: str, value: float) -> tuple[str, str]:
+    """(outcome, summary) for one original run and n replayed seeds: the n + 1 runs are
+    exchangeable if it reproduces, so its rank is exact evidence and needs no distribution.
+    Not reproduced only when the two-sided rank p-value is at most 5% (39 replays at least);
+    an original outside the prediction interval that its rank cannot condemn is inconclusive,
+    never "not reproduced" for what happens one time in six (docs/explanation/statistics.md)."""
+    r = p.rank
+    lo, hi = p.prediction_interval
+    where = (
+        f"{'inside' if p.inside else 'outside'} the {p.level:.0%} prediction interval "
+        f"[{lo:.6g}, {hi:.6g}]"
+    )
+    head = f"seeds: the original {metric} = {value:g} is {r.describe()}; it falls {where}"
+    if r.significant:
+        return "not-reproduced", (
+            f"{head}. A run of the same distribution ranks this far out at most "
+            f"{r.p_two_sided_text} of the time (two-sided): not reproduced"
+        )
+    if not p.inside:
+        return "inconclusive", (
+            f"{head}. Its rank is what a run of the same distribution gets "
+            f"{r.p_two_sided_text} of the time (two-sided), so it is no evidence against it; "
+            f"the interval assumes normal spread. Inconclusive: from {r.replays_needed} "
+            f"replayed seeds its rank alone can show a difference at {r.alpha:.0%}"
+        )
+    return "reproduced", head
 
 
 def _seeds_in_threads(
