@@ -395,12 +395,14 @@ def _seeds(
     from ..stats import compare_seeds
 
     metric = opts.metric or _main_metric(run)
-    original_value = final_value(run, metric)
-    if original_value is None:
-        raise UsageError(
-            f"run {run.run_id} has no finite value of metric {metric!r}",
-            hint="choose the main metric with --metric",
-        )
+    original_value = _value_of(run, metric)
+    group = [original_value]
+    group_ids = [run.run_id]
+    for other in opts.original_group:  # --against: checked before any seed runs, too
+        _, other_run = load_run(store, other)
+        if other_run.run_id not in group_ids:
+            group.append(_value_of(other_run, metric, flag="--against"))
+            group_ids.append(other_run.run_id)
     # Each seed is a full training run: refuse before the first one when the original shows
     # that the seed cannot reach the program, and stop early when two seeds agree exactly.
     refuse_unvarying_seed(store, run, contract.argv, opts.seed_arg)
@@ -462,16 +464,6 @@ def _seeds(
         )
     given = [root % (2**31) for root in replayed] if opts.seed_arg else replayed
     check_seed_effect(store, replays, given, values, metric, opts.seed_arg)
-    group = [original_value]
-    group_ids = [run.run_id]
-    for other in opts.original_group:
-        _, other_run = load_run(store, other)
-        v = final_value(other_run, metric)
-        if v is None:
-            raise UsageError(f"run {other_run.run_id} has no finite value of {metric!r}")
-        if other_run.run_id not in group_ids:
-            group.append(v)
-            group_ids.append(other_run.run_id)
     cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
     notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
     notes += job_notes
@@ -582,6 +574,33 @@ def _seeds_in_threads(
                 interrupt_running(signal.SIGINT)
                 wait(running, timeout=0.2)
             raise
+
+
+def _value_of(run: Run, metric: str, *, flag: str = "--metric") -> float:
+    """The last finite value of ``metric`` in ``run``; a UsageError that lists the run's
+    metrics (and the nearest name) when it has none of that name: a typo costs no replay."""
+    import difflib
+
+    value = final_value(run, metric)
+    if value is not None:
+        return value
+    names = sorted({m.name for m in run.metrics})
+    if metric in names:
+        raise UsageError(
+            f"run {run.run_id} has no finite value of metric {metric!r}",
+            hint="choose the main metric with --metric NAME: its metrics are " + ", ".join(names),
+        )
+    near = difflib.get_close_matches(metric, names, n=1)
+    shown = ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
+    head = (
+        f"--metric {metric!r}: run {run.run_id}"
+        if flag == "--metric"
+        else f"{flag} {run.run_id}: it"
+    )
+    raise UsageError(
+        f"{head} has no metric of that name; its metrics: {shown or 'none'}",
+        hint=f"did you mean --metric {near[0]}?" if near else "give one of them with --metric",
+    )
 
 
 def _main_metric(run: Run) -> str:
