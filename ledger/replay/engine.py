@@ -236,7 +236,9 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
-        stdout_row = _stdout_if_nothing_else(store, run, replay_run, opts, series, files, ws.root)
+        stdout_row = _stdout_if_nothing_else(
+            store, run, replay_run, opts, series, files, ws.root, (str(ws.run_dir), contract.cwd)
+        )
         if stdout_row is not None:
             files.append(stdout_row)
         # "ignored": a captured log, compared only with --include-logs (as compare_trees has it)
@@ -296,6 +298,7 @@ def _stdout_if_nothing_else(
     series: Any,
     files: list[dict[str, Any]],
     workdir: Path,
+    paths: tuple[str, str],
 ) -> dict[str, Any] | None:
     """The ``<stdout>`` row of a program whose result is its printed text (a sampler, an
     evaluation script): with no metric value and no output file to compare, the captured
@@ -313,7 +316,7 @@ def _stdout_if_nothing_else(
         return None
     if run.stdout == EMPTY_OID and replay_run.stdout == EMPTY_OID:
         return None
-    return compare_stdout(store, run, replay_run, opts, workdir)
+    return compare_stdout(store, run, replay_run, workdir, paths)
 
 
 def _bitwise_identical(a: dict[tuple[str, int], float], b: dict[tuple[str, int], float]) -> bool:
@@ -335,9 +338,15 @@ def _summary(
 ) -> str:
     exit_text = f"exit status {run.status} ({run.exit_code})"
     if ok and compared_nothing_but_exit(compared):
+        stderr = (
+            "; its stderr was not compared (it may carry timings and progress): "
+            "--include-logs compares it"
+            if run.stderr not in (None, EMPTY_OID)
+            else ""
+        )
         return (
             f"reproduced ({mode}), exit status only: {exit_text} reproduced; nothing else could "
-            "be compared (no metrics, no output files, and nothing printed to stdout)"
+            f"be compared (no metrics, no output files, and nothing printed to stdout){stderr}"
         )
     if ok:
         return f"reproduced ({mode}): compared {compared_text(compared)}; all match, {exit_text}"

@@ -20,6 +20,15 @@ for _ in range(3):
 """
 # Prints nothing, writes nothing.
 SILENT = "import sys\nsys.exit(0)\n"
+# An evaluation script that logs its result with `logging` (to stderr) and prints nothing.
+LOGGING = "import logging\nlogging.basicConfig(level=logging.INFO)\nlogging.info('acc 0.9')\n"
+# Prints where it read its checkpoint: an absolute path under its working directory, which a
+# replay runs somewhere else.
+WHERE = """
+import os
+print("loaded", os.path.abspath("ckpt.pt"), "from", os.getcwd())
+print("sample: the cat sat")
+"""
 # Metrics on stdout beside a line that changes every run: the metrics are compared, not stdout.
 TIMED = """
 import time
@@ -32,7 +41,13 @@ print(f"took {time.time()!r} s")
 def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
-    for name, text in (("sample", SAMPLER), ("silent", SILENT), ("timed", TIMED)):
+    for name, text in (
+        ("sample", SAMPLER),
+        ("silent", SILENT),
+        ("timed", TIMED),
+        ("logging_only", LOGGING),
+        ("where", WHERE),
+    ):
         (root / f"{name}.py").write_text(text)
     assert run_ledger("init", cwd=root).returncode == 0
     return root
@@ -108,3 +123,22 @@ def test_metrics_are_compared_and_a_changing_stdout_is_not(proj: Path) -> None:
     assert v["settings"]["compared"]["metric_values"] == 1
     assert v["settings"]["compared"]["stdout"] is False and v["files"] == []
     assert "compared 1 metric value and the exit status" in v["summary"]
+
+
+def test_a_stderr_only_result_says_stderr_was_not_compared(proj: Path) -> None:
+    run_id = _record(proj, "logging_only.py")
+    code, v = _replay(proj, run_id)
+    assert code == 0 and "exit-status-only" in v["labels"], v["summary"]
+    assert "its stderr was not compared" in v["summary"] and "--include-logs" in v["summary"]
+    code, v = _replay(proj, run_id, "--include-logs")
+    assert code == 0 and v["settings"]["compared"]["stderr"] is True, v["summary"]
+    assert "exit-status-only" not in v["labels"]
+
+
+def test_paths_under_the_working_directory_are_read_as_the_original(proj: Path) -> None:
+    run_id = _record(proj, "where.py")
+    code, v = _replay(proj, run_id)
+    assert code == 0 and v["outcome"] == "reproduced", v["summary"]
+    (row,) = v["files"]
+    assert row["path"] == "<stdout>" and row["status"] == "identical"
+    assert any("read as the original's " + str(proj) in n for n in row["notes"]), row
