@@ -87,7 +87,8 @@ def compare_stdout(
     original's): a replay runs in a workspace, so a path the program prints under its working
     directory is read as the original's before the lines are compared."""
     from ..records.verdict_parts import CompareSettings
-    from .compare import compare_log_files, compare_objects
+    from .compare import compare_objects
+    from .compare.logs import compare_log_files
 
     settings = CompareSettings(mode="bitwise", include_logs=True)
     f = compare_objects(store, "stdout", original.stdout, replay.stdout, settings, workdir)
