@@ -34,7 +34,9 @@ __all__ = [
 
 def with_seed_arg(argv: list[str], flag: str, value: str) -> list[str]:
     """``argv`` with ``flag`` set to ``value``: replaced where the command line has it (as
-    ``FLAG VALUE`` or ``FLAG=VALUE``), else appended, for a seed left to its default."""
+    ``FLAG VALUE`` or ``FLAG=VALUE``), else appended, for a seed left to its default: a long
+    option as one ``--FLAG=VALUE`` word, which argparse, click, absl and fire read as well as
+    the ``--key=value`` configurators of script-style programs (which refuse ``--key value``)."""
     out = list(argv)
     for i, a in enumerate(out):
         if a == flag and i + 1 < len(out):
@@ -43,8 +45,10 @@ def with_seed_arg(argv: list[str], flag: str, value: str) -> list[str]:
         if a.startswith(flag + "="):
             out[i] = f"{flag}={value}"
             return out
-    # Not given: a parser default. Options take "FLAG VALUE"; Hydra-style keys take KEY=VALUE.
-    return out + ([flag, value] if flag.startswith("-") else [f"{flag}={value}"])
+    # Not given: a parser default. A short option takes "-s VALUE" (argparse reads "-s=1" as
+    # "=1"); long options and Hydra-style keys take one FLAG=VALUE word.
+    short = flag.startswith("-") and not flag.startswith("--")
+    return out + ([flag, value] if short else [f"{flag}={value}"])
 
 
 def _env_seed_taken(run: Run, root: int) -> bool:
@@ -125,6 +129,8 @@ def seed_parameters(store: Store, run: Run, argv: Sequence[str]) -> list[str]:
     for h in capture.get("hydra") or []:
         if isinstance(h, dict):
             found += _seed_keys(h.get("config") or {})
+    if not found:  # other captured values (script globals set by --key=value, ...)
+        found += [f"--{k}" for k in _seed_keys(capture.get("resolved") or {}) if "." not in k]
     return list(dict.fromkeys(found))
 
 
