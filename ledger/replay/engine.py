@@ -421,8 +421,8 @@ def _seeds(
     finished: list[tuple[Run, int, float | None]] = []
 
     def probe(index: int, replay_run: Run) -> None:
-        # Each replay as it ends, in the order they end (under the pool's lock or the
-        # executor's loop: one at a time).
+        # Each replay as it ends, in the order they end, on this thread (the thread pool's
+        # wait loop or the seed jobs' poll loop): one at a time.
         finished.append((replay_run, given_seeds[index], final_value(replay_run, metric)))
         check_first_replays(store, finished, metric, opts.seed_arg, opts.seeds)
 

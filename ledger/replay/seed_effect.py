@@ -251,7 +251,7 @@ def check_first_replays(
         f"seeds mode: the first two replayed seeds gave identical results ({metric} = {va!r}, "
         f"and all {len(series_a)} metric values bit for bit): the seed had no effect, so "
         f"there is no spread to compare with; the other {total - len(finished)} seed(s) were "
-        f"not started and no verdict was written (replays: {a.run_id}, {b.run_id})",
+        f"stopped or not started and no verdict was written (replays: {a.run_id}, {b.run_id})",
         hint="make the script seed its randomness from the seed ledger gives it "
         "(ledger.seed(), or --seed-arg FLAG), or choose a metric that varies with --metric",
     )
