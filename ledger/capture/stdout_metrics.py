@@ -15,9 +15,10 @@ Matching uses RE2 (``metric_regex``): linear in the segment's length for every p
 from __future__ import annotations
 
 import math
+import shlex
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,8 @@ __all__ = ["SEGMENT_CAP", "StdoutMetrics", "compile_patterns"]
 
 AXES = {"step", "samples", "tokens"}
 SEGMENT_CAP = 1 << 20  # bytes
+SAMPLE_LINES = 3  # first and last output lines kept to show beside a --metric that matched none
+SAMPLE_CHARS = 160
 
 
 def compile_patterns(patterns: list[str]) -> list[MetricPattern]:
@@ -158,6 +161,10 @@ class StdoutMetrics:
         self.long_segments = 0
         self._counts = [0] * len(patterns)
         self._lock = threading.Lock()
+        # A sample of the output, shown (never stored) beside a pattern that matched nothing.
+        self.lines = 0  # non-empty segments seen
+        self._first: list[bytes] = []
+        self._last: deque[bytes] = deque(maxlen=SAMPLE_LINES)
         # Runs of \r or blank lines are empty segments: most patterns cannot match them.
         self._empty_matches = any(True for rx in patterns for _ in rx.finditer(b""))
 
@@ -172,6 +179,13 @@ class StdoutMetrics:
     def _feed(self, raw: bytes) -> None:
         if not self.patterns or (not raw and not self._empty_matches):
             return
+        if raw.strip():
+            with self._lock:
+                self.lines += 1
+                if len(self._first) < SAMPLE_LINES:
+                    self._first.append(raw[: SAMPLE_CHARS * 4])
+                else:
+                    self._last.append(raw[: SAMPLE_CHARS * 4])
         # Matched as UTF-8; what is not UTF-8 reads as U+FFFD, as it did when decoded.
         data = raw if raw.isascii() else raw.decode("utf-8", "replace").encode("utf-8")
         now = time.monotonic() - self.t0
@@ -200,8 +214,48 @@ class StdoutMetrics:
                             continue
                         self.points[name].append((step, samples, now, value))
 
+    def unmatched(self) -> list[str]:
+        """The ``--metric`` patterns that matched no segment of the output."""
+        return [rx.text for rx, n in zip(self.patterns, self._counts, strict=True) if n == 0]
+
+    def sample(self) -> list[str]:
+        """The first and last output lines (one-line reprs, capped), for a person to compare
+        with a pattern that matched none of them; ``…`` stands for the lines between."""
+
+        def shown(raw: bytes) -> str:
+            text = raw.decode("utf-8", "replace").rstrip()
+            if not text.isprintable():  # control characters as escapes, never sent raw
+                text = repr(text)[1:-1]
+            return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+
+        with self._lock:
+            first, last, lines = list(self._first), list(self._last), self.lines
+        skipped = lines - len(first) - len(last)
+        return [shown(b) for b in first] + (["…"] if skipped > 0 else []) + [shown(b) for b in last]
+
+    def unmatched_warnings(self) -> list[str]:
+        """One message per pattern that matched nothing: the regex and a sample of the
+        output lines it was tried on. For the terminal only: the sample is raw output, which
+        the stored logs may hold scrubbed of secrets."""
+        sample = self.sample()
+        shown = (
+            ". The output was:\n" + "\n".join("    " + line for line in sample)
+            if sample
+            else "; there was no output"
+        )
+        return [
+            f"--metric {shlex.quote(text)} matched no line of the output ({self.lines} "
+            f"non-empty line(s)), so it recorded no metric{shown}"
+            for text in self.unmatched()
+        ]
+
     def notes(self) -> list[str]:
         notes = [
+            f"--metric {shlex.quote(text)} matched no line of the output ({self.lines} non-empty "
+            "line(s)): no metric was recorded from it"
+            for text in self.unmatched()
+        ]
+        notes += [
             f"--metric group {name!r}: {n} match(es) were not numbers and were skipped"
             for name, n in sorted(self.unparsed.items())
         ]

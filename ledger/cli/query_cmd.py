@@ -52,7 +52,7 @@ class LsArgs:
 
 @dataclass
 class ShowArgs:
-    run: str
+    run: str | None  # None: the newest run
     ledger: Path | None = None
     json_out: bool = False
 
@@ -175,9 +175,9 @@ def parse_query_argv(argv: list[str]) -> LsArgs | ShowArgs | VersionArgs | None:
         ls.ledger = ls.ledger or global_ledger
         return ls
     parsed = _parse_command(rest, _SHOW_VALUED, _SHOW_FLAGS)
-    if parsed is None or len(parsed[1]) != 1:
-        return None  # typer reports a missing or extra argument
-    show = ShowArgs(run=parsed[1][0], **parsed[0])  # type: ignore[arg-type]
+    if parsed is None or len(parsed[1]) > 1:
+        return None  # typer reports an extra argument
+    show = ShowArgs(run=parsed[1][0] if parsed[1] else None, **parsed[0])  # type: ignore[arg-type]
     show.ledger = show.ledger or global_ledger
     return show
 
@@ -284,13 +284,14 @@ def _cell(value: object) -> str:
 def run_show(args: ShowArgs) -> None:
     """Everything bound to a run: lines, or JSON with ``args.json_out``."""
     from ..index.checked import REINDEX_HINT
+    from ..run.find import newest_run
     from ..run.show import describe_run, render_run
     from ..store import Store
     from ._output import print_json, print_warnings, progress_stages
 
     store = Store.open(args.ledger)
     with progress_stages():  # the index, when it must be rebuilt, says so on a terminal
-        info = describe_run(store, args.run)
+        info = describe_run(store, args.run if args.run is not None else newest_run(store))
     print_warnings(info.get("warnings", []), REINDEX_HINT)
     if args.json_out:
         print_json(info)

@@ -174,6 +174,8 @@ def run_record(args: RecordArgs) -> int:
         result = do_record(opts, store)
     run = result.run_json  # as stored: printing it needs no model (nor pydantic)
     run_id, status, exit_code = run["run_id"], run["status"], run["exit_code"]
+    for warning in result.warnings:  # e.g. a --metric that matched nothing
+        sys.stderr.write(f"ledger: warning: {warning}\n")
     if result.sweep_error:
         sys.stderr.write(
             "ledger: warning: the Hydra multirun's jobs were not all recorded as runs "

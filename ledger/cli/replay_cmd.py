@@ -125,8 +125,11 @@ def replay_and_print(
 
     con = console()
     colour = {"reproduced": "green", "inconclusive": "yellow"}.get(v.outcome, "red")
+    # A verdict that compared nothing but the exit status says so in its first words.
+    only_exit = ", exit status only" if "exit-status-only" in v.labels else ""
     con.print(
-        f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}) {v.original} → {', '.join(v.replays)}"
+        f"[bold {colour}]{v.outcome.upper()}[/] ({v.mode}{only_exit}) {v.original} → "
+        + ", ".join(v.replays)
     )
     con.print(one_line(v.summary, LINE_MAX), markup=False)  # names metrics and paths: user data
     for label in v.labels:

@@ -143,16 +143,21 @@ def ls(
 
 
 def show(
-    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
+    run: str | None = typer.Argument(
+        None, metavar="RUN", help="Run id, unique prefix, or name (default: the newest run)."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Everything bound to a run: contract, environment, metrics, outputs, replays."""
+    """Everything bound to a run (default: the newest): contract, environment, metrics,
+    outputs, replays."""
     run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out))
 
 
 def log(
-    run: str = typer.Argument(..., metavar="RUN", help="Run id, unique prefix, or name."),
+    run: str | None = typer.Argument(
+        None, metavar="RUN", help="Run id, unique prefix, or name (default: the newest run)."
+    ),
     stderr: bool = typer.Option(
         False, "--stderr", help="Show the captured standard error instead."
     ),
@@ -166,16 +171,16 @@ def log(
         help="Write the captured bytes as they are, terminal escape sequences included.",
     ),
 ) -> None:
-    """Print the captured output of a run.
+    """Print the captured output of a run (default: the newest).
 
     Control characters other than newline and tab are shown as \\xNN escapes, so a log cannot
     restyle, retitle or rewrite the terminal it is read on; --raw writes the bytes as captured.
     """
     from ..errors import UsageError
-    from ..run.find import load_run
+    from ..run.find import load_run, newest_run
 
     store = open_store(ledger)
-    _, rec = load_run(store, run)
+    _, rec = load_run(store, run if run is not None else newest_run(store))
     stream = "stderr" if stderr else "stdout"
     oid = rec.stderr if stderr else rec.stdout
     if oid is None:

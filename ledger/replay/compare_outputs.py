@@ -3,6 +3,9 @@ captured logs (when asked), and the checkpoints each saved, paired by step."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +16,7 @@ if TYPE_CHECKING:
     from ..records.verdict_parts import FileComparison
     from .options import ReplayOptions
 
-__all__ = ["compare_run_outputs"]
+__all__ = ["compare_run_outputs", "compare_stdout"]
 
 
 def compare_run_outputs(
@@ -87,6 +90,59 @@ def _left_out(
             )
             rows.append(_row(row, f"{path} (files left out of the {side})"))
     return rows
+
+
+# A captured stdout larger than this is compared as stored, without mapping the workspace path.
+_MAPPED_MAX = 64 << 20
+
+
+def compare_stdout(
+    store: Store,
+    original: Run,
+    replay: Run,
+    workdir: Path,
+    paths: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``<stdout>`` row: the two captured stdouts line by line, exactly, in any mode
+    (printed text has no tolerance). ``paths`` is (the replay's working directory, the
+    original's): a replay runs in a workspace, so a path the program prints under its working
+    directory is read as the original's before the lines are compared."""
+    from ..records.verdict_parts import CompareSettings
+    from .compare import compare_objects
+    from .compare.logs import compare_log_files
+
+    settings = CompareSettings(mode="bitwise", include_logs=True)
+    f = compare_objects(store, "stdout", original.stdout, replay.stdout, settings, workdir)
+    if f.status == "identical" or paths is None or original.stdout is None:
+        return _row(f, "<stdout>")
+    if replay.stdout is None:
+        return _row(f, "<stdout>")
+    a, b = _read_capped(store, original.stdout), _read_capped(store, replay.stdout)
+    if a is None or b is None:
+        return _row(f, "<stdout>")
+    for ws in dict.fromkeys((paths[0], os.path.realpath(paths[0]))):
+        b = b.replace(ws.encode(), paths[1].encode())
+    scratch = Path(tempfile.mkdtemp(prefix="compare-", dir=workdir))
+    try:
+        (scratch / "a").mkdir()
+        (scratch / "b").mkdir()
+        (scratch / "a" / "stdout").write_bytes(a)
+        (scratch / "b" / "stdout").write_bytes(b)
+        mapped = compare_log_files(scratch / "a" / "stdout", scratch / "b" / "stdout", settings)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    row = _row(mapped, "<stdout>")
+    row["notes"] = [
+        *row.get("notes", []),
+        f"the replay's working directory {paths[0]} read as the original's {paths[1]}",
+    ]
+    return row
+
+
+def _read_capped(store: Store, oid: str) -> bytes | None:
+    with store.objects.open(oid) as f:
+        data = f.read(_MAPPED_MAX + 1)
+    return None if len(data) > _MAPPED_MAX else data
 
 
 def _saves(store: Store, run: Run) -> dict[int, str]:

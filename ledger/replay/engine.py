@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 import signal
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,15 @@ from ..run.imported import not_replayable
 from ..run.lineage import code_source
 from ..run.series import final_value, run_series
 from ..store import Store
+from .compared import (
+    EMPTY_OID,
+    compared_counts,
+    compared_nothing_but_exit,
+    compared_text,
+    is_compared_file,
+)
 from .options import ReplayOptions
-from .seed_effect import check_seed_effect
+from .seed_effect import check_first_replays, check_seed_effect, refuse_unvarying_seed
 from .single import ReplayInterrupted, _one_replay
 from .workspace import Workspace
 
@@ -154,6 +162,8 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         if not opts.keep_workspace:
             for path in made:
                 shutil.rmtree(path, ignore_errors=True)
+        if made:
+            _index_replay_runs(store)
         if isinstance(e, Exception) and not isinstance(e, LedgerError):
             # The replay's own failure (a full disk, a comparator that broke), not the
             # program's: it could not replay, and no verdict was stored.
@@ -163,6 +173,18 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
                 hint="no verdict was stored" + (kept if opts.keep_workspace else ""),
             ) from e
         raise
+
+
+def _index_replay_runs(store: Store) -> None:
+    """The replay runs recorded before a replay stopped without a verdict (a seeds check, a
+    failure, Ctrl-C) stay recorded: put them in the index, as a verdict would have."""
+    from ..index import Index
+
+    try:
+        with Index(store) as index:
+            index.sync()
+    except Exception:  # the replay's own error is the one to report
+        pass  # `ledger reindex` rebuilds it from the records
 
 
 def _replay_and_judge(
@@ -208,6 +230,11 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
+        stdout_row = _stdout_if_nothing_else(
+            store, run, replay_run, opts, series, files, ws.root, (str(ws.run_dir), contract.cwd)
+        )
+        if stdout_row is not None:
+            files.append(stdout_row)
         # "ignored": a captured log, compared only with --include-logs (as compare_trees has it)
         files_ok = all(f["status"] in ("identical", "close", "ignored") for f in files)
         if opts.mode == "bitwise":
@@ -218,7 +245,11 @@ def _replay_and_judge(
             replay_run.signal,
         )
         ok = series.ok and bitwise_values and files_ok and same_exit
-        summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit)
+        compared = compared_counts(series.compared, files)
+        settings["compared"] = compared
+        if ok and compared_nothing_but_exit(compared):
+            labels.append("exit-status-only")
+        summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
         verdict = Verdict(
             original=run.run_id,
             replays=[replay_run.run_id],
@@ -253,6 +284,35 @@ def _replay_and_judge(
     return ReplayOutcome(verdict, oid, workspaces)
 
 
+def _stdout_if_nothing_else(
+    store: Store,
+    run: Run,
+    replay_run: Run,
+    opts: ReplayOptions,
+    series: Any,
+    files: list[dict[str, Any]],
+    workdir: Path,
+    paths: tuple[str, str],
+) -> dict[str, Any] | None:
+    """The ``<stdout>`` row of a program whose result is its printed text (a sampler, an
+    evaluation script): with no metric value and no output file to compare, the captured
+    stdout is compared line by line. The recorder tees only the program's own stdout into it
+    (ledger's messages go to stderr, ``--jobs`` prefixes only to the terminal). None when
+    something else was compared, when ``--include-logs`` already compares it, or when the
+    original printed nothing (an empty text proves nothing either)."""
+    from .compare_outputs import compare_stdout
+
+    if opts.include_logs or series.compared or series.first_structural is not None:
+        return None
+    if any(is_compared_file(f) for f in files):
+        return None
+    if run.stdout is None or replay_run.stdout is None:
+        return None
+    if run.stdout == EMPTY_OID and replay_run.stdout == EMPTY_OID:
+        return None
+    return compare_stdout(store, run, replay_run, workdir, paths)
+
+
 def _bitwise_identical(a: dict[tuple[str, int], float], b: dict[tuple[str, int], float]) -> bool:
     """compare_series with zero tolerance still equates -0.0 and 0.0: check the bytes too."""
     from ..stats import bitwise_equal
@@ -268,12 +328,22 @@ def _summary(
     run: Run,
     replay_run: Run,
     same_exit: bool,
+    compared: dict[str, Any],
 ) -> str:
-    if ok:
-        return (
-            f"reproduced ({mode}): {series.compared} metric values and {len(files)} output "
-            f"file(s) match; exit status {run.status} ({run.exit_code}) reproduced"
+    exit_text = f"exit status {run.status} ({run.exit_code})"
+    if ok and compared_nothing_but_exit(compared):
+        stderr = (
+            "; its stderr was not compared (it may carry timings and progress): "
+            "--include-logs compares it"
+            if run.stderr not in (None, EMPTY_OID)
+            else ""
         )
+        return (
+            f"reproduced ({mode}), exit status only: {exit_text} reproduced; nothing else could "
+            f"be compared (no metrics, no output files, and nothing printed to stdout){stderr}"
+        )
+    if ok:
+        return f"reproduced ({mode}): compared {compared_text(compared)}; all match, {exit_text}"
     parts = []
     if not same_exit:
         parts.append(
@@ -291,14 +361,26 @@ def _summary(
         s = series.first_structural
         parts.append(f"metric {s.metric} step {s.step} only in the {s.present_in}")
     bad = [f for f in files if f["status"] not in ("identical", "close", "ignored")]
-    if bad:
-        parts.append(
-            f"{len(bad)} output file(s) differ, first {bad[0]['path']}: "
-            f"{bad[0].get('detail') or bad[0]['status']}"
-        )
+    bad_files = [f for f in bad if is_compared_file(f)]
+    if bad_files:
+        parts.append(f"{len(bad_files)} output file(s) differ, first {_file_detail(bad_files[0])}")
+    for log in (f for f in bad if not is_compared_file(f)):  # <stdout>, <stderr>
+        parts.append(_file_detail(log, log["path"].strip("<>")))
     if not parts:
         parts.append("values equal but not bitwise identical (e.g. -0.0 vs 0.0)")
-    return "not reproduced: " + "; ".join(parts)
+    return f"not reproduced ({mode}; compared {compared_text(compared)}): " + "; ".join(parts)
+
+
+def _file_detail(row: dict[str, Any], name: str | None = None) -> str:
+    """``out/a.csv: line 2 differs: original 'a', replay 'b'``, not a dict's repr."""
+    detail = row.get("detail")
+    if isinstance(detail, dict):
+        text = str(detail.get("description") or detail.get("kind") or row["status"])
+        if detail.get("original") is not None or detail.get("replay") is not None:
+            text += f": original {detail.get('original')}, replay {detail.get('replay')}"
+    else:
+        text = str(detail or row["status"])
+    return f"{name or row['path']}: {text}"
 
 
 def _seeds(
@@ -316,14 +398,27 @@ def _seeds(
     from ..stats import compare_seeds
 
     metric = opts.metric or _main_metric(run)
-    original_value = final_value(run, metric)
-    if original_value is None:
-        raise UsageError(
-            f"run {run.run_id} has no finite value of metric {metric!r}",
-            hint="choose the main metric with --metric",
-        )
+    original_value = _value_of(run, metric)
+    group = [original_value]
+    group_ids = [run.run_id]
+    for other in opts.original_group:  # --against: checked before any seed runs, too
+        _, other_run = load_run(store, other)
+        if other_run.run_id not in group_ids:
+            group.append(_value_of(other_run, metric, flag="--against"))
+            group_ids.append(other_run.run_id)
+    # Each seed is a full training run: refuse before the first one when the original shows
+    # that the seed cannot reach the program, and stop early when two seeds agree exactly.
+    refuse_unvarying_seed(store, run, contract.argv, opts.seed_arg)
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
     roots = [secrets.randbits(63) for _ in range(opts.seeds)]
+    given_seeds = [r % (2**31) for r in roots] if opts.seed_arg else roots
+    finished: list[tuple[Run, int, float | None]] = []
+
+    def probe(index: int, replay_run: Run) -> None:
+        # Each replay as it ends, in the order they end, on this thread (the thread pool's
+        # wait loop or the seed jobs' poll loop): one at a time.
+        finished.append((replay_run, given_seeds[index], final_value(replay_run, metric)))
+        check_first_replays(store, finished, metric, opts.seed_arg, opts.seeds)
 
     from .executors import DevicePool, seed_output
 
@@ -351,7 +446,7 @@ def _seeds(
         from .executors import run_seed_jobs
 
         plan = [(r % (2**31), None, r % (2**31)) if opts.seed_arg else (r, r, None) for r in roots]
-        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed)
+        jobs = run_seed_jobs(store, run, opts, plan, metric, opts.on_seed, probe)
         results = list(jobs.replays())
         replayed = [roots[o.index] for o in jobs.completed]
         job_notes = jobs.notes()
@@ -359,7 +454,7 @@ def _seeds(
         if jobs.folder is not None:
             job_notes.append(f"the seed jobs' logs are kept in {jobs.folder}")
     else:
-        results = _seeds_in_threads(opts, go)
+        results = _seeds_in_threads(opts, go, probe)
     replays = [r for r, _ in results]
     values = [final_value(r, metric) for r in replays]
     finite = [v for v in values if v is not None]
@@ -372,31 +467,15 @@ def _seeds(
         )
     given = [root % (2**31) for root in replayed] if opts.seed_arg else replayed
     check_seed_effect(store, replays, given, values, metric, opts.seed_arg)
-    group = [original_value]
-    group_ids = [run.run_id]
-    for other in opts.original_group:
-        _, other_run = load_run(store, other)
-        v = final_value(other_run, metric)
-        if v is None:
-            raise UsageError(f"run {other_run.run_id} has no finite value of {metric!r}")
-        if other_run.run_id not in group_ids:
-            group.append(v)
-            group_ids.append(other_run.run_id)
     cmp = compare_seeds(group, finite, margin=opts.margin, seed=boot_seed)
     notes: list[str] = list(dict.fromkeys(n for _, ws in results for n in ws.notes))
     notes += job_notes
     if cmp.single_run is not None:
-        p = cmp.single_run
-        outcome = "reproduced" if p.inside else "not-reproduced"
-        lo, hi = p.prediction_interval
-        summary = (
-            f"seeds: the original {metric} = {original_value:g} falls "
-            f"{'inside' if p.inside else 'outside'} the {p.level:.0%} prediction interval "
-            f"[{lo:.6g}, {hi:.6g}] of {len(finite)} replayed seeds (percentile {p.percentile:.1f})"
-        )
+        outcome, summary = _single_original(cmp.single_run, metric, original_value)
         notes.append(
-            "the original group is a single run: a prediction interval is reported instead of "
-            "a two-group test; pass --against RUN for more original seeds"
+            "the original group is a single run, exchangeable with the replays if it "
+            "reproduces: the verdict rests on its exact rank among them (two-sided), with the "
+            "prediction interval beside it; pass --against RUN for more original seeds"
         )
     else:
         assert cmp.tost is not None
@@ -438,26 +517,93 @@ def _seeds(
     return verdict, [ws.root for _, ws in results] if opts.keep_workspace or not as_jobs else []
 
 
+def _single_original(p: Any, metric: str, value: float) -> tuple[str, str]:
+    """(outcome, summary) for one original run and n replayed seeds: the n + 1 runs are
+    exchangeable if it reproduces, so its rank is exact evidence and needs no distribution.
+    Not reproduced only when the two-sided rank p-value is at most 5% (39 replays at least);
+    an original outside the prediction interval that its rank cannot condemn is inconclusive,
+    never "not reproduced" for what happens one time in six (docs/explanation/statistics.md)."""
+    r = p.rank
+    lo, hi = p.prediction_interval
+    where = (
+        f"{'inside' if p.inside else 'outside'} the {p.level:.0%} prediction interval "
+        f"[{lo:.6g}, {hi:.6g}]"
+    )
+    head = f"seeds: the original {metric} = {value:g} is {r.describe()}; it falls {where}"
+    if r.significant:
+        return "not-reproduced", (
+            f"{head}. A run of the same distribution ranks this far out at most "
+            f"{r.p_two_sided_text} of the time (two-sided): not reproduced"
+        )
+    if not p.inside:
+        return "inconclusive", (
+            f"{head}. Its rank is what a run of the same distribution gets "
+            f"{r.p_two_sided_text} of the time (two-sided), so it is no evidence against it; "
+            f"the interval assumes normal spread. Inconclusive: from {r.replays_needed} "
+            f"replayed seeds its rank alone can show a difference at {r.alpha:.0%}"
+        )
+    return "reproduced", head
+
+
 def _seeds_in_threads(
-    opts: ReplayOptions, go: Callable[[int], tuple[Run, Workspace]]
+    opts: ReplayOptions,
+    go: Callable[[int], tuple[Run, Workspace]],
+    probe: Callable[[int, Run], None],
 ) -> list[tuple[Run, Any]]:
+    """Run the seeds, at most ``opts.jobs`` at a time, each started only when a slot frees:
+    ``probe`` sees every replay as it ends and may stop the rest by raising."""
+    results: dict[int, tuple[Run, Any]] = {}
+    todo = iter(range(opts.seeds))
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = [pool.submit(go, i) for i in range(opts.seeds)]
+        running = {pool.submit(go, i): i for i in islice(todo, opts.jobs)}
         try:
-            return [f.result() for f in futures]
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in done:
+                    i = running.pop(f)
+                    results[i] = f.result()
+                    probe(i, results[i][0])
+                for i in islice(todo, len(done)):
+                    running[pool.submit(go, i)] = i
+            return [results[i] for i in sorted(results)]
         except BaseException:
-            # Ctrl-C reaches only this thread, and a failed seed ends the replay: stop the
-            # seeds not started and pass the signal on to those running (their runs are sealed
-            # as interrupted), so the pool does not wait for them to finish.
+            # Ctrl-C reaches only this thread, and a failed seed (or the probe) ends the
+            # replay: pass the signal on to the seeds running (their runs are sealed as
+            # interrupted), so the pool does not wait for them to finish; none is started.
             from ..run.execute import interrupt_running
 
-            for f in futures:
-                f.cancel()
             # Again until all are done: a seed still building its workspace starts later.
-            while not all(f.done() for f in futures):
+            while not all(f.done() for f in running):
                 interrupt_running(signal.SIGINT)
-                wait(futures, timeout=0.2)
+                wait(running, timeout=0.2)
             raise
+
+
+def _value_of(run: Run, metric: str, *, flag: str = "--metric") -> float:
+    """The last finite value of ``metric`` in ``run``; a UsageError that lists the run's
+    metrics (and the nearest name) when it has none of that name: a typo costs no replay."""
+    import difflib
+
+    value = final_value(run, metric)
+    if value is not None:
+        return value
+    names = sorted({m.name for m in run.metrics})
+    if metric in names:
+        raise UsageError(
+            f"run {run.run_id} has no finite value of metric {metric!r}",
+            hint="choose the main metric with --metric NAME: its metrics are " + ", ".join(names),
+        )
+    near = difflib.get_close_matches(metric, names, n=1)
+    shown = ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
+    head = (
+        f"--metric {metric!r}: run {run.run_id}"
+        if flag == "--metric"
+        else f"{flag} {run.run_id}: it"
+    )
+    raise UsageError(
+        f"{head} has no metric of that name; its metrics: {shown or 'none'}",
+        hint=f"did you mean --metric {near[0]}?" if near else "give one of them with --metric",
+    )
 
 
 def _main_metric(run: Run) -> str:

@@ -376,9 +376,12 @@ def run_seed_jobs(
     plan: Sequence[tuple[int, int | None, int | None]],
     metric: str,
     on_seed: Callable[[int, int, Run, float | None], None] | None = None,
+    probe: Callable[[int, Run], None] | None = None,
 ) -> SeedJobs:
     """Run ``plan`` (seed given, root for LEDGER_SEED_ROOT, value for --seed-arg) as jobs, at
-    most ``opts.jobs`` at a time; an interruption cancels every job and raises."""
+    most ``opts.jobs`` at a time; an interruption cancels every job and raises. ``probe``
+    sees each replay run as its job ends; when it raises, the jobs running are cancelled, none
+    is submitted, and its error is raised."""
     from ..run.series import final_value
 
     ex = opts.executor
@@ -438,6 +441,8 @@ def run_seed_jobs(
                     outcomes[i] = outcome
                     if outcome.run is not None and on_seed is not None:
                         on_seed(i, given, outcome.run, final_value(outcome.run, metric))
+                    if outcome.run is not None and probe is not None:
+                        probe(i, outcome.run)
                 if running:
                     time.sleep(_POLL_S)
     except (KeyboardInterrupt, _Stopped) as e:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..index.query import Filter
     from ..records.run import Run
 
-__all__ = ["backed_record", "load_run", "new_run_id", "resolve_run", "run_ref"]
+__all__ = ["backed_record", "load_run", "new_run_id", "newest_run", "resolve_run", "run_ref"]
 
 
 def resolve_run(store: Store, text: str) -> str:
@@ -83,6 +83,25 @@ def _find(store: Store, index: Index, text: str) -> str:
         f"no run {text!r} in {store.root}",
         hint="`ledger ls` lists runs; give an id, a unique id prefix, a short id, or a run name",
     )
+
+
+def newest_run(store: Store) -> str:
+    """The id of the run that started last, original or replay: what ``ledger show`` and
+    ``ledger log`` mean without a run, as ``git log`` means HEAD. Run ids begin with their
+    start time, so the newest is the greatest ``runs/`` ref."""
+    from ..index import Index
+
+    with Index(store) as index:
+        index.sync()
+        rows = index.query(
+            "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name DESC LIMIT 1",
+            ("runs/", "runs/\U0010ffff"),
+        )
+    if not rows:
+        raise UnknownIdError(
+            f"no runs in {store.root} yet", hint="`ledger record -- CMD ARGS` records one"
+        )
+    return str(rows[0]["name"]).split("/", 1)[1]
 
 
 def _has_run(store: Store, run_id: str) -> bool:

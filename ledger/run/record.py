@@ -55,6 +55,8 @@ class RecordResult:
     exit_code: int  # what `ledger record` exits with: the child's, or 128+signal
     sweep_jobs: list[str] = field(default_factory=list)  # a Hydra multirun: its job runs
     sweep_error: str | None = None  # why (some of) its jobs were not recorded as runs
+    # For the terminal, not stored: e.g. a --metric that matched nothing, with output lines
+    warnings: list[str] = field(default_factory=list)
 
     @functools.cached_property
     def run(self) -> Run:
@@ -274,6 +276,7 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
             b.outputs_before,
         )
         _sweep_jobs(b, sealed)
+        sealed.warnings = parser.unmatched_warnings()
     except BaseException:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise

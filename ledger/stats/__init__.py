@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from .multiseed import SeedComparison, compare_seeds
     from .power import MAX_SEEDS, seeds_needed, tost_power
+    from .rank import ExactRank, exact_rank, replays_for_rank_test
     from .series import (
         MetricComparison,
         SeriesComparison,
@@ -122,6 +123,9 @@ _WHERE = {
     "welch_tost": "equivalence",
     "welch_tost_from_stats": "equivalence",
     "SeedComparison": "multiseed",
+    "ExactRank": "rank",
+    "exact_rank": "rank",
+    "replays_for_rank_test": "rank",
     "compare_seeds": "multiseed",
     "MAX_SEEDS": "power",
     "seeds_needed": "power",
@@ -175,6 +179,7 @@ __all__ = [
     "ComparisonResult",
     "ConsistencyCheck",
     "ConsistencyReport",
+    "ExactRank",
     "Interval",
     "MannWhitneyResult",
     "MetricComparison",
@@ -201,6 +206,7 @@ __all__ = [
     "compare_tasks",
     "default_margin",
     "default_tolerance",
+    "exact_rank",
     "expected_range",
     "iqm",
     "is_close",
@@ -211,6 +217,7 @@ __all__ = [
     "normalize_dtype",
     "place_single_run",
     "probability_of_improvement",
+    "replays_for_rank_test",
     "rounding_halfwidth",
     "seeds_for_difference",
     "seeds_needed",

@@ -22,6 +22,7 @@ from scipy import stats
 
 from ._common import JsonMixin, as_sample, check_margin, check_probability
 from .power import seeds_needed
+from .rank import ExactRank, exact_rank
 
 __all__ = [
     "ALPHA",
@@ -267,14 +268,17 @@ class SingleRunPlacement(JsonMixin):
     t_score: float
     p_value: float
     percentile: float
+    # The distribution-free evidence: its rank among the n + 1 values (ledger/stats/rank.py).
+    rank: ExactRank | None = None
 
 
 def place_single_run(original: float, replay: Sample, *, level: float = 0.95) -> SingleRunPlacement:
     """Compare one original run with the replay distribution instead of a two-group test.
 
     The t prediction interval for one new observation, mean +- t * s * sqrt(1 + 1/n), is where
-    the original should fall if it came from the same distribution; ``percentile`` is its
-    empirical rank among the replays (ties count one half).
+    the original should fall if it came from the same (normal) distribution; ``percentile`` is
+    its empirical rank among the replays (ties count one half), and ``rank`` the exact rank
+    p-values, which need no distribution.
     """
     level = check_probability(level, "level")
     value = float(original)
@@ -302,4 +306,5 @@ def place_single_run(original: float, replay: Sample, *, level: float = 0.95) ->
         t_score=t_score,
         p_value=p_value,
         percentile=float(stats.percentileofscore(b, value, kind="mean")),
+        rank=exact_rank(value, b, alpha=ALPHA),
     )

@@ -20,7 +20,7 @@ BAD = [
     (["replay", "x", "--mode", "fast"], 2, "'fast' is not one of 'bitwise', 'tolerance', 'seeds'"),
     (["checkpoint", "export", "x", "-f", "onnx", "-o", "y"], 2, "'onnx' is not one of"),
     (["gc", "--grace-hours", "-1"], 2, "Invalid value for '--grace-hours'"),
-    (["show"], 2, "Missing argument 'RUN'"),
+    (["show", "a", "b"], 2, "Got unexpected extra argument(s) (b)"),
     (["nosuchcommand"], 2, "No such command 'nosuchcommand'"),
     (["audit", "missing.yaml"], 2, "'missing.yaml' does not exist"),
     (["show", "nosuchrun"], 2, "no run 'nosuchrun'"),

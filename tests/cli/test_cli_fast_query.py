@@ -106,6 +106,8 @@ def _cases(repo: Path) -> list[list[str]]:
         ["show", ids[-1]],  # the replay
         ["show", "2"],  # a prefix of every id: ambiguous
         ["show", "no-such-run"],
+        ["show"],  # the newest run: the replay
+        ["show", "--json"],
         ["show", "-L", "no-such-ledger", "x"],
         ["--version"],
         ["-L", "x", "--version"],
@@ -121,7 +123,6 @@ LEFT_TO_TYPER = [
     ["ls", "--help"],
     ["ls", "-h"],
     ["show", "--help"],
-    ["show"],
     ["show", "a", "b"],
     ["show", "--", "-x"],
     ["show", "-"],

@@ -23,6 +23,8 @@ from ledger.store import Store
 # waits to be interrupted. PAUSE is not recorded, so the original run finishes at once.
 PAUSING = """
 import os, sys, time
+import ledger
+ledger.seed(0)  # seeds mode refuses a program that never reads its seed
 print("epoch 0 loss 0.5", flush=True)
 if os.environ.get("PAUSE"):
     print("ready", flush=True)
