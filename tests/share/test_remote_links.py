@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from _support import run_ledger
 
-from ledger.store import Store
-
 
 def _victim(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     """A folder of someone's files, two days old (older than any stale-upload cutoff)."""
@@ -98,7 +96,7 @@ def test_pull_never_reads_through_a_linked_folder(
     _link(remote / "objects", elsewhere)
     clone = tmp_path / "clone"
     _refused(run_ledger("clone", str(remote), str(clone), cwd=tmp_path), "objects")
-    assert list(Store.open(clone / ".ledger").refs.iter()) == []
+    assert not (clone / ".ledger").exists()  # a clone that fails leaves no ledger behind
 
 
 def test_pull_refuses_an_object_linked_to_a_file_outside(
