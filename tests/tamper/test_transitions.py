@@ -6,6 +6,7 @@ ones and refuses every other with a ``transition`` problem naming the line, exit
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 from ledger._canonical import format_datetime
+from ledger.capture.gitsource import build_git_source
 from ledger.cli.app import app
 from ledger.store import Store
 from ledger.store.atomic import atomic_write_bytes
 from ledger.store.fold import ABSENT, KINDS, RefKind
 
 OPS = sorted({op for k in KINDS for (_, op) in k.moves})
-COMMIT = "ab" * 20
 # A ref of each kind that the fixture does not hold yet ({good}: the good run's id).
 REF = {
     "run": "runs/{new}",
@@ -30,7 +31,7 @@ REF = {
     "gate": "gates/gate-t",
     "checkpoint step": "checkpoints/{good}/step-3",
     "latest checkpoint": "checkpoints/{good}/latest",
-    "carried commit": f"sources/git/{COMMIT}",
+    "carried commit": "sources/git/{commit}",
     "other": "notes/t",
 }
 # The note each op's line carries (it repeats a field of the record, or names an origin).
@@ -74,13 +75,29 @@ class _Ledger:
         self.store = Store.open(project / ".ledger")
         self.ids = ids | {"new": ids["good"][:-1] + ("0" if ids["good"][-1] != "0" else "1")}
         self.n = 0
+        self.commits: list[str] = []
         good = self.store.refs.get(f"runs/{ids['good']}")
         self.run = self.store.get_json(str(good))
         verdict = next(oid for _, oid in self.store.refs.iter("verdicts/"))
         self.verdict = self.store.get_json(verdict)
 
+    def commit(self) -> str:
+        """A new commit of the project (empty), for a carried commit record: one that
+        ``ledger verify`` finds to be the commit it names, as a real carried commit is."""
+        git = ["git", "-C", str(self.project), "-c", "user.name=t", "-c", "user.email=t@e.org"]
+        subprocess.run(
+            [*git, "commit", "-q", "--allow-empty", "-m", f"t{len(self.commits)}"], check=True
+        )
+        head = subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        )
+        self.commits.append(head.stdout.strip())
+        return self.commits[-1]
+
     def ref(self, kind: RefKind) -> str:
-        return REF[kind.name].format(**self.ids)
+        if kind.name == "carried commit" and not self.commits:
+            self.commit()
+        return REF[kind.name].format(**self.ids, commit=self.commits[0] if self.commits else "")
 
     def record(self, kind: RefKind, op: str) -> dict[str, Any]:
         """A new record (never one stored before) of ``kind``, as ``op`` would log it."""
@@ -95,6 +112,11 @@ class _Ledger:
                 | {"original": self.ids["good"], "replays": [self.ids["bad"]]}
                 | {"summary": f"t{self.n}"}
             )
+        if kind.name == "carried commit":
+            # The ref's own commit first; any later record is of another commit (a new object
+            # under that ref: refused by the fold, and not the commit the ref names).
+            commit = self.commits[0] if self.n == 1 else self.commit()
+            return build_git_source(self.store, self.project, commit).to_json()
         plain = {"schema": 1, "created": now, "note": f"t{self.n}"}
         return {
             "audit": {"kind": "audit", "audit_id": "aud-t", "exit_code": 0},
@@ -102,7 +124,6 @@ class _Ledger:
             "gate": {"kind": "gate", "gate_id": "gate-t", "passed": True},
             "checkpoint step": {"kind": "checkpoint", "run_id": self.ids["good"], "step": 3},
             "latest checkpoint": {"kind": "checkpoint", "run_id": self.ids["good"], "step": 3},
-            "carried commit": {"kind": "git-source", "commit": COMMIT},
             "other": {"kind": "note"},
         }[kind.name] | plain
 
@@ -175,10 +196,10 @@ def test_each_move_of_the_table(
     assert [p["subject"] for p in moves] == [where], report["problems"]
     message = moves[0]["message"]
     assert led.ref(kind) in message and "refused" in message, message
-    # Nothing else is wrong: the line's record may be of another kind than its op logs, and
-    # the ref file the forger moved is not what the fold (which refused the line) holds.
+    # Nothing else is wrong: the line's record may be of another kind than its op logs, the
+    # ref file the forger moved is not what the fold (which refused the line) holds, and a
+    # carried commit's ref file moved to another commit's record is not the commit it names.
     others = [p for p in report["problems"] if p not in moves]
-    assert all(
-        (p["kind"], p["subject"]) in {("ref-mismatch", led.ref(kind)), ("log-record", where)}
-        for p in others
-    ), others
+    expected = {("ref-mismatch", led.ref(kind)), ("log-record", where)}
+    expected.add(("forged-source", led.ref(kind)))
+    assert all((p["kind"], p["subject"]) in expected for p in others), others
