@@ -33,7 +33,6 @@ def find_git_source(store: Store, commit: str) -> GitSource | None:
         src = record_from_json(store.get_json(oid), GitSource)
     except (LedgerError, ValueError):
         return None
-    assert isinstance(src, GitSource)
     return src
 
 

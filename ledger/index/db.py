@@ -239,7 +239,8 @@ class Index:
         ).fetchall():
             self.db.execute(f'DELETE FROM "{name}"')
         n = self._fold(self._log_from(0), seen=set())
-        assert n is not None  # no head to continue from
+        if n is None:  # no head to continue from: never None
+            raise TypeError("folding the whole log found a head to continue from")
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
         return n
 

@@ -115,7 +115,6 @@ def load_run(store: Store, text: str) -> tuple[str, Run]:
     if oid is None:  # pragma: no cover - resolve_run found the ref
         raise UnknownIdError(f"run {run_id} has no record")
     run = record_from_json(store.get_json(oid), Run)
-    assert isinstance(run, Run)
     return oid, run
 
 

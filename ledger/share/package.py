@@ -285,7 +285,8 @@ def _unpack(path: Path, raw: BinaryIO, staging: Path) -> tuple[dict[str, Any], b
                 raise _bad(path, f"entry {name!r} appears twice")
             seen.add(name)
             f = tar.extractfile(member)
-            assert f is not None
+            if f is None:
+                raise _bad(path, f"entry {name!r} has no content to read")
             if manifest is None:
                 if name != MANIFEST:
                     raise _bad(path, f"its first entry is {name!r}, not {MANIFEST}")
@@ -359,7 +360,13 @@ def import_package(store: Store, path: Path) -> ImportReport:
                 store.objects.touch(oid)
                 continue
             got = store.objects.put_file(staging / oid[3:])
-            assert got == oid
+            if got != oid:  # its staged copy changed after the check: refuse, never link
+                raise CorruptObjectError(
+                    oid,
+                    f"object {oid} of {path} changed after it was checked (it hashed to {got} when "
+                    "stored); no ref was imported",
+                    hint="import it again; if it recurs, see what writes to the ledger's tmp/",
+                )
             new += 1
         found = manifest.get("origin")
         origin: dict[str, Any] = found if isinstance(found, dict) else {}
