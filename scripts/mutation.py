@@ -57,6 +57,32 @@ from mutation_select import (
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Record and replay a real run, verdict by verdict.
+_REPLAY_TESTS = [
+    "tests/replay/test_replay_e2e.py",
+    "tests/replay/test_replay_environment.py",
+    "tests/replay/test_replay_checkpoints.py",
+    "tests/replay/test_replay_confinement.py",
+    "tests/replay/test_replay_index.py",
+    "tests/replay/test_replay_ignored_logs.py",
+    "tests/replay/test_output_labels.py",
+    "tests/replay/test_replay_interrupt.py",
+    "tests/replay/test_seed_effect.py",
+    "tests/replay/test_seed_executors.py",
+    "tests/cli/test_cli_replay_fast.py",
+]
+
+# Claims audited against recorded runs, from evidence selection to the report.
+_AUDIT_TESTS = [
+    "tests/audit/test_audit_evidence.py",
+    "tests/audit/test_audit_claims_file.py",
+    "tests/audit/test_audit_end_to_end.py",
+    "tests/audit/test_audit_worked_examples.py",
+    "tests/audit/test_audit_real_replay.py",
+    "tests/audit/test_audit_reports.py",
+    "tests/audit/test_audit_require_gate.py",
+]
+
 # The checkpoint tests, fast files first; the resume tests start two-rank torchrun jobs.
 _CKPT_TESTS = [
     "tests/checkpoint/test_ckpt_save_checks.py",
@@ -279,6 +305,69 @@ MODULES: dict[str, list[str]] = {
             "tensor_names",
         )
     },
+    # mutverdict (issue 37): every other module that decides a verdict, its own tests first.
+    "ledger/replay/engine.py": [
+        "tests/replay/test_replay_verdict_edges.py",
+        *_REPLAY_TESTS,
+    ],
+    "ledger/replay/single.py": _REPLAY_TESTS,
+    "ledger/replay/seed_effect.py": [
+        "tests/replay/test_replay_verdict_edges.py",
+        "tests/replay/test_seed_effect.py",
+        "tests/replay/test_seed_executors.py",
+        "tests/replay/test_replay_interrupt.py",
+    ],
+    "ledger/replay/executors.py": [
+        "tests/replay/test_seed_executors.py",
+        "tests/replay/test_seed_effect.py",
+        "tests/replay/test_replay_interrupt.py",
+    ],
+    "ledger/audit/evaluate.py": _AUDIT_TESTS,
+    "ledger/audit/compare.py": [
+        "tests/audit/test_audit_comparison.py",
+        "tests/audit/test_audit_comparison_cases.py",
+        *_AUDIT_TESTS,
+    ],
+    "ledger/audit/select.py": _AUDIT_TESTS,
+    "ledger/stats/comparison.py": [
+        "tests/stats/test_stats_comparison.py",
+        "tests/stats/test_stats_arrays.py",
+        "tests/stats/test_stats_api.py",
+        "tests/audit/test_audit_comparison.py",
+        "tests/audit/test_audit_comparison_cases.py",
+    ],
+    "ledger/stats/twosample.py": [
+        "tests/stats/test_stats_twosample.py",
+        "tests/stats/test_stats_api.py",
+        "tests/audit/test_audit_comparison_cases.py",
+    ],
+    "ledger/stats/claims.py": [
+        "tests/stats/test_stats_claims.py",
+        "tests/stats/test_stats_api.py",
+        "tests/audit/test_audit_claims_file.py",
+        "tests/audit/test_audit_worked_examples.py",
+    ],
+    "ledger/share/package.py": [
+        "tests/share/test_package_import.py",
+        "tests/share/test_package_import_optimized.py",
+        "tests/share/test_package_export.py",
+        "tests/share/test_reviewer_workflow.py",
+        "tests/test_format_examples.py",
+    ],
+    "ledger/share/transfer.py": [
+        "tests/share/test_remote_path.py",
+        "tests/share/test_reviewer_workflow.py",
+        "tests/share/test_git_source.py",
+    ],
+    "ledger/attest/check.py": [
+        "tests/tamper/test_attest.py",
+        "tests/tamper/test_checkpoint_consistency.py",
+    ],
+    "ledger/ui/server.py": [
+        "tests/ui/test_web_view.py",
+        "tests/ui/test_browser.py",
+        "tests/ui/test_index_tables.py",
+    ],
 }
 
 # Tests that coverage cannot see reach a module: a process killed with SIGKILL saves no
