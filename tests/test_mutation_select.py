@@ -15,7 +15,7 @@ from _support import require_module
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from mutation_select import (  # noqa: E402
+from mutation_harness.selection import (  # noqa: E402
     CoverMap,
     Spans,
     coverage_env,
