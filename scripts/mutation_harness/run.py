@@ -76,19 +76,31 @@ def _pytest_args(copy: Path, args: list[str]) -> list[str]:
 
 
 def _pytest(
-    copy: Path, args: list[str], timeout: float, env_extra: dict[str, str] | None = None
+    copy: Path,
+    args: list[str],
+    timeout: float,
+    env_extra: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> tuple[str, float]:
-    """Run the tests against the copy; the whole process group is stopped whatever happens."""
+    """Run the tests against the copy; the whole process group is stopped whatever happens.
+    ``log``: where pytest's output goes (a baseline's, to say why it failed); else nowhere."""
     env = _pytest_env(copy, env_extra)
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *_pytest_args(copy, args)],
-        cwd=copy,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+    out = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *_pytest_args(copy, args)],
+            cwd=copy,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    finally:
+        if log is not None and not isinstance(out, int):
+            out.close()
     _running.add(proc.pid)
     outcome = "killed-timeout"
     try:
@@ -164,14 +176,15 @@ class _Copy:
         return self._path
 
 
-def _cover(copy: _Copy, module: str, tests: list[str]) -> CoverMap | None:
-    """The coverage pass, which is also the baseline: None when the tests fail unmutated."""
+def _cover(copy: _Copy, module: str, tests: list[str], log: Path) -> CoverMap | None:
+    """The coverage pass, which is also the baseline: None when the tests fail unmutated
+    (pytest's output in ``log``)."""
     work = copy.tmp / "cover"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     env = coverage_env(work, copy.path, module)
     args = ["-p", "mutation_contexts", *tests]
-    outcome, seconds = _pytest(copy.path, args, timeout=3600, env_extra=env)
+    outcome, seconds = _pytest(copy.path, args, timeout=3600, env_extra=env, log=log)
     if outcome != "survived":
         return None
     return read_coverage(work, module, round(seconds, 1))
@@ -186,6 +199,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     mutants = [m for m in mutants_of(module) if _compiles(apply(original, m), module)]
     name = module.replace("/", ".") + ".json"
     saved_path, cache_path = out_dir / name, out_dir / "cache" / name
+    baseline_log = out_dir / name.replace(".json", ".baseline.log")
     cache = _load_json(cache_path) if opts.cache else {}
     outcomes: dict[str, dict[str, Any]] = cache.get("mutants", {})
     if opts.recheck:
@@ -248,17 +262,21 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         # A mutant to run needs a green baseline now: with selection the coverage pass is the
         # baseline (and refreshes the map), without it a plain run of the mapped tests.
         if (not planned or (pending(planned) and not fresh)) and time.monotonic() < opts.deadline:
+            failed = (
+                f"mutation: the tests of {module} fail without any mutant (pytest's output: "
+                f"{baseline_log})"
+            )
             if opts.select:
-                cover = _cover(copy, module, tests)
+                cover = _cover(copy, module, tests, baseline_log)
                 if cover is None:
-                    raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
+                    raise SystemExit(failed)
                 cache["cover"] = {"key": ckey, "tree": tree, "map": cover.to_json()}
                 base_s = cover.seconds
                 planned = plan(cover)
             else:
-                base, base_s = _pytest(copy.path, tests, timeout=3600)
+                base, base_s = _pytest(copy.path, tests, timeout=3600, log=baseline_log)
                 if base != "survived":
-                    raise SystemExit(f"mutation: the tests of {module} fail without any mutant")
+                    raise SystemExit(failed)
             print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s", flush=True)
         overhead = 0.0
         if cover is not None:
