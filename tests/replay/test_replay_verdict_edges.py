@@ -21,6 +21,16 @@ random.random()
 print("epoch 0 acc 1.0")
 """
 
+# Throws away the seed ledger gives it and seeds itself from OS entropy: its metric varies,
+# but not by the seed (ledger.seed() records a root that did not come from LEDGER_SEED_ROOT).
+SEEDS_ITSELF = """
+import os, random
+os.environ.pop("LEDGER_SEED_ROOT", None)
+import ledger
+ledger.seed(random.SystemRandom().randrange(2**31))
+print(f"epoch 0 acc {0.9 + random.gauss(0, 0.01)!r}")
+"""
+
 # The same metric each time; exits 0 the first time, 3 every time after (the marker file,
 # outside the project, is left by the first run).
 EXITS_3_ON_REPLAY = """
@@ -41,6 +51,7 @@ def proj(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "constant.py").write_text(CONSTANT_METRIC)
     (root / "exits.py").write_text(EXITS_3_ON_REPLAY)
+    (root / "seeds_itself.py").write_text(SEEDS_ITSELF)
     assert run_ledger("init", cwd=root).returncode == 0
     return root
 
@@ -62,6 +73,15 @@ def test_two_seeds_of_a_metric_that_never_varies_get_no_verdict(proj: Path) -> N
     assert r.returncode == 7, r.stdout + r.stderr
     assert "ledger: error: seeds mode: all 2 replayed seeds gave acc = 1.0" in r.stderr, r.stderr
     assert "the seed had no effect" in r.stderr
+    assert "REPRODUCED" not in r.stdout
+    assert _verdicts(proj) == []
+
+
+def test_a_program_that_discards_the_seed_it_is_given_gets_no_verdict(proj: Path) -> None:
+    run_id = _record(proj, "seeds_itself.py")
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "2", "--jobs", "2", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    assert "the seed never reached 2 of 2 replay(s)" in r.stderr, r.stderr
     assert "REPRODUCED" not in r.stdout
     assert _verdicts(proj) == []
 
