@@ -1182,4 +1182,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "only the first byte is looked at (the pickle opcode b'\\x80'): one byte more read "
         "changes nothing"
     ),
+    # mutverdict (issue 37): seed_effect.py.
+    (
+        "ledger/replay/seed_effect.py",
+        "finished = [(r, s) for r, s, v in zip(replays, seeds, values, strict=True) "
+        "if v is not None]",
+        "True -> False",
+    ): (
+        "its one caller (replay/engine.py) builds the three lists from the same replays, one "
+        "entry each: their lengths always agree, so a zip that does not check them is the same"
+    ),
 }

@@ -5,6 +5,7 @@ status differs on replay while every metric matches."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -31,6 +32,12 @@ ledger.seed(random.SystemRandom().randrange(2**31))
 print(f"epoch 0 acc {0.9 + random.gauss(0, 0.01)!r}")
 """
 
+# Reads no seed at all: every replay gives the same value.
+FIXED = """
+import random
+print(f"epoch 0 acc {0.9 + random.Random(3).gauss(0, 0.01)!r}")
+"""
+
 # The same metric each time; exits 0 the first time, 3 every time after (the marker file,
 # outside the project, is left by the first run).
 EXITS_3_ON_REPLAY = """
@@ -52,6 +59,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "constant.py").write_text(CONSTANT_METRIC)
     (root / "exits.py").write_text(EXITS_3_ON_REPLAY)
     (root / "seeds_itself.py").write_text(SEEDS_ITSELF)
+    (root / "fixed.py").write_text(FIXED)
     assert run_ledger("init", cwd=root).returncode == 0
     return root
 
@@ -84,6 +92,23 @@ def test_a_program_that_discards_the_seed_it_is_given_gets_no_verdict(proj: Path
     assert "the seed never reached 2 of 2 replay(s)" in r.stderr, r.stderr
     assert "REPRODUCED" not in r.stdout
     assert _verdicts(proj) == []
+
+
+@pytest.mark.parametrize(("seeds", "listed", "more"), [(3, 3, False), (4, 3, True)])
+def test_a_refusal_names_three_of_the_replays_the_seed_missed(
+    proj: Path, seeds: int, listed: int, more: bool
+) -> None:
+    run_id = _record(proj, "fixed.py")
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", str(seeds), "--jobs", "2", cwd=proj
+    )
+    assert r.returncode == 7, r.stdout + r.stderr
+    assert f"the seed never reached {seeds} of {seeds} replay(s)" in r.stderr, r.stderr
+    named = r.stderr[
+        r.stderr.index("(replays: ") : r.stderr.index(")", r.stderr.index("(replays: "))
+    ]
+    assert len(re.findall(r"\d{8}T\d{6}\.\d+Z-[0-9a-f]{8}", named)) == listed, named
+    assert named.endswith(" …") is more, named
 
 
 def test_an_exit_status_that_differs_on_replay_is_not_reproduced(
