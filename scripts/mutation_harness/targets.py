@@ -1192,4 +1192,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "its one caller (replay/engine.py) builds the three lists from the same replays, one "
         "entry each: their lengths always agree, so a zip that does not check them is the same"
     ),
+    (
+        "ledger/replay/seed_effect.py",
+        'f"seeds mode: all {len(finite)} replayed seeds gave {metric} = {finite[0]!r}: the "',
+        "0 -> 1",
+    ): "the message shows one of the values the refusal found all equal (same repr): any is it",
 }
