@@ -4,16 +4,20 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install demo test bench docs mutation
+.PHONY: install lock demo test bench docs mutation
 
-# torch first, pinned to the CPU build on this machine's disk, so the range in the
-# torch extra installs nothing more (a bare torch requirement pulls a multi-GB CUDA build).
+# Exact versions from the lock (requirements/lock.txt: every package, each with its sha256
+# hashes, torch's CPU build among them), then ledger itself, editable, built by the locked
+# setuptools. --no-deps: the lock is complete, and rliable (requirements/no-deps.txt) comes
+# without the arch it pins. `make lock` re-resolves the lock (docs/explanation/design.md).
 install:
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[all]'
-	# rliable's metrics cross-check the audit's multi-task statistics (tests/stats); its
-	# bootstrap module needs arch, which does not import with this pandas: metrics only.
-	$(PIP) install -q --no-deps rliable==1.2.0
+	$(PIP) install -q --require-hashes --no-deps -r requirements/lock.txt -r requirements/no-deps.txt
+	$(PIP) install -q --no-deps --no-build-isolation -e .
+
+# Re-resolve the lock after a change to pyproject.toml (LOCK_FLAGS=--upgrade: newest releases).
+LOCK_FLAGS ?=
+lock:
+	PYTHON=$(PYTHON) bash scripts/lock.sh $(LOCK_FLAGS)
 
 demo: install
 	bash examples/demo.sh

@@ -34,6 +34,7 @@ MODULES = [
     "bench.bench_logging",
     "bench.bench_watch",
     "bench.bench_record",
+    "bench.bench_fingerprint",
     "bench.bench_replay",
     "bench.bench_output",
     "bench.bench_gate",

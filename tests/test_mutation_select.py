@@ -15,7 +15,7 @@ from _support import require_module
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from mutation_select import (  # noqa: E402
+from mutation_harness.selection import (  # noqa: E402
     CoverMap,
     Spans,
     coverage_env,
@@ -172,17 +172,26 @@ def test_a_node_id_longer_than_the_kernel_takes_as_an_argument_still_runs(
     tmp_path: Path,
 ) -> None:
     """redact.py's tests have parameters of 200 KB (long log lines) in their ids; one such id
-    as a command-line argument made the run fail with E2BIG (`Argument list too long`)."""
+    as a command-line argument made the run fail with E2BIG (`Argument list too long`). The
+    id is the one pytest collects (how a pytest version names a parameter is its own)."""
     import mutation
 
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_long.py").write_text(
         "import pytest\n\n\n"
-        '@pytest.mark.parametrize("line", ["a" * 200_000])\n'
+        '@pytest.mark.parametrize("line", [pytest.param("a" * 200_000, id="a" * 200_000)])\n'
         "def test_long(line):\n"
         "    assert len(line) == 200_000\n"
     )
-    node = f"tests/test_long.py::test_long[{'a' * 200_000}]"
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "tests/test_long.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    [node] = [line for line in collected.stdout.splitlines() if "::test_long[" in line]
     outcome, _ = mutation._pytest(tmp_path, [node], timeout=120)
     assert outcome == "survived"
     outcome, _ = mutation._pytest(tmp_path, [node.replace("::test_long", "::test_other")], 120)

@@ -44,7 +44,8 @@ def attest_run(
     if head is None:
         raise UsageError("the ledger has no history to attest")
     refs = refs_at(store.log, head)
-    assert refs is not None
+    if refs is None:  # the log changed between the two reads
+        raise IntegrityError(f"the ledger's log has no line {head}", hint="run it again")
     statement = build_statement(store, resolve_run(store, text), refs, head, length)
     return sign_envelope(canonical_json(statement), key), statement
 
@@ -126,7 +127,8 @@ def verify_attestation(store: Store, envelope: Any, key: Ed25519PublicKey) -> At
         report.problems.append(anchored.message)
     else:
         refs = refs_at(store.log, head)
-        assert refs is not None
+        if refs is None:  # the log changed between the two reads
+            raise IntegrityError(f"the ledger's log has no line {head}", hint="run it again")
         try:
             length = (anchored.seq or 0) + 1
             rebuilt = build_statement(store, run_id, refs, head, length)

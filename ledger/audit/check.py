@@ -121,7 +121,7 @@ def load_audit(store: Store, audit_id: str) -> AuditResult:
         what = "no audit" if not matches else f"{len(matches)} audits match"
         raise UsageError(f"{what} {audit_id!r}", hint="give a full audit id")
     oid = store.refs.get(f"audits/{matches[0]}")
-    assert oid is not None
+    if oid is None:  # removed meanwhile
+        raise UsageError(f"no audit {audit_id!r}", hint="give a full audit id")
     record = record_from_json(store.get_json(oid), Audit)
-    assert isinstance(record, Audit)
     return AuditResult(matches[0], oid, record)

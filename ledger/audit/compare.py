@@ -130,7 +130,8 @@ def _common(claim: ComparisonClaim) -> dict[str, Any]:
 
 
 def _value(e: RunEvidence) -> float:
-    assert e.value is not None
+    if e.value is None:
+        raise ValueError(f"run {e.run_id} has no value to compare")
     return e.value
 
 

@@ -318,10 +318,11 @@ def _too_few(claim: Claim, k: int) -> str:
     )
     if (
         claim.spread is not None
-        and claim.spread_type not in (None, "unspecified")
-        and (claim.n_seeds or 0) >= 2
+        and claim.spread_type is not None
+        and claim.spread_type != "unspecified"
+        and claim.n_seeds is not None
+        and claim.n_seeds >= 2
     ):
-        assert claim.spread_type is not None and claim.n_seeds is not None
         sigma = sigma_readings(claim.spread, claim.spread_type, claim.n_seeds, level=claim.level)
         s = next(iter(sigma.values()))
         r = rounding_halfwidth(claim.decimals)

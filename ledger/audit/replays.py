@@ -50,7 +50,8 @@ def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
     for row in sorted(rows, key=lambda r: str(r.get("created") or "")):
         original, outcome = row.get("original"), row.get("outcome")
         if isinstance(original, str) and outcome in COMPLETED:
-            assert isinstance(outcome, str)
+            if not isinstance(outcome, str):  # `in COMPLETED` matched a string
+                raise TypeError(f"outcome {outcome!r} is not a string")
             out[original] = ReplayCheck(
                 outcome=outcome,
                 mode=_str(row.get("mode")),

@@ -67,7 +67,6 @@ def load_runs(store: Store) -> list[RecordedRun]:
             run = record_from_json(store.get_json(oid), Run)
         except LedgerError:
             continue  # unreadable records are `ledger verify`'s business, not the audit's
-        assert isinstance(run, Run)
         out.append(RecordedRun(name.split("/", 1)[1], oid, run))
     return out
 
@@ -105,7 +104,6 @@ def _summary(run: Run, name: str) -> MetricSummary | None:
 
 def _series(store: Store, summary: MetricSummary) -> MetricSeries:
     rec = record_from_json(store.get_json(summary.series), MetricSeries)
-    assert isinstance(rec, MetricSeries)
     return rec
 
 

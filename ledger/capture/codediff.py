@@ -57,7 +57,6 @@ def _git(args: list[str], cwd: Path, env: dict[str, str]) -> str:
 def _tree(store: Store, oid: str, tmp: Path, side: str, scratch: Path) -> str:
     """Rebuild snapshot ``oid`` in ``tmp/side`` and write its files as a tree in ``scratch``."""
     snap = record_from_json(store.get_json(oid), CodeSnapshot)
-    assert isinstance(snap, CodeSnapshot)
     work = tmp / side
     materialize_code(snap, store, work)
     env = dict(os.environ)

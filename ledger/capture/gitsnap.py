@@ -210,7 +210,8 @@ def _ask_at_once(
     for answer in answers:
         if isinstance(answer, BaseException):
             raise answer
-        assert answer is not None
+        if answer is None:
+            raise RuntimeError("a git query thread ended without an answer")
         out.append(answer)
     return out
 

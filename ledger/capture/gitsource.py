@@ -51,7 +51,6 @@ def find_git_source(store: Store, commit: str) -> GitSource | None:
         src = record_from_json(store.get_json(oid), GitSource)
     except (LedgerError, ValueError):
         return None
-    assert isinstance(src, GitSource)
     return src
 
 
@@ -251,7 +250,6 @@ def check_git_sources(store: Store) -> list[Problem]:
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
             out.append(Problem("forged-source", name, f"{name} is not a git-source record: {why}"))
             continue
-        assert isinstance(src, GitSource)
         for p in check_git_source(store, src, cache):
             out.append(Problem("forged-source", name, f"{name}: {p}"))
     return out

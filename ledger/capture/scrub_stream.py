@@ -86,7 +86,8 @@ class ScrubStream:
     def _scan(self, buf: bytes, safe: int) -> bytes:
         """Scrub ``buf`` up to ``safe``: a match starting before it is decided, because every
         form that could start there fits in ``buf``; keep the rest pending."""
-        assert self._matcher is not None
+        if self._matcher is None:
+            raise TypeError("the scrubber scanned without a matcher")
         start = self._ctx
         out: list[bytes] = []
         pos = start

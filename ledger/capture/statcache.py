@@ -134,7 +134,8 @@ class StatCache:
     def _entries(self) -> Entries:
         """The per-file records, decoded on first use (a tree-memo hit never needs them)."""
         if self._parsed is None:
-            assert self._pending is not None
+            if self._pending is None:
+                raise TypeError("the stat cache has neither records nor their bytes")
             self._parsed = _decode_records(*self._pending)
             self._pending = None
         return self._parsed

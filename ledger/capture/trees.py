@@ -164,7 +164,7 @@ def load_tree(store: Store, oid: str) -> Tree:
 
     value = store.get_json(oid)
     try:
-        return cast(Tree, record_from_json(value, Tree))
+        return record_from_json(value, Tree)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

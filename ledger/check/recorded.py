@@ -22,7 +22,6 @@ def _series(store: Store, run: Any) -> dict[str, MetricSeries]:
         if m.rank not in (None, 0) or m.name in out:
             continue
         rec = record_from_json(store.get_json(m.series), MetricSeries)
-        assert isinstance(rec, MetricSeries)
         out[m.name] = rec
     return out
 

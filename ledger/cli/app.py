@@ -141,7 +141,8 @@ def main() -> None:
         sys.exit(e.exit_code)
     except _cx.NoArgsIsHelpError as e:
         # `ledger` or `ledger checkpoint` alone: the help is the answer, not an error.
-        assert e.ctx is not None
+        if e.ctx is None:
+            raise TypeError("a help request without its command context") from e
         sys.stdout.write(e.ctx.get_help() + "\n")
         sys.exit(0)
     except _cx.UsageError as e:

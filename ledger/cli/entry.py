@@ -53,7 +53,8 @@ def _replay_fast() -> None:
 def _run_record(args: object) -> NoReturn:
     from .record_cmd import RecordArgs, run_record
 
-    assert isinstance(args, RecordArgs)
+    if not isinstance(args, RecordArgs):
+        raise TypeError(f"not record arguments: {type(args).__name__}")
     _run_fast(lambda: run_record(args))
 
 

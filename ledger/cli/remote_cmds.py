@@ -76,7 +76,8 @@ def push(
 def _print_pull(report: object, json_out: bool) -> None:
     from ..share.transfer import PullReport
 
-    assert isinstance(report, PullReport)
+    if not isinstance(report, PullReport):
+        raise TypeError(f"not a pull report: {type(report).__name__}")
     refs = report.refs
     if json_out:
         print_json(

@@ -131,7 +131,8 @@ def export(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
             program = torch.onnx.export(
                 model, example, dynamo=True, dynamic_shapes=dyn, verbose=False
             )
-        assert program is not None
+        if program is None:
+            raise RuntimeError("torch.onnx.export returned no program")
         proto = program.model_proto
         data = proto.SerializeToString()
     except Exception as e:

@@ -311,7 +311,8 @@ def _copy_index(path: Path, dest: sqlite3.Connection) -> None:
                 src.close()
         except sqlite3.DatabaseError as e:
             last = e
-    assert last is not None
+    if last is None:
+        raise sqlite3.DatabaseError(f"{path} could not be copied")
     raise last
 
 

@@ -342,7 +342,8 @@ class Index:
             self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
         self._create_tables()
         n = self._fold(self._log_from(0), seen=set())
-        assert n is not None  # no head to continue from
+        if n is None:  # no head to continue from: never None
+            raise TypeError("folding the whole log found a head to continue from")
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
         return n
 

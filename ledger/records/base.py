@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar, overload
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
@@ -101,8 +101,14 @@ def _load_kind(kind: str) -> type[Record] | None:
     return RECORD_TYPES.get(kind)
 
 
+@overload
+def record_from_json(value: Any, expect: type[R]) -> R: ...
+@overload
+def record_from_json(value: Any, expect: None = None) -> Record: ...
 def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
-    """Parse a stored record into its model, refusing schema versions newer than this code."""
+    """Parse a stored record into its model, refusing schema versions newer than this code
+    and, with ``expect``, a record of another kind (typed as ``expect``: no caller needs an
+    ``isinstance`` check after it)."""
     from ..errors import FormatVersionError, UsageError
 
     if not isinstance(value, dict) or "kind" not in value:

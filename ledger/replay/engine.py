@@ -63,7 +63,6 @@ def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:
     from ..records.env import Environment
 
     recorded = record_from_json(store.get_json(contract.environment), Environment)
-    assert isinstance(recorded, Environment)
     current = fingerprint(contract.env_names)
     return [d.model_dump(mode="json") for d in compare_environments(recorded, current)]
 
@@ -83,7 +82,11 @@ def _resume_point(run: Run, text: str) -> tuple[str, int]:
             f"--from-checkpoint {text!r} matches {len(found)} checkpoint(s) of run {run.run_id}",
             hint=f"give a step or id prefix of one it saved: {listed}",
         )
-    assert found[0].step is not None
+    if found[0].step is None:
+        raise UsageError(
+            f"--from-checkpoint {text!r}: that checkpoint of run {run.run_id} names no step",
+            hint="give one saved with a step",
+        )
     return found[0].checkpoint_digest, found[0].step
 
 
@@ -122,7 +125,6 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
     if run.imported is not None or run.contract is None:
         raise not_replayable(run)
     contract = record_from_json(store.get_json(run.contract), Contract)
-    assert isinstance(contract, Contract)
     contract = contract.model_copy(update={"code": code_source(store, run, contract)})
     drift = _drift(store, contract)
     numeric_drift = [d for d in drift if d.get("affects_numerics")]
@@ -478,7 +480,8 @@ def _seeds(
             "prediction interval beside it; pass --against RUN for more original seeds"
         )
     else:
-        assert cmp.tost is not None
+        if cmp.tost is None:  # a group of several original runs always has its test
+            raise TypeError("the comparison of two groups came without its equivalence test")
         t = cmp.tost
         outcome = {"equivalent": "reproduced", "different": "not-reproduced"}.get(
             str(t.verdict), "inconclusive"

@@ -267,9 +267,9 @@ class SeedJob:
         from .single import _one_replay
 
         _, run = load_run(store, self.run_id)
-        assert run.contract is not None  # imported runs are refused before any job starts
+        if run.contract is None:  # imported runs are refused before any job starts
+            raise ReplayError(f"run {self.run_id} was imported: it has no contract to replay")
         contract = record_from_json(store.get_json(run.contract), Contract)
-        assert isinstance(contract, Contract)
         contract = contract.model_copy(update={"code": code_source(store, run, contract)})
         opts = ReplayOptions(
             mode="seeds",
@@ -385,7 +385,8 @@ def run_seed_jobs(
     from ..run.series import final_value
 
     ex = opts.executor
-    assert ex is not None and ex.name != "local"
+    if ex is None or ex.name == "local":
+        raise ValueError("seed jobs need an executor other than local")
     ex.validate()
     if ex.job_dir is not None:
         ex.job_dir.mkdir(parents=True, exist_ok=True)
@@ -562,7 +563,6 @@ def _collect(
         where = "on the remote" if remote is not None else "in the ledger"
         outcome.error = f"the job's run {run_id} is not {where}: {e}"
         return outcome
-    assert isinstance(contract, Contract)
     seeded = contract.seed_root == root if root is not None else str(value) in contract.argv
     if replay_run.replay_of != run.run_id or not seeded:
         outcome.error = f"run {run_id} is not this seed's replay of {run.run_id}"

@@ -74,7 +74,6 @@ class _Checker:
             manifest = record_from_json(self.store.get_json(d.files), DataManifest)
         except (LedgerError, ValueError) as e:
             return f"its file manifest ({d.files}) is unreadable: {e}"
-        assert isinstance(manifest, DataManifest)
         gone = [e for e in manifest.entries if e.digest is not None and not has(e.digest)]
         if not gone:
             return None
@@ -90,7 +89,6 @@ def check_run_material(store: Store, run_id: str, record_oid: str) -> RunMateria
         run = record_from_json(store.get_json(record_oid), Run)
     except (LedgerError, ValueError):
         return None
-    assert isinstance(run, Run)
     if run.status == "running":
         return None
     c = _Checker(store, result)

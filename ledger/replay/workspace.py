@@ -47,7 +47,6 @@ def _load(store: Store, oid: str, cls: type[R], what: str) -> R:
         ) from None
     except UsageError as e:
         raise ReplayError(f"the {what} record {oid} cannot be read: {e.message}") from None
-    assert isinstance(value, cls)
     return value
 
 
@@ -128,7 +127,8 @@ def _restore_via_dvc(store: Store, digest: InputDigest, root: Path, rel: str) ->
     from the data-manifest when the store has it."""
     from ..capture.dvcinfo import restore_from_dvc
 
-    assert digest.dvc is not None
+    if digest.dvc is None:
+        raise ReplayError(f"input {rel} was not recorded as tracked by DVC")
     parent = posixpath.dirname(rel)
     confine.make_dirs(root, parent)
     if digest.kind == "dir":

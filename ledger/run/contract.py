@@ -94,7 +94,6 @@ def _rebuilt_code(store: Store, oid: str) -> CodeSnapshot:
     from ..records.code import CodeSnapshot
 
     snap = record_from_json(store.get_json(oid), CodeSnapshot)
-    assert isinstance(snap, CodeSnapshot)
     return snap
 
 

@@ -55,7 +55,6 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
         return _diff_imported(store, ra, rb)
     ca = record_from_json(store.get_json(ra.contract), Contract)
     cb = record_from_json(store.get_json(rb.contract), Contract)
-    assert isinstance(ca, Contract) and isinstance(cb, Contract)
     result: dict[str, Any] = {"a": ra.run_id, "b": rb.run_id}
     same_argv = (ca.argv, ca.argv_b64) == (cb.argv, cb.argv_b64)  # also bytes that are not UTF-8
     result["argv"] = None if same_argv else {"a": ca.argv, "b": cb.argv}
@@ -70,7 +69,6 @@ def diff_runs(store: Store, a_text: str, b_text: str) -> dict[str, Any]:
     ]
     ea = record_from_json(store.get_json(ca.environment), Environment)
     eb = record_from_json(store.get_json(cb.environment), Environment)
-    assert isinstance(ea, Environment) and isinstance(eb, Environment)
     result["environment"] = [d.model_dump(mode="json") for d in compare_environments(ea, eb)]
     sa, sb = _seed_roots(ra), _seed_roots(rb)
     result["seeds"] = None if sa == sb else {"a": sa, "b": sb}

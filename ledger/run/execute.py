@@ -178,7 +178,8 @@ class _Filtered:
             self.log.write(out)
 
     def _fail(self, e: Exception, chunk: bytes) -> None:
-        assert self.flt is not None
+        if self.flt is None:
+            raise TypeError("a filter failure without a filter")
         with contextlib.suppress(Exception):
             chunk = self.flt.held() + chunk
         self.log.write(chunk)
@@ -312,7 +313,8 @@ def execute(
     if threading.current_thread() is threading.main_thread():
         for sig in FORWARDED:
             old_handlers[sig] = signal.signal(sig, forward)
-    assert proc.stdout is not None and proc.stderr is not None
+    if proc.stdout is None or proc.stderr is None:
+        raise TypeError("the command's output pipes are missing")
     term_out, term_err = getattr(_TERMINAL, "streams", (sys.stdout.buffer, sys.stderr.buffer))
     sink_errors: list[str] = []
     with open(stdout_log, "wb") as out_file, open(stderr_log, "wb") as err_file:

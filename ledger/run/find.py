@@ -219,7 +219,6 @@ def load_run(store: Store, text: str) -> tuple[str, Run]:
 
     _, oid = _resolve(store, text)
     run = record_from_json(store.get_json(oid), Run)
-    assert isinstance(run, Run)
     return oid, run
 
 

@@ -21,7 +21,6 @@ def run_series(store: Store, run: Run) -> dict[tuple[str, int], float]:
     out: dict[tuple[str, int], float] = {}
     for summary in run.metrics:
         series = record_from_json(store.get_json(summary.series), MetricSeries)
-        assert isinstance(series, MetricSeries)
         label = _label(series.name, series.source, series.rank)
         for i, value in enumerate(series.value):
             step = series.step[i]

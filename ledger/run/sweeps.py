@@ -270,7 +270,6 @@ def _in_window(store: Store, sweep: Run, job: SweepJob) -> list[MetricSummary]:
         if m.source == "stdout":
             continue  # matched again in the job's own output
         series = record_from_json(store.get_json(m.series), MetricSeries)
-        assert isinstance(series, MetricSeries)
         points = [
             (s, n, w - lo if w is not None else None, v)
             for s, n, w, v in zip(

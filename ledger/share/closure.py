@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..capture.gitsource import find_git_source, source_ref, store_git_source
 from ..errors import LedgerError, UsageError
-from ..records.base import record_from_json
+from ..records.base import R, record_from_json
 from ..records.code import CodeSnapshot
 from ..records.contract import Contract
 from ..records.data import DataManifest, InputDigest
@@ -46,7 +46,7 @@ class Closure:
     notes: list[str] = field(default_factory=list)
 
 
-def _record(store: Store, oid: str, model: type) -> object:
+def _record(store: Store, oid: str, model: type[R]) -> R:
     return record_from_json(store.get_json(oid), model)
 
 
@@ -66,13 +66,10 @@ def _run_refs(store: Store, run_id: str, refs: dict[str, str], queue: list[str])
 def commit_of_run(store: Store, run_oid: str) -> str | None:
     """The commit a run's code was recorded at (None outside a repository), from its record."""
     run = _record(store, run_oid, Run)
-    assert isinstance(run, Run)
     if run.contract is None:  # an imported run: no code was recorded
         return None
     contract = _record(store, run.contract, Contract)
-    assert isinstance(contract, Contract)
     code = _record(store, contract.code, CodeSnapshot)
-    assert isinstance(code, CodeSnapshot)
     return code.commit if code.in_repo else None
 
 
@@ -80,9 +77,7 @@ def _carry_code(store: Store, run: Run, refs: dict[str, str], notes: list[str]) 
     if run.contract is None:
         return  # imported: no code was captured
     contract = _record(store, run.contract, Contract)
-    assert isinstance(contract, Contract)
     code = _record(store, contract.code, CodeSnapshot)
-    assert isinstance(code, CodeSnapshot)
     if not code.in_repo or code.commit is None:
         return
     name = source_ref(code.commit)
@@ -98,7 +93,8 @@ def _carry_code(store: Store, run: Run, refs: dict[str, str], notes: list[str]) 
             )
             return
     oid = store.refs.get(name)
-    assert oid is not None
+    if oid is None:  # removed meanwhile (ledger gc, another process)
+        raise UsageError(f"commit {code.commit}'s source ref {name} vanished", hint="run it again")
     refs[name] = oid
 
 
@@ -111,7 +107,6 @@ def _input_objects(
         oids = {d.digest}
         if d.files is not None and store.objects.has(d.files):
             manifest = _record(store, d.files, DataManifest)
-            assert isinstance(manifest, DataManifest)
             oids |= {e.digest for e in manifest.entries if e.digest is not None}
         out.append((d, oids))
     return out
@@ -132,7 +127,6 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
         done.append(run_id)
         _run_refs(store, run_id, refs, queue)
         run = _record(store, refs[f"runs/{run_id}"], Run)
-        assert isinstance(run, Run)
         _carry_code(store, run, refs, notes)
     objects = reachable(store.objects, refs.values())
     left_out: list[LeftOut] = []
@@ -142,11 +136,9 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
         needed = {c for oid in objects for c, req in links_of(store.objects, oid) if req}
         for run_id in done:
             run = _record(store, refs[f"runs/{run_id}"], Run)
-            assert isinstance(run, Run)
             if run.contract is None:
                 continue  # imported: no inputs were captured
             contract = _record(store, run.contract, Contract)
-            assert isinstance(contract, Contract)
             for d, oids in _input_objects(store, run_id, contract):
                 dropped = (oids & objects) - needed
                 if d.kind == "dir" and d.files is not None:

@@ -98,7 +98,6 @@ def _source_problems(store: Store, a: Arrival) -> list[Problem]:
         src = record_from_json(store.get_json(a.oid), GitSource)
     except (LedgerError, ValueError):
         return []  # not a git-source record: the line check says so
-    assert isinstance(src, GitSource)
     return [
         Problem("forged-source", a.ref, f"{a.ref} is not that commit: {p}")
         for p in check_git_source(store, src)

@@ -320,7 +320,8 @@ def _unpack(
                 raise _bad(path, f"entry {name!r} appears twice")
             seen.add(name)
             f = tar.extractfile(member)
-            assert f is not None
+            if f is None:
+                raise _bad(path, f"entry {name!r} has no content to read")
             if manifest is None:
                 if name != MANIFEST:
                     raise _bad(path, f"its first entry is {name!r}, not {MANIFEST}")

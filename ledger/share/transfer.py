@@ -296,7 +296,6 @@ def _remote_names(
         oid = refs[f"runs/{run_id}"]
         data = store.get_json(oid) if store.objects.has(oid) else _remote_json(remote, oid)
         run = record_from_json(data, Run)
-        assert isinstance(run, Run)
         if run.name:
             out.setdefault(run.name, []).append((run.replay_of is not None, run_id))
     for runs in out.values():

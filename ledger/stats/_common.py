@@ -116,5 +116,6 @@ class JsonMixin:
 
     def to_json(self) -> dict[str, JsonValue]:
         out = to_jsonable(self)
-        assert isinstance(out, dict)
+        if not isinstance(out, dict):
+            raise TypeError(f"{type(self).__name__} is not a dataclass: no JSON object")
         return out

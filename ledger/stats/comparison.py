@@ -439,7 +439,8 @@ def _poi_rows(x: FloatArray, y: FloatArray) -> FloatArray:
 
 def _aggregate_rows(x: FloatArray) -> FloatArray:
     out = trimmed_iqm(x, axis=1)
-    assert isinstance(out, np.ndarray)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"a trimmed IQM along an axis came as {type(out).__name__}")
     return out
 
 

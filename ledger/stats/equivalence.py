@@ -230,7 +230,8 @@ def bootstrap_delta(
     b = as_sample(replay, "replay")
     if seed is None:
         entropy = np.random.SeedSequence().entropy
-        assert isinstance(entropy, int)
+        if not isinstance(entropy, int):
+            raise TypeError(f"OS entropy came as {type(entropy).__name__}, not an int")
         seed = entropy
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")

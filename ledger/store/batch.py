@@ -250,7 +250,8 @@ def _publish(objects: ObjectStore, staged: _Staged) -> None:
     oid, fd, name, _ = staged
     final = objects.name_of(oid)
     if name is None:
-        assert fd is not None
+        if fd is None:
+            raise TypeError(f"staged object {oid} has neither a name nor a file")
         if not link_unnamed(fd, final):  # stored meanwhile (a duplicate, or another writer)
             objects.touch(oid)
     elif not objects.touch(oid) and not link_named(name, final):

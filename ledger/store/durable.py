@@ -276,7 +276,8 @@ def link_unnamed(fd: int, path: str | Path) -> bool:
     """Give the unnamed file ``fd`` the name ``path``; False if ``path`` exists (the content
     is never replaced)."""
     libc = _c()
-    assert libc is not None
+    if libc is None:
+        raise OSError(errno.ENOSYS, "linkat through /proc needs Linux's C library")
     src = f"/proc/self/fd/{fd}".encode()
     if libc.linkat(_AT_FDCWD, src, _AT_FDCWD, os.fsencode(path), _AT_SYMLINK_FOLLOW) == 0:
         return True

@@ -181,7 +181,8 @@ class Fold:
         if after == ABSENT:
             self.refs.pop(ref, None)
         else:
-            assert isinstance(new, str) and after is not None
+            if not isinstance(new, str) or after is None:  # judge allows no such move
+                raise TypeError(f"{ref}: a move to {after!r} without an object was allowed")
             self.refs[ref] = RefState(new, after)
         return None
 
@@ -195,7 +196,8 @@ def judge(held: RefState | None, data: Mapping[str, Any]) -> tuple[str | None, s
     """(problem, None) when the line may not be applied to a ref that is ``held`` (None:
     absent), else (None, the ref's state after it). ``data`` names the ref."""
     ref, op, old, new = data.get("ref"), data.get("op"), data.get("old"), data.get("new")
-    assert isinstance(ref, str)
+    if not isinstance(ref, str):
+        return "the line names no ref", None
     try:
         check_ref_name(ref)
     except LedgerError:

@@ -75,7 +75,8 @@ class PendingCheckpoint:
         self._reported = True
         if self._error is not None:
             raise self._error
-        assert self._info is not None
+        if self._info is None:
+            raise TypeError(f"the background save of step {self.step} ended without a result")
         return self._info
 
     def __repr__(self) -> str:

@@ -120,7 +120,6 @@ def read_checkpoint(store: Store, oid: str) -> Checkpoint:
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{oid} is not a checkpoint (not a record)") from None
     rec = record_from_json(value, Checkpoint)
-    assert isinstance(rec, Checkpoint)
     return rec
 
 

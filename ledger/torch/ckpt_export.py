@@ -79,7 +79,6 @@ def export_checkpoint(
     if not 0 <= rank < rec.world_size:
         raise UsageError(f"rank {rank} is not in this checkpoint (world size {rec.world_size})")
     shard = record_from_json(st.get_json(rec.shards[rank].manifest), CheckpointShard)
-    assert isinstance(shard, CheckpointShard)
     tensors = read_tensors(st.objects, shard.tensors, shard.chunk_size)
     skeleton = st.get_json(shard.state)
     out = Path(out)

@@ -79,7 +79,6 @@ def load_checkpoint(
         )
     shard_rank = rank if rec.world_size == world else 0
     shard = record_from_json(st.get_json(rec.shards[shard_rank].manifest), CheckpointShard)
-    assert isinstance(shard, CheckpointShard)
     if (shard.step, shard.rank) != (rec.step, shard_rank):
         raise IntegrityError(f"checkpoint {oid}: shard {shard_rank} does not match its record")
     skeleton = st.get_json(shard.state)

@@ -244,7 +244,6 @@ class _Job:
         if verdict.get("error"):
             raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
         rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
-        assert isinstance(rec, Checkpoint)
         return info_of(
             rec,
             verdict["oid"],
@@ -304,7 +303,6 @@ def _put_json(st: Store, value: Any, out: list[Any]) -> None:
 
 def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:
     rec = record_from_json(st.get_json(oid), CheckpointShard)
-    assert isinstance(rec, CheckpointShard)
     if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
         raise IntegrityError(
             f"shard {oid} is for run {rec.run_id} step {rec.step} rank {rec.rank}/"

@@ -290,7 +290,6 @@ def _divergence(store: Store, original: str, replay: str) -> dict[str, Any] | No
     try:
         a = record_from_json(_record(store, store.refs.get(f"runs/{original}")), Run)
         b = record_from_json(_record(store, store.refs.get(f"runs/{replay}")), Run)
-        assert isinstance(a, Run) and isinstance(b, Run)
         fd = (
             compare_series(run_series(store, a), run_series(store, b))
             .to_json()

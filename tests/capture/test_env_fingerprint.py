@@ -1,4 +1,4 @@
-"""The environment fingerprint: fields, speed without torch, comparison and digest."""
+"""The environment fingerprint: fields, no torch import, comparison and digest."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 def test_fingerprint_in_a_fresh_process_does_not_import_torch() -> None:
     code = (
-        "import sys, time, json\n"
+        "import sys, json\n"
         "from ledger.capture.env import fingerprint\n"
-        "t = time.perf_counter(); e = fingerprint(); ms = (time.perf_counter() - t) * 1000\n"
-        "print(json.dumps({'torch': 'torch' in sys.modules, 'ms': ms, 'env': e.to_json()}))\n"
+        "e = fingerprint()\n"
+        "print(json.dumps({'torch': 'torch' in sys.modules, 'env': e.to_json()}))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -44,7 +44,7 @@ def test_fingerprint_in_a_fresh_process_does_not_import_torch() -> None:
     )
     result = json.loads(out.stdout)
     assert result["torch"] is False
-    assert result["ms"] < 1000  # typically a few ms; generous for a shared 2-core machine
+    # Its speed (a few ms; goal ≤ 1,000 ms) is measured in bench/bench_fingerprint.py.
     env = Environment.model_validate(result["env"])
     assert env.determinism.env["OMP_NUM_THREADS"] == "3"
     assert env.determinism.env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"

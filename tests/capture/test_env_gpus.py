@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -83,11 +82,8 @@ def test_prefetched_answer_is_taken_once_then_asked_again(
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     gpus.prefetch()
     gpus.prefetch()  # pending: not asked twice
-    time.sleep(0.05)
-    t = time.monotonic()
     assert gpus.answer() == "NVIDIA H200, 550.54.15, 143771 MiB\n"
-    waited = time.monotonic() - t
-    assert waited < 0.3  # it was already running
+    assert calls.read_text().count("x") == 1  # the prefetched answer: not asked again
     assert gpus.answer() is not None  # taken: asked again, synchronously
     assert calls.read_text().count("x") == 2
 

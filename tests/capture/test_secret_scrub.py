@@ -161,12 +161,12 @@ def test_a_long_line_is_checked_by_the_name_rules_in_linear_time() -> None:
     from ledger.capture.secrets import MAX_DETECT_LINE
 
     filler = "checkpoints/model_step_000100.pt " * (MAX_DETECT_LINE // 16)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not lengthen it
     assert detect_line("a" * 5_000_000) is None
     assert detect_line(filler) is None
     assert detect_line(filler + "{'api_key': 'zQ8v1kLm'}" + filler) == "name rule"
     assert detect_line(filler + "ghp_" + "R8s2Lq0Xv6Tn4Wm1Kb9Pz3Yc7Hd5Jf2Ga8Ne") == "name rule"
-    assert time.perf_counter() - start < 20.0  # minutes before the cap
+    assert time.process_time() - start < 20.0  # minutes before the cap
 
 
 def test_restore_patch_context_never_reads_outside_the_checkout(tmp_path: Path) -> None:

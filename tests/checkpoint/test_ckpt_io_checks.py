@@ -76,9 +76,10 @@ def test_the_statistics_count_the_objects_and_bytes_written(store: Store) -> Non
     assert again[0].chunks[1:] == entries[0].chunks[1:]
 
 
-def _peak_threads(workers: int | None, items: int) -> tuple[int, list[int]]:
+def _peak_threads(workers: int | None, items: int, expected: int) -> tuple[int, list[int]]:
     """The most calls of ``map_threads`` that ran at once, and the results. Each call stays
-    half a second (less once all of them run at once), so every worker joins in."""
+    until ``expected`` run at once (a generous deadline: a loaded machine starts threads
+    late), then half a second more for any worker beyond them to join in."""
     lock = threading.Condition()
     active = peak = 0
 
@@ -88,7 +89,8 @@ def _peak_threads(workers: int | None, items: int) -> tuple[int, list[int]]:
             active += 1
             peak = max(peak, active)
             lock.notify_all()
-            lock.wait_for(lambda: active >= items, timeout=0.5)
+            lock.wait_for(lambda: peak >= expected, timeout=60)
+            lock.wait_for(lambda: active > expected, timeout=0.5)
             active -= 1
         return x * x
 
@@ -101,7 +103,7 @@ def _peak_threads(workers: int | None, items: int) -> tuple[int, list[int]]:
 def test_map_threads_runs_as_many_calls_at_once_as_it_has_workers(
     workers: int | None, expected: int
 ) -> None:
-    peak, results = _peak_threads(workers, 6)
+    peak, results = _peak_threads(workers, 6, expected)
     assert peak == expected
     assert results == [x * x for x in range(6)]
 

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from _support import run_ledger
@@ -20,10 +19,10 @@ from ledger.store import Store
 
 def test_a_backgrounded_job_is_stopped_and_noted(tmp_path: Path) -> None:
     assert run_ledger("init", cwd=tmp_path).returncode == 0
-    started = time.monotonic()
-    r = run_ledger("record", "--json", "--", "sh", "-c", "sleep 120 & echo started", cwd=tmp_path)
+    # The background sleep lasts an hour: the record returns (within run_ledger's deadline)
+    # only if it stopped the job instead of waiting for it.
+    r = run_ledger("record", "--json", "--", "sh", "-c", "sleep 3600 & echo started", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert time.monotonic() - started < 60  # not the 120 s of the background sleep
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
     _, run = load_run(Store.open(tmp_path / ".ledger"), run_id)
     assert run.status == "succeeded"
@@ -51,7 +50,7 @@ def test_a_straggler_ignoring_sigterm_is_killed_after_the_grace() -> None:
             sys.executable,
             "-c",
             "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
-            " print('ready', flush=True); time.sleep(120)",
+            " print('ready', flush=True); time.sleep(3600)",
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -59,10 +58,8 @@ def test_a_straggler_ignoring_sigterm_is_killed_after_the_grace() -> None:
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        started = time.monotonic()
         assert stop_stragglers(run_id, grace=0.5) == [proc.pid]
-        assert proc.wait(timeout=10) == -signal.SIGKILL
-        assert time.monotonic() - started < 5
+        assert proc.wait(timeout=60) == -signal.SIGKILL  # killed, not waited for an hour
     finally:
         proc.kill()
         proc.communicate()

@@ -167,15 +167,13 @@ def test_ctrl_c_during_a_seeds_replay_stops_every_seed(repo: Path, tmp_path: Pat
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
     ws = tmp_path / "ws"
     ws.mkdir()
-    t0 = time.monotonic()
     code, err = _interrupt(
         ["replay", run_id, "--mode", "seeds", "--seeds", "3", "--jobs", "2", "--metric", "loss",
          "--workspace-dir", str(ws)],
         repo,
     )  # fmt: skip
     assert code == 130, err
-    # The seeds sleep 600 s: they were stopped, not awaited (a wide margin for a loaded machine).
-    assert time.monotonic() - t0 < 300
+    # The seeds sleep 600 s: they were stopped, not awaited (_interrupt's 240 s deadline).
     store = Store.open(repo / ".ledger")
     assert list(store.refs.iter("verdicts/")) == []
     assert list(ws.iterdir()) == []

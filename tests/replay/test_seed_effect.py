@@ -162,6 +162,8 @@ def test_ledger_seed_takes_the_root_and_gets_a_verdict(proj: Path) -> None:
         (["p", "t.py", "--seed=1"], "--seed", ["p", "t.py", "--seed=9"]),
         (["p", "t.py", "--lr", "2"], "--seed", ["p", "t.py", "--lr", "2", "--seed=9"]),
         (["p", "t.py", "--lr=2"], "-s", ["p", "t.py", "--lr=2", "-s", "9"]),
+        # the seed is the last argument: replaced, not given twice
+        (["p", "t.py", "--seed", "1"], "--seed", ["p", "t.py", "--seed", "9"]),
         (["p", "t.py", "seed=1"], "seed", ["p", "t.py", "seed=9"]),
         (["p", "t.py", "lr=2"], "seed", ["p", "t.py", "lr=2", "seed=9"]),
         (["p", "t.py", "--seed"], "--seed", ["p", "t.py", "--seed", "--seed=9"]),

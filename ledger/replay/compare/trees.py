@@ -37,7 +37,6 @@ def load_tree(store: Store, oid: str | None) -> Tree:
     if oid is None:
         return Tree(entries=[], total_size=0)
     tree = record_from_json(store.get_json(oid), Tree)
-    assert isinstance(tree, Tree)
     return tree
 
 

@@ -65,7 +65,9 @@ def coverage_env(work: Path, copy: Path, module: str) -> dict[str, str]:
     startup = work / "startup"
     startup.mkdir(exist_ok=True)
     (startup / "sitecustomize.py").write_text("import coverage\ncoverage.process_startup()\n")
-    here = Path(__file__).resolve().parent  # mutation_contexts.py
+    # scripts/, the folder of mutation_contexts.py (never this package's folder: its module
+    # names would take the place of others on the path)
+    here = Path(__file__).resolve().parent.parent
     return {
         "COVERAGE_PROCESS_START": str(rc),
         ITEMS_ENV: str(work / "items.json"),

@@ -1,0 +1,449 @@
+"""Running a module's mutants: a throw-away copy of the checkout, the coverage pass that is also
+the baseline, each mutant against the tests that cover it (forked from a warm server, or a
+plain ``python -m pytest``), until the budget runs out."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import REPO
+from .cache import _load_json, _write_json
+from .fork import ForkServer, shared_modules
+from .mutate import Mutant, _compiles, apply, mutants_of
+from .report import _save
+from .selection import (
+    CoverMap,
+    Spans,
+    cover_key,
+    coverage_env,
+    hash_tests,
+    hash_tree,
+    mutant_key,
+    read_coverage,
+    seconds_of,
+    select,
+)
+from .targets import ALWAYS, EQUIVALENT, MODULES
+
+# Start-up is most of a killed mutant's cost: leave out plugins no related test uses.
+PYTEST_PLUGINS_OFF = ["-p", "no:cacheprovider", "-p", "no:hydra_pytest", "-p", "no:benchmark"]
+
+
+def _copy_checkout(dest: Path) -> None:
+    ignore = shutil.ignore_patterns(
+        ".git", "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", "mutation-results", "site"
+    )
+    for entry in REPO.iterdir():
+        if entry.name in {".git", "mutation-results", "site", ".venv"}:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name, ignore=ignore, symlinks=True)
+        else:
+            shutil.copy2(entry, dest / entry.name)
+
+
+def _pytest_env(copy: Path, env_extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
+    env["PYTHONPATH"] = str(copy)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(env_extra or {})
+    return env
+
+
+def _pytest_args(copy: Path, args: list[str]) -> list[str]:
+    """pytest's arguments for a run of ``args`` (node ids) against ``copy``."""
+    # Hundreds of node ids, or a few with long parameters (a 200 KB log line in a test id;
+    # the kernel refuses any argument over 128 KiB): pytest reads them from a file (@file).
+    if len(args) > 20 or sum(len(a) for a in args) > 32_000:
+        listing = copy / ".mutation-tests"
+        listing.write_text("\n".join(args) + "\n")
+        args = [f"@{listing}"]
+    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *args]
+
+
+def _pytest(
+    copy: Path,
+    args: list[str],
+    timeout: float,
+    env_extra: dict[str, str] | None = None,
+    log: Path | None = None,
+) -> tuple[str, float]:
+    """Run the tests against the copy; the whole process group is stopped whatever happens.
+    ``log``: where pytest's output goes (a baseline's, to say why it failed); else nowhere."""
+    env = _pytest_env(copy, env_extra)
+    t0 = time.monotonic()
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+    out = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *_pytest_args(copy, args)],
+            cwd=copy,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    finally:
+        if log is not None and not isinstance(out, int):
+            out.close()
+    _running.add(proc.pid)
+    outcome = "killed-timeout"
+    try:
+        rc = proc.wait(timeout=max(timeout, 1.0))
+        outcome = "survived" if rc == 0 else "killed"
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        # Also reaps what the tests left behind in the group (a hung child of a mutant).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        _running.discard(proc.pid)
+    return outcome, time.monotonic() - t0
+
+
+# What a forked run's exit code says; any other code (a failure of the fork server's own
+# harness, "no tests", a usage error) is not trusted as a kill: the mutant is run again plainly.
+_FORK_OUTCOMES = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}
+
+
+def _forked_pytest(
+    server: ForkServer, copy: Path, args: list[str], timeout: float
+) -> tuple[str, float] | None:
+    """Run the tests in a child forked from ``server``; None when that run cannot be trusted
+    (the caller runs them plainly)."""
+    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running)
+    if done is None:
+        return None
+    rc, seconds, timed_out = done
+    if timed_out:
+        return "killed-timeout", seconds
+    if rc < 0:  # a signal: a crash the mutant caused, as in a plain run
+        return "killed", seconds
+    outcome = _FORK_OUTCOMES.get(rc)
+    return None if outcome is None else (outcome, seconds)
+
+
+# The process groups of the test runs in flight, stopped when the run itself is stopped.
+_running: set[int] = set()
+
+
+def _stop_running() -> None:
+    for pid in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+@dataclass
+class Options:
+    select: bool = True  # per-mutant test selection by coverage (False: --no-select)
+    cache: bool = True  # reuse results whose key is unchanged (False: --no-cache)
+    recheck: bool = False  # rerun cached survivors (after new tests)
+    deadline: float = float("inf")  # time.monotonic() past which no mutant starts (--budget)
+    jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
+    tests: list[str] | None = None  # instead of the mapped tests (--tests)
+    fork: bool = True  # run each mutant's tests in a child of a warm fork server (--no-fork)
+
+
+class _Copy:
+    """The throw-away checkout, made on first use (a fully cached module never needs one)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = self.tmp / "copy"
+            self._path.mkdir()
+            _copy_checkout(self._path)
+        return self._path
+
+
+def _cover(copy: _Copy, module: str, tests: list[str], log: Path) -> CoverMap | None:
+    """The coverage pass, which is also the baseline: None when the tests fail unmutated
+    (pytest's output in ``log``)."""
+    work = copy.tmp / "cover"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    env = coverage_env(work, copy.path, module)
+    args = ["-p", "mutation_contexts", *tests]
+    outcome, seconds = _pytest(copy.path, args, timeout=3600, env_extra=env, log=log)
+    if outcome != "survived":
+        return None
+    return read_coverage(work, module, round(seconds, 1))
+
+
+def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
+    """Run the mutants of ``module`` whose result is not cached, each against the tests that
+    cover it (or all mapped tests without selection), until the deadline; write the results."""
+    mapped = opts.tests or MODULES[module]
+    tests = [t for t in mapped if (REPO / t.split("::")[0]).is_file()]
+    original = (REPO / module).read_text()
+    mutants = [m for m in mutants_of(module) if _compiles(apply(original, m), module)]
+    name = module.replace("/", ".") + ".json"
+    saved_path, cache_path = out_dir / name, out_dir / "cache" / name
+    baseline_log = out_dir / name.replace(".json", ".baseline.log")
+    cache = _load_json(cache_path) if opts.cache else {}
+    outcomes: dict[str, dict[str, Any]] = cache.get("mutants", {})
+    if opts.recheck:
+        outcomes = {k: v for k, v in outcomes.items() if v["outcome"] != "survived"}
+    spans = Spans.of(original)
+    digests: dict[tuple[str, ...], str] = {}
+
+    def digest(ids: list[str]) -> str:
+        files = tuple(sorted({t.split("::")[0] for t in ids}))
+        if files not in digests:
+            digests[files] = hash_tests(REPO, list(files))
+        return digests[files]
+
+    all_digest = digest(tests)
+    ckey = cover_key(original, tests, all_digest) if opts.select else "no-select"
+
+    def judged(m: Mutant) -> bool:
+        """Listed in EQUIVALENT: its survival is argued, not confirmed by running more tests."""
+        return (module, m.source, m.mutation) in EQUIVALENT
+
+    def still_valid(hit: dict[str, Any], m: Mutant) -> bool:
+        """A cached survivor not judged equivalent stands only if every mapped test, as they
+        are now, let it survive (a result of the selected tests alone is rerun)."""
+        return hit["outcome"] != "survived" or judged(m) or hit.get("all") == all_digest
+
+    cover = None
+    tree = hash_tree(REPO)
+    fresh = False  # the cached map was made on this very ledger/ tree: its baseline holds
+    if opts.select and cache.get("cover", {}).get("key") == ckey:
+        cover = CoverMap.from_json(cache["cover"]["map"])
+        fresh = cache["cover"].get("tree") == tree
+
+    def plan(cover: CoverMap | None) -> list[tuple[Mutant, list[str], str, str]]:
+        out = []
+        for m in mutants:
+            if cover is None:
+                chosen, why = None, "all tests"
+            else:
+                chosen, why = select(cover, spans, m.start, m.end)
+                if chosen:
+                    chosen = _with_always(module, chosen, cover)
+            run = tests if chosen is None else chosen
+            out.append((m, run, why, mutant_key(original, asdict(m), run, digest(run))))
+        return out
+
+    def expected(run: list[str]) -> float:
+        """The tests' time in the coverage pass, start-up included (all: the whole pass)."""
+        if cover is None or run is tests:
+            return base_s
+        return seconds_of(cover, run) + overhead
+
+    def pending(planned: list[tuple[Mutant, list[str], str, str]]) -> bool:
+        return any(key not in outcomes and why != "uncovered" for _, _, why, key in planned)
+
+    planned = plan(cover) if (cover is not None or not opts.select) else []
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
+        copy = _Copy(Path(tmp))
+        base_s = cover.seconds if cover is not None else 0.0
+        # A mutant to run needs a green baseline now: with selection the coverage pass is the
+        # baseline (and refreshes the map), without it a plain run of the mapped tests.
+        if (not planned or (pending(planned) and not fresh)) and time.monotonic() < opts.deadline:
+            failed = (
+                f"mutation: the tests of {module} fail without any mutant (pytest's output: "
+                f"{baseline_log})"
+            )
+            if opts.select:
+                cover = _cover(copy, module, tests, baseline_log)
+                if cover is None:
+                    raise SystemExit(failed)
+                cache["cover"] = {"key": ckey, "tree": tree, "map": cover.to_json()}
+                base_s = cover.seconds
+                planned = plan(cover)
+            else:
+                base, base_s = _pytest(copy.path, tests, timeout=3600, log=baseline_log)
+                if base != "survived":
+                    raise SystemExit(failed)
+            print(f"{module}: {len(mutants)} mutants, tests {base_s:.1f}s", flush=True)
+        overhead = 0.0
+        if cover is not None:
+            overhead = max(0.0, cover.seconds - seconds_of(cover, [i["id"] for i in cover.items]))
+        if not planned:  # no map and no time to make one
+            planned = [(m, tests, "not run", "") for m in mutants]
+        n_all = len(cover.items) if cover is not None else len(tests)
+        todo: list[tuple[int, Mutant, list[str], str, float]] = []
+        for i, (m, run, why, key) in enumerate(planned):
+            entry: dict[str, Any] = {
+                **asdict(m),
+                "tests": n_all if run is tests else len(run),
+                "why": why,
+            }
+            if key in outcomes and still_valid(outcomes[key], m):
+                results.append({**entry, **outcomes[key], "cached": True})
+            elif why == "uncovered" and judged(m):
+                results.append({**entry, "outcome": "survived", "seconds": 0.0})
+            elif not key:
+                results.append({**entry, "outcome": "not-run", "seconds": 0.0})
+            elif why == "uncovered":
+                # No test's coverage context reached the line; a child that set up its own
+                # environment is not measured, so every mapped test runs before it is reported.
+                results.append({**entry, "tests": n_all})
+                todo.append((i, m, tests, key, max(60.0, 3 * base_s)))
+            else:
+                results.append(entry)  # filled in when it has run
+                todo.append((i, m, run, key, max(60.0, 3 * expected(run))))
+        copies = queue.SimpleQueue[Path]()
+        paths = [copy.path] if todo else []
+        for n in range(1, min(opts.jobs, len(todo))):
+            extra = copy.tmp / f"copy{n}"
+            shutil.copytree(copy.path, extra, symlinks=True)
+            paths.append(extra)
+        for where in paths:
+            copies.put(where)
+        servers: dict[Path, ForkServer] = {}
+        if paths and opts.fork and time.monotonic() < opts.deadline:
+            servers = _fork_servers(module, paths, tests, all_digest, out_dir)
+
+        def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float, dict[str, Any]]:
+            where = copies.get()
+            try:
+                (where / module).write_text(apply(original, m))
+                outcome, secs = timed_run(where, run, timeout)
+                extra: dict[str, Any] = {}
+                if outcome == "survived" and run is not tests and not judged(m):
+                    # The selection can miss a test: a statement that runs once per process
+                    # (a cache filled, a thread started on first use) is covered only by the
+                    # first test that reaches it. A survivor is reported only after every
+                    # mapped test let it through.
+                    outcome, more = timed_run(where, tests, max(60.0, 3 * base_s))
+                    secs += more
+                    extra["missed"] = outcome.startswith("killed")
+            finally:
+                (where / module).write_text(original)
+                copies.put(where)
+            if outcome == "not-run":
+                return outcome, 0.0, {}
+            if outcome == "survived" and not judged(m):
+                extra["all"] = all_digest  # every mapped test ran and passed
+            return outcome, secs, extra
+
+        def timed_run(where: Path, run: list[str], timeout: float) -> tuple[str, float]:
+            """The tests' outcome; ``not-run`` when the budget, not the mutant, stopped them."""
+            left = opts.deadline - time.monotonic()
+            if left <= 0:
+                return "not-run", 0.0
+            done = None
+            server = servers.get(where)
+            if server is not None:
+                done = _forked_pytest(server, where, run, min(timeout, left))
+                if done is None and server.proc.poll() is not None:
+                    servers.pop(where, None)  # the server is gone: plain runs from now on
+            if done is None:
+                done = _pytest(where, run, min(timeout, left))
+            if done[0] == "killed-timeout" and left < timeout:
+                return "not-run", 0.0
+            return done
+
+        def record(futures: dict[Any, tuple[int, Mutant, list[str], str]]) -> None:
+            for done in as_completed(futures):
+                i, m, _run, key = futures[done]
+                outcome, secs, extra = done.result()
+                results[i].update(outcome=outcome, seconds=round(secs, 1), **extra)
+                if outcome == "not-run":
+                    continue
+                outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1), **extra}
+                flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
+                if extra.get("missed"):
+                    flag = "  (killed by a test the selection did not pick)"
+                print(
+                    f"  [{i + 1}/{len(mutants)}] {secs:5.1f}s {results[i]['tests']:4d} tests "
+                    f"{m.line}: {m.mutation}{flag}",
+                    flush=True,
+                )
+                cache["mutants"] = outcomes
+                if opts.cache:
+                    _write_json(cache_path, cache)
+                finished = [r for r in results if "outcome" in r]
+                _save(module, tests, finished, saved_path, opts, final=False, base_s=base_s)
+
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+                futures = {
+                    pool.submit(one, m, run, t): (i, m, run, key) for i, m, run, key, t in todo
+                }
+                try:
+                    record(futures)
+                except BaseException:
+                    # Stopped (SIGTERM, Ctrl-C): leaving the pool would otherwise wait for every
+                    # queued mutant to run; none starts, and the running tests are stopped.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    _stop_running()
+                    raise
+        finally:
+            for server in list(servers.values()):
+                server.close()
+    cache["mutants"] = outcomes
+    if opts.cache:
+        _write_json(cache_path, cache)
+    return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
+
+
+def _fork_servers(
+    module: str, paths: list[Path], tests: list[str], tests_digest: str, out_dir: Path
+) -> dict[Path, ForkServer]:
+    """A fork server per copy, or none when forked runs of the module's tests do not pass
+    unmutated (checked once per tree, tests and preloaded modules; the result is cached)."""
+    first = paths[0]
+    env = _pytest_env(first)
+    t0 = time.monotonic()
+    preload = shared_modules(first, _pytest_args(first, tests), env, timeout=600)
+    server = ForkServer(first, env, preload)
+    if not server.ok:
+        print(f"{module}: no fork server (threads after preloading: {server.threads}); plain runs")
+        return {}
+    key = hashlib.sha256(
+        json.dumps([hash_tree(REPO), tests, tests_digest, preload]).encode()
+    ).hexdigest()
+    known_path = out_dir / "cache" / "fork-baselines.json"
+    known = _load_json(known_path)
+    if key not in known:
+        base = _forked_pytest(server, first, tests, timeout=3600)
+        if base is None or base[0] != "survived":
+            server.close()
+            print(f"{module}: the tests fail in a forked run unmutated; plain runs")
+            return {}
+        known[key] = round(base[1], 1)
+        _write_json(known_path, known)
+    servers = {first: server}
+    for where in paths[1:]:
+        other = ForkServer(where, _pytest_env(where), preload)
+        if other.ok:
+            servers[where] = other
+    print(
+        f"{module}: forked runs, {len(preload)} modules preloaded "
+        f"({time.monotonic() - t0:.1f}s to start)",
+        flush=True,
+    )
+    return servers
+
+
+def _with_always(module: str, chosen: list[str], cover: CoverMap) -> list[str]:
+    """``chosen`` and the module's ALWAYS tests, in collection order."""
+    files = tuple(f + "::" for f in ALWAYS.get(module, []))
+    if not files:
+        return chosen
+    keep = set(chosen)
+    return [i["id"] for i in cover.items if i["id"] in keep or i["id"].startswith(files)]
