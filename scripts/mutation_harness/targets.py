@@ -86,11 +86,16 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_store.py",
     ],
     "ledger/store/verify.py": [
+        "tests/tamper/test_transitions.py",
         "tests/test_store_verify.py",
         "tests/test_integrity_holes.py",
         "tests/test_log_and_refs.py",
     ],
-    "ledger/store/gc.py": ["tests/test_gc_sweep.py", "tests/test_gc.py"],
+    "ledger/store/gc.py": [
+        "tests/test_ref_repair.py",
+        "tests/test_gc_sweep.py",
+        "tests/test_gc.py",
+    ],
     "ledger/store/staging.py": [
         "tests/test_store_staging.py",
         "tests/test_gc_sweep.py",
@@ -114,11 +119,13 @@ MODULES: dict[str, list[str]] = {
         "tests/capture/test_data_store_kill.py",
     ],
     "ledger/capture/redact.py": [
+        "tests/capture/test_secret_boundary_run.py",
         "tests/capture/test_redact_edges.py",
         "tests/capture/test_redact_rules.py",
         "tests/capture/test_redact_stored.py",
     ],
     "ledger/capture/secrets.py": [
+        "tests/capture/test_secret_boundary_run.py",
         "tests/capture/test_secrets_leaks.py",
         "tests/capture/test_secrets_edges.py",
         "tests/capture/test_secret_scrub.py",
@@ -138,6 +145,8 @@ MODULES: dict[str, list[str]] = {
         "tests/stats/test_stats_api.py",
     ],
     "ledger/replay/compare_outputs.py": [
+        "tests/replay/test_replay_compared.py",
+        "tests/record/test_output_names_not_utf8.py",
         "tests/replay/test_compare_outputs.py",
         "tests/replay/test_bitwise_edges.py",
         "tests/replay/test_compare_structured.py",
@@ -190,6 +199,7 @@ MODULES: dict[str, list[str]] = {
     # The ledger on disk: init/open, the write lock, and the ref moves that log each change
     # (set_refs moves a checkpoint's step ref and latest with one log append).
     "ledger/store/repo.py": [
+        "tests/test_ref_repair.py",
         "tests/test_store_repo.py",
         "tests/test_set_refs.py",
         "tests/test_log_and_refs.py",
@@ -253,11 +263,16 @@ MODULES: dict[str, list[str]] = {
     },
     # mutverdict (issue 37): every other module that decides a verdict, its own tests first.
     "ledger/replay/engine.py": [
+        "tests/replay/test_replay_compared.py",
+        "tests/replay/test_seed_refusal.py",
+        "tests/replay/test_seeds_single_original.py",
         "tests/replay/test_replay_verdict_edges.py",
         *_REPLAY_TESTS,
     ],
     "ledger/replay/single.py": _REPLAY_TESTS,
     "ledger/replay/seed_effect.py": [
+        "tests/replay/test_seed_refusal.py",
+        "tests/replay/test_seed_arg_forms.py",
         "tests/replay/test_replay_verdict_edges.py",
         "tests/replay/test_seed_effect.py",
         "tests/replay/test_seed_executors.py",
@@ -294,6 +309,9 @@ MODULES: dict[str, list[str]] = {
         "tests/audit/test_audit_worked_examples.py",
     ],
     "ledger/share/package.py": [
+        "tests/share/test_door.py",
+        "tests/share/test_size_bombs.py",
+        "tests/share/test_gc_race.py",
         "tests/share/test_package_import.py",
         "tests/share/test_package_import_optimized.py",
         "tests/share/test_package_export.py",
@@ -301,6 +319,10 @@ MODULES: dict[str, list[str]] = {
         "tests/test_format_examples.py",
     ],
     "ledger/share/transfer.py": [
+        "tests/share/test_door.py",
+        "tests/share/test_push_checks_remote.py",
+        "tests/share/test_size_bombs.py",
+        "tests/share/test_gc_race.py",
         "tests/share/test_remote_path.py",
         "tests/share/test_reviewer_workflow.py",
         "tests/share/test_git_source.py",
@@ -310,9 +332,37 @@ MODULES: dict[str, list[str]] = {
         "tests/tamper/test_checkpoint_consistency.py",
     ],
     "ledger/ui/server.py": [
+        "tests/ui/test_server_requests.py",
         "tests/ui/test_web_view.py",
         "tests/ui/test_browser.py",
         "tests/ui/test_index_tables.py",
+    ],
+    # issue 36 (round 3): the primitives and doors each attack test guards.
+    "ledger/store/fold.py": [
+        "tests/tamper/test_transitions.py",
+        "tests/tamper/test_reseal.py",
+        "tests/test_ref_repair.py",
+    ],
+    "ledger/store/safe_read.py": ["tests/share/test_special_files.py"],
+    "ledger/share/door.py": [
+        "tests/share/test_door.py",
+        "tests/share/test_forged_source.py",
+        "tests/share/test_gc_race.py",
+    ],
+    "ledger/share/path_fs.py": [
+        "tests/share/test_remote_links.py",
+        "tests/share/test_push_checks_remote.py",
+        "tests/share/test_special_files.py",
+    ],
+    "ledger/capture/gitsource.py": [
+        "tests/share/test_git_source.py",
+        "tests/share/test_forged_source.py",
+    ],
+    "ledger/_parse.py": ["tests/test_parse_caps.py", "tests/test_hostile_input_doors.py"],
+    "ledger/ui/site_folder.py": ["tests/ui/test_report_folder.py"],
+    "ledger/stats/rank.py": [
+        "tests/stats/test_stats_rank.py",
+        "tests/replay/test_seeds_single_original.py",
     ],
 }
 
