@@ -232,8 +232,9 @@ def _replay_and_judge(
         files = compare_run_outputs(
             store, run, replay_run, opts, ws.root, resume[1] if resume else None
         )
+        paths = (str(ws.run_dir), contract.cwd)
         stdout_row = _stdout_if_nothing_else(
-            store, run, replay_run, opts, series, files, ws.root, (str(ws.run_dir), contract.cwd)
+            store, run, replay_run, opts, series, files, ws.root, paths, resume is not None
         )
         if stdout_row is not None:
             files.append(stdout_row)
@@ -295,16 +296,19 @@ def _stdout_if_nothing_else(
     files: list[dict[str, Any]],
     workdir: Path,
     paths: tuple[str, str],
+    resumed: bool,
 ) -> dict[str, Any] | None:
     """The ``<stdout>`` row of a program whose result is its printed text (a sampler, an
     evaluation script): with no metric value and no output file to compare, the captured
     stdout is compared line by line. The recorder tees only the program's own stdout into it
     (ledger's messages go to stderr, ``--jobs`` prefixes only to the terminal). None when
     something else was compared, when ``--include-logs`` already compares it, or when the
-    original printed nothing (an empty text proves nothing either)."""
+    original printed nothing (an empty text proves nothing either), and for a replay resumed
+    from a checkpoint: it prints only what follows the checkpoint, and which of the original's
+    lines came after it is not known."""
     from .compare_outputs import compare_stdout
 
-    if opts.include_logs or series.compared or series.first_structural is not None:
+    if resumed or opts.include_logs or series.compared or series.first_structural is not None:
         return None
     if any(is_compared_file(f) for f in files):
         return None
