@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AmbiguousIdError, IntegrityError, LedgerError, UnknownIdError
 from ..index.short_ids import match_short_id
 from ..store import Store
+from ..store.safe_read import NotRegularError
 from .ids import new_run_id, run_ref
 
 if TYPE_CHECKING:
@@ -158,6 +159,8 @@ def _backed(store: Store, run_id: str, logged: str | None) -> str:
     ref = run_ref(run_id)
     try:
         on_disk = store.refs.get(ref)
+    except NotRegularError:
+        raise  # a FIFO or a link where the ref file belongs: named as what it is
     except LedgerError:
         on_disk = None
     if logged is not None and on_disk == logged:
@@ -174,6 +177,8 @@ def _backed(store: Store, run_id: str, logged: str | None) -> str:
                 logged = _logged(index, ref)
             try:
                 on_disk = store.refs.get(ref)
+            except NotRegularError:
+                raise
             except LedgerError:
                 on_disk = None
             if logged is not None and on_disk == logged:
