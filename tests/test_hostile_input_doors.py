@@ -136,7 +136,8 @@ def test_attestation_envelope(proj: Path, tmp_path: Path) -> None:
 def test_remote_marker(proj: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote"
     remote.mkdir()
-    (remote / "ledgerremote.json").write_text(DEEP_JSON)
+    # Deep but small: a marker over 64 KiB is refused for its size before it is parsed.
+    (remote / "ledgerremote.json").write_text('{"x": ' + "[" * 1000 + "]" * 1000 + "}")
     r = run_ledger("pull", str(remote), cwd=proj)
     refused(r, 3, "ledgerremote.json", "nested more than")
 
