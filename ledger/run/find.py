@@ -131,8 +131,8 @@ def _logged(index: Index, ref: str) -> str | None:
 def _unbacked(store: Store, ref: str, logged: str | None) -> IntegrityError:
     try:
         held = store.refs.get(ref)
-    except LedgerError:
-        held = "damaged"
+    except LedgerError as e:  # say why: a FIFO, a link, bytes that are no object id
+        held = f"what cannot be read ({e.message})"
     said = (
         "no accepted log line made it"
         if logged is None
