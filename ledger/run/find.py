@@ -243,7 +243,25 @@ def _backed_ref(store: Store, ref: str, logged: str | None) -> str | None:
                 return logged
     if logged is None and on_disk is None:
         return None
+    if on_disk is not None and logged is not None and on_disk == _before_last_move(store, ref):
+        # A writer killed between its log append and its ref write: the file still holds what
+        # the log's accepted lines held before, which is evidence the log backs; the next write
+        # or `ledger reindex` completes the move (a checkpoint's ``latest`` stays loadable).
+        return on_disk
     raise _unbacked(store, ref, logged)
+
+
+def _before_last_move(store: Store, ref: str) -> str | None:
+    """What ``ref`` held before the last line of the log that moved it and that the fold
+    accepts (a refused line, chained or not, moves nothing)."""
+    from ..store.fold import Fold
+
+    fold, before = Fold(), None
+    for entry in store.log.entries():
+        held = fold.refs.get(ref)
+        if fold.apply(entry.data) is None and entry.data.get("ref") == ref:
+            before = None if held is None else held.oid
+    return before
 
 
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:
