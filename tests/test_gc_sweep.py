@@ -24,7 +24,7 @@ def _age(path: Path, seconds: float) -> None:
 
 def test_the_report_counts_what_is_reachable(store: Store) -> None:
     blob = store.objects.put_bytes(b"linked")
-    store.set_ref("runs/a", store.put_json({"kind": "note", "schema": 1, "blob": blob}))
+    store.set_ref("runs/a", store.put_json({"kind": "note", "schema": 1, "blob": blob}), op="seal")
     store.objects.put_bytes(b"unlinked")
     report = collect_garbage(store)
     assert report.reachable == 2

@@ -171,7 +171,7 @@ def test_a_damaged_last_log_entry_stops_writes_with_exit_5(store: Store, last: b
     before = store.log.path.read_bytes()
     oid = store.put_json({"kind": "note", "schema": 1, "i": 9})
     with pytest.raises(IntegrityError, match="last entry of the log") as caught:
-        store.set_ref("runs/r9", oid)
+        store.set_ref("runs/r9", oid, op="seal")
     assert caught.value.exit_code == 5 and caught.value.hint and "verify" in caught.value.hint
     assert store.log.path.read_bytes() == before
     assert store.refs.get("runs/r9") is None

@@ -27,7 +27,8 @@ def _runs(store: Store, n: int) -> list[str]:
             "tags": {},
             "replay_of": None,
         }
-        store.set_ref(f"runs/{run_id}", store.put_json(rec), op="seal")
+        if store.refs.get(f"runs/{run_id}") is None:  # a sealed run is never sealed again
+            store.set_ref(f"runs/{run_id}", store.put_json(rec), op="seal")
         ids.append(run_id)
     return ids
 

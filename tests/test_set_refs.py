@@ -76,8 +76,8 @@ def test_one_log_fsync_and_one_folder_fsync_for_all(store: Store, monkeypatch: A
     assert synced.count(folder) == 1
     assert len(synced) == 4  # and each ref's temp file, before its rename
     synced.clear()
-    store.set_ref("checkpoints/r/step-2", b)
-    store.set_ref("checkpoints/r/latest", b)
+    store.set_ref("checkpoints/r/step-2", b, op="checkpoint")
+    store.set_ref("checkpoints/r/latest", b, op="publish")
     assert synced.count(str(store.log.path)) == 2  # what it saves
     assert synced.count(folder) == 2
 

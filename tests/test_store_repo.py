@@ -196,7 +196,7 @@ def test_create_ref_sets_only_a_new_ref(tmp_path: Path) -> None:
 def test_delete_ref_logs_and_removes(tmp_path: Path) -> None:
     store = Store.init(tmp_path / "l")
     a = store.put_json({"i": 1})
-    store.set_ref("names/x", a, op="name")
+    store.set_ref("names/x", a, op="set")
     assert store.delete_ref("names/missing") is None
     entry = store.delete_ref("names/x", why="test")
     assert entry is not None

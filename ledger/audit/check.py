@@ -30,6 +30,8 @@ class AuditResult:
     id: str
     oid: str  # the stored Audit record
     record: Audit
+    # Runs and verdicts left out because the log does not back their ref files.
+    warnings: tuple[str, ...] = ()
 
     @property
     def claims(self) -> list[ClaimAudit]:
@@ -82,10 +84,11 @@ def audit(
             hint="call audit(..., replay=True, replayer=...) or run `ledger replay` first",
         )
     loaded = load_claims(claims_path)
+    left_out: list[str] = []
     ctx = AuditContext(
         store=store,
-        runs=load_runs(store),
-        recorded=recorded_replays(store),
+        runs=load_runs(store, left_out),
+        recorded=recorded_replays(store, left_out),
         margin=margin,
         replayer=replayer if replay else None,
         methods=loaded.methods,
@@ -108,19 +111,20 @@ def audit(
     )
     oid = store.put_json(record.to_json())
     store.set_ref(f"audits/{audit_id}", oid, op="audit", exit_code=record.exit_code)
-    return AuditResult(audit_id, oid, record)
+    return AuditResult(audit_id, oid, record, tuple(left_out))
 
 
 def load_audit(store: Store, audit_id: str) -> AuditResult:
     """A stored audit by id or unique id prefix."""
     from ..records.base import record_from_json
+    from ..run.find import backed_ref
 
-    ids = sorted(name.split("/", 1)[1] for name, _ in store.refs.iter("audits/"))
+    ids = sorted(name.split("/", 1)[1] for name in store.refs.names("audits/"))
     matches = [audit_id] if audit_id in ids else [i for i in ids if i.startswith(audit_id)]
     if len(matches) != 1:
         what = "no audit" if not matches else f"{len(matches)} audits match"
         raise UsageError(f"{what} {audit_id!r}", hint="give a full audit id")
-    oid = store.refs.get(f"audits/{matches[0]}")
+    oid = backed_ref(store, f"audits/{matches[0]}")
     if oid is None:  # removed meanwhile
         raise UsageError(f"no audit {audit_id!r}", hint="give a full audit id")
     record = record_from_json(store.get_json(oid), Audit)

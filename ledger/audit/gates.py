@@ -13,9 +13,12 @@ __all__ = ["gate_check"]
 
 
 def _latest_gates(store: Store) -> dict[str, dict[str, Any]]:
-    """checkpoint digest -> its newest gate record."""
+    """checkpoint digest -> its newest gate record, of the gate refs the log backs
+    (``ledger.run.find.backed_refs``: a gate ref file written behind its back is no evidence)."""
+    from ..run.find import backed_refs
+
     newest: dict[str, dict[str, Any]] = {}
-    for _, oid in store.refs.iter("gates/"):
+    for _, oid in backed_refs(store, "gates/"):
         try:
             rec = store.get_json(oid)
         except LedgerError:
@@ -35,8 +38,14 @@ def gate_check(store: Store, run_ids: list[str]) -> AuditCheck:
     missing: list[str] = []
     failing: list[str] = []
     passing: list[str] = []
+    from ..run.find import backed_ref
+
     for run_id in run_ids:
-        ckpt = store.refs.get(f"checkpoints/{run_id}/latest")
+        try:
+            ckpt = backed_ref(store, f"checkpoints/{run_id}/latest")
+        except LedgerError as e:
+            missing.append(f"{run_id}'s checkpoint is not taken: {e.message}")
+            continue
         if ckpt is None:
             missing.append(f"{run_id} has no checkpoint")
             continue

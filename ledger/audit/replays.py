@@ -42,10 +42,11 @@ class ReplayCheck:
 Replayer = Callable[[Store, str], ReplayCheck]
 
 
-def recorded_replays(store: Store) -> dict[str, ReplayCheck]:
+def recorded_replays(store: Store, warnings: list[str] | None = None) -> dict[str, ReplayCheck]:
     """The latest completed replay verdict of every original run id, from the verdict records
-    themselves (never the index)."""
-    rows = _from_refs(store)
+    themselves (never the index); a verdict whose ref file the log does not back is left
+    out, and ``warnings`` says so."""
+    rows = _from_refs(store, warnings)
     out: dict[str, ReplayCheck] = {}
     for row in sorted(rows, key=lambda r: str(r.get("created") or "")):
         original, outcome = row.get("original"), row.get("outcome")
@@ -65,9 +66,11 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _from_refs(store: Store) -> list[dict[str, Any]]:
+def _from_refs(store: Store, warnings: list[str] | None) -> list[dict[str, Any]]:
+    from ..run.find import backed_refs
+
     rows = []
-    for _name, oid in store.refs.iter("verdicts/"):
+    for _name, oid in backed_refs(store, "verdicts/", warnings):
         try:
             value = store.get_json(oid)
         except LedgerError:

@@ -59,10 +59,14 @@ class RunValue:
     note: str | None = None
 
 
-def load_runs(store: Store) -> list[RecordedRun]:
-    """Every run record the ledger holds (refs ``runs/<id>``), oldest id first."""
+def load_runs(store: Store, warnings: list[str] | None = None) -> list[RecordedRun]:
+    """Every run record the ledger holds (refs ``runs/<id>``), oldest id first. A run whose
+    ref file the log does not back is left out, and ``warnings`` says so
+    (``ledger.run.find.backed_refs``)."""
+    from ..run.find import backed_refs
+
     out = []
-    for name, oid in store.refs.iter("runs/"):
+    for name, oid in backed_refs(store, "runs/", warnings):
         try:
             run = record_from_json(store.get_json(oid), Run)
         except LedgerError:

@@ -14,7 +14,7 @@ from ._common import (
     out_console,
     print_json,
 )
-from ._output import json_stdout_guard, progress
+from ._output import json_stdout_guard, print_warnings, progress
 
 __all__ = ["register"]
 
@@ -69,6 +69,7 @@ def audit(
             margin=margin,
             replayer=bitwise_replayer if replay else None,
         )
+    print_warnings(list(result.warnings), hint="run `ledger verify` to see every problem")
     if html is not None:
         html.write_text(render_html(result), encoding="utf-8")
     if markdown is not None:

@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from ..index.query import Filter
     from ..records.run import Run
 
-__all__ = ["backed_record", "load_run", "new_run_id", "newest_run", "resolve_run", "run_ref"]
+__all__ = [
+    "backed_record",
+    "backed_ref",
+    "backed_refs",
+    "load_run",
+    "new_run_id",
+    "newest_run",
+    "resolve_run",
+    "run_ref",
+]
 
 
 def resolve_run(store: Store, text: str) -> str:
@@ -120,19 +129,19 @@ def _logged(index: Index, ref: str) -> str | None:
     return str(rows[0]["oid"]) if rows else None
 
 
-def _unbacked(store: Store, run_id: str, logged: str | None) -> IntegrityError:
-    ref = run_ref(run_id)
+def _unbacked(store: Store, ref: str, logged: str | None) -> IntegrityError:
     try:
         held = store.refs.get(ref)
-    except LedgerError:
-        held = "damaged"
+    except LedgerError as e:  # say why: a FIFO, a link, bytes that are no object id
+        held = f"what cannot be read ({e.message})"
     said = (
         "no accepted log line made it"
         if logged is None
         else f"it holds {held or 'nothing'}, but the log says {logged}"
     )
+    what = f"of run {ref.split('/', 1)[1]}" if ref.startswith("runs/") else ref
     return IntegrityError(
-        f"the ref file of run {run_id} is not backed by the log ({said}): it was written "
+        f"the ref file {what} is not backed by the log ({said}): it was written "
         "behind the log's back, by a log line that ledger refuses, or a crash cut the write "
         "short; it is not used",
         hint="run `ledger verify` to see every problem; `ledger reindex` completes a ref write "
@@ -145,18 +154,72 @@ def backed_record(store: Store, run_id: str) -> str:
     Raises UnknownIdError when the log never made the run, IntegrityError when only the ref
     file names it or the two differ (checked again under the ref lock, which every writer
     holds from its log append to its ref write, so a write in flight is not mistaken)."""
+    oid = backed_ref(store, run_ref(run_id))
+    if oid is None:
+        raise UnknownIdError(f"no run {run_id!r} in {store.root}")
+    return oid
+
+
+def backed_ref(store: Store, ref: str) -> str | None:
+    """What ref ``ref`` (any kind: a run, verdict, checkpoint, audit, carried commit) holds,
+    when its file holds what the fold of the log says; None when neither names anything.
+    IntegrityError when only the file names it or the two differ. Every reader that takes a
+    ref file to decide what to show, export, audit or load asks here (``backed_refs`` for a
+    folder of refs), so a ref file written behind the log's back is never taken."""
     from ..index import Index
 
     with Index(store) as index:
         index.sync()
-        logged = _logged(index, run_ref(run_id))
-    return _backed(store, run_id, logged)
+        logged = _logged(index, ref)
+    return _backed_ref(store, ref, logged)
+
+
+def backed_refs(
+    store: Store, prefix: str, warnings: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """(name, oid) of every ref under ``prefix`` whose file the log backs, by name. A ref file
+    the log does not back, or a ref the log names whose file is missing or differs, is left
+    out, and ``backed_ref``'s message for it is added to ``warnings``."""
+    from ..index import Index
+
+    with Index(store) as index:
+        index.sync()
+        rows = index.query(
+            "SELECT name, oid FROM refs WHERE name >= ? AND name < ?",
+            (prefix, prefix + "\U0010ffff"),
+        )
+    logged = {str(r["name"]): str(r["oid"]) for r in rows}
+    files: dict[str, str | None] = {}
+    for name in store.refs.names(prefix):
+        try:
+            files[name] = store.refs.get(name)
+        except LedgerError:
+            files[name] = None
+    out: list[tuple[str, str]] = []
+    for name in sorted(set(logged) | set(files)):
+        oid = logged.get(name)
+        if oid is None or files.get(name) != oid:
+            try:
+                oid = _backed_ref(store, name, oid)
+            except IntegrityError as e:
+                if warnings is not None:
+                    warnings.append(f"{e.message}; run `ledger verify`")
+                continue
+        if oid is not None:
+            out.append((name, oid))
+    return out
 
 
 def _backed(store: Store, run_id: str, logged: str | None) -> str:
+    oid = _backed_ref(store, run_ref(run_id), logged)
+    if oid is None:
+        raise UnknownIdError(f"no run {run_id!r} in {store.root}")
+    return oid
+
+
+def _backed_ref(store: Store, ref: str, logged: str | None) -> str | None:
     from ..index import Index
 
-    ref = run_ref(run_id)
     try:
         on_disk = store.refs.get(ref)
     except NotRegularError:
@@ -184,8 +247,26 @@ def _backed(store: Store, run_id: str, logged: str | None) -> str:
             if logged is not None and on_disk == logged:
                 return logged
     if logged is None and on_disk is None:
-        raise UnknownIdError(f"no run {run_id!r} in {store.root}")
-    raise _unbacked(store, run_id, logged)
+        return None
+    if on_disk is not None and logged is not None and on_disk == _before_last_move(store, ref):
+        # A writer killed between its log append and its ref write: the file still holds what
+        # the log's accepted lines held before, which is evidence the log backs; the next write
+        # or `ledger reindex` completes the move (a checkpoint's ``latest`` stays loadable).
+        return on_disk
+    raise _unbacked(store, ref, logged)
+
+
+def _before_last_move(store: Store, ref: str) -> str | None:
+    """What ``ref`` held before the last line of the log that moved it and that the fold
+    accepts (a refused line, chained or not, moves nothing)."""
+    from ..store.fold import Fold
+
+    fold, before = Fold(), None
+    for entry in store.log.entries():
+        held = fold.refs.get(ref)
+        if fold.apply(entry.data) is None and entry.data.get("ref") == ref:
+            before = None if held is None else held.oid
+    return before
 
 
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ..records.code import CodeSnapshot
 from ..records.contract import Contract
 from ..records.data import DataManifest, InputDigest
 from ..records.run import Run
-from ..run.find import resolve_run
+from ..run.find import backed_record, backed_ref, backed_refs, resolve_run
 from ..store import Store
 from ..store.walk import links_of, reachable
 
@@ -50,13 +50,15 @@ def _record(store: Store, oid: str, model: type[R]) -> R:
     return record_from_json(store.get_json(oid), model)
 
 
-def _run_refs(store: Store, run_id: str, refs: dict[str, str], queue: list[str]) -> None:
-    oid = store.refs.get(f"runs/{run_id}")
-    if oid is None:
-        raise UsageError(f"no run {run_id} in this ledger")
-    refs[f"runs/{run_id}"] = oid
+def _run_refs(
+    store: Store, run_id: str, refs: dict[str, str], queue: list[str], notes: list[str]
+) -> None:
+    """A run's refs, each as the log backs it (``ledger.run.find``): a run whose ref file the
+    log does not back is refused; a verdict or checkpoint ref file it does not back is left
+    out, with a note."""
+    refs[f"runs/{run_id}"] = backed_record(store, run_id)
     for prefix in (f"verdicts/{run_id}/", f"checkpoints/{run_id}/"):
-        for name, target in store.refs.iter(prefix):
+        for name, target in backed_refs(store, prefix, notes):
             refs[name] = target
             if prefix.startswith("verdicts/"):
                 verdict = store.get_json(target)
@@ -92,7 +94,11 @@ def _carry_code(store: Store, run: Run, refs: dict[str, str], notes: list[str]) 
                 "reviewer needs a clone of the repository to replay it"
             )
             return
-    oid = store.refs.get(name)
+    try:
+        oid = backed_ref(store, name)
+    except LedgerError as e:
+        notes.append(f"run {run.run_id}: commit {code.commit} is not carried: {e.message}")
+        return
     if oid is None:  # removed meanwhile (ledger gc, another process)
         raise UsageError(f"commit {code.commit}'s source ref {name} vanished", hint="run it again")
     refs[name] = oid
@@ -125,7 +131,7 @@ def run_closure(store: Store, run_texts: list[str], *, data: bool = True) -> Clo
         if run_id in done:
             continue
         done.append(run_id)
-        _run_refs(store, run_id, refs, queue)
+        _run_refs(store, run_id, refs, queue, notes)
         run = _record(store, refs[f"runs/{run_id}"], Run)
         _carry_code(store, run, refs, notes)
     objects = reachable(store.objects, refs.values())

@@ -221,7 +221,8 @@ def judge(held: RefState | None, data: Mapping[str, Any]) -> tuple[str | None, s
         allowed = sorted(o for (s, o) in kind.moves if s == state)
         can = f"only {', '.join(allowed)}" if allowed else "nothing"
         return (
-            f"op {op!r} is not allowed on a {state} {kind.name} ref: {kind.why}; "
+            f"op {op!r} is not allowed on {'an' if state[0] in 'aeiou' else 'a'} {state} "
+            f"{kind.name} ref: {kind.why}; "
             f"from {state} {can} may follow",
             None,
         )

@@ -207,13 +207,16 @@ class Store:
 
     # -- refs + log --------------------------------------------------------------------------------
     def set_ref(self, name: str, oid: str, *, op: str = "set", **note: Any) -> LogEntry:
-        """Point ``name`` at ``oid``: log entry first (the commit point), then the ref file."""
+        """Point ``name`` at ``oid``: log entry first (the commit point), then the ref file.
+        A move the format does not allow (``ledger.store.fold``) is refused with UsageError
+        before anything is written."""
         check_ref_name(name)
         if not self.objects.has(oid):
             raise UsageError(f"cannot point ref {name} at {oid}: no such object")
         with self.lock():
             self._finish_cut_writes()
             old = self.refs.get(name)
+            self._allowed(self._state_of(name, old), name, op, oid)
             entry = self.log.append(
                 op=op, ref=name, old=old, new=oid, time=format_datetime(datetime.now(UTC)), **note
             )
@@ -246,12 +249,14 @@ class Store:
         with self.lock():
             self._finish_cut_writes()
             now = format_datetime(datetime.now(UTC))
-            held: dict[str, str | None] = {}  # what each ref holds once the moves before are made
+            held: dict[str, RefState | None] = {}  # each ref once the moves before are made
             lines: list[dict[str, Any]] = []
             for name, oid, op, note in moves:
-                old = held[name] if name in held else self.refs.get(name)
+                state = held[name] if name in held else self._state_of(name, self.refs.get(name))
+                after = self._allowed(state, name, op, oid)
+                old = None if state is None else state.oid
                 lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
-                held[name] = oid
+                held[name] = RefState(oid, after)
             entries = self.log.append_many(lines)
             after_log()
             dirs: list[Path] = []
@@ -277,6 +282,7 @@ class Store:
             old = self.refs.get(name)
             if old is not None:
                 return old
+            self._allowed(None, name, op, oid)
             self.log.append(
                 op=op, ref=name, old=None, new=oid, time=format_datetime(datetime.now(UTC)), **note
             )
@@ -291,6 +297,7 @@ class Store:
             old = self.refs.get(name)
             if old is None:
                 return None
+            self._allowed(self._state_of(name, old), name, "delete", None)
             entry = self.log.append(
                 op="delete",
                 ref=name,
@@ -303,6 +310,19 @@ class Store:
             path.unlink()
             fsync_dir(path.parent)
         return entry
+
+    @staticmethod
+    def _allowed(held: RefState | None, name: str, op: str, oid: str | None) -> str:
+        """The ref's state after the move, or UsageError when the table
+        (``ledger.store.fold.KINDS``) forbids it: a writer never logs a line the fold refuses."""
+        line = {"op": op, "ref": name, "old": None if held is None else held.oid, "new": oid}
+        problem, after = judge(held, line)
+        if problem is not None or after is None:
+            raise UsageError(
+                f"cannot move ref {name} with op {op!r}: {problem}; nothing was written",
+                hint='docs/format.md, "Transitions", lists the moves each ref kind allows',
+            )
+        return after
 
     def _write_ref(self, name: str, oid: str | None) -> None:
         path = self.refs.path_of(name)

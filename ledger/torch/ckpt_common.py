@@ -124,13 +124,17 @@ def read_checkpoint(store: Store, oid: str) -> Checkpoint:
 
 
 def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> str:
-    """A checkpoint id from ``latest``, a step number, ``step-<n>``, a ref name or an id."""
+    """A checkpoint id from ``latest``, a step number, ``step-<n>``, a ref name or an id. A
+    ref is taken only as the log backs it (``ledger.run.find.backed_ref``): a ref file no
+    accepted log line made, or one that differs from the log, is refused (IntegrityError)."""
+    from ..run.find import backed_ref
+
     if isinstance(target, int) or (isinstance(target, str) and target.isdigit()):
         target = f"step-{int(target)}"
     if target == "latest" or _STEP_RE.match(target):
         run = run_id_or_env(run_id)
         name = f"checkpoints/{run}/{target}"
-        oid = store.refs.get(name)
+        oid = backed_ref(store, name)
         if oid is None:
             have = [s for s, _ in list_steps(store, run)]
             raise UnknownIdError(
@@ -139,14 +143,14 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
             )
         return oid
     if "/" in target:
-        oid = store.refs.get(target)
+        oid = backed_ref(store, target)
         if oid is None:
             raise UnknownIdError(f"no ref {target!r}")
         return oid
     try:
         return store.objects.resolve(target)
     except UsageError:
-        latest = store.refs.get(latest_ref(target)) if "/" not in target else None
+        latest = backed_ref(store, latest_ref(target)) if "/" not in target else None
         if latest is not None:
             return latest
         latest = _latest_of_named_run(store, target)
@@ -161,13 +165,13 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
 def _latest_of_named_run(store: Store, text: str) -> str | None:
     """The latest checkpoint of the run ``text`` names (a name, prefix or short id), as every
     other command takes a run."""
-    from ..run.find import resolve_run
+    from ..run.find import backed_ref, resolve_run
 
     try:
         run = resolve_run(store, text)
     except UsageError:
         return None
-    return store.refs.get(latest_ref(run))
+    return backed_ref(store, latest_ref(run))
 
 
 def info_of(rec: Checkpoint, oid: str, **extra: Any) -> CheckpointInfo:

@@ -55,7 +55,9 @@ def list_checkpoints(
                 hint="runs with checkpoints: " + (", ".join(runs[:10]) or "none"),
             )
         run_id = matches[0]
-    latest = st.refs.get(latest_ref(run_id))
+    from ..run.find import backed_ref
+
+    latest = backed_ref(st, latest_ref(run_id))
     return [
         (info_of(read_checkpoint(st, oid), oid), oid == latest) for _, oid in list_steps(st, run_id)
     ]

@@ -33,6 +33,20 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 LOG_TAIL_LINES = 200
 
 
+def _run_record(store: Store, run_id: str, warnings: list[str] | None = None) -> dict[str, Any]:
+    """A run's record, read through the ref the log backs (``ledger.run.find.backed_record``);
+    {} when the run's ref file is not backed, with the reason added to ``warnings``."""
+    from ..run.find import backed_record
+
+    try:
+        oid = backed_record(store, run_id)
+    except LedgerError as e:
+        if warnings is not None:
+            warnings.append(f"run {run_id} is left out: {e.message}; run `ledger verify`")
+        return {}
+    return _record(store, oid)
+
+
 def _record(store: Store, oid: Any) -> dict[str, Any]:
     if not isinstance(oid, str):
         return {}
@@ -190,14 +204,16 @@ def curves(
     x: str = "step",
     group: bool = False,
     dashed: Sequence[str] = (),
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One chart per metric name over ``run_ids``: a line per run, or with ``group`` each set of
-    runs sharing a name (seeds) drawn as its mean and min..max band."""
+    runs sharing a name (seeds) drawn as its mean and min..max band. A run whose ref file the
+    log does not back is not drawn (``warnings`` says why)."""
     from .svg import line_chart
 
     if x not in AXES:
         x = "step"
-    recs = {rid: _record(store, store.refs.get(f"runs/{rid}")) for rid in run_ids}
+    recs = {rid: _run_record(store, rid, warnings) for rid in run_ids}
     by_metric: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
     for rid, rec in recs.items():
         for name, row in main_metrics(store, rec).items():
@@ -274,7 +290,9 @@ def _log_tail(store: Store, oid: Any) -> tuple[str, int] | None:
 
 
 def log_text(store: Store, run_id: str) -> str | None:
-    rec = _record(store, store.refs.get(f"runs/{run_id}"))
+    from ..run.find import backed_record
+
+    rec = _record(store, backed_record(store, run_id))
     oid = rec.get("stdout")
     if not isinstance(oid, str):
         return None
@@ -288,8 +306,8 @@ def _divergence(store: Store, original: str, replay: str) -> dict[str, Any] | No
     from ..stats import compare_series
 
     try:
-        a = record_from_json(_record(store, store.refs.get(f"runs/{original}")), Run)
-        b = record_from_json(_record(store, store.refs.get(f"runs/{replay}")), Run)
+        a = record_from_json(_run_record(store, original), Run)
+        b = record_from_json(_run_record(store, replay), Run)
         fd = (
             compare_series(run_series(store, a), run_series(store, b))
             .to_json()
@@ -319,8 +337,9 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
     config = info.get("resolved_config")
     params = flatten_params(config.get("resolved")) if isinstance(config, dict) else {}
     replays = [r["run_id"] for r in info.get("replays", [])]
+    warnings: list[str] = list(info.get("warnings", []))
     first_div = _divergence(store, rid, replays[0]) if replays else None
-    charts = curves(store, [rid, *replays], dashed=replays)
+    charts = curves(store, [rid, *replays], dashed=replays, warnings=warnings)
     if first_div is not None:
         for chart in charts:
             if str(first_div.get("metric", "")).split("@")[0] == chart["metric"]:
@@ -332,7 +351,7 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
                             ("replay " if r in replays else "original ") + r[-8:],
                             _series_points(
                                 store,
-                                main_metrics(store, _record(store, store.refs.get(f"runs/{r}")))
+                                main_metrics(store, _run_record(store, r))
                                 .get(chart["metric"], {})
                                 .get("series"),
                                 "step",
@@ -379,7 +398,7 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
         "charts": charts,
         "log": _log_tail(store, run.get("stdout")),
         "linked": bool(SAFE_ID.match(rid)),
-        "warnings": info.get("warnings", []),
+        "warnings": warnings,
     }
 
 
@@ -395,14 +414,20 @@ def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:
 
 
 def audits(
-    store: Store, runs: Sequence[str] | None = None, limit: int = 20
+    store: Store,
+    runs: Sequence[str] | None = None,
+    limit: int = 20,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Stored claim audits, newest first (``runs``: only those whose evidence names one of
-    these runs), each read back from its record."""
+    these runs), each read back from its record. An audit whose ref file the log does not
+    back is left out (``warnings`` says why)."""
     import json
 
+    from ..run.find import backed_refs
+
     out = []
-    for name, oid in sorted(store.refs.iter("audits/"), reverse=True):
+    for name, oid in sorted(backed_refs(store, "audits/", warnings), reverse=True):
         audit_id = name.split("/", 1)[1]
         rec = _record(store, oid.strip())
         if rec.get("kind") != "audit" or not SAFE_ID.match(audit_id):

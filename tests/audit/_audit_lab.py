@@ -59,7 +59,7 @@ class Lab:
             }
         )
         oid = store.put_json(run.to_json())
-        store.set_ref(f"runs/{run_id}", oid)
+        store.set_ref(f"runs/{run_id}", oid, op="seal", status=run.status)
         return oid
 
     def seeds(

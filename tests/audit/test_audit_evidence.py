@@ -158,20 +158,22 @@ def test_resolved_config_marks_test_selection(lab: Lab) -> None:
     assert detail.startswith("config trainer.early_stopping.selection_split=test on 8 runs")
 
 
-def _verdict(store: Store, original: str, outcome: str) -> None:
+def _verdict(store: Store, original: str, outcome: str, replay: str = "r") -> None:
+    """A verdict on ``original`` by its replay ``<original>-<replay>`` (a verdict is written
+    once: a later one is another replay's, and the newest counts)."""
     oid = store.put_json(
         {
             "kind": "verdict",
             "schema": 1,
             "original": original,
-            "replays": [f"{original}-r"],
+            "replays": [f"{original}-{replay}"],
             "mode": "tolerance",
             "outcome": outcome,
             "summary": f"{outcome} in test",
-            "created": "2026-11-30T07:00:00.000000Z",
+            "created": f"2026-11-30T07:00:0{len(replay)}.000000Z",
         }
     )
-    store.set_ref(f"verdicts/{original}/{original}-r", oid, op="verdict")
+    store.set_ref(f"verdicts/{original}/{original}-{replay}", oid, op="verdict")
 
 
 def test_recorded_replay_verdicts_are_evidence(lab: Lab) -> None:
@@ -184,7 +186,7 @@ def test_recorded_replay_verdicts_are_evidence(lab: Lab) -> None:
     assert got["all-good"].runs[0].replay_detail == "reproduced (tolerance): reproduced in test"
     assert next(c for c in got["all-good"].checks if c.name == "runs_reproducible").passed
 
-    _verdict(lab.store, ids[3], "not-reproduced")
+    _verdict(lab.store, ids[3], "not-reproduced", replay="r2")
     got = run_claims(lab, claim("one-bad"))
     assert got["one-bad"].verdict == "not_reproducible"
     assert any(f"{ids[3]} not-reproduced" in r for r in got["one-bad"].reasons)

@@ -13,11 +13,11 @@ from ledger.records.check import CheckItem, Gate
 
 def _checkpoint(lab: Lab, run_id: str) -> str:
     oid = lab.store.put_json({"kind": "checkpoint-stub", "schema": 1, "run_id": run_id})
-    lab.store.set_ref(f"checkpoints/{run_id}/latest", oid)
+    lab.store.set_ref(f"checkpoints/{run_id}/latest", oid, op="publish")
     return oid
 
 
-def _gate(lab: Lab, digest: str, passed: bool, minutes: int = 0) -> None:
+def _gate(lab: Lab, digest: str, passed: bool, minutes: int = 0, by_hand: bool = False) -> None:
     item = CheckItem(level="poison", name="NaN", passed=passed, figure="x")
     rec = Gate(
         gate_id=f"gate-{digest[3:11]}-{minutes}",
@@ -30,6 +30,11 @@ def _gate(lab: Lab, digest: str, passed: bool, minutes: int = 0) -> None:
         passed=passed,
         ledger_version="0.1.0",
     )
+    if by_hand:  # a gate ref file written behind the log's back
+        path = lab.store.refs.path_of(f"gates/{rec.gate_id}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(lab.store.put_json(rec.to_json()) + "\n")
+        return
     store_gate(lab.store, GateResult(rec))
 
 
@@ -55,3 +60,23 @@ def test_require_gate(lab: Lab) -> None:
     got = run_claims(lab, claim("gated", require_gate="true"))["gated"]
     assert got.verdict == "not_reproducible"
     assert any("exp-03" in r and "no passing delivery gate" in r for r in got.reasons)
+
+
+def test_a_gate_or_latest_the_log_does_not_back_is_no_evidence(lab: Lab) -> None:
+    """A passing gate written by hand for a checkpoint whose real gate failed, and a ``latest``
+    moved by hand to a checkpoint that passed: neither makes a gated claim supported."""
+    ids = lab.seeds("exp", SEEDS)
+    digests = [_checkpoint(lab, i) for i in ids]
+    for d in digests[:-1]:
+        _gate(lab, d, passed=True)
+    _gate(lab, digests[-1], passed=False)
+    _gate(lab, digests[-1], passed=True, minutes=5, by_hand=True)
+    got = run_claims(lab, claim("gated", require_gate="true"))["gated"]
+    assert got.verdict == "not_reproducible", got.reasons
+    assert any(ids[-1] in r and "no passing delivery gate" in r for r in got.reasons)
+
+    latest = lab.store.refs.path_of(f"checkpoints/{ids[-1]}/latest")
+    latest.write_text(digests[0] + "\n")
+    got = run_claims(lab, claim("gated", require_gate="true"))["gated"]
+    assert got.verdict == "not_reproducible", got.reasons
+    assert any(ids[-1] in r and "not backed by the log" in r for r in got.reasons), got.reasons

@@ -3,22 +3,41 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from ledger._canonical import format_datetime
 from ledger.index import Index
 from ledger.run.linked import linked_checks
 from ledger.store import Store
 
 
-def _check(store: Store, ref: str, kind: str, run_id: str | None, created: str) -> str:
+def _forge(store: Store, ref: str, op: str, new: str | None) -> None:
+    """A chained line the fold refuses (``Store`` refuses to write one), and the ref file moved
+    to match, as an attacker would."""
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op=op, ref=ref, old=store.refs.get(ref), new=new, time=now)
+    path = store.refs.path_of(ref)
+    if new is None:
+        path.unlink()
+    else:
+        path.write_text(new + "\n")
+
+
+def _check(
+    store: Store, ref: str, kind: str, run_id: str | None, created: str, forged: bool = False
+) -> str:
     rec: dict[str, Any] = {"kind": kind, "schema": 1, "created": created, "passed": True}
     rec["items"] = [{"level": "l1", "name": "grad", "required": True, "passed": False}]
     if run_id is not None:
         rec["run_id"] = run_id
     oid = store.put_json(rec)
-    store.set_ref(ref, oid, op=kind)
+    if forged:
+        _forge(store, ref, kind, oid)
+    else:
+        store.set_ref(ref, oid, op=kind)
     return oid
 
 
@@ -77,7 +96,7 @@ def test_a_verdict_is_found_by_each_run_it_is_about(store: Store) -> None:
         assert [r["ref"] for r in index.query(q, ("R2",))] == ["verdicts/A/R1"]
         assert [r["ref"] for r in index.query(q, ("R3",))] == ["verdicts/B/R3"]
         # A verdict is never deleted (docs/format.md, "Transitions"): the line is refused.
-        store.delete_ref("verdicts/A/R1")
+        _forge(store, "verdicts/A/R1", "delete", None)
         index.sync()
         assert [r["ref"] for r in index.query(q, ("R2",))] == ["verdicts/A/R1"]
     assert v1 != v2
@@ -91,8 +110,8 @@ def test_rebuilt_lookup_tables_equal_incremental(store: Store) -> None:
         _verdict(store, "A", ["R1"])
         index.sync()
         # A check never moves and a gate is never deleted: both lines are refused.
-        _check(store, "checks/c1", "check", "C", "2026-01-02T00:00:00Z")
-        store.delete_ref("gates/g1")
+        _check(store, "checks/c1", "check", "C", "2026-01-02T00:00:00Z", forged=True)
+        _forge(store, "gates/g1", "delete", None)
         index.sync()
         incremental = index.dump()
         assert incremental["checks"] == [("checks/c1", "A"), ("gates/g1", "B")]

@@ -7,12 +7,13 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import zstandard
 
-from ledger._canonical import canonical_json
+from ledger._canonical import canonical_json, format_datetime
 from ledger._hashing import hash_bytes
 from ledger.store import Store
 
@@ -78,10 +79,15 @@ class Forge:
             store.objects.put_bytes(data)
         origin = self.manifest["origin"]
         for name in sorted(self.refs, key=lambda n: (not n.startswith("sources/"), n)):
-            store.create_ref(
-                name, self.refs[name], op="import",
+            # Past Store's own check of the move, as that import would have written it.
+            now = format_datetime(datetime.now(UTC))
+            store.log.append(
+                op="import", ref=name, old=None, new=self.refs[name], time=now,
                 origin=origin["ledger"], origin_head=origin["head"],
             )  # fmt: skip
+            path = store.refs.path_of(name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.refs[name] + "\n")
 
 
 def ledger_state(ledger: Path) -> tuple[list[tuple[str, str]], bytes]:

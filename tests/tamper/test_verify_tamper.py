@@ -13,13 +13,14 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import run_ledger
 
-from ledger._canonical import canonical_json
+from ledger._canonical import canonical_json, format_datetime
 from ledger._hashing import hash_bytes
 from ledger.index import Index
 from ledger.index.consistency import check_consistency
@@ -32,6 +33,10 @@ Line = dict[str, Any]
 def problems(store: Store, head: str | None = None) -> list[Problem]:
     report = verify_store(store, head=head)
     return report.problems + check_consistency(store)
+
+
+def _now() -> str:
+    return format_datetime(datetime.now(UTC))
 
 
 def lines(store: Store) -> list[Line]:
@@ -414,7 +419,9 @@ def test_appending_a_delete_of_a_run_is_reported(project: Path) -> None:
     """A chained, well-formed line that hides the failed run is still a tampering."""
     store = Store.open(project / ".ledger")
     bad = next(e for e in lines(store) if e.get("status") == "failed")
-    store.delete_ref(bad["ref"])
+    # Store.delete_ref refuses the move; an attacker appends the line past it.
+    store.log.append(op="delete", ref=bad["ref"], old=bad["new"], new=None, time=_now())
+    store.refs.path_of(bad["ref"]).unlink()
     with Index(store) as index:
         index.sync()
     found = problems(store)

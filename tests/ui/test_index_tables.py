@@ -116,8 +116,12 @@ def test_rebuild_gives_the_same_tables_and_a_sealed_run_replaces_its_running_row
         index.sync()
         assert index.query("SELECT num FROM params WHERE run_id=? AND key='optim.lr'", (four,))
         add_run(store, four, config={"optim": {"lr": 0.25}}, minute=3)
-        # A run is never deleted (docs/format.md, "Transitions"): the line is refused.
-        store.delete_ref("runs/20261130T060100.000000Z-00000002")
+        # A run is never deleted (docs/format.md, "Transitions"): the line is refused. Store
+        # refuses to write it; it is appended past Store, as an attacker would.
+        gone = "runs/20261130T060100.000000Z-00000002"
+        now = "2026-11-30T07:00:00.000000Z"
+        store.log.append(op="delete", ref=gone, old=store.refs.get(gone), new=None, time=now)
+        store.refs.path_of(gone).unlink()
         index.sync()
         incremental = index.dump()
         assert [r[3] for r in incremental["params"] if r[0] == four] == [0.25]
