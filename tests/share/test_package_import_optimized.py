@@ -78,8 +78,8 @@ from ledger.store import Store
 if __debug__:
     sys.exit("-O did not take")
 checked = package._unpack
-def check_then_tamper(path, raw, staging):
-    out = checked(path, raw, staging)
+def check_then_tamper(path, raw, staging, *bounds):
+    out = checked(path, raw, staging, *bounds)
     staged = sorted(p for p in staging.iterdir() if p.is_file())[0]
     staged.write_bytes(staged.read_bytes() + b" and then some")
     return out
