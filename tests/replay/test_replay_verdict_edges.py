@@ -22,6 +22,13 @@ random.random()
 print("epoch 0 acc 1.0")
 """
 
+# Takes the seed: its loss varies with it, its accuracy does not.
+ACC_CONSTANT = """
+import random, ledger
+ledger.seed(1)
+print(f"epoch 0 acc 1.0 loss {random.random()!r}")
+"""
+
 # Throws away the seed ledger gives it and seeds itself from OS entropy: its metric varies,
 # but not by the seed (ledger.seed() records a root that did not come from LEDGER_SEED_ROOT).
 SEEDS_ITSELF = """
@@ -60,6 +67,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "exits.py").write_text(EXITS_3_ON_REPLAY)
     (root / "seeds_itself.py").write_text(SEEDS_ITSELF)
     (root / "fixed.py").write_text(FIXED)
+    (root / "acc_constant.py").write_text(ACC_CONSTANT)
     assert run_ledger("init", cwd=root).returncode == 0
     return root
 
@@ -83,6 +91,21 @@ def test_two_seeds_of_a_metric_that_never_varies_get_no_verdict(proj: Path) -> N
     told = "ledger: error: seeds mode: the first two replayed seeds gave identical results"
     assert f"{told} (acc = 1.0" in r.stderr, r.stderr
     assert "the seed had no effect" in r.stderr
+    assert "REPRODUCED" not in r.stdout
+    assert _verdicts(proj) == []
+
+
+def test_two_seeds_of_the_judged_metric_that_never_varies_get_no_verdict(proj: Path) -> None:
+    """The replays differ (their loss follows the seed), so the probe that stops two identical
+    replays lets both finish; the metric judged (acc) is the same in both: still no verdict."""
+    metric = r"epoch (?P<step>\d+) acc (?P<acc>\S+) loss (?P<loss>\S+)"
+    argv = ("--metric", metric, "--json", "--", sys.executable, "acc_constant.py")
+    r = run_ledger("record", *argv, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    run_id = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    assert "all 2 replayed seeds gave acc = 1.0" in r.stderr, r.stderr
     assert "REPRODUCED" not in r.stdout
     assert _verdicts(proj) == []
 
