@@ -17,19 +17,7 @@ import time
 from pathlib import Path
 
 from . import Row
-
-
-def _ledger(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    repo = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(repo)}
-    return subprocess.run(
-        [sys.executable, "-m", "ledger", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+from .bench_remote import _ledger
 
 
 def _timed(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
