@@ -217,15 +217,21 @@ def _backed(store: Store, run_id: str, logged: str | None) -> str:
     return oid
 
 
+def _on_disk(store: Store, ref: str) -> str | None:
+    """What the ref file holds; None when it cannot be read as a ref. A FIFO or a link where
+    the ref file belongs is raised, named as what it is (NotRegularError)."""
+    try:
+        return store.refs.get(ref)
+    except NotRegularError:
+        raise
+    except LedgerError:
+        return None
+
+
 def _backed_ref(store: Store, ref: str, logged: str | None) -> str | None:
     from ..index import Index
 
-    try:
-        on_disk = store.refs.get(ref)
-    except NotRegularError:
-        raise  # a FIFO or a link where the ref file belongs: named as what it is
-    except LedgerError:
-        on_disk = None
+    on_disk = _on_disk(store, ref)
     if logged is not None and on_disk == logged:
         return logged
     for locked in (False, True):
@@ -238,12 +244,7 @@ def _backed_ref(store: Store, ref: str, logged: str | None) -> str | None:
             with Index(store) as index:
                 index.sync()
                 logged = _logged(index, ref)
-            try:
-                on_disk = store.refs.get(ref)
-            except NotRegularError:
-                raise
-            except LedgerError:
-                on_disk = None
+            on_disk = _on_disk(store, ref)
             if logged is not None and on_disk == logged:
                 return logged
     if logged is None and on_disk is None:
