@@ -26,7 +26,7 @@ from ..records.checkpoint import TensorEntry
 from ..store import ObjectStore
 from ..store.objects import MIN_SAVING
 from .ckpt_codec import tensor_bytes, torch_dtype
-from .ckpt_reuse import has_mapping, keep_only, likely_new, remember, reused
+from .ckpt_reuse import keep_only, last_change, likely_new, remember, reused
 from .ckpt_write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
 
 __all__ = [
@@ -178,21 +178,24 @@ def write_tensors(
         hashed, and written unless found stored."""
         i, j, data = job
         key = tensors[i][0]
-        changed = has_mapping(objects, key, j)  # and so compared, unless equal below
+        before = last_change(objects, key, j)  # None: not saved before in this process
         oid = reused(objects, key, j, data)
         if oid is not None:
             return oid, None, True
+        changed = before is not None  # compared with the last save's bytes, and not equal
 
         def then(oid: str, written: bool) -> None:  # the object has its name now
-            remember(objects, key, j, oid, data, written)
+            remember(objects, key, j, oid, data, written, changed)
 
         pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
-        # A chunk that changed since the last save goes around the page cache (it will
-        # likely change again: caching it buys no faster comparison next time); a chunk saved
-        # for the first time goes through it, for the next save to compare with.
-        oid, written = writer.put(data, pays, then, direct=changed)
+        # A chunk that changed at this save and at the one before goes around the page cache
+        # (it will likely change again: caching it buys no faster comparison next time). Any
+        # other goes through it, for the next save to compare with there: one saved for the
+        # first time, or one that changed after a save that found it unchanged (the save
+        # after replacing every tensor, whose next save compares the 90% left alone).
+        oid, written = writer.put(data, pays, then, direct=before is True)
         if written is None:  # found stored: vouched for only after a comparison
-            remember(objects, key, j, oid, data, False)
+            remember(objects, key, j, oid, data, False, changed)
         return oid, written, False
 
     # Chunks that will be written go first, so their disk writes overlap with comparing the rest.

@@ -33,8 +33,8 @@ __all__ = [
     "MEMCMP",
     "MIN_BYTES",
     "forget",
-    "has_mapping",
     "keep_only",
+    "last_change",
     "likely_new",
     "remember",
     "reused",
@@ -83,12 +83,14 @@ MEMCMP = _memcmp()
 
 
 class _Mapped:
-    """One object file mapped read-only; ``addr`` points at its content (after the codec)."""
+    """One object file mapped read-only; ``addr`` points at its content (after the codec).
+    ``changed``: whether the save that mapped it found the chunk changed since the save
+    before (and no save has found it unchanged since)."""
 
-    def __init__(self, oid: str, mm: mmap.mmap, size: int) -> None:
+    def __init__(self, oid: str, mm: mmap.mmap, size: int, changed: bool = False) -> None:
         import numpy as np
 
-        self.oid, self.mm, self.size = oid, mm, size
+        self.oid, self.mm, self.size, self.changed = oid, mm, size, changed
         self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + 1
 
     def readable(self, size: int) -> bool:
@@ -122,12 +124,16 @@ def _address(data: memoryview) -> int:
 _PROBE = 4 << 10
 
 
-def has_mapping(objects: ObjectStore, key: str, index: int) -> bool:
-    """Whether an earlier save of chunk ``index`` of ``key`` into this ledger is mapped: a
-    chunk that has one and is written anyway changed since (``ckpt_write`` writes it around
-    the page cache, as it will likely change again)."""
+def last_change(objects: ObjectStore, key: str, index: int) -> bool | None:
+    """None when no earlier save of chunk ``index`` of ``key`` into this ledger is mapped;
+    else whether that save found the chunk changed since the one before it. ``ckpt_io``
+    writes a chunk around the page cache only when it changes at two saves in a row: such a
+    chunk will likely change again, while one that changed once after staying the same (all
+    tensors replaced, then fine-tuned) is compared by the next save, which must find its
+    bytes in the page cache, not read them back from the disk."""
     with _lock:
-        return (key, index) in _maps.get(str(objects.root), {})
+        m = _maps.get(str(objects.root), {}).get((key, index))
+        return None if m is None else m.changed
 
 
 def likely_new(objects: ObjectStore, key: str, index: int, data: memoryview) -> bool:
@@ -158,13 +164,23 @@ def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str 
     # it through one more gc grace period.
     if m is None or not objects.touch(m.oid):
         return None
-    return m.oid if m.equals(_address(data), len(data)) else None
+    if not m.equals(_address(data), len(data)):
+        return None
+    m.changed = False  # found unchanged: a run of changes ends here
+    return m.oid
 
 
 def remember(
-    objects: ObjectStore, key: str, index: int, oid: str, data: memoryview, written: bool
+    objects: ObjectStore,
+    key: str,
+    index: int,
+    oid: str,
+    data: memoryview,
+    written: bool,
+    changed: bool = False,
 ) -> None:
-    """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save.
+    """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
+    ``changed``: this save found the chunk different from the earlier save's mapping.
 
     An object this call did not write (it was already stored) is kept only if its file holds
     exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
@@ -187,7 +203,7 @@ def remember(
         _retire([old])
     if not fits:
         return
-    m = _map(objects, oid, len(data))
+    m = _map(objects, oid, len(data), changed)
     if m is None or (not written and not m.equals(_address(data), len(data))):
         if m is not None:
             m.close()
@@ -200,7 +216,7 @@ def remember(
             _drop(_maps.popitem(last=False)[1].values())
 
 
-def _map(objects: ObjectStore, oid: str, size: int) -> _Mapped | None:
+def _map(objects: ObjectStore, oid: str, size: int, changed: bool) -> _Mapped | None:
     try:
         with open_regular(objects.path_of(oid)) as f:
             if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:
@@ -208,7 +224,7 @@ def _map(objects: ObjectStore, oid: str, size: int) -> _Mapped | None:
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError, NotRegularError):
         return None
-    return _Mapped(oid, mm, size)
+    return _Mapped(oid, mm, size, changed)
 
 
 def _drop(maps: Any) -> None:
