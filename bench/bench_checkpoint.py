@@ -68,6 +68,7 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
     )
     for d in (inc, incz, trusted, bg):
         Store.init(d)
+    floor = _Floor(work / "floor", state)
     step = [0]
 
     def save(store: Path, **kw: Any) -> Any:
@@ -147,6 +148,10 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
         def hash_all() -> None:
             add("hash_only", timed(lambda: [hash_bytes(v) for v in views]))
 
+        def floor_save() -> None:  # what the 90%-unchanged save cannot skip (``_Floor``)
+            os.sync()
+            add("floor", floor.save(state))
+
         ops = [
             torch_save,
             fresh_save,
@@ -156,6 +161,7 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
             background_save,
             dcp_save,
             hash_all,
+            floor_save,
         ]
         for r in range(rounds):
             touch_tenth()  # what every 90%-unchanged save of this round finds changed
@@ -177,7 +183,148 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
                 res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
                 add(op.replace("-", "_"), float(res.stdout))
     finally:
+        floor.close()
         shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+class _Floor:
+    """The work a save of a mostly unchanged state cannot skip without trusting a version
+    counter: compare each tensor's bytes with the last save's (``memcmp`` against a read-only
+    mapping of a file in the page cache) and write + fsync the changed ones (each to a new
+    file, renamed over the old, one directory fsync), four threads at once as a save's
+    workers. It keeps its own files, in its own folder: ``save`` is timed, the rest is set-up.
+    """
+
+    def __init__(self, folder: Path, state: dict[str, Any]) -> None:
+        from ledger.torch.ckpt_reuse import MEMCMP
+
+        self.folder, self.memcmp = folder, MEMCMP
+        folder.mkdir()
+        self.maps: dict[str, Any] = {}
+        self.rebase(state)
+
+    def _write(self, name: str, t: Any) -> None:
+        tmp = self.folder / f"{name}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(memoryview(t.numpy()).cast("B"))
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.folder / name)
+
+    def _map(self, name: str) -> None:
+        import mmap
+
+        import numpy as np
+
+        with open(self.folder / name, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self.maps[name] = (mm, int(np.frombuffer(mm, dtype=np.uint8).ctypes.data))
+
+    def rebase(self, state: dict[str, Any]) -> None:
+        """Every tensor written through the page cache and mapped, untimed: the last save a
+        ``save`` compares with (after every tensor was replaced, say)."""
+        for name, t in state.items():
+            self._write(name, t)
+            self._map(name)
+        fd = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def save(self, state: dict[str, Any]) -> float:
+        """Seconds to compare every tensor and write + fsync the changed ones."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        changed: list[str] = []
+
+        def one(item: tuple[str, Any]) -> None:
+            name, t = item
+            nbytes = t.numel() * t.element_size()
+            if self.memcmp(t.data_ptr(), self.maps[name][1], nbytes) != 0:
+                self._write(name, t)
+                changed.append(name)
+
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(one, state.items()))
+        fd = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        seconds = time.perf_counter() - t0
+        for name in changed:
+            self.maps.pop(name)[0].close()
+            self._map(name)
+        return seconds
+
+    def close(self) -> None:
+        for mm, _addr in self.maps.values():
+            mm.close()
+
+
+def _replacing_rounds(total_bytes: int, rounds: int, work: Path) -> dict[str, list[float]]:
+    """Runs in a fresh process (this checkout's ledger, or the baseline's): each round
+    replaces every tensor and saves (the *replacing* save), changes a tenth and saves (the
+    save *after* it, issue #38's case), changes the same tenth again and saves (steady
+    state); torch.save+fsync of the new state and the floor of each of the two later saves
+    (``_Floor``) run in the same round. Seconds per round, and the bytes each save wrote."""
+    import torch
+
+    from ledger.store import Store
+    from ledger.torch.checkpoint import save_checkpoint
+
+    g = torch.Generator().manual_seed(11)
+    numel = total_bytes // 4 // N_TENSORS
+
+    def new_state() -> dict[str, Any]:
+        return {f"layer{i}.weight": torch.randn(numel, generator=g) for i in range(N_TENSORS)}
+
+    def touch_tenth() -> None:
+        for i in range(0, N_TENSORS, 10):
+            state[f"layer{i}.weight"].add_(1.0)
+
+    store = Store.init(work / "store")
+    state = new_state()
+    floor = _Floor(work / "floor", state)
+    out: dict[str, list[float]] = {}
+    step = [0]
+
+    def timed_save() -> float:
+        step[0] += 1
+        os.sync()
+        t = time.perf_counter()
+        info = save_checkpoint({"model": state}, step=step[0], store=store, run_id="bench")
+        seconds = time.perf_counter() - t
+        out.setdefault("bytes_new", []).append(float(info.bytes_new))
+        return seconds
+
+    def add(key: str, seconds: float) -> None:
+        out.setdefault(key, []).append(seconds)
+
+    timed_save()
+    timed_save()  # the steady state before the first replacement: nothing changed
+    try:
+        for _ in range(rounds):
+            state = new_state()
+            os.sync()
+            t = time.perf_counter()
+            _torch_save(state, work / "state.pt")
+            add("torch_save", time.perf_counter() - t)
+            add("replacing", timed_save())
+            floor.rebase(state)
+            touch_tenth()
+            os.sync()
+            add("floor_after", floor.save(state))
+            add("after", timed_save())
+            touch_tenth()
+            os.sync()
+            add("floor_steady", floor.save(state))
+            add("steady", timed_save())
+    finally:
+        floor.close()
     return out
 
 
@@ -290,11 +437,94 @@ def measure_memory(total_bytes: int) -> dict[str, dict[str, float]]:
     return out
 
 
+def measure_replacing(total_bytes: int, rounds: int) -> dict[str, dict[str, list[float]]]:
+    """``_replacing_rounds`` in a fresh process for this checkout, and for the baseline
+    revision (``LEDGER_BENCH_BASELINE``) when set, in alternating order, twice: {which: the
+    figures of both processes, round after round}."""
+    from bench import baseline_checkout
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ckpt-replace-"))
+    here = str(Path(__file__).resolve().parents[1])
+    cases = [("now", here)]
+    try:
+        base = baseline_checkout(tmp / "baseline")
+        if base is not None:
+            cases.append((f"at {base[0]} (before)", f"{base[1]}:{here}"))
+        out: dict[str, dict[str, list[float]]] = {}
+        half = max(1, rounds // 2)
+        for order, part in ((cases, half), (cases[::-1], rounds - half)):
+            for which, path in order:
+                work = tmp / "work"
+                work.mkdir()
+                env = dict(os.environ, PYTHONPATH=path)
+                cmd = [sys.executable, __file__, "--replacing", str(total_bytes), str(part)]
+                res = subprocess.run(
+                    [*cmd, str(work)], env=env, check=True, capture_output=True, text=True
+                )
+                for key, values in json.loads(res.stdout).items():
+                    out.setdefault(which, {}).setdefault(key, []).extend(values)
+                shutil.rmtree(work)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def _row(what: str, value: float, unit: str, **kw: Any) -> Row:
     return Row(NAME, what, value, unit, **kw)
 
 
 ROUNDS = 7
+REPLACING_ROUNDS = 6
+FLOOR = "floor: memcmp the unchanged, write + fsync the changed"
+
+
+def _replacing_rows(quick: bool, ratio_row: Any) -> list[Row]:
+    """Issue #38's case: the save after one that replaced every tensor, and the steady state
+    after it, each over its floor, in fresh processes (this checkout, and the baseline's in
+    the same run when ``LEDGER_BENCH_BASELINE`` is set)."""
+    total = (20 if quick else 200) * 1_000_000
+    figures = measure_replacing(total, REPLACING_ROUNDS)
+    note = (
+        f"{total // 1_000_000} MB fp32, {N_TENSORS} tensors, in a fresh process (two, one after "
+        "the other, with the baseline's in between when it is measured); each round replaces "
+        "every tensor and saves, then adds 1 to the same 10% of the tensors before each of "
+        "the next two saves; the floor of each of those saves runs just before it on the "
+        "same state, over its own files; each timed write after a `sync`; ratio: median of "
+        "the rounds' ratios"
+    )
+    rows: list[Row] = []
+    for which, f in figures.items():
+        label = "" if which == "now" else f" {which}"
+        rows += [
+            ratio_row(
+                f"save after a save that replaced every tensor, 10% changed{label}",
+                "after",
+                FLOOR,
+                "floor_after",
+                1.3 if which == "now" else None,
+                note,
+                f,
+            ),
+            ratio_row(
+                f"the save that replaced every tensor{label}",
+                "replacing",
+                "torch.save+fsync",
+                "torch_save",
+                None,
+                note,
+                f,
+            ),
+            ratio_row(
+                f"save, 90% unchanged, the same 10% changed again{label}",
+                "steady",
+                FLOOR,
+                "floor_steady",
+                1.3 if which == "now" else None,
+                note,
+                f,
+            ),
+        ]
+    return rows
 
 
 def run(quick: bool) -> list[Row]:
@@ -310,11 +540,20 @@ def run(quick: bool) -> list[Row]:
     med = {k: statistics.median(v) for k, v in t.items()}
 
     def ratio_row(
-        what: str, key: str, ref: str, ref_key: str, limit: float | None, note: str = ""
+        what: str,
+        key: str,
+        ref: str,
+        ref_key: str,
+        limit: float | None,
+        note: str = "",
+        figures: dict[str, list[float]] | None = None,
     ) -> Row:
-        """``note`` replaces the section's common note for this row."""
+        """``note`` replaces the section's common note for this row; ``figures`` the
+        section's own (``t``)."""
+        f = t if figures is None else figures
+        med = {k: statistics.median(v) for k, v in f.items()}
         # Each round's figure over the same round's reference, then the median of those.
-        ratios = [a / b for a, b in zip(t[key], t[ref_key], strict=True)]
+        ratios = [a / b for a, b in zip(f[key], f[ref_key], strict=True)]
         r = statistics.median(ratios)
         return _row(
             what,
@@ -336,6 +575,13 @@ def run(quick: bool) -> list[Row]:
     rows = [
         ratio_row("save, fresh store", "ledger_save_fresh", ts, "torch_save", 1.1),
         ratio_row("save, 90% of tensors unchanged", "ledger_save_10pct_new", ts, "torch_save", 0.2),
+        ratio_row(
+            "save, 90% of tensors unchanged, over its floor",
+            "ledger_save_10pct_new",
+            FLOOR,
+            "floor",
+            1.3,
+        ),
         ratio_row(
             "save, 90% unchanged, compress=True (every chunk zstd makes 10% smaller, "
             "the default until now)",
@@ -394,6 +640,7 @@ def run(quick: bool) -> list[Row]:
             "BLAKE3 of the whole state (part of every save)", "hash_only", ts, "torch_save", None
         ),
     ]
+    rows.extend(_replacing_rows(quick, ratio_row))
     first_bg = mem["ledger-save-background"]["blocked"]
     rows.insert(
         4,
@@ -446,6 +693,9 @@ def run(quick: bool) -> list[Row]:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--time-load":
         print(_time_load(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--replacing":
+        rounds = _replacing_rounds(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+        print(json.dumps(rounds))
     elif len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(_child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))))
     else:
