@@ -54,7 +54,7 @@ def _one_replay(
     from ..capture.secrets import restore_argv
     from ..run.options import RecordOptions
     from ..run.record import record
-    from .workspace import build_workspace
+    from .workspace import build_workspace, restore_resume_sources
 
     # The exact bytes when they were stored; secrets come from the environment again.
     argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
@@ -64,6 +64,7 @@ def _one_replay(
         )
     if made is not None:
         made.append(ws.root)
+    restore_resume_sources(store, run, ws)
     if seed_value is not None and opts.seed_arg:
         argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
     env = {
