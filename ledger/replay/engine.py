@@ -58,12 +58,19 @@ def _validate(opts: ReplayOptions) -> None:
         opts.atol = opts.atol or 0.0
 
 
-def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:
-    from ..capture.env import compare_environments, fingerprint
+def _drift(store: Store, contract: Contract, opts: ReplayOptions) -> list[dict[str, Any]]:
+    """How the environment the replayed command will get differs from the recorded one:
+    this process's, with the variables the replay restores (a ``PYTHONPATH`` recorded with
+    ``--env`` included) and the packages found on the import path they give."""
+    import os
+
+    from ..capture.env import compare_environments, fingerprint, import_path
     from ..records.env import Environment
+    from .single import replay_env
 
     recorded = record_from_json(store.get_json(contract.environment), Environment)
-    current = fingerprint(contract.env_names)
+    environ = {**os.environ, **replay_env(contract, opts)}
+    current = fingerprint(contract.env_names, environ, path=import_path(environ, contract.cwd))
     return [d.model_dump(mode="json") for d in compare_environments(recorded, current)]
 
 
@@ -126,7 +133,7 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         raise not_replayable(run)
     contract = record_from_json(store.get_json(run.contract), Contract)
     contract = contract.model_copy(update={"code": code_source(store, run, contract)})
-    drift = _drift(store, contract)
+    drift = _drift(store, contract, opts)
     numeric_drift = [d for d in drift if d.get("affects_numerics")]
     if opts.strict_env and numeric_drift:
         raise ReplayError(
