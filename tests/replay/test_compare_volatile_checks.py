@@ -259,3 +259,23 @@ def test_a_log_line_naming_the_working_tree(tmp_path: Path) -> None:
     assert (r.status, r.total) == ("identical", 2) and "1 path(s) equal" in r.notes[0]
     r = compare_files(a, b, BITWISE.model_copy(update={"include_logs": True}))
     assert r.status == "different"
+
+
+def test_a_torch_file_maps_paths_and_leaves_timings_out(tmp_path: Path) -> None:
+    """A Lightning ``.ckpt`` written by Lightning itself: tensors, and beside them callback
+    state holding a path under the working tree and the Timer's elapsed time."""
+    torch = pytest.importorskip("torch")
+    for side, root, elapsed in (("a", "/home/u/proj", 1.5), ("b", "/tmp/ws/code", 2.5)):
+        (tmp_path / side).mkdir()
+        state = {
+            "w": torch.ones(2),
+            "callbacks": {"best_model_path": f"{root}/ckpt/e0.ckpt", "time_elapsed": elapsed},
+        }
+        torch.save(state, tmp_path / side / "e0.ckpt")
+    a, b = tmp_path / "a" / "e0.ckpt", tmp_path / "b" / "e0.ckpt"
+    r = compare_files(a, b, MAPPED)
+    assert r.status == "identical", r
+    assert "not compared: callbacks.time_elapsed (timing)" in r.notes
+    assert any(n.startswith("1 path(s) equal once mapped") for n in r.notes)
+    plain = compare_files(a, b, BITWISE)
+    assert plain.status == "different" and plain.mismatches == 2
