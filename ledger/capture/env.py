@@ -35,6 +35,7 @@ __all__ = [
     "env_digest",
     "fingerprint",
     "fingerprint_json",
+    "import_path",
     "installed_packages",
 ]
 
@@ -212,28 +213,54 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
+def import_path(
+    environ: Mapping[str, str],
+    cwd: str,
+    base: Sequence[str] | None = None,
+    current: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The import path of a Python started with ``environ`` in ``cwd``: this process's
+    (``base``, default ``sys.path``) with the ``PYTHONPATH`` entries it was started with
+    (``current``, default ``os.environ``) replaced by those of ``environ``. A replay restores
+    the recorded ``PYTHONPATH`` (``--env PYTHONPATH``) for its command: the packages that
+    command sees are found there, not where the replaying process looks."""
+
+    def entries(env: Mapping[str, str], where: str) -> list[str]:
+        text = env.get("PYTHONPATH", "")
+        return [os.path.normpath(os.path.join(where, e)) for e in text.split(os.pathsep) if e]
+
+    path = list(sys.path if base is None else base)
+    own = set(entries(os.environ if current is None else current, os.getcwd()))
+    rest = [p for p in path if not p or os.path.normpath(p) not in own]
+    # PYTHONPATH comes right after the script's directory (sys.path[0]), as Python puts it.
+    return [*rest[:1], *entries(environ, cwd), *rest[1:]]
+
+
 def fingerprint(
     extra_env: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     scrubber: Scrubber | None = None,
+    path: Sequence[str] | None = None,
 ) -> Environment:
     """Fingerprint this machine and Python; ``extra_env`` names (or ``PREFIX*``) more
-    variables to keep. ``environ`` defaults to ``os.environ`` (the child inherits it). The
-    variables kept are redacted for the store (``ledger.capture.boundary``), ``scrubber``'s
-    known secret values included."""
+    variables to keep. ``environ`` defaults to ``os.environ`` (the child inherits it), and
+    ``path``, where packages are looked for, to ``sys.path``. The variables kept are
+    redacted for the store (``ledger.capture.boundary``), ``scrubber``'s known secret values
+    included."""
     from ..records.env import Environment
 
-    return Environment.model_validate(fingerprint_json(extra_env, environ, scrubber))
+    return Environment.model_validate(fingerprint_json(extra_env, environ, scrubber, path))
 
 
 def fingerprint_json(
     extra_env: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     scrubber: Scrubber | None = None,
+    path: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``fingerprint``'s record as JSON, without pydantic (ledger/records/plain.py)."""
     environ = os.environ if environ is None else environ
-    packages = installed_packages()
+    packages = installed_packages(path)
     libc_name, libc_version = platform.libc_ver()
     try:
         affinity = len(os.sched_getaffinity(0))

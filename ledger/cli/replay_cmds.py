@@ -164,6 +164,12 @@ def replay(
         False, "--strict-env", help="Refuse to run if the environment differs."
     ),
     include_logs: bool = typer.Option(False, "--include-logs", help="Compare captured logs too."),
+    timing_metric: list[str] = typer.Option(
+        [],
+        "--timing-metric",
+        metavar="NAME",
+        help="A metric (or glob) that measures the clock: reported, not compared (repeatable).",
+    ),
     from_checkpoint: str | None = typer.Option(
         None,
         "--from-checkpoint",
@@ -225,6 +231,7 @@ def replay(
         keep_workspace=keep_workspace,
         strict_env=strict_env,
         include_logs=include_logs,
+        timing_metrics=list(timing_metric),
         original_group=list(against),
         from_checkpoint=from_checkpoint,
         workspace_parent=workspace_dir,

@@ -165,7 +165,9 @@ class LedgerCheckpointIO(TorchCheckpointIO):
                 store = pointer.get("ledger")
         # Resume: the process's RNG states come back as they were when the checkpoint was
         # taken (Lightning's own checkpoints do not hold them), before training draws again.
-        state = load_checkpoint(target, store=store, mode="resume").state
+        # The pointer goes with the load event: a replay rebuilds it where it is not tracked.
+        source = None if text.startswith("ledger:") else text
+        state = load_checkpoint(target, store=store, mode="resume", source=source).state
         if not isinstance(state, dict):
             raise UsageError(f"ledger checkpoint {target} does not hold a Lightning checkpoint")
         return state

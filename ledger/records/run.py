@@ -64,6 +64,10 @@ class CheckpointEvent(BaseModel):
     bytes_total: int | None = None  # saves: tensor bytes, and those this save wrote
     bytes_new: int | None = None
     time: Timestamp | None = None
+    # Loads: the file the program named to find the checkpoint (a Lightning pointer), as it
+    # named it, and its bytes, stored so that a replay rebuilds it where the workspace lacks it.
+    source: str | None = None
+    source_digest: Oid | None = None
 
 
 class Imported(BaseModel):

@@ -74,6 +74,13 @@ class CompareSettings(BaseModel):
     atol: float | None = None
     overrides: dict[str, ToleranceSpec] = Field(default_factory=dict)
     include_logs: bool = False
+    # What a replay cannot keep equal by construction (ledger/replay/compare/volatile.py):
+    # (original spellings, replay spellings) of each root, paths both share (the ledger),
+    # and whether values named like timings are left out (plus the user's own timing names).
+    path_roots: list[tuple[list[str], list[str]]] = Field(default_factory=list)
+    shared_paths: list[str] = Field(default_factory=list)
+    skip_volatile: bool = False
+    timing: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _both_or_neither(self) -> CompareSettings:

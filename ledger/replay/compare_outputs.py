@@ -16,7 +16,42 @@ if TYPE_CHECKING:
     from ..records.verdict_parts import FileComparison
     from .options import ReplayOptions
 
-__all__ = ["compare_run_outputs", "compare_stdout"]
+__all__ = ["compare_run_outputs", "compare_stdout", "path_roots"]
+
+
+def _spellings(path: str) -> list[str]:
+    """A path as written and as the file system resolves it (``/tmp`` may be a link)."""
+    return list(dict.fromkeys((path, os.path.realpath(path))))
+
+
+def path_roots(store: Store, original: Run, replay: Run) -> list[tuple[list[str], list[str]]]:
+    """The original's working tree and the replay's workspace copy of it, as the pair that
+    ``CompareSettings.path_roots`` takes: the repository root of each (the recorded working
+    directory less the code's ``cwd_relpath``), each as written and resolved. Empty when a
+    run has no readable contract (an imported run) or the two ran from the same place."""
+    from ..errors import LedgerError
+    from ..records.base import record_from_json
+    from ..records.code import CodeSnapshot
+    from ..records.contract import Contract
+
+    roots: list[str] = []
+    for run in (original, replay):
+        if run.contract is None:
+            return []
+        try:
+            contract = record_from_json(store.get_json(run.contract), Contract)
+            code = record_from_json(store.get_json(contract.code), CodeSnapshot)
+        except (LedgerError, ValueError):  # unreadable: compared as written, never guessed
+            return []
+        cwd = PurePosixPath(contract.cwd)
+        depth = len(PurePosixPath(code.cwd_relpath).parts) if code.cwd_relpath != "." else 0
+        if depth > len(cwd.parents):
+            return []  # a cwd_relpath deeper than the cwd: nothing to map it by
+        root = cwd.parents[depth - 1] if depth else cwd
+        roots.append(str(root))
+    if roots[0] == roots[1]:
+        return []
+    return [(_spellings(roots[0]), _spellings(roots[1]))]
 
 
 def compare_run_outputs(
@@ -37,6 +72,10 @@ def compare_run_outputs(
         atol=opts.atol,
         overrides={k: ToleranceSpec(rtol=r, atol=a) for k, (r, a) in opts.per_metric.items()},
         include_logs=opts.include_logs,
+        path_roots=path_roots(store, original, replay),
+        shared_paths=_spellings(str(store.root)),
+        skip_volatile=True,
+        timing=list(opts.timing_metrics),
     )
     replayed = {o.path: o for o in replay.outputs}
     results: list[dict[str, Any]] = []

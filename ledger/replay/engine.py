@@ -58,12 +58,19 @@ def _validate(opts: ReplayOptions) -> None:
         opts.atol = opts.atol or 0.0
 
 
-def _drift(store: Store, contract: Contract) -> list[dict[str, Any]]:
-    from ..capture.env import compare_environments, fingerprint
+def _drift(store: Store, contract: Contract, opts: ReplayOptions) -> list[dict[str, Any]]:
+    """How the environment the replayed command will get differs from the recorded one:
+    this process's, with the variables the replay restores (a ``PYTHONPATH`` recorded with
+    ``--env`` included) and the packages found on the import path they give."""
+    import os
+
+    from ..capture.env import compare_environments, fingerprint, import_path
     from ..records.env import Environment
+    from .single import replay_env
 
     recorded = record_from_json(store.get_json(contract.environment), Environment)
-    current = fingerprint(contract.env_names)
+    environ = {**os.environ, **replay_env(contract, opts)}
+    current = fingerprint(contract.env_names, environ, path=import_path(environ, contract.cwd))
     return [d.model_dump(mode="json") for d in compare_environments(recorded, current)]
 
 
@@ -126,7 +133,7 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
         raise not_replayable(run)
     contract = record_from_json(store.get_json(run.contract), Contract)
     contract = contract.model_copy(update={"code": code_source(store, run, contract)})
-    drift = _drift(store, contract)
+    drift = _drift(store, contract, opts)
     numeric_drift = [d for d in drift if d.get("affects_numerics")]
     if opts.strict_env and numeric_drift:
         raise ReplayError(
@@ -203,6 +210,7 @@ def _replay_and_judge(
     made: list[Path],
 ) -> ReplayOutcome:
     from ..stats import Tolerance, compare_series
+    from .compare.volatile import not_compared_text, volatile_names
     from .compare_outputs import compare_run_outputs
 
     if opts.mode != "seeds":
@@ -217,6 +225,14 @@ def _replay_and_judge(
             # The continuation starts after the checkpoint's step; points the replay logged at
             # or before it stay in, and show up as structural divergences (it did not resume).
             orig_points = {k: v for k, v in orig_points.items() if k[1] > resume[1]}
+        # Timings and throughputs (train_runtime) measure the clock: beside the verdict.
+        skipped = volatile_names(
+            [k[0] for k in (*orig_points, *replay_points)], opts.timing_metrics
+        )
+        if skipped:
+            settings["not_compared"] = skipped
+            orig_points = {k: v for k, v in orig_points.items() if k[0] not in skipped}
+            replay_points = {k: v for k, v in replay_points.items() if k[0] not in skipped}
         if opts.mode == "bitwise":
             series = compare_series(orig_points, replay_points, rtol=0.0, atol=0.0)
             bitwise_values = _bitwise_identical(orig_points, replay_points)
@@ -253,6 +269,8 @@ def _replay_and_judge(
         if ok and compared_nothing_but_exit(compared):
             labels.append("exit-status-only")
         summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
+        if skipped:
+            summary += "; " + not_compared_text(skipped)
         verdict = Verdict(
             original=run.run_id,
             replays=[replay_run.run_id],
@@ -382,8 +400,10 @@ def _file_detail(row: dict[str, Any], name: str | None = None) -> str:
     detail = row.get("detail")
     if isinstance(detail, dict):
         text = str(detail.get("description") or detail.get("kind") or row["status"])
-        if detail.get("original") is not None or detail.get("replay") is not None:
-            text += f": original {detail.get('original')}, replay {detail.get('replay')}"
+        values = [detail.get("original"), detail.get("replay")]
+        # A value difference's description already reads "key: a != b": not twice.
+        if any(v is not None for v in values) and not all(str(v) in text for v in values):
+            text += f": original {values[0]}, replay {values[1]}"
     else:
         text = str(detail or row["status"])
     return f"{name or row['path']}: {text}"

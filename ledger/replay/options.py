@@ -105,6 +105,9 @@ class ReplayOptions:
     # runs them in this process's thread pool.
     executor: ExecutorOptions | None = None
     extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
+    # Metric names (or globs) that measure the clock, beyond those ledger knows
+    # (ledger/replay/compare/volatile.py): reported beside the verdict, not inside it.
+    timing_metrics: list[str] = field(default_factory=list)
     # Modules the caller needs once the replayed command has exited (the CLI: its printer),
     # imported while it runs (ledger/run/warm.py).
     warm: tuple[str, ...] = ()

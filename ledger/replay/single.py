@@ -15,7 +15,7 @@ from .options import ReplayOptions
 from .seed_effect import with_seed_arg
 from .workspace import Workspace
 
-__all__ = ["REDACTED", "ReplayInterrupted"]
+__all__ = ["REDACTED", "ReplayInterrupted", "replay_env"]
 
 REDACTED = "***"
 
@@ -38,6 +38,18 @@ class ReplayInterrupted(ReplayError):
         self.exit_code = 128 + signum
 
 
+def replay_env(contract: Contract, opts: ReplayOptions) -> dict[str, str]:
+    """The variables a replay sets over this process's environment for its command: the
+    recorded ones (``--env`` and those that change numerics), then ``opts.extra_env``.
+    Secrets were redacted in the record: for those the current value is kept. The drift
+    check compares the recorded environment with this one (engine), not with the shell's."""
+    env = {
+        k: v for k, v in contract.env_vars.items() if REDACTED not in v and "[REDACTED:" not in v
+    }
+    env.update(opts.extra_env)
+    return env
+
+
 def _one_replay(
     store: Store,
     run: Run,
@@ -54,7 +66,7 @@ def _one_replay(
     from ..capture.secrets import restore_argv
     from ..run.options import RecordOptions
     from ..run.record import record
-    from .workspace import build_workspace
+    from .workspace import build_workspace, restore_resume_sources
 
     # The exact bytes when they were stored; secrets come from the environment again.
     argv = restore_argv(argv_to_run(contract.argv, contract.argv_b64), os.environ)
@@ -64,16 +76,13 @@ def _one_replay(
         )
     if made is not None:
         made.append(ws.root)
+    restore_resume_sources(store, run, ws)
     if seed_value is not None and opts.seed_arg:
         argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
-    env = {
-        k: v
-        for k, v in contract.env_vars.items()
-        if REDACTED not in v and "[REDACTED:" not in v  # secrets: the current value is kept
-    }
+    env = replay_env(contract, opts)
     if resume is not None:
         env["LEDGER_RESUME_FROM"] = resume
-    env.update(opts.extra_env)
+        env.update(opts.extra_env)  # still last
     result = record(
         RecordOptions(
             command=argv,

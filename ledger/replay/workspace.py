@@ -20,9 +20,10 @@ from ..records.base import Record, record_from_json
 from ..records.code import CodeSnapshot
 from ..records.contract import Contract
 from ..records.data import DataManifest, InputDigest
+from ..records.run import Run
 from ..store import Store
 
-__all__ = ["Workspace", "build_workspace", "code_location"]
+__all__ = ["Workspace", "build_workspace", "code_location", "restore_resume_sources"]
 
 R = TypeVar("R", bound=Record)
 
@@ -328,3 +329,52 @@ def _fill(store: Store, contract: Contract, root: Path) -> Workspace:
                 hint="the data the run read is not what the store or DVC's cache holds now",
             )
     return ws
+
+
+def restore_resume_sources(store: Store, run: Run, ws: Workspace) -> None:
+    """Rebuild the files the original named to resume from (a Lightning checkpoint pointer in
+    an ignored ``ckpt/``), which the code snapshot does not hold: their bytes were stored with
+    the load event (``source_digest``). A file the workspace already has (tracked, or an
+    ``--input``) is left as it is; one that cannot be rebuilt (outside the workspace, or its
+    bytes gone) is a ReplayError naming it and ``--input``, before the command runs."""
+    done: set[str] = set()
+    for event in run.checkpoints:
+        given = event.source
+        if event.event != "load" or given is None or event.source_digest is None:
+            continue
+        if given in done:
+            continue
+        done.add(given)
+        fix = (
+            f"record the run with `--input {given}` so that replay restores it, or resume "
+            "from `ledger:<checkpoint id>`"
+        )
+        if PurePosixPath(given).is_absolute():
+            if Path(given).is_file():
+                continue  # read where it lies, as the original did
+            raise ReplayError(
+                f"the original run resumed from {given}, which no longer exists; a replay "
+                "never writes outside its workspace",
+                hint=fix,
+            )
+        rel = os.path.relpath(os.path.normpath(ws.run_dir / given), ws.root)
+        if (ws.root / rel).exists():
+            continue
+        if not store.objects.has(event.source_digest):
+            raise ReplayError(
+                f"the original run resumed from {given}, which the replay workspace lacks, "
+                "and its stored copy is gone",
+                hint=fix,
+            )
+        try:
+            fill = functools.partial(copy_verified, store, event.source_digest)
+            confine.write_file(ws.root, rel.replace(os.sep, "/"), fill)
+        except confine.OutsideError:
+            raise ReplayError(
+                f"the original run resumed from {given}, outside the replay workspace",
+                hint=fix,
+            ) from None
+        ws.notes.append(
+            f"{given}, the file the original run resumed from, rebuilt from the ledger "
+            f"({event.source_digest[:15]}…; not in the code snapshot)"
+        )

@@ -8,6 +8,8 @@ RNG states are restored last, after every ``load_state_dict``, so nothing consum
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +59,7 @@ def load_checkpoint(
     store: Store | str | Path | None = None,
     mode: Mode = "resume",
     strict: bool = True,
+    source: str | os.PathLike[str] | None = None,
 ) -> LoadedCheckpoint:
     """Load checkpoint ``target`` (``latest``, a step, a ref or an id) of ``run_id``.
 
@@ -64,6 +67,8 @@ def load_checkpoint(
     stateful objects get ``load_state_dict``, plain values are replaced) and then this rank's
     RNG states; it needs the same world size. ``mode="warm-start"`` loads only the weights of
     the ``nn.Module`` entries of ``state`` and leaves optimizer, counters and RNG alone.
+    ``source``: the small file the program named to find ``target`` (a pointer): stored with
+    the load event, so that ``ledger replay`` rebuilds it where the workspace lacks it.
     """
     t0 = time.perf_counter()
     if mode not in ("resume", "warm-start"):
@@ -103,10 +108,33 @@ def load_checkpoint(
                 "mode": mode,
                 "rank": rank,
                 "world_size": world,
+                **_source(st, source),
             }
         )
     info = info_of(rec, oid, seconds=time.perf_counter() - t0)
     return LoadedCheckpoint(info, mode, decoded, shard_rank, restored)
+
+
+_SOURCE_MAX = 64 * 1024  # a pointer is a few hundred bytes; anything larger is not one
+
+
+def _source(store: Store, source: str | os.PathLike[str] | None) -> dict[str, str]:
+    """``source`` and ``source_digest`` of a load event: the file as the program named it, and
+    its bytes put in the store. Nothing for a file that is not small and regular."""
+    if source is None:
+        return {}
+    path = os.fspath(source)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _SOURCE_MAX:
+            return {}
+        with open(path, "rb") as f:
+            data = f.read(_SOURCE_MAX + 1)
+    except OSError:
+        return {}
+    if len(data) > _SOURCE_MAX:
+        return {}
+    return {"source": path, "source_digest": store.objects.put_bytes(data)}
 
 
 def _wanted(entries: list[TensorEntry], state: dict[str, Any] | None, mode: Mode) -> list[int]:

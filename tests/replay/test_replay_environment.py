@@ -81,28 +81,32 @@ def _verdicts(project: Path, run_id: str) -> list[dict[str, object]]:
 
 
 def test_strict_env_refuses_and_the_default_labels_a_numerics_difference(project: Path) -> None:
-    run_id = _record(project, OMP_NUM_THREADS="1")
+    # OMP_PROC_BIND is in the fingerprint (OMP_*) but not among the variables a replay
+    # restores; OMP_NUM_THREADS is restored, so a shell with another value is no drift.
+    run_id = _record(project, OMP_PROC_BIND="close", OMP_NUM_THREADS="1")
 
-    r = run_ledger("replay", run_id, "--json", cwd=project, OMP_NUM_THREADS="1")
+    r = run_ledger(
+        "replay", run_id, "--json", cwd=project, OMP_PROC_BIND="close", OMP_NUM_THREADS="3"
+    )
     verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
     assert r.returncode == 0 and verdict["outcome"] == "reproduced", verdict
-    assert "different-environment" not in verdict["labels"]
+    assert "different-environment" not in verdict["labels"], verdict["environment_drift"]
 
-    r = run_ledger("replay", run_id, "--strict-env", cwd=project, OMP_NUM_THREADS="3")
+    r = run_ledger("replay", run_id, "--strict-env", cwd=project, OMP_PROC_BIND="spread")
     assert r.returncode == 7, (r.stdout, r.stderr)
-    assert "ledger: error:" in r.stderr and "OMP_NUM_THREADS" in r.stderr
+    assert "ledger: error:" in r.stderr and "OMP_PROC_BIND" in r.stderr
     assert "ledger: hint:" in r.stderr and "--strict-env" in r.stderr
     assert "Traceback" not in r.stderr
     assert len(_verdicts(project, run_id)) == 1  # the refused replay stored nothing
 
-    r = run_ledger("replay", run_id, "--json", cwd=project, OMP_NUM_THREADS="3")
+    r = run_ledger("replay", run_id, "--json", cwd=project, OMP_PROC_BIND="spread")
     verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
     # The values still match: labelled, not failed.
     assert r.returncode == 0 and verdict["outcome"] == "reproduced", verdict
     assert "different-environment" in verdict["labels"]
-    drift = [d for d in verdict["environment_drift"] if "OMP_NUM_THREADS" in d["field"]]
+    drift = [d for d in verdict["environment_drift"] if "OMP_PROC_BIND" in d["field"]]
     assert drift and drift[0]["affects_numerics"] is True
-    assert (drift[0]["original"], drift[0]["current"]) == ("1", "3")
+    assert (drift[0]["original"], drift[0]["current"]) == ("close", "spread")
 
 
 def _snapshot(root: Path) -> dict[str, tuple[str, int]]:

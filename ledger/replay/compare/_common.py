@@ -16,6 +16,7 @@ from ...records.verdict_parts import (
     FileStatus,
 )
 from ...stats import EXACT, Tolerance, bitwise_equal, default_tolerance, is_close
+from .volatile import PathMap, not_compared_text, volatile_reason
 
 __all__ = [
     "NotComparable",
@@ -81,7 +82,10 @@ class ValueTally:
     """Counts compared values and keeps the first difference, in the order values are added.
 
     ``inexact`` counts values that are within tolerance but not bit for bit equal: a file with
-    some is "close", not "identical".
+    some is "close", not "identical". Two strings that differ only in the working tree's root
+    (``settings.path_roots``) are equal, and counted in ``mapped``; values named like timings
+    (``settings.skip_volatile``) are left out and listed in ``not_compared``
+    (ledger/replay/compare/volatile.py).
     """
 
     def __init__(self, settings: CompareSettings, unit: str = "values") -> None:
@@ -90,19 +94,35 @@ class ValueTally:
         self.total = 0
         self.mismatches = 0
         self.inexact = 0
+        self.mapped = 0
         self.first: Difference | None = None
         self.notes: list[str] = []
+        self.not_compared: dict[str, str] = {}
+        self.paths = PathMap.of(settings.path_roots, settings.shared_paths)
+
+    def skip(self, name: str, label: str) -> bool:
+        """Leave out a value called ``name`` (shown as ``label``) that a replay cannot keep
+        equal (a timing, a process id), when the settings ask for it."""
+        if not self.settings.skip_volatile:
+            return False
+        reason = volatile_reason(name, self.settings.timing)
+        if reason is None:
+            return False
+        self.not_compared[label] = reason
+        return True
 
     def difference(self, diff: Difference) -> None:
         if self.first is None:
             self.first = diff
 
-    def structural(self, key: str, present_in: str, *, line: int | None = None) -> None:
+    def structural(
+        self, key: str, present_in: str, *, line: int | None = None, where: str | None = None
+    ) -> None:
         """A value present in only one file: a difference that no tolerance can absolve."""
         self.total += 1
         self.mismatches += 1
         other = "replay" if present_in == "original" else "original"
-        where = f"line {line}" if line is not None and not key else key
+        where = where or (f"line {line}" if line is not None and not key else key)
         self.difference(
             Difference(
                 kind="structure",
@@ -131,6 +151,9 @@ class ValueTally:
             return
         same_type = type(original) is type(replay)
         if same_type and original == replay:
+            return
+        if isinstance(original, str) and same_type and self.paths.same(original, replay):
+            self.mapped += 1  # the same file, under the working tree and under the workspace
             return
         kind: DifferenceKind = "value" if same_type else "type"
         self.mismatches += 1
@@ -199,6 +222,11 @@ class ValueTally:
         return "close" if self.inexact else "identical"
 
     def result(self, path: str, comparator: str) -> FileComparison:
+        notes = list(self.notes)
+        if self.mapped:
+            notes.append(f"{self.mapped} path(s) equal once mapped: {self.paths.describe()}")
+        if self.not_compared:
+            notes.append(not_compared_text(self.not_compared))
         return FileComparison(
             path=path,
             comparator=comparator,
@@ -207,5 +235,5 @@ class ValueTally:
             mismatches=self.mismatches,
             total=self.total,
             unit=self.unit,
-            notes=self.notes,
+            notes=notes,
         )

@@ -35,6 +35,9 @@ def compare_log_files(original: Path, replay: Path, settings: CompareSettings) -
         y = b[i] if i < len(b) else None
         if x == y:
             continue
+        if x is not None and y is not None and tally.paths.same(x, y):
+            tally.mapped += 1  # a path under the working tree, printed by both
+            continue
         tally.mismatches += 1
         if x is None or y is None:
             side = "replay" if x is None else "original"

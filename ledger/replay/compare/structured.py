@@ -61,37 +61,65 @@ def load_structured(path: Path) -> Any:
         raise NotComparable(f"cannot parse {path.name} as {what}: {first}") from None
 
 
-def _child(path: str, key: Any) -> str:
+_KEY_SHOWN = 40  # a longer key is shortened where a person reads it
+_OPENERS = {"{": "}", "(": ")", "[": "]"}
+
+
+def _child(path: str, key: Any, *, shown: bool = False) -> str:
+    """``path.key``, ``path[3]`` or ``path["a key"]``; ``shown``: a key that holds a repr (a
+    Lightning callback's ``ModelCheckpoint{'monitor': None, ...}``) or a long text is
+    shortened (``ModelCheckpoint{…}``), for the line a person reads."""
     if isinstance(key, int):
         return f"{path}[{key}]"
     text = str(key)
     if _IDENT.fullmatch(text):
         return f"{path}.{text}" if path else text
-    return f"{path}[{json.dumps(text)}]"
+    if shown:
+        text = _short_key(text)
+    return f"{path}[{json.dumps(text, ensure_ascii=not shown)}]"
 
 
-def walk(tally: ValueTally, original: Any, replay: Any, path: str = "", leaf: str = "") -> None:
-    """Compare two parsed documents into ``tally``, in the original's order."""
+def _short_key(text: str) -> str:
+    cut = min((i for i, c in enumerate(text) if c in _OPENERS), default=-1)
+    if cut > 0:
+        return text[: cut + 1] + "…" + _OPENERS[text[cut]]
+    return text if len(text) <= _KEY_SHOWN else text[: _KEY_SHOWN - 1] + "…"
+
+
+def walk(
+    tally: ValueTally,
+    original: Any,
+    replay: Any,
+    path: str = "",
+    leaf: str = "",
+    shown: str | None = None,
+) -> None:
+    """Compare two parsed documents into ``tally``, in the original's order. ``path`` names
+    a value (tolerance overrides match it); ``shown`` is the same path for a person to read."""
+    shown = path if shown is None else shown
     if isinstance(original, dict) and isinstance(replay, dict):
         for key, value in original.items():
+            here = _child(shown, key, shown=True)
             if key in replay:
-                walk(tally, value, replay[key], _child(path, key), str(key))
+                walk(tally, value, replay[key], _child(path, key), str(key), here)
             else:
-                tally.structural(_child(path, key), "original")
+                tally.structural(_child(path, key), "original", where=here)
         for key in replay:
             if key not in original:
-                tally.structural(_child(path, key), "replay")
+                tally.structural(_child(path, key), "replay", where=_child(shown, key, shown=True))
         return
     if isinstance(original, list | tuple) and isinstance(replay, list | tuple):
         for i, (x, y) in enumerate(zip(original, replay, strict=False)):
-            walk(tally, x, y, _child(path, i), leaf)
+            walk(tally, x, y, _child(path, i), leaf, _child(shown, i))
         longer, side = (original, "original") if len(original) > len(replay) else (replay, "replay")
         for i in range(min(len(original), len(replay)), len(longer)):
-            tally.structural(_child(path, i), side)
+            tally.structural(_child(path, i), side, where=_child(shown, i))
         return
     where = path or "(root)"
+    if leaf and tally.skip(leaf, shown):
+        return
     names = [where, leaf] if leaf else [where]
-    tally.value(where, original, replay, names)
+    tally.value(where, original, replay, names, where=shown or "(root)")
 
 
 def compare_structured_files(
