@@ -87,7 +87,7 @@ class _Mapped:
     ``changed``: whether the save that mapped it found the chunk changed since the save
     before (and no save has found it unchanged since)."""
 
-    def __init__(self, oid: str, mm: mmap.mmap, size: int, changed: bool = False) -> None:
+    def __init__(self, oid: str, mm: mmap.mmap, size: int, changed: bool) -> None:
         import numpy as np
 
         self.oid, self.mm, self.size, self.changed = oid, mm, size, changed
@@ -177,7 +177,7 @@ def remember(
     oid: str,
     data: memoryview,
     written: bool,
-    changed: bool = False,
+    changed: bool,
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping.
