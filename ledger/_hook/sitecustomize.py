@@ -406,7 +406,10 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
 
 
 def _at_exit() -> None:
-    """The script's module globals as the process ends (``script_hook.on_exit``)."""
+    """The script's module globals as the process ends (``script_hook.on_exit``); not in a
+    multiprocessing child, whose ``__main__`` is the parent's script run as ``__mp_main__``."""
+    if getattr(sys.modules.get("__main__"), "__name__", "") != "__main__":
+        return
     try:
         _script_hook().on_exit()
     except Exception as exc:

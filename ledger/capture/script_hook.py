@@ -242,24 +242,48 @@ def _redacting() -> tuple[Any, Any]:
         return (lambda v: v), (lambda v: v)
 
 
+def _parsed_here() -> bool:
+    """Whether a parser (argparse, Hydra, absl, click, typer) configured this process: its
+    capture is in the run's config directory. Its other globals are then not config."""
+    mark = f"-{os.getpid()}-"
+    try:
+        names = os.listdir(os.path.join(os.environ.get("LEDGER_RUN_DIR", ""), "config"))
+    except OSError:
+        return False
+    return any(
+        n.endswith(".json") and mark in n and n.startswith(("argparse-", "hydra-", "parser-"))
+        for n in names
+    )
+
+
 def snapshot(when: str) -> None:
-    """Write the plain globals of ``__main__`` as they stand now (``when``: exit, checkpoint)."""
+    """Write the plain globals of ``__main__`` as they stand now (``when``: exit, checkpoint).
+
+    Cheap where there is nothing to keep: a process with no plain globals (``python -c``, a
+    helper) or one a parser configured writes a few bytes, parsing no source and loading no
+    redaction rules."""
     main = sys.modules.get("__main__")
     # A multiprocessing child runs the script as __mp_main__: its globals are the parent's.
     if main is None or getattr(main, "__name__", "") != "__main__" or "emit" not in _API:
         return
     stem = _API["next_stem"]("script")
     try:
-        items = list(vars(main).items())
-        known = _bindings(main)
-        values: dict[str, Any] = {}
-        typed: dict[str, str] = {}
-        left_out: dict[str, str] = {}
-        for name, value in items:
+        parsed = _parsed_here()
+        candidates = []
+        for name, value in list(vars(main).items()):
             if name.startswith("_") or isinstance(value, type) or callable(value):
                 continue
             if type(value).__name__ == "module":
                 continue
+            kind = _typed(value)
+            if parsed and kind is None:
+                continue  # the recorder keeps only config objects of such a process
+            candidates.append((name, value, kind))
+        known = _bindings(main) if candidates and not parsed else None
+        values: dict[str, Any] = {}
+        typed: dict[str, str] = {}
+        left_out: dict[str, str] = {}
+        for name, value, kind in candidates:
             if known is not None:
                 once, state, star = known
                 if name in state:
@@ -268,7 +292,6 @@ def snapshot(when: str) -> None:
                 if name not in once and not star:
                     left_out[name] = "not bound by the script"
                     continue
-            kind = _typed(value)
             got = convert(value) if kind is None else _loose(kind[0], 0)
             if got is _SKIP:
                 left_out[name] = "not a plain value"
@@ -276,15 +299,19 @@ def snapshot(when: str) -> None:
             values[name] = got
             if kind is not None:
                 typed[name] = kind[1]
-        redact_json, redact_argv = _redacting()
+        if values:
+            redact_json, redact_argv = _redacting()
+            values, argv = redact_json(values), redact_argv([str(a) for a in sys.argv[1:]])
+        else:
+            argv = []  # nothing an argument could have set: no need to keep them
         _API["emit"](
             stem,
             {
                 "when": when,
-                "values": redact_json(values),
+                "values": values,
                 "typed": typed,
                 "left_out": dict(sorted(left_out.items())[:MAX_LEFT_OUT]),
-                "argv": redact_argv([str(a) for a in sys.argv[1:]]),
+                "argv": argv,
                 "script": _main_file(main) or (sys.argv[0] if sys.argv else ""),
                 "source": known is not None,
                 "rank": _rank(),
