@@ -44,9 +44,10 @@ MAX_STR = 4096
 MAX_DEPTH = 6
 MAX_SOURCE = 2 * 2**20  # a __main__ file larger than this is not parsed
 MAX_LEFT_OUT = 200
+BUDGET = 20_000  # items (and 64-character pieces of strings) one value may hold at most
 
 _API: dict[str, Any] = {}
-_STATE: dict[str, Any] = {"checkpoint": False, "bindings": None}
+_STATE: dict[str, Any] = {"checkpoint": False, "bindings": None, "budget": BUDGET}
 _SKIP = object()
 
 
@@ -85,7 +86,11 @@ def convert(value: Any, depth: int = 0) -> Any:
     functions, tensors, open files, long lists: anything that is not a setting)."""
     cls = type(value)
     if value is None or cls in (bool, int, str):
-        return value if cls is not str or len(value) <= MAX_STR else _SKIP
+        if cls is str:
+            _STATE["budget"] -= len(value) // 64
+            if len(value) > MAX_STR:
+                return _SKIP
+        return value
     if isinstance(value, float):  # numpy's float64 too
         value = float(value)
         if value != value:
@@ -93,14 +98,16 @@ def convert(value: Any, depth: int = 0) -> Any:
         if value in (float("inf"), float("-inf")):
             return "inf" if value > 0 else "-inf"
         return value
-    if depth >= MAX_DEPTH:
+    if depth >= MAX_DEPTH or _STATE["budget"] < 0:
         return _SKIP
     if cls in (list, tuple):
+        _STATE["budget"] -= len(value)
         if len(value) > MAX_ITEMS:
             return _SKIP
         items = [convert(v, depth + 1) for v in value]
         return _SKIP if any(v is _SKIP for v in items) else items
     if cls is dict:
+        _STATE["budget"] -= len(value)
         if len(value) > MAX_ITEMS or not all(type(k) is str for k in value):
             return _SKIP
         out = {k: convert(v, depth + 1) for k, v in value.items()}
@@ -112,13 +119,17 @@ def convert(value: Any, depth: int = 0) -> Any:
 
 
 def _loose(value: Any, depth: int) -> Any:
-    """A typed config's container: its leaves kept where plain, else as their text."""
-    if depth > 20:
+    """A typed config's container: its leaves kept where plain, else as their text; parts
+    past 20 levels or the snapshot's budget are left out."""
+    if depth > 20 or _STATE["budget"] < 0:
         return _SKIP
     if isinstance(value, dict):
-        return {str(k): v for k, v in ((k, _loose(v, depth + 1)) for k, v in value.items())}
+        _STATE["budget"] -= len(value)
+        pairs = ((str(k), _loose(v, depth + 1)) for k, v in value.items())
+        return {k: v for k, v in pairs if v is not _SKIP}
     if isinstance(value, (list, tuple)):
-        return [_loose(v, depth + 1) for v in value]
+        _STATE["budget"] -= len(value)
+        return [v for v in (_loose(v, depth + 1) for v in value) if v is not _SKIP]
     got = convert(value, depth)
     if got is _SKIP:
         try:
@@ -292,7 +303,11 @@ def snapshot(when: str) -> None:
                 if name not in once and not star:
                     left_out[name] = "not bound by the script"
                     continue
+            _STATE["budget"] = BUDGET
             got = convert(value) if kind is None else _loose(kind[0], 0)
+            if _STATE["budget"] < 0:
+                left_out[name] = "too large"
+                continue
             if got is _SKIP:
                 left_out[name] = "not a plain value"
                 continue
@@ -365,7 +380,12 @@ def _emit_parser(parser: str, name: str, values: dict[str, Any], argv: list[Any]
     stem = _API["next_stem"]("parser")
     try:
         redact_json, redact_argv = _redacting()
-        plain = {k: _loose(v, 0) for k, v in values.items()}
+        plain = {}
+        for k, v in values.items():
+            _STATE["budget"] = BUDGET
+            got = _loose(v, 0)
+            if got is not _SKIP:
+                plain[k] = got
         _API["emit"](
             stem,
             {

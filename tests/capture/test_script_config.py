@@ -147,6 +147,7 @@ def test_config_objects_built_by_hand(repo: Path) -> None:
     assert run.status == "succeeded"
     (script,) = config["script"]
     assert script["typed"] == {"cfg": "omegaconf", "optim": "dataclass"}
+    assert script["left_out"]["table"] == "too large"
     assert config["resolved"] == {
         "cfg": {"model": {"width": 64, "head": 64}, "data": "tiny"},  # interpolation resolved
         "epochs": 2,

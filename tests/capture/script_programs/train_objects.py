@@ -13,5 +13,6 @@ class Optim:
 optim = Optim(lr=0.02)
 cfg = OmegaConf.create({"model": {"width": 64, "head": "${model.width}"}, "data": "tiny"})
 epochs = 2
+table = [[0] * 200 for _ in range(200)]  # data, not config: 40,000 values
 for epoch in range(epochs):
     print(f"epoch {epoch} width {cfg.model.width}", flush=True)
