@@ -7,11 +7,11 @@ It captures the resolved configuration without a change to the training script:
   included), the parser's prog and the arguments parsed to
   ``$LEDGER_RUN_DIR/config/argparse-<pid>-<n>.json``;
 - every Hydra task function call writes the config it receives to ``hydra-<pid>-<n>.json``;
-- the plain module globals of ``__main__`` (at exit and at the first checkpoint save), absl
-  flags and click/typer parameters, through ``ledger/capture/script_hook.py``;
   in a multirun (``-m``) each job also writes ``hydrajob-<pid>-<n>.json`` (its number, overrides,
   output dir, start and end times, status) and tees what it prints to ``hydrajob-<pid>-<n>.out``
-  and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``).
+  and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``);
+- the plain module globals of ``__main__`` (at exit and at the first checkpoint save), absl
+  flags and click/typer parameters, through ``ledger/capture/script_hook.py``.
 
 Rules it keeps: it imports nothing heavy at start-up (argparse and Hydra are patched when the
 program itself imports them), it never raises into the program (a failed capture leaves a

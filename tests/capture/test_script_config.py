@@ -156,10 +156,12 @@ def test_config_objects_built_by_hand(repo: Path) -> None:
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
-def test_killed_after_first_checkpoint_keeps_globals(repo: Path, sig: str) -> None:
+@pytest.mark.parametrize(
+    ("sig", "saver"), [("SIGKILL", "torch"), ("SIGTERM", "torch"), ("SIGKILL", "ledger")]
+)
+def test_killed_after_first_checkpoint_keeps_globals(repo: Path, sig: str, saver: str) -> None:
     require_module("torch")
-    _, run, config = record(repo, "train_killed.py", sig)
+    _, run, config = record(repo, "train_killed.py", sig, saver)
     assert run.status == "killed"
     (script,) = config["script"]
     assert script["when"] == "checkpoint"
@@ -167,6 +169,7 @@ def test_killed_after_first_checkpoint_keeps_globals(repo: Path, sig: str) -> No
         "learning_rate": 0.003,
         "warmup_iters": 10,
         "kill_with": sig,
+        "saver": saver,
     }
     show = run_ledger("show", run.run_id, cwd=repo)
     assert "script globals of train_killed.py (at the first checkpoint save)" in show.stdout
