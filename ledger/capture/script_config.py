@@ -181,9 +181,13 @@ def describe_sources(config: Any) -> list[str]:
     out = []
     for f in config.get("files") or []:
         out.append(f"config file {f.get('path')} ({f.get('format')})")
-    for s in config.get("script") or []:
+    script = config.get("script") or []
+    others = sum(1 for s in script if s.get("rank") not in (None, 0))
+    for s in script:
+        if s.get("rank") not in (None, 0):
+            continue  # kept per process, not merged: counted on rank 0's line
         at = "at exit" if s.get("when") == "exit" else "at the first checkpoint save"
-        rank = "" if s.get("rank") is None else f", rank {s['rank']}"
+        rank = "" if s.get("rank") is None else f", rank 0 of {others + 1} processes"
         line = f"script globals of {_name(str(s.get('script')))} ({at}{rank})"
         overrides = s.get("overrides") or {}
         if overrides:
@@ -199,4 +203,4 @@ def describe_sources(config: Any) -> list[str]:
         out.append(f"{p.get('parser')} {what} {p.get('name')}")
     for a in config.get("argparse") or []:
         out.append(f"argparse {a.get('prog')}")
-    return out
+    return list(dict.fromkeys(out))  # one line for the same parser in every rank

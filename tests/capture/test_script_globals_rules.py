@@ -6,7 +6,12 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from ledger.capture.script_config import LEFT_OUT_CHANGED, one_per_process, script_overrides
+from ledger.capture.script_config import (
+    LEFT_OUT_CHANGED,
+    describe_sources,
+    one_per_process,
+    script_overrides,
+)
 from ledger.capture.script_hook import module_bindings
 
 
@@ -94,3 +99,20 @@ def test_overrides_are_the_arguments_the_program_took() -> None:
         "layers": "[1, 2]",
     }
     assert script_overrides(["--use_amp=1"], {"use_amp": True}) == {}  # 1 is not True
+
+
+def test_sources_name_each_parser_once_and_rank_zero_for_all_ranks() -> None:
+    config = {
+        "files": [{"path": "config/small.py", "format": "python"}],
+        "script": [
+            {**_cap("exit", {"lr": 0.1}, pid=p), "rank": r, "overrides": {"lr": "0.1"}}
+            for p, r in ((10, 0), (11, 1), (12, 2))
+        ],
+        "argparse": [{"prog": "torchrun"}, *[{"prog": "train"}] * 3],
+    }
+    assert describe_sources(config) == [
+        "config file config/small.py (python)",
+        "script globals of train.py (at exit, rank 0 of 3 processes); overrides --lr=0.1",
+        "argparse torchrun",
+        "argparse train",
+    ]
