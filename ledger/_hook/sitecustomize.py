@@ -9,7 +9,9 @@ It captures the resolved configuration without a change to the training script:
 - every Hydra task function call writes the config it receives to ``hydra-<pid>-<n>.json``;
   in a multirun (``-m``) each job also writes ``hydrajob-<pid>-<n>.json`` (its number, overrides,
   output dir, start and end times, status) and tees what it prints to ``hydrajob-<pid>-<n>.out``
-  and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``).
+  and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``);
+- the plain module globals of ``__main__`` (at exit and at the first checkpoint save), absl
+  flags and click/typer parameters, through ``ledger/capture/script_hook.py``.
 
 Rules it keeps: it imports nothing heavy at start-up (argparse and Hydra are patched when the
 program itself imports them), it never raises into the program (a failed capture leaves a
@@ -39,19 +41,33 @@ _ARGPARSE_METHODS = (
 # --- writing captures --------------------------------------------------------------------------
 
 
-def _redactor() -> Any:
-    """ledger's redaction rules, loaded by file path (``ledger/capture/redact.py``)."""
-    mod = sys.modules.get("_ledger_redact")
+def _load(name: str, filename: str) -> Any:
+    """A module of ``ledger/capture`` loaded by file path, once (the hook imports no ledger)."""
+    mod = sys.modules.get(name)
     if mod is None:
         import importlib.util
 
-        path = os.path.join(os.path.dirname(_HOOK_DIR), "capture", "redact.py")
-        spec = importlib.util.spec_from_file_location("_ledger_redact", path)
+        path = os.path.join(os.path.dirname(_HOOK_DIR), "capture", filename)
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise ImportError(path)
         mod = importlib.util.module_from_spec(spec)
-        sys.modules["_ledger_redact"] = mod
+        sys.modules[name] = mod
         spec.loader.exec_module(mod)
+    return mod
+
+
+def _redactor() -> Any:
+    """ledger's redaction rules (``ledger/capture/redact.py``)."""
+    return _load("_ledger_redact", "redact.py")
+
+
+def _script_hook() -> Any:
+    """Script globals, absl and click capture (``ledger/capture/script_hook.py``)."""
+    fresh = "_ledger_script_hook" not in sys.modules
+    mod = _load("_ledger_script_hook", "script_hook.py")
+    if fresh:
+        mod.bind(emit=_emit, next_stem=_next_stem, note=_note, redactor=_redactor, state=_STATE)
     return mod
 
 
@@ -380,7 +396,24 @@ def _patch_hydra(module: Any) -> None:
 _PATCHES: dict[str, Callable[[Any], None]] = {
     "argparse": _patch_argparse,
     "hydra.core.utils": _patch_hydra,
+    # ledger/capture/script_hook.py: first checkpoint save, absl flags, click/typer commands
+    "torch.serialization": lambda m: _script_hook().patch_torch_save(m),
+    "ledger.torch.ckpt_save": lambda m: _script_hook().patch_ledger_checkpoint(m),
+    "absl.flags._flagvalues": lambda m: _script_hook().patch_absl(m),
+    "click.core": lambda m: _script_hook().patch_click(m),
+    "typer._click.core": lambda m: _script_hook().patch_click(m),  # typer's own copy of click
 }
+
+
+def _at_exit() -> None:
+    """The script's module globals as the process ends (``script_hook.on_exit``); not in a
+    multiprocessing child, whose ``__main__`` is the parent's script run as ``__mp_main__``."""
+    if getattr(sys.modules.get("__main__"), "__name__", "") != "__main__":
+        return
+    try:
+        _script_hook().on_exit()
+    except Exception as exc:
+        _note(f"script-{os.getpid()}", exc)
 
 
 class _PatchingLoader:
@@ -439,6 +472,9 @@ class _PostImportFinder:
 
 
 def _install() -> None:
+    import atexit
+
+    atexit.register(_at_exit)  # first registered, so it runs last: after the program's own
     for name, patch in _PATCHES.items():
         if name in sys.modules:
             try:

@@ -34,7 +34,14 @@ from .boundary import for_store
 from .secrets import Finding, KnownSecret, Scrubber, redact_lines
 
 if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
-    from ..records.config import ArgparseCapture, ConfigCapture, ConfigFile, HydraCapture
+    from ..records.config import (
+        ArgparseCapture,
+        ConfigCapture,
+        ConfigFile,
+        HydraCapture,
+        ParserCapture,
+        ScriptCapture,
+    )
     from .secret_memo import CleanMemo
 
 __all__ = [
@@ -45,6 +52,8 @@ __all__ = [
     "collect_config_captures_json",
     "collect_hydra_captures",
     "collect_hydra_captures_json",
+    "collect_parser_captures_json",
+    "collect_script_captures_json",
     "config_digest",
     "detect_config_paths",
     "json_safe",
@@ -53,13 +62,21 @@ __all__ = [
     "plain_capture",
 ]
 
-Format = Literal["yaml", "json", "toml"]
+Format = Literal["yaml", "json", "toml", "python", "ini"]
 _EXTENSIONS: dict[str, Format] = {
     ".yaml": "yaml",
     ".yml": "yaml",
     ".json": "json",
     ".toml": "toml",
+    ".py": "python",
+    ".ini": "ini",
 }
+# Named in a command line, these are config files too; a .cfg's content says which format.
+_DETECTED = frozenset({*_EXTENSIONS, ".cfg"})
+# Modules whose `python -m` runs another script: the first .py after them is the program.
+_PY_LAUNCHERS = frozenset(
+    {"torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch"}
+)
 MAX_CONFIG_BYTES = 32 * 2**20
 _DETECT_MAX_BYTES = 2**20  # argv entries larger than this are data, not config
 # argparse parsers of launchers, not of the training script: kept, but not merged.
@@ -118,6 +135,10 @@ def _redacted_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
 def _parse(text: str, fmt: Format) -> Any:
     """One format, through ``ledger._parse``: its caps refuse an alias bomb or a file nested
     past ``MAX_DEPTH`` (which ``json_safe`` and the redaction walk below would recurse into)."""
+    if fmt == "python":
+        return _python_values(text)
+    if fmt == "ini":
+        return _ini_values(text)
     if fmt == "json":
         return load_json(text)
     if fmt == "toml":
@@ -125,10 +146,69 @@ def _parse(text: str, fmt: Format) -> Any:
     return load_yaml(text)
 
 
+def _python_values(text: str) -> dict[str, Any]:
+    """A config written in Python (nanoGPT's ``config/*.py``): the names its top-level
+    assignments bind to literals, as the program's ``exec`` would see them; an assignment of
+    anything else (``'ft-' + str(time.time())``) is in the stored bytes only."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise ParseError(f"not Python: {exc}") from None
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        value_node = getattr(node, "value", None)
+        for target in targets:
+            if not isinstance(target, ast.Name) or value_node is None:
+                continue
+            try:
+                values[target.id] = ast.literal_eval(value_node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                values.pop(target.id, None)
+    return values
+
+
+def _is_config_python(text: str) -> bool:
+    """Whether a ``.py`` file reads as a config: only assignments, imports and docstrings at
+    top level (a script or a test module defines functions and calls them)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    allowed = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom)
+    return bool(tree.body) and all(
+        isinstance(n, allowed) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        for n in tree.body
+    )
+
+
+def _ini_values(text: str) -> dict[str, Any]:
+    """An INI/``setup.cfg``-style file: section -> key -> text (no interpolation)."""
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ParseError(str(exc).splitlines()[0]) from None
+    out: dict[str, Any] = {}
+    if parser.defaults():
+        out["DEFAULT"] = dict(parser.defaults())
+    for section in parser.sections():
+        out[section] = {k: v for k, v in parser.items(section, raw=True)}
+    return out
+
+
 def _sniff(text: str) -> tuple[Format, Any]:
     """Parse a file whose extension says nothing: JSON, then TOML, then YAML (a mapping or a
-    list only: YAML reads almost any text as one string)."""
-    order: tuple[Format, ...] = ("json", "toml", "yaml")
+    list only: YAML reads almost any text as one string), then INI."""
+    order: tuple[Format, ...] = ("json", "toml", "yaml", "ini")
     for fmt in order:
         try:
             value = _parse(text, fmt)
@@ -138,7 +218,7 @@ def _sniff(text: str) -> tuple[Format, Any]:
             continue
         if fmt != "yaml" or isinstance(value, dict | list):
             return fmt, value
-    raise ParseError("not JSON, TOML or YAML")
+    raise ParseError("not JSON, TOML, YAML or INI")
 
 
 def load_config_file(
@@ -172,7 +252,7 @@ def load_config_file(
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"config file {given} is not UTF-8 text (byte {exc.start})",
-            hint="config files must be YAML, JSON or TOML in UTF-8",
+            hint="config files must be YAML, JSON, TOML, INI or Python in UTF-8",
         ) from exc
     fmt = _EXTENSIONS.get(p.suffix.lower())
     try:
@@ -192,7 +272,7 @@ def load_config_file(
             f"{given}{exc.where}: {what}: {exc.message}",
             hint="fix the file"
             if fmt
-            else "give the file a .yaml, .json or .toml extension, or fix its content",
+            else "give the file a .yaml, .json, .toml, .ini or .py extension, or fix its content",
         ) from exc
     safe = json_safe(value)
     redacted = for_store("json", safe, scrubber, given)
@@ -254,19 +334,32 @@ def _changed_values(before: Any, after: Any) -> list[KnownSecret]:
 
 
 def detect_config_paths(argv: Sequence[str], cwd: str | Path = ".") -> list[str]:
-    """Arguments of a command line that name small existing .yaml/.yml/.json/.toml files
-    (also in ``--opt=path`` form): the config files to capture without being told."""
+    """Arguments of a command line that name small existing config files (also in
+    ``--opt=path`` form): .yaml/.yml/.json/.toml/.ini/.cfg, and .py files that come after the
+    program itself and hold only assignments (``python train.py config/small.py``)."""
     found: list[str] = []
-    for arg in argv[1:]:
+    program = bool(argv) and argv[0].endswith(".py")  # whether the program was passed
+    args = list(argv[1:])
+    for i, arg in enumerate(args):
+        if arg in ("-m", "-c") and not program:
+            program = arg == "-c" or (i + 1 < len(args) and args[i + 1] not in _PY_LAUNCHERS)
+            continue
         candidate = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-        if Path(candidate).suffix.lower() not in _EXTENSIONS or candidate in found:
+        suffix = Path(candidate).suffix.lower()
+        if suffix == ".py" and not program:
+            program = True  # this is the program
+            continue
+        if suffix not in _DETECTED or candidate in found:
             continue
         p = Path(cwd, candidate)
         try:
-            if p.is_file() and p.stat().st_size <= _DETECT_MAX_BYTES:
-                found.append(candidate)
+            if not (p.is_file() and p.stat().st_size <= _DETECT_MAX_BYTES):
+                continue
+            if suffix == ".py" and not _is_config_python(p.read_bytes().decode("utf-8", "replace")):
+                continue
         except OSError:
             continue
+        found.append(candidate)
     return found
 
 
@@ -311,10 +404,40 @@ _CAPTURE_TYPES: dict[str, dict[str, str]] = {
         "seq": "pos",
         "time": "float",
     },
+    "script": {
+        "when": "in:exit,checkpoint",
+        "values": "object",
+        "typed": "names",
+        "left_out": "names",
+        "overrides": "names",
+        "argv": "strs",
+        "script": "str",
+        "source": "bool",
+        "rank": "rank",
+        "pid": "nat",
+        "seq": "pos",
+        "time": "float",
+    },
+    "parser": {
+        "parser": "in:absl,click,typer",
+        "name": "str",
+        "values": "object",
+        "argv": "strs",
+        "rank": "rank",
+        "pid": "nat",
+        "seq": "pos",
+        "time": "float",
+    },
 }
 
-
-_CAPTURE_KINDS: tuple[Literal["argparse", "hydra"], ...] = ("argparse", "hydra")
+Kind = Literal["argparse", "hydra", "script", "parser"]
+_CAPTURE_KINDS: tuple[Kind, ...] = ("argparse", "hydra", "script", "parser")
+_MODELS = {
+    "argparse": "ArgparseCapture",
+    "hydra": "HydraCapture",
+    "script": "ScriptCapture",
+    "parser": "ParserCapture",
+}
 
 
 def _is_json(value: Any) -> bool:
@@ -336,14 +459,18 @@ def _has_type(kind: str, value: Any) -> bool:
         return type(value) is float and math.isfinite(value)
     if kind == "bool":
         return type(value) is bool
+    if kind.startswith("in:"):
+        return isinstance(value, str) and value in kind[3:].split(",")
+    if kind == "names":
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if kind == "rank":
+        return value is None or (type(value) is int and value >= 0)
     if kind == "object":
         return isinstance(value, dict) and _is_json(value)
     return _is_json(value)
 
 
-def plain_capture(
-    kind: Literal["argparse", "hydra"], item: dict[str, Any]
-) -> dict[str, Any] | None:
+def plain_capture(kind: Kind, item: dict[str, Any]) -> dict[str, Any] | None:
     """``item`` as its model would dump it, when it has exactly the types the hook writes;
     else None (the model then validates it, coercing or refusing)."""
     types = _CAPTURE_TYPES[kind]
@@ -357,7 +484,7 @@ def plain_capture(
         return None
 
 
-def _validated(kind: Literal["argparse", "hydra"], item: dict[str, Any]) -> dict[str, Any] | None:
+def _validated(kind: Kind, item: dict[str, Any]) -> dict[str, Any] | None:
     """``item`` as its model dumps it, or None when the model refuses it."""
     fast = plain_capture(kind, item)
     if fast is not None:
@@ -366,11 +493,12 @@ def _validated(kind: Literal["argparse", "hydra"], item: dict[str, Any]) -> dict
 
     from ..records import config as models
 
-    model = models.ArgparseCapture if kind == "argparse" else models.HydraCapture
+    model = getattr(models, _MODELS[kind])
     try:
-        return model.model_validate(item).model_dump(mode="json")
+        dumped: dict[str, Any] = model.model_validate(item).model_dump(mode="json")
     except ValidationError:
         return None
+    return dumped
 
 
 def _judging(memo: CleanMemo | None) -> Scrubber | None:
@@ -438,6 +566,40 @@ def collect_hydra_captures(run_dir: str | Path) -> list[HydraCapture]:
     return [HydraCapture.model_validate(c) for c in collect_hydra_captures_json(run_dir)]
 
 
+def collect_script_captures_json(
+    run_dir: str | Path, memo: CleanMemo | None = None
+) -> list[dict[str, Any]]:
+    """The module globals of each process's ``__main__`` (``script-*.json``), one capture per
+    process (``ledger.capture.script_config.one_per_process``), redacted for the store."""
+    from .script_config import one_per_process
+
+    return one_per_process(_collected(run_dir, "script", memo))
+
+
+def collect_parser_captures_json(
+    run_dir: str | Path, memo: CleanMemo | None = None
+) -> list[dict[str, Any]]:
+    """The values absl, click and typer gave the program (``parser-*.json``), redacted."""
+    return _collected(run_dir, "parser", memo)
+
+
+def _collected(run_dir: str | Path, kind: Kind, memo: CleanMemo | None) -> list[dict[str, Any]]:
+    judge = _judging(memo)
+    out = []
+    for raw in _read_captures(Path(run_dir), kind)[0]:
+        item = _validated(
+            kind,
+            {
+                **raw,
+                "values": for_store("json", json_safe(raw.get("values", {})), judge),
+                "argv": for_store("argv", raw.get("argv", [])),
+            },
+        )
+        if item is not None:
+            out.append(item)
+    return out
+
+
 def collect_capture_notes(run_dir: str | Path) -> list[str]:
     """One line per capture the hook could not make or that cannot be read back."""
     run_dir = Path(run_dir)
@@ -452,7 +614,7 @@ def collect_capture_notes(run_dir: str | Path) -> list[str]:
 
             from ..records import config as models
 
-            model = models.ArgparseCapture if prefix == "argparse" else models.HydraCapture
+            model = getattr(models, _MODELS[prefix])
             try:
                 model.model_validate(raw)
             except ValidationError as exc:
@@ -496,16 +658,27 @@ def build_config_capture(
     files: Sequence[ConfigFile] = (),
     argparse: Sequence[ArgparseCapture] = (),
     hydra: Sequence[HydraCapture] = (),
+    script: Sequence[ScriptCapture] = (),
+    parsers: Sequence[ParserCapture] = (),
     notes: Sequence[str] = (),
 ) -> ConfigCapture:
     """Assemble the config record; ``argv`` is redacted for the store (``record`` passes the
     contract's, redacted already: the rules leave their own output as it is). ``resolved``
-    merges, later winning: config files (in command-line order), then Hydra configs, then
-    argparse namespaces (launchers skipped, None values never replacing a value from a file)."""
+    merges, later winning: config files (in command-line order), then script globals, then
+    Hydra configs, then the values of absl/click/typer, then argparse namespaces (launchers
+    skipped, None values never replacing a value from a file)."""
     from ..records.config import ConfigCapture
 
     return ConfigCapture.model_validate(
-        build_config_json(argv, files=files, argparse=argparse, hydra=hydra, notes=notes)
+        build_config_json(
+            argv,
+            files=files,
+            argparse=argparse,
+            hydra=hydra,
+            script=script,
+            parsers=parsers,
+            notes=notes,
+        )
     )
 
 
@@ -515,29 +688,49 @@ def build_config_json(
     files: Sequence[ConfigFile | dict[str, Any]] = (),
     argparse: Sequence[ArgparseCapture | dict[str, Any]] = (),
     hydra: Sequence[HydraCapture | dict[str, Any]] = (),
+    script: Sequence[ScriptCapture | dict[str, Any]] = (),
+    parsers: Sequence[ParserCapture | dict[str, Any]] = (),
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """``build_config_capture``'s record as JSON; the parts may be models or their JSON (the
     ``*_json`` collectors), which needs no pydantic (ledger/records/plain.py)."""
+    from .script_config import empty_reason, script_resolved
+
     file_list, hydra_list, argparse_list = _dumped(files), _dumped(hydra), _dumped(argparse)
+    parser_list = [p for p in _dumped(parsers) if p["values"]]
+    programs = [a for a in argparse_list if not _is_launcher(a)]
+    parsed_pids = {c["pid"] for c in [*programs, *hydra_list, *parser_list]}
+    script_all = _dumped(script)
+    script_list, script_values = script_resolved(script_all, parsed_pids)
     resolved: dict[str, Any] = {}
     for f in file_list:
         if isinstance(f["value"], dict):
             resolved = merge_configs(resolved, f["value"], keep_none=True)
+    resolved = merge_configs(resolved, script_values, keep_none=True)
     for h in hydra_list:
         if isinstance(h["config"], dict):
             resolved = merge_configs(resolved, h["config"], keep_none=True)
-    for a in argparse_list:
-        if not _is_launcher(a):
-            resolved = merge_configs(resolved, a["namespace"], keep_none=False)
+    for p in parser_list:
+        if p["rank"] in (None, 0):
+            resolved = merge_configs(resolved, p["values"], keep_none=True)
+    for a in programs:
+        resolved = merge_configs(resolved, a["namespace"], keep_none=False)
+    why = ""
+    if not resolved:
+        why = empty_reason(
+            parsed=bool(parsed_pids), files=bool(file_list), argv=argv, script=script_all
+        )
     return plain(
         "config",
         argv=for_store("argv", argv),
         files=file_list,
         argparse=argparse_list,
         hydra=hydra_list,
+        script=script_list,
+        parsers=parser_list,
         resolved=resolved,
         notes=list(notes),
+        empty_reason=why,
     )
 
 

@@ -165,8 +165,11 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "files": [],
             "argparse": [],
             "hydra": [],
+            "script": [],
+            "parsers": [],
             "resolved": {},
             "notes": [],
+            "empty_reason": "",
         },
     ),
     "tree": (
@@ -217,6 +220,38 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "resolved": REQUIRED,
             "overrides": [],
             "output_dir": "",
+            "pid": REQUIRED,
+            "seq": REQUIRED,
+            "time": 0.0,
+        },
+    ),
+    "script": (
+        None,
+        "ledger.records.config:ScriptCapture",
+        {
+            "when": REQUIRED,
+            "values": REQUIRED,
+            "typed": {},
+            "left_out": {},
+            "overrides": {},
+            "argv": [],
+            "script": "",
+            "source": False,
+            "rank": None,
+            "pid": REQUIRED,
+            "seq": REQUIRED,
+            "time": 0.0,
+        },
+    ),
+    "parser": (
+        None,
+        "ledger.records.config:ParserCapture",
+        {
+            "parser": REQUIRED,
+            "name": REQUIRED,
+            "values": REQUIRED,
+            "argv": [],
+            "rank": None,
             "pid": REQUIRED,
             "seq": REQUIRED,
             "time": 0.0,
@@ -343,6 +378,12 @@ def config_digest(config: dict[str, Any]) -> str:
                     ([h["config"], h["overrides"]] for h in config["hydra"]), key=canonical_json
                 ),
                 "resolved": config["resolved"],
+                # Newer sources only when present: the digests of configs without them stay.
+                **{
+                    k: sorted((p["values"] for p in config[k]), key=canonical_json)
+                    for k in ("script", "parsers")
+                    if config.get(k)
+                },
             }
         )
     )

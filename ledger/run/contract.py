@@ -24,7 +24,7 @@ from ..store import Store
 from .options import RecordOptions
 
 if TYPE_CHECKING:  # the models load where used: a plain `ledger record` runs without pydantic
-    from ..capture.secrets import Scrubber
+    from ..capture.secrets import Finding, Scrubber
     from ..capture.statcache import StatCache
     from ..records.code import CodeSnapshot
     from ..records.contract import Contract
@@ -102,7 +102,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from ..capture.config import load_config_file
     from ..capture.env import env_digest, fingerprint_json
     from ..capture.rawbytes import split_argv
-    from ..capture.secrets import Finding, Scrubber, launch_secrets
+    from ..capture.secrets import Scrubber, launch_secrets
     from ..capture.statcache import StatCache
     from ..capture.trees import describe
 
@@ -135,6 +135,8 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
         here: list[Finding] = []
         config_files.append(load_config_file(opts.cwd / p, store, scrubber, here))
         found += [replace(f, where=str(p)) for f in here]  # named as the command line has it
+    for name, cf in _named_config_files(opts, store, scrubber, found, notes):
+        config_files.append(cf.model_copy(update={"path": name}))
     if found:
         notes.append(
             describe(
@@ -175,6 +177,40 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     return Frozen(contract, inputs, cache, notes, config_files, scrubber)
 
 
+def _named_config_files(
+    opts: RecordOptions,
+    store: Store,
+    scrubber: Scrubber,
+    found: list[Finding],
+    notes: list[str],
+) -> list[tuple[str, Any]]:
+    """Config files the command names (``detect_config_paths``) and ``--config`` did not, stored
+    through the same boundary; one that cannot be read as config is named in a note instead of
+    stopping the run (the program may read it as something else)."""
+    from ..capture.config import detect_config_paths, load_config_file
+    from ..capture.rawbytes import is_utf8
+    from ..errors import UsageError
+
+    given = {(opts.cwd / p).resolve() for p in opts.configs}
+    out = []
+    for name in detect_config_paths(opts.command, opts.cwd):
+        path = opts.cwd / name
+        if not is_utf8(name) or path.resolve() in given:
+            continue
+        given.add(path.resolve())
+        here: list[Finding] = []
+        try:
+            cf = load_config_file(path, store, scrubber, here)
+        except UsageError as exc:
+            notes.append(
+                f"{name} is named on the command line but was not read as config: {exc.message}"
+            )
+            continue
+        found += [replace(f, where=name) for f in here]
+        out.append((name, cf))
+    return out
+
+
 def recheck_inputs(
     frozen: Frozen, opts: RecordOptions, store: Store | None = None
 ) -> tuple[list[InputCheck], bool, list[str]]:
@@ -210,12 +246,15 @@ def recheck_inputs(
 
 
 def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | None, str | None]:
-    """The config record: files, plus the argparse/Hydra values the process resolved."""
+    """The config record: files, plus what the process resolved (argparse, Hydra, absl,
+    click/typer, script globals)."""
     from ..capture.config import (
         build_config_json,
         collect_capture_notes,
         collect_config_captures_json,
         collect_hydra_captures_json,
+        collect_parser_captures_json,
+        collect_script_captures_json,
         config_digest,
     )
 
@@ -225,6 +264,8 @@ def resolve_config(store: Store, frozen: Frozen, staging: Path) -> tuple[str | N
         files=frozen.config_files,
         argparse=collect_config_captures_json(staging, memo),
         hydra=collect_hydra_captures_json(staging, memo),
+        script=collect_script_captures_json(staging, memo),
+        parsers=collect_parser_captures_json(staging, memo),
         notes=collect_capture_notes(staging),
     )
     oid = store.put_json(capture)

@@ -114,6 +114,22 @@ def _short_value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _render_config(config: Any, out: Printer) -> None:
+    """Where the config came from, then its values; or why there is none."""
+    from ..capture.script_config import describe_sources
+
+    if not isinstance(config, dict):
+        return
+    for source in describe_sources(config):
+        out.line(f"  config    from {one_line(source, LINE_MAX)}")
+    resolved = config.get("resolved")
+    if isinstance(resolved, dict):
+        for key, value in resolved.items():
+            out.line(f"  config    {one_line(str(key))} = {one_line(_short_value(value))}")
+    if not resolved and config.get("empty_reason"):
+        out.line("  ", ("config", "yellow"), f"    {one_line(config['empty_reason'], LINE_MAX)}")
+
+
 def render_run(info: dict[str, Any], out: Printer) -> None:
     """``info`` (``describe_run``) as lines and tables. Every value is printed as written (no
     markup), control characters escaped by the printer; names and tags on one line."""
@@ -165,10 +181,7 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
         out.line(f"  patched   {one_line(str(path), LINE_MAX)}")
     for path in files.get("untracked", []):
         out.line(f"  untracked {one_line(str(path), LINE_MAX)}")
-    resolved = (info.get("resolved_config") or {}).get("resolved")
-    if isinstance(resolved, dict):
-        for key, value in resolved.items():
-            out.line(f"  config    {one_line(str(key))} = {one_line(_short_value(value))}")
+    _render_config(info.get("resolved_config"), out)
     for item in contract.get("inputs", []):
         count = item.get("n_files")
         many = f", {count} files" if isinstance(count, int) and count != 1 else ""

@@ -322,6 +322,12 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _config_sources(config: Any) -> list[str]:
+    from ..capture.script_config import describe_sources
+
+    return describe_sources(config)
+
+
 def run_page(store: Store, text: str) -> dict[str, Any]:
     """Everything ``ledger show`` gathers, plus checkpoints, the log tail and curves against
     the run's replays with the first divergence marked."""
@@ -385,6 +391,8 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
         },
         "inputs": contract.get("inputs") or [],
         "params": params,
+        "config_sources": _config_sources(config),
+        "config_empty": config.get("empty_reason", "") if isinstance(config, dict) else "",
         "environment": scalars,
         "seeds": (run.get("runtime") or {}).get("seeds") or [],
         "outputs": run.get("outputs") or [],
