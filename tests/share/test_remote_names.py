@@ -146,6 +146,22 @@ def test_a_remote_written_as_a_path_or_url_is_used_as_it_stands(repo: Path, tmp_
     assert r.returncode == 0, r.stderr
 
 
+def test_seed_jobs_refuse_a_typo_of_their_remote_before_anything_runs(
+    repo: Path, tmp_path: Path
+) -> None:
+    run_id = record(repo)
+    assert run_ledger("remote", "add", "team", str(tmp_path / "team"), cwd=repo).returncode == 0
+    before = run_ledger("ls", "--replays", "--json", cwd=repo).stdout
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--seed-arg=--seed",
+        "--executor", "submitit-local", "--job-remote", "teem", cwd=repo,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "'teem' is not a configured remote" in r.stderr and "did you mean 'team'?" in r.stderr
+    assert not (repo / "teem").exists() and not (tmp_path / "team").exists()
+    assert run_ledger("ls", "--replays", "--json", cwd=repo).stdout == before
+
+
 def test_clone_of_a_bare_word_is_refused_and_makes_nothing(tmp_path: Path) -> None:
     r = run_ledger("clone", "teem", str(tmp_path / "c"), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
