@@ -85,6 +85,11 @@ def test_replay_refuses_an_untracked_file_whose_secret_was_redacted(tmp_path: Pa
     run_id = _record(repo)
     code, stored = _stored_untracked(repo, run_id)
     assert sorted(code.redacted) == ["conf.yaml:3", "helper.py:1"]
+    assert (
+        "secrets redacted in untracked files; replay cannot rebuild them and refuses to run "
+        "(keep secrets out of the working tree) (2): conf.yaml:3 (Secret Keyword), "
+        "helper.py:1 (name rule)"
+    ) in code.notes, code.notes
     assert b"hunter2xyz" not in stored["conf.yaml"]
     runs_before = run_ledger("ls", "--json", cwd=repo).stdout
     r = run_ledger("replay", run_id[:12], cwd=repo)
