@@ -159,7 +159,13 @@ _CREDENTIAL_KEYS = frozenset(
 # A name, not a credential: words without digits (``model``, ``MASTER_PORT``, ``__float__``,
 # ``source_code/integrations``, ``-Infinity``, a path: ``/etc/certs/client.key``), or a
 # short word with them (``fp8_``).
-_IDENTIFIER = re.compile(r"[-/.~]?[A-Za-z_][A-Za-z_./:-]{0,79}|[A-Za-z_][A-Za-z0-9_]{0,7}")
+_IDENTIFIER = re.compile(
+    r"(?:[-/.~]|\*{1,2})?[A-Za-z_][A-Za-z_./:-]{0,79}|[A-Za-z_][A-Za-z0-9_]{0,7}"
+)
+# A snake_case name (``cond_frame_outputs``, ``vocab_size``): read as a name under any secret
+# name but a password's (``storage_key = "cond_frame_outputs"``, ``"n_token": "vocab_size"``).
+_SNAKE = re.compile(r"[a-z]{3,}(?:_[a-z]{3,})+")  # words of 3+ letters: not ``hf_abc``
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "pin", "otp"})
 
 
 # What stands in a secret's place without being one: a template or a reference to a value
@@ -211,13 +217,16 @@ def is_secret_entry(name: str, value: str) -> bool:
     (``state_key: model``, ``port_key = "MASTER_PORT"``, ``key: "DataIndexKey"``): words
     without digits, or a short word, while such keys are common in configs and code (the file
     would be broken by the redaction). A value that repeats the name (``HF_TOKEN =
-    "HF_TOKEN"``) names a variable, it is not its content."""
+    "HF_TOKEN"``) names a variable, it is not its content; a snake_case value names something
+    under any name but a password's (``storage_key = "cond_frame_outputs"``)."""
     if not is_secret_name(name) or is_placeholder(value):
         return False
     bare = value.strip().strip("\"'")
     if bare.lower() == name.strip().lstrip("-").lower():
         return False
     words = _words(name.strip().lstrip("-"))
+    if _SNAKE.fullmatch(bare) and not _PASSWORD_WORDS & set(words):
+        return False
     if words[-1:] != ["key"] or (len(words) > 1 and words[-2] in _CREDENTIAL_KEYS):
         return True
     # The value as a line gives it: quoted, or closing a flow mapping (``{state_key: model}``).

@@ -92,6 +92,19 @@ def test_what_only_stands_in_a_secrets_place(value: str, placeholder: bool) -> N
         ("key", "/x9/y", True),
         ("sort_key", "loss", False),
         ("ssh_key", "loss", True),  # after a credential word: a credential
+        ("storage_key", '"cond_frame_outputs"', False),  # unless it reads as snake_case
+        ("n_token", '"vocab_size"', False),
+        ("client_secret", "the_secret_value", False),
+        ("HF_TOKEN", "hf_abcdef", True),  # a token's prefix is no word
+        ("token", "sk_live_abcdef", True),
+        ("db_password", "correct_horse_battery", True),  # a password's words stay secret
+        ("DB_PASS", "correct_horse", True),
+        ("auth_pin", "one_two", True),
+        ("n_token", '"vocab_size2"', True),
+        ("n_token", '"_vocab"', True),
+        ("_VARKW_KEY", '"**kwargs"', False),
+        ("_VARARGS_KEY", '"*args"', False),
+        ("key", '"***kwargs"', True),
     ],
 )
 def test_which_entries_hold_a_secret(name: str, value: str, secret: bool) -> None:
