@@ -23,6 +23,9 @@ def verdict_label(c: ClaimAudit) -> str:
         label += " (exceeds)"
     if c.verdict == "inconclusive" and c.seeds_needed is not None:
         label += f" (~{c.seeds_needed} seeds)"
+    needs = c.statistics.get("needs")
+    if c.verdict == "error" and isinstance(needs, str):
+        label += f" ({needs})"
     return label
 
 
@@ -66,6 +69,10 @@ def claimed_text(c: ClaimAudit) -> str:
     if is_comparison(c):
         return _comparison_claimed(claim)
     d = int(claim["decimals"])
+    for side in ("below", "above"):
+        if claim.get(side) is not None:
+            n = claim.get("n_seeds")
+            return f"{side} {float(claim[side]):g}" + (f", n={n}" if n is not None else "")
     text = f"{float(claim['value']):.{d}f}"
     if claim.get("spread") is not None:
         sd = claim.get("spread_decimals")

@@ -88,7 +88,15 @@ class Claim(BaseModel):
     kind: Literal["value"] = Field("value", description="A reported number (the default).")
     metric: str = Field(description="Name of the recorded metric series holding the number.")
     higher_is_better: bool = True
-    value: float = Field(description="The number as printed in the paper.")
+    value: float | None = Field(
+        None, description="The number as printed in the paper (or give `below` / `above`)."
+    )
+    below: float | None = Field(
+        None, description="A bound claim: the value is below this (strictly), e.g. loss < 3.0."
+    )
+    above: float | None = Field(
+        None, description="A bound claim: the value is above this (strictly), e.g. acc > 90."
+    )
     decimals: int = Field(
         ge=0,
         le=12,
@@ -122,12 +130,32 @@ class Claim(BaseModel):
 
     @model_validator(mode="after")
     def _spread_needs_type(self) -> Claim:
+        given = [k for k in ("value", "below", "above") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of value (a number as printed), below or above (a bound), "
+                f"got {', '.join(given) or 'none'}"
+            )
+        if self.bound is not None and (self.spread is not None or self.margin is not None):
+            raise ValueError(
+                f"`{given[0]}` makes a bound claim, which takes no spread and no margin "
+                "(the runs' own spread decides; see docs/how-to/audit-claims.md)"
+            )
         if self.spread is not None and self.spread_type is None:
             raise ValueError(
                 "spread is given without spread_type; say std, sem, ci, range, or "
                 "unspecified if the paper does not say"
             )
         return self
+
+    @property
+    def bound(self) -> tuple[Literal["below", "above"], float] | None:
+        """``("below", 3.0)`` for a bound claim, None for a value claim."""
+        if self.below is not None:
+            return ("below", self.below)
+        if self.above is not None:
+            return ("above", self.above)
+        return None
 
 
 class ComparisonClaim(BaseModel):
@@ -235,6 +263,8 @@ def claims_json_schema() -> dict[str, Any]:
     # `id` and `decimals` have defaults filled in by the loader, so authors may omit them.
     claim = schema["$defs"]["Claim"]
     claim["required"] = [r for r in claim.get("required", []) if r not in {"id", "decimals"}]
+    # A number as printed, or a bound: exactly one (the model's validator says so too).
+    claim["oneOf"] = [{"required": [k]} for k in ("value", "below", "above")]
     comparison = schema["$defs"]["ComparisonClaim"]
     comparison["required"] = [r for r in comparison.get("required", []) if r != "id"]
     return schema

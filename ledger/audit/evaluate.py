@@ -10,10 +10,11 @@ spread) but at least twice the rounding half-width r, so a supporting interval e
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from ..records.audit import AuditCheck, ClaimAudit, ClaimProblem, ClaimVerdictName, RunEvidence
 from ..stats import (
+    bound_verdict,
     check_consistency,
     claim_tost,
     claim_verdict,
@@ -21,6 +22,7 @@ from ..stats import (
     rounding_halfwidth,
     seeds_needed,
     sigma_readings,
+    single_run_verdict,
     summarize,
 )
 from .claims import Claim, ComparisonClaim
@@ -83,10 +85,14 @@ def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
             + (", ".join(have) or "no metrics"),
         )
     head["values"] = values
-    if len(values) < 2:
-        return _error(head, _too_few(claim, len(values)))
+    few = _few_runs_problem(claim, len(values))
+    if few is not None:
+        return _error(head, few[0], needs=few[1])
     try:
-        judged = _judge(head, claim, values, evidence, marks, ctx.margin)
+        if claim.bound is not None or _is_single_run(claim, len(values)):
+            judged = _judge_plain(head, claim, values, evidence, marks, ctx.margin)
+        else:
+            judged = _judge(head, claim, values, evidence, marks, ctx.margin)
     except ValueError as e:
         return _error(head, f"cannot evaluate: {e}")
     return _with_gate(judged, ctx, evidence) if claim.require_gate else judged
@@ -134,6 +140,163 @@ def _collect(
     return evidence, values, marks
 
 
+def _is_single_run(claim: Claim, k: int) -> bool:
+    """A claim about one run: no spread, and n_seeds 1, or unstated with one run found."""
+    return claim.spread is None and (claim.n_seeds == 1 or (claim.n_seeds is None and k == 1))
+
+
+def _value(claim: Claim) -> float:
+    """The claimed value; every claim without a bound has one (``Claim`` validates it)."""
+    return cast(float, claim.value)
+
+
+def _few_runs_problem(claim: Claim, k: int) -> tuple[str, str] | None:
+    """(reason, short cause for the verdict line) when ``k`` values cannot judge the claim: a
+    claim about one run that found several or none, a claim over several runs (a spread, or
+    n_seeds of 2 or more) that found fewer than two."""
+    if claim.n_seeds == 1 and claim.spread is None:
+        if k == 1:
+            return None
+        return (
+            f"the claim is about one run (n_seeds: 1) and {k} runs give a value for "
+            f"{claim.metric!r}; narrow `runs:` to the run behind it",
+            f"1 run claimed, {k} found",
+        )
+    if k == 0:
+        return f"no run gives a finite value for {claim.metric!r}", "no run gives a value"
+    several = claim.spread is not None or (claim.n_seeds is not None and claim.n_seeds >= 2)
+    if k == 1 and several:
+        kind = claim.spread_type if claim.spread is not None else f"mean of {claim.n_seeds} runs"
+        return _too_few(claim, k), f"a {kind} claim needs 2+ runs, 1 found"
+    return None
+
+
+def _judge_plain(
+    head: dict[str, Any],
+    claim: Claim,
+    values: list[float],
+    evidence: list[RunEvidence],
+    marks: dict[str, list[str]],
+    audit_margin: float | None,
+) -> ClaimAudit:
+    """A bound claim, or a value claim about one run: no claimed spread to read, so the
+    verdict is plain (one value against the rounding or the bound), or for a bound over
+    several runs rests on their own interval (ledger.stats.bounds)."""
+    notes: list[str] = []
+    judged = values
+    if claim.aggregate == "max":
+        best = max(values) if claim.higher_is_better else min(values)
+        judged = [best]
+        notes.append(f"aggregate max: the best run's value {best:.6g} is judged")
+    elif claim.aggregate != "mean" and len(values) > 1:
+        notes.append(
+            f"the verdict tests the mean of the runs; the claim reports the {claim.aggregate}"
+        )
+    stats: dict[str, Any] = {"summary": summarize(values).to_json()}
+    bound = claim.bound
+    seeds = None
+    if bound is not None:
+        bv = bound_verdict(judged, bound=bound[1], side=bound[0])
+        stats["bound"] = bv.to_json()
+        stat_verdict, exceeds, lines = bv.verdict, bv.exceeds, list(bv.evidence)
+        seeds = bv.seeds_needed
+    else:
+        margin = claim.margin if claim.margin is not None else audit_margin
+        sv = single_run_verdict(
+            judged[0], value=_value(claim), decimals=claim.decimals, margin=margin or 0.0
+        )
+        stats["single_run"] = sv.to_json()
+        stats["rounding"] = sv.rounding
+        stat_verdict, exceeds, lines = sv.verdict, sv.exceeds, list(sv.evidence)
+    stats["verdict"] = stat_verdict
+    single = len(judged) == 1
+    checks = _plain_checks(claim, len(values), single, evidence, marks)
+    failed = [c for c in checks if c.passed is False]
+    verdict: ClaimVerdictName
+    if stat_verdict == "not_supported":
+        verdict = "not_supported"
+    elif failed:
+        verdict = "not_reproducible"
+    else:
+        verdict = "supported" if stat_verdict == "supported" else "inconclusive"
+    reasons = [f"{_HEADLINES.get(c.name, c.name)} ({c.detail})" for c in failed]
+    if exceeds:
+        lines.append("exceeds: the runs lie above the claim")
+    reasons = lines + reasons if verdict == "not_supported" else reasons + lines
+    reasons.extend(notes)
+    seeds = seeds if verdict == "inconclusive" else None
+    if seeds is not None:
+        reasons.append(f"about {seeds} runs would settle it (80% power)")
+    return ClaimAudit(
+        **head,
+        verdict=verdict,
+        exceeds=exceeds and verdict == "not_supported",
+        reasons=reasons,
+        checks=checks,
+        statistics=stats,
+        seeds_needed=seeds,
+    )
+
+
+def _plain_checks(
+    claim: Claim,
+    k: int,
+    single: bool,
+    evidence: list[RunEvidence],
+    marks: dict[str, list[str]],
+) -> list[AuditCheck]:
+    """The checks of a one-run or bound claim: what it must state (split; n_seeds too over
+    several runs), the runs it names, test-split selection, what varied, their replays."""
+    checks: list[AuditCheck] = []
+    if claim.n_seeds is not None and not single:
+        checks.append(
+            AuditCheck(
+                name="n_matches",
+                passed=k == claim.n_seeds,
+                detail=f"{k} recorded runs, claim says {claim.n_seeds}",
+            )
+        )
+    wanted: dict[str, object] = {"split": claim.split}
+    if not single:
+        wanted = {"n_seeds": claim.n_seeds, **wanted}
+    checks.append(_complete_check(wanted))
+    checks.append(_test_selection_check(claim, marks))
+    if not single:
+        checks.append(_sources_check(claim))
+    checks.append(_replay_check(evidence))
+    return checks
+
+
+def _complete_check(wanted: dict[str, object]) -> AuditCheck:
+    missing = [label for label, v in wanted.items() if v is None]
+    return AuditCheck(
+        name="claim_complete",
+        passed=not missing,
+        detail="missing: " + ", ".join(missing) if missing else f"{_and(list(wanted))} stated",
+    )
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _test_selection_check(claim: Claim, marks: dict[str, list[str]]) -> AuditCheck:
+    on_test = claim.checkpoint == "best-test"
+    detail = (
+        "; ".join((["checkpoint: best-test"] if on_test else []) + _marks_text(marks))
+        or f"checkpoint {claim.checkpoint}; no run marks test-split selection"
+    )
+    return AuditCheck(name="no_test_selection", passed=not (on_test or marks), detail=detail)
+
+
+def _sources_check(claim: Claim) -> AuditCheck:
+    return AuditCheck(
+        name="variance_sources_stated",
+        passed=bool(claim.varied_sources),
+        detail=", ".join(claim.varied_sources) or "varied_sources is empty",
+    )
+
+
 def _judge(
     head: dict[str, Any],
     claim: Claim,
@@ -163,14 +326,14 @@ def _judge(
         )
         entry: dict[str, Any] = {"sigma": sigma, "margin": margin, "margin_source": source}
         if claim.aggregate != "max":
-            cv = claim_verdict(values, value=claim.value, decimals=claim.decimals, margin=margin)
+            cv = claim_verdict(values, value=_value(claim), decimals=claim.decimals, margin=margin)
             entry["verdict"] = cv.to_json()
             verdicts.append(cv.verdict)
             if cv.seeds_needed is not None:
                 needed.append(cv.seeds_needed)
         if name != "recorded" and n_claim >= 2:
             entry["tost"] = claim_tost(
-                values, value=claim.value, sigma=sigma, n=n_claim, margin=margin
+                values, value=_value(claim), sigma=sigma, n=n_claim, margin=margin
             ).to_json()
         per[name] = entry
     stats["readings"] = per
@@ -249,7 +412,7 @@ def _checks(
     if claim.spread is not None and claim.spread_type is not None and claim.n_seeds is not None:
         report = check_consistency(
             values,
-            value=claim.value,
+            value=_value(claim),
             decimals=claim.decimals,
             spread=claim.spread,
             spread_type=claim.spread_type,
@@ -263,39 +426,11 @@ def _checks(
         checks.extend(
             AuditCheck(name=c.name, passed=c.passed, detail=c.detail) for c in report.checks
         )
-    missing = [
-        label
-        for label, v in (
-            ("n_seeds", claim.n_seeds),
-            ("spread", claim.spread),
-            ("split", claim.split),
-        )
-        if v is None
-    ]
     checks.append(
-        AuditCheck(
-            name="claim_complete",
-            passed=not missing,
-            detail="missing: " + ", ".join(missing)
-            if missing
-            else "n_seeds, spread and split stated",
-        )
+        _complete_check({"n_seeds": claim.n_seeds, "spread": claim.spread, "split": claim.split})
     )
-    on_test = claim.checkpoint == "best-test"
-    detail = (
-        "; ".join((["checkpoint: best-test"] if on_test else []) + _marks_text(marks))
-        or f"checkpoint {claim.checkpoint}; no run marks test-split selection"
-    )
-    checks.append(
-        AuditCheck(name="no_test_selection", passed=not (on_test or marks), detail=detail)
-    )
-    checks.append(
-        AuditCheck(
-            name="variance_sources_stated",
-            passed=bool(claim.varied_sources),
-            detail=", ".join(claim.varied_sources) or "varied_sources is empty",
-        )
-    )
+    checks.append(_test_selection_check(claim, marks))
+    checks.append(_sources_check(claim))
     checks.append(_replay_check(evidence))
     return checks
 
@@ -333,8 +468,11 @@ def _too_few(claim: Claim, k: int) -> str:
     return msg
 
 
-def _error(head: dict[str, Any], reason: str) -> ClaimAudit:
-    return ClaimAudit(**head, verdict="error", reasons=[reason])
+def _error(head: dict[str, Any], reason: str, *, needs: str | None = None) -> ClaimAudit:
+    """A claim that cannot be judged; ``needs``, when given, is the short cause the verdict
+    line shows (what more the claim needs)."""
+    stats = {"needs": needs} if needs is not None else {}
+    return ClaimAudit(**head, verdict="error", reasons=[reason], statistics=stats)
 
 
 def _problem_text(p: ClaimProblem) -> str:

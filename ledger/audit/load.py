@@ -267,10 +267,8 @@ def _load_one(
                 message="a and b name methods of a comparative claim: add `kind: comparison`",
             )
         )
-    if model is Claim and "decimals" not in data and "value" in data:
-        digits = _decimals_of(_value_text(root, (*base, "value")))
-        if digits is not None:
-            data["decimals"] = digits
+    if model is Claim and "decimals" not in data:
+        data.update(_claim_decimals(data, root, base))
     if model is ComparisonClaim and "difference_decimals" not in data and "difference" in data:
         digits = _decimals_of(_value_text(root, (*base, "difference")))
         if digits is not None:
@@ -312,6 +310,20 @@ def _unknown_methods(
         for side, name in (("a", claim.a), ("b", claim.b))
         if name not in methods
     ]
+
+
+def _claim_decimals(data: dict[str, Any], root: yaml.Node | None, base: Loc) -> dict[str, int]:
+    """``{"decimals": d}`` read off the number as written: a value's digits are its rounding;
+    a bound is exact, its digits only show it (0 if unreadable, e.g. ``3e0``). A claim with
+    neither gets 0, so that the missing value is what its problem names. Empty when a value
+    is written in a form whose digits cannot be read (its own problem, or ``decimals:``)."""
+    if "value" in data:
+        digits = _decimals_of(_value_text(root, (*base, "value")))
+        return {} if digits is None else {"decimals": digits}
+    for side in ("below", "above"):
+        if side in data:
+            return {"decimals": _decimals_of(_value_text(root, (*base, side))) or 0}
+    return {"decimals": 0}
 
 
 def _decimals_of(text: str | None) -> int | None:

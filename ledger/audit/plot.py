@@ -57,10 +57,12 @@ def claim_svg(c: ClaimAudit) -> str | None:
     """SVG markup for a claim with values, or None when there is nothing to draw."""
     if c.claim is None or not c.values:
         return None
-    value = float(c.claim["value"])
+    bound: dict[str, Any] | None = c.statistics.get("bound")
+    # A bound claim draws its bound as the claimed value (no rounding) and its runs' intervals.
+    value = float(c.claim["value"] if bound is None else bound["bound"])
     r = float(c.statistics.get("rounding", 0.0))
     first: dict[str, Any] = next(iter(c.statistics.get("readings", {}).values()), {})
-    cv: dict[str, Any] = first.get("verdict") or {}
+    cv: dict[str, Any] = (first.get("verdict") or {}) if bound is None else bound
     points: list[float] = [*c.values, value - r, value + r]
     support = cv.get("support_interval")
     ci90, ci95 = cv.get("ci90"), cv.get("ci95")
@@ -86,10 +88,10 @@ def claim_svg(c: ClaimAudit) -> str | None:
             'fill="#c8ecd0"><title>supporting region [c+r-δ, c-r+δ]</title></rect>'
         )
     a, b = x(value - r), x(value + r)
+    what = f"claimed {value:g} ± rounding {r:g}" if bound is None else f"{bound['side']} {value:g}"
     parts.append(
         f'<rect class="claimed" x="{a:.1f}" y="8" width="{max(b - a, 2):.1f}" '
-        f'height="100" fill="#2b6cb0" fill-opacity="0.35"><title>claimed {value:g} ± '
-        f"rounding {r:g}</title></rect>"
+        f'height="100" fill="#2b6cb0" fill-opacity="0.35"><title>{what}</title></rect>'
     )
     parts.append(
         f'<line x1="{x(value):.1f}" y1="8" x2="{x(value):.1f}" y2="108" '

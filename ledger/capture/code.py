@@ -136,10 +136,11 @@ def snapshot_code_json(
     if nested:
         notes.append(describe("nested git repositories, not captured", nested))
     paths = [p for p in paths if not p.endswith("/")]
+    in_patch = len(findings)
     untracked_oid, truncated = _store_files(
         root, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
-    _note_findings(findings, notes)
+    _note_findings(findings, notes, in_patch)
     submodules = _submodules(root, notes)
     dirty = bool(patch_oid or paths or nested or any(s["dirty"] for s in submodules))
     return plain(
@@ -162,7 +163,19 @@ def snapshot_code_json(
     )
 
 
-def _note_findings(findings: list[Finding], notes: list[str]) -> None:
+def _note_findings(findings: list[Finding], notes: list[str], untracked_from: int) -> None:
+    """Notes on what was redacted; ``findings[untracked_from:]`` are lines of files written
+    whole at replay (untracked files, or the snapshot outside git), which replay refuses."""
+    whole = [f.describe() for f in findings[untracked_from:]]
+    findings = findings[:untracked_from]
+    if whole:
+        notes.append(
+            describe(
+                "secrets redacted in untracked files; replay cannot rebuild them and refuses "
+                "to run (keep secrets out of the working tree)",
+                whole,
+            )
+        )
     named = [f for f in findings if f.where == SECRET_NAME]
     if named:
         notes.append(
@@ -417,7 +430,7 @@ def _snapshot_plain(
     tree_oid, truncated = _store_files(
         cwd, paths, store, max_files, max_bytes, notes, _redactor(scrubber, findings, notes)
     )
-    _note_findings(findings, notes)
+    _note_findings(findings, notes, 0)
     if scrubber is not None:
         notes = [for_store("text", n, scrubber, "the code record") for n in notes]
     return plain(

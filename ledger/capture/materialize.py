@@ -20,14 +20,14 @@ from ..errors import ReplayError, UsageError
 from ..store import Store
 from . import confine
 from .gitsnap import run_git
-from .secrets import restore_patch_context
+from .secrets import find_marker, restore_patch_context
 from .trees import check_tree, copy_verified, load_tree, write_tree
 
 if TYPE_CHECKING:
     from ..records.code import CodeSnapshot
     from ..records.tree import Tree
 
-__all__ = ["materialize_code"]
+__all__ = ["materialize_code", "refuse_redacted_files"]
 
 
 def _prepare_dest(dest: Path) -> bool:
@@ -157,18 +157,59 @@ def _submodules(snapshot: CodeSnapshot, src: Path, dest: Path) -> None:
         _checkout(found, target, sub.commit, f"submodule {sub.path}", checked=True)
 
 
+def refuse_redacted_files(snapshot: CodeSnapshot, trees: list[Tree], store: Store) -> None:
+    """Raise ReplayError when a file written from the stored trees (the untracked files, or
+    the snapshot outside git) had a line redacted at record time: its stored copy holds a
+    marker where the recorded file held a secret, which the ledger never stored, so the file
+    cannot be rebuilt and a replay would run a different one. Each file:line is named with its
+    marker. (A redacted line of the patch is taken from the commit when the commit has it.)"""
+    lines_of: dict[str, list[int]] = {}
+    for entry in snapshot.redacted:
+        path, _, number = entry.rpartition(":")
+        if number.isdigit():
+            lines_of.setdefault(path, []).append(int(number))
+    found: list[str] = []
+    for tree in trees:
+        for e in tree.entries:
+            if e.type != "file" or e.path not in lines_of:
+                continue
+            stored = store.objects.get_bytes(e.oid).splitlines()
+            for n in lines_of[e.path]:
+                marker = find_marker(stored[n - 1]) if 0 < n <= len(stored) else None
+                found.append(f"{e.path}:{n} ({marker or 'a redacted line'})")
+    if found:
+        more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+        raise ReplayError(
+            f"the recorded code's untracked files held secrets, stored redacted: "
+            f"{', '.join(found[:10])}{more}; the ledger never stores a secret, so these files "
+            "cannot be rebuilt as they were, and replay does not run different ones",
+            hint="keep secrets out of files in the working tree (read them from environment "
+            "variables) or commit the file, and record again; `ledger show` lists the lines",
+        )
+
+
 def materialize_code(
-    snapshot: CodeSnapshot, store: Store, dest: Path, *, source_repo: Path | None = None
+    snapshot: CodeSnapshot,
+    store: Store,
+    dest: Path,
+    *,
+    source_repo: Path | None = None,
+    refuse_redacted: bool = False,
 ) -> Path:
     """Build the recorded code in ``dest`` (new or empty) and return the directory to run in.
 
     ``source_repo`` is where the commit is looked up (default: the recorded repository root).
-    Raises ReplayError when a commit is missing, UsageError for a bad ``dest`` or a bad tree.
+    ``refuse_redacted`` (replay): refuse, before anything is written, code whose untracked
+    files had secrets redacted (``refuse_redacted_files``); a diff of two snapshots shows them
+    as stored. Raises ReplayError when a commit is missing or a file cannot be rebuilt,
+    UsageError for a bad ``dest`` or a bad tree.
     """
     dest = Path(dest).absolute()
     trees: list[Tree] = [
         load_tree(store, oid) for oid in (snapshot.untracked, snapshot.snapshot) if oid
     ]
+    if refuse_redacted:
+        refuse_redacted_files(snapshot, trees, store)
     created = _prepare_dest(dest)
     try:
         for tree in trees:

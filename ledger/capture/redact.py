@@ -11,11 +11,12 @@ This module imports only the standard library: the child-process startup hook
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
     "REDACTED",
+    "is_placeholder",
     "is_secret_entry",
     "is_secret_name",
     "redact_argv",
@@ -118,18 +119,24 @@ _QUALIFIERS = frozenset(
 )
 
 
+def _words(name: str) -> list[str]:
+    """The words of a name, lower-cased, without numbering or trailing qualifiers."""
+    # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``; but
+    # not in a qualifier spelled with digits (``b64``, ``base64``).
+    words = [w.lower() for w in _WORD_SPLIT.split(name) if w]
+    words = [w if w in _QUALIFIERS else w.rstrip("0123456789") for w in words]
+    words = [w for w in words if w]
+    while len(words) > 1 and words[-1] in _QUALIFIERS:
+        words.pop()
+    return words
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a variable, option or config key name looks like it holds a secret."""
     bare = name.strip().lstrip("-")
     if name.strip().lower() in _NOT_SECRET:  # the variable PWD; an option --pwd is a password
         return False
-    # Trailing digits are a numbering, not a word: ``PASSWORD1``, ``token2``, ``KEY_V2``; but
-    # not in a qualifier spelled with digits (``b64``, ``base64``).
-    words = [w.lower() for w in _WORD_SPLIT.split(bare) if w]
-    words = [w if w in _QUALIFIERS else w.rstrip("0123456789") for w in words]
-    words = [w for w in words if w]
-    while len(words) > 1 and words[-1] in _QUALIFIERS:
-        words.pop()
+    words = _words(bare)
     if not words:
         return False
     if words[-1] in _LAST_WORDS:
@@ -149,17 +156,77 @@ _CREDENTIAL_KEYS = frozenset(
         "webhook", "bot", "cloud", "rsa", "dsa", "ecdsa", "ed25519", "hmac", "jwt", "session",
     }
 )  # fmt: skip
-_IDENTIFIER = re.compile(r"[a-z][a-z_.]{0,39}")
+# A name, not a credential: words without digits (``model``, ``MASTER_PORT``, ``__float__``,
+# ``source_code/integrations``, ``-Infinity``, a path: ``/etc/certs/client.key``), or a
+# short word with them (``fp8_``).
+_IDENTIFIER = re.compile(
+    r"(?:[-/.~]|\*{1,2})?[A-Za-z_][A-Za-z_./:-]{0,79}|[A-Za-z_][A-Za-z0-9_]{0,7}"
+)
+# A snake_case name (``cond_frame_outputs``, ``vocab_size``): read as a name under any secret
+# name but a password's (``storage_key = "cond_frame_outputs"``, ``"n_token": "vocab_size"``).
+_SNAKE = re.compile(r"[a-z]{3,}(?:_[a-z]{3,})+")  # words of 3+ letters: not ``hf_abc``
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass", "pin", "otp"})
+
+
+# What stands in a secret's place without being one: a template or a reference to a value
+# kept elsewhere (``${oc.env:DB_PASSWORD}``, ``${oc.env:PW_FILE,/run/x}`` cut at its comma,
+# a format field anywhere in it: ``{arg}``, ``<{width}}``, ``{name}_out``; ``%(password)s``,
+# ``%s``, ``$API_KEY``, OmegaConf's ``???``, the name of the variable that holds it:
+# ``FLASK_SECRET_KEY``), or a tokenizer's special token (``<pad>``, ``▁<EOT>``, ``[IMG]``).
+_TEMPLATE = re.compile(
+    r"\$\{.*|.*\{[^{}]*\}.*|.{0,3}<[^<>]*>.{0,3}|\[[^\[\]]*\]|%(?:\(\w+\))?\d*[sdrfx]"
+    r"|\$[A-Za-z_]\w*|\?\?\?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+)
+# Words that name what goes there, as documentation and examples write them (``key=value``,
+# ``--token TOKEN``, ``password: secret``): a credential is not its own name.
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "value", "values", "val", "secret", "password", "passwd", "pass", "token", "key",
+        "apikey", "api_key", "changeme", "change_me", "example", "dummy", "placeholder",
+        "redacted", "none", "null", "nil", "xxx", "true", "false", "yes", "no", "on", "off",
+    }
+)  # fmt: skip
+
+
+# Examples number these (``key1: val1, key2: val2``); a numbered ``secret9`` may be one.
+_NUMBERED_PLACEHOLDERS = frozenset({"key", "val", "value"})
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a value only stands in a secret's place: a template or reference
+    (``_TEMPLATE``), a placeholder word (``value``, ``val1``, ``YOUR_API_KEY``), one character
+    repeated three times or more (``xxxx``), or nothing with a letter or digit (``===``).
+    Quotes and backticks around it and a trailing ``:``, ``.``, ``,`` or ``;`` are not part of
+    it."""
+    v = value.strip().strip("\"'`").rstrip(":.,;").strip("*`")
+    low = v.lower()
+    if not any(c.isalnum() for c in v) or (len(v) >= 3 and len(set(low)) == 1):
+        return True
+    return bool(
+        _TEMPLATE.fullmatch(v)
+        or low in _PLACEHOLDER_WORDS
+        or low.rstrip("0123456789") in _NUMBERED_PLACEHOLDERS  # ``key1: val1``
+        or low.startswith(("your_", "your-", "<your"))
+    )
 
 
 def is_secret_entry(name: str, value: str) -> bool:
-    """Whether ``name: value`` holds a secret by its name: ``is_secret_name``, except a lookup
-    key whose value reads as an identifier of lower-case letters (``state_key: model``,
-    ``sort_key: name``): no credential is a lower-case word without digits or symbols, while
-    such keys are common in configs and code (the file would be broken by the redaction)."""
-    if not is_secret_name(name):
+    """Whether ``name: value`` holds a secret by its name: ``is_secret_name``, except a value
+    that only stands in a secret's place (``is_placeholder``: ``password: ${oc.env:PW}``,
+    ``--key=value``), and a lookup key whose value reads as an identifier
+    (``state_key: model``, ``port_key = "MASTER_PORT"``, ``key: "DataIndexKey"``): words
+    without digits, or a short word, while such keys are common in configs and code (the file
+    would be broken by the redaction). A value that repeats the name (``HF_TOKEN =
+    "HF_TOKEN"``) names a variable, it is not its content; a snake_case value names something
+    under any name but a password's (``storage_key = "cond_frame_outputs"``)."""
+    if not is_secret_name(name) or is_placeholder(value):
         return False
-    words = [w.lower() for w in _WORD_SPLIT.split(name.strip().lstrip("-")) if w]
+    bare = value.strip().strip("\"'")
+    if bare.lower() == name.strip().lstrip("-").lower():
+        return False
+    words = _words(name.strip().lstrip("-"))
+    if _SNAKE.fullmatch(bare) and not _PASSWORD_WORDS & set(words):
+        return False
     if words[-1:] != ["key"] or (len(words) > 1 and words[-2] in _CREDENTIAL_KEYS):
         return True
     # The value as a line gives it: quoted, or closing a flow mapping (``{state_key: model}``).
@@ -177,9 +244,10 @@ _PRIVATE_KEY = re.compile(
 # ``\b`` allows in ``a.a.a``, each attempt scans to the run's end, and a 32 KB log line took
 # minutes. A match from inside a run ends where one from its start does, so none is lost.
 _URL_USERINFO = re.compile(
-    r"(?P<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@"
+    r"(?P<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*)"
+    r":(?P<password>[^\s@/]+)@"
 )
-_BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}")
+_BEARER = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)(?P<token>[A-Za-z0-9._~+/=-]{6,})")
 # name=value and name: value where the name looks secret (quotes around either are allowed).
 _ASSIGN_HEAD = re.compile(
     r"(?<![A-Za-z0-9_.-])[0-9.-]*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*"
@@ -210,9 +278,30 @@ _TOKENS = re.compile(
 )
 
 
-def _redact_assignments(text: str) -> str:
+# More words after a value: a sentence in a message or a docstring, not an assignment.
+_PROSE = re.compile(r" [A-Za-z]")
+_WORD = re.compile(r"[A-Za-z]+")
+# A string literal on one line of source code (an unterminated quote opens none).
+_LITERAL = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def _literal_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _LITERAL.finditer(text)]
+
+
+def _in_text(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` lies inside one string literal (text the program holds),
+    rather than in code (names, operators, comments)."""
+    return any(a < start and end < b for a, b in spans)
+
+
+def _redact_assignments(text: str, code: bool = False) -> str:
     # Only the name and separator are matched first, so a non-secret assignment such as
     # ``https://...`` does not swallow a secret one later in the same value (``?api_key=``).
+    # In source code (``code``) a value written without quotes is an expression (``key =
+    # tuple(key)``, ``api_key: Optional[str]``, ``token=token``), never a literal secret,
+    # except inside a string literal, where the text is data again (``"--api-key=abc123"``).
+    spans = _literal_spans(text) if code else []
     out: list[str] = []
     pos = 0
     for m in _ASSIGN_HEAD.finditer(text):
@@ -220,6 +309,13 @@ def _redact_assignments(text: str) -> str:
             continue
         value = _ASSIGN_VALUE.match(text, m.end())
         if value is None or not is_secret_entry(m["name"], value[0]):
+            continue
+        if value[0][0] in "=:":  # ``key == x``, ``DispatchKey::Meta``: an operator
+            continue
+        if _WORD.fullmatch(value[0]) and _PROSE.match(text, value.end()):
+            continue  # a sentence: "signature: cannot trace the function"
+        quoted = value[0][0] in {'"', "'"}
+        if code and not quoted and not _in_text(spans, m.start("name"), m.end() - 1):
             continue
         quote = value[0][0] if value[0][0] in {'"', "'"} else ""
         out += [text[pos : m.end()], quote, REDACTED, quote]
@@ -234,15 +330,53 @@ def _flag_value(m: re.Match[str]) -> str:
     return f"{m['flag']}{m['sp']}{REDACTED}"
 
 
-def redact_text(text: str) -> str:
-    """Redact secrets inside free text: command lines, log lines, config string values."""
+def _code_flag_value(text: str) -> Callable[[re.Match[str]], str]:
+    """``_flag_value`` for a line of source code: only inside a string literal (a command line
+    the program builds); elsewhere ``--x y`` is an operator."""
+    spans = _literal_spans(text)
+
+    def sub(m: re.Match[str]) -> str:
+        return _flag_value(m) if _in_text(spans, m.start(), m.end() - 1) else m[0]
+
+    return sub
+
+
+def _userinfo(m: re.Match[str]) -> str:
+    """``scheme://user:***@``, unless the password only stands in one's place
+    (``postgresql://user:password@host`` in documentation)."""
+    if is_placeholder(m["password"]):
+        return m[0]
+    return f"{m['head']}:***@"
+
+
+def _bearer(m: re.Match[str]) -> str:
+    """``Bearer TOKEN`` and ``Basic BASE64``, unless the word after is prose ("a basic
+    sweeper", "basic lower-diagonal mask", "Bearer tokens."): a credential holds a digit or
+    one of ``+/=_~``, or two capitals and two small letters (base64 of ``user:pass`` may have
+    no digit); words joined by ``-`` or ``.`` are prose."""
+    token = m["token"].rstrip(".-")
+    upper = sum(c.isupper() for c in token)
+    lower = sum(c.islower() for c in token)
+    if not _CREDENTIAL_CHAR.search(token) and (upper < 2 or lower < 2):
+        return m[0]
+    return m["head"] + REDACTED
+
+
+_CREDENTIAL_CHAR = re.compile(r"[0-9+/=_~]")
+
+
+def redact_text(text: str, *, code: bool = False) -> str:
+    """Redact secrets inside free text: command lines, log lines, config string values.
+
+    ``code``: ``text`` is a line of source code (Python, C, JavaScript...), where a value
+    without quotes is an expression, not a secret (``_redact_assignments``)."""
     if not text:
         return text
     text = _PRIVATE_KEY.sub(REDACTED, text)
-    text = _URL_USERINFO.sub(r"\g<head>:***@", text)
-    text = _BEARER.sub(lambda m: m["head"] + REDACTED, text)
-    text = _redact_assignments(text)
-    text = _FLAG_VALUE.sub(_flag_value, text)
+    text = _URL_USERINFO.sub(_userinfo, text)
+    text = _BEARER.sub(_bearer, text)
+    text = _redact_assignments(text, code)
+    text = _FLAG_VALUE.sub(_code_flag_value(text) if code else _flag_value, text)
     return _TOKENS.sub(REDACTED, text)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
-from .redact import is_secret_name, redact_argv, redact_text
+from .redact import is_placeholder, is_secret_name, redact_argv, redact_text
 
 if TYPE_CHECKING:
     from .form_match import FormMatcher
@@ -47,7 +47,9 @@ __all__ = [
     "KnownSecret",
     "Scrubber",
     "detect_line",
+    "find_marker",
     "is_setting",
+    "is_source_code",
     "judge",
     "launch_secrets",
     "marker",
@@ -180,8 +182,9 @@ def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     and ``KEY=value`` alike."""
     if len(line) < 4 or not _candidate(line):
         return None
+    code = is_source_code(filename)
     if len(line) > MAX_DETECT_LINE:
-        return "name rule" if redact_text(line) != line else None
+        return "name rule" if redact_text(line, code=code) != line else None
     if len(line) > _WINDOW:
         # Some detectors' patterns are quadratic in a line's length (a 64 KiB line of
         # ``ab://`` takes seconds): long lines are judged in overlapping windows, so a
@@ -195,13 +198,55 @@ def detect_line(line: str, filename: str = "captured.yaml") -> str | None:
     for plugin in _plugins():
         for secret in plugin.analyze_line(filename=filename, line=line, line_number=0):
             value = secret.secret_value or ""
+            if _not_a_secret(value, line, plugin):
+                continue
             # A keyword detector's short value (``password: pw1``) is a secret too; other
             # detectors must see a long enough token.
             if plugin.__class__.__name__ == "KeywordDetector" or len(value) >= MIN_CONTENT_LEN:
                 return str(secret.type)
             if secret.type in {"GitHub Token", "Private Key", "Slack Token", "AWS Access Key"}:
                 return str(secret.type)
-    return "name rule" if redact_text(line) != line else None
+    return "name rule" if redact_text(line, code=code) != line else None
+
+
+# Source code, where ``name = value`` without quotes is an expression, not a secret
+# (``redact_text(code=True)``). Shell, YAML, INI, TOML and .env files are not: there a bare
+# value is the literal.
+_SOURCE_SUFFIXES = frozenset(
+    {
+        ".py", ".pyi", ".pyx", ".pxd", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".java",
+        ".kt", ".scala", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".cu", ".cuh",
+        ".cs", ".swift", ".rb", ".lua", ".jl", ".r", ".m",
+    }
+)  # fmt: skip
+
+
+def is_source_code(filename: str) -> bool:
+    """Whether ``filename`` names source code (by its suffix, case-insensitive)."""
+    return os.path.splitext(filename)[1].lower() in _SOURCE_SUFFIXES
+
+
+def _not_a_secret(value: str, line: str, plugin: Any) -> bool:
+    """The heuristic filters ``detect-secrets`` applies in its own scans (its default
+    settings), which ``analyze_line`` alone does not: a templated value (``${DB_PASSWORD}``,
+    ``{token}``, ``<key>``), a ``$VARIABLE``, an indirect reference (``api_key =
+    os.environ["KEY"]``), an id (``client_id``), a value without a letter; and for the
+    entropy detectors a UUID or a sequential string (``ABCDEF...``; a keyword's ``pwd=abcd``
+    stays a password). Plus ``redact.is_placeholder``: ``password: secret``."""
+    from detect_secrets.filters import heuristic as h
+
+    if "HighEntropy" in type(plugin).__name__ and (
+        h.is_sequential_string(value) or h.is_potential_uuid(value)
+    ):
+        return True  # ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` is high entropy and no key
+    return bool(
+        h.is_templated_secret(value)
+        or h.is_prefixed_with_dollar_sign(value)
+        or h.is_indirect_reference(line)
+        or h.is_likely_id_string(value, line, plugin)
+        or h.is_not_alphanumeric_string(value)
+        or is_placeholder(value)
+    )
 
 
 def judge(line: str, memo: CleanMemo | None = None) -> str | None:
@@ -245,6 +290,13 @@ def _redact_line(line: bytes, kind: str, keep: int = 0) -> bytes:
     indent = body[: len(body) - len(body.lstrip())]
     end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
     return head + indent + f"[REDACTED:{kind}]".encode() + end
+
+
+def find_marker(line: bytes) -> str | None:
+    """The first ``[REDACTED:...]`` marker in ``line`` (a detector's, the name rule's or a
+    known value's), or None."""
+    m = _SCRUBBED.search(line)
+    return m[0].decode("ascii") if m else None
 
 
 def redact_lines(data: bytes, where: str) -> tuple[bytes, list[Finding]]:

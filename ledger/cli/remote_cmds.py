@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import JsonOpt, LedgerOpt, open_store, out_console, print_json
+from ._common import JsonOpt, LedgerOpt, err_console, open_store, out_console, print_json
 from ._output import progress_stages
 
 __all__ = ["register"]
@@ -28,15 +28,44 @@ def remote_add(
 
 @remote_app.command("list")
 def remote_list(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
-    """List the remotes and their URLs."""
-    from ..share.remote import list_remotes
+    """List the remotes and their URLs; the default one is marked."""
+    from ..share.remote import default_remote, list_remotes
 
-    remotes = list_remotes(open_store(ledger))
+    store = open_store(ledger)
+    remotes = list_remotes(store)
     if json_out:
         print_json(remotes)
         return
+    default = default_remote(store)
     for name, url in sorted(remotes.items()):
-        out_console().print(f"{name}\t{url}", markup=False)
+        mark = "\t(default)" if name == default else ""
+        out_console().print(f"{name}\t{url}{mark}", markup=False)
+
+
+@remote_app.command("default")
+def remote_default(
+    name: str | None = typer.Argument(None, help="A configured remote's name."),
+    unset: bool = typer.Option(False, "--unset", help="Have no default remote."),
+    ledger: Path | None = LedgerOpt,
+) -> None:
+    """Make NAME the remote `push` and `pull` use when given none (with one remote, that one
+    is used anyway); with no NAME, print the default."""
+    from ..errors import UsageError
+    from ..share.remote import default_remote, set_default_remote
+
+    store = open_store(ledger)
+    if unset and name is not None:
+        raise UsageError("give NAME or --unset, not both")
+    if unset or name is not None:
+        set_default_remote(store, name)
+        return
+    found = default_remote(store)
+    if found is None:  # as `git config --get` of an unset key: nothing printed, exit 1
+        err_console().print(
+            "no default remote is set (`ledger remote default NAME` sets one)", markup=False
+        )
+        raise typer.Exit(1)
+    out_console().print(found, markup=False)
 
 
 @remote_app.command("remove")
@@ -50,12 +79,17 @@ def remote_remove(
 
 
 def push(
-    remote: str = typer.Argument(..., help="A remote's name or URL."),
+    remote: str | None = typer.Argument(
+        None,
+        help="A configured remote's name, or a path (./x, /x) or URL (s3://, file://). "
+        "Default: the default remote, or the only one.",
+    ),
     runs: list[str] | None = typer.Argument(None, metavar="[RUN]...", help="Default: every run."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Send runs and everything they need to replay; only objects the remote lacks."""
+    """Send runs and everything they need to replay; only objects the remote lacks. A word
+    that is no configured remote is refused (exit 2), never taken as a folder."""
     from ..share.remote import open_remote
     from ..share.transfer import push as do_push
 
@@ -108,7 +142,11 @@ def _print_pull(report: object, json_out: bool) -> None:
 
 
 def pull(
-    remote: str = typer.Argument(..., help="A remote's name or URL."),
+    remote: str | None = typer.Argument(
+        None,
+        help="A configured remote's name, or a path (./x, /x) or URL (s3://, file://). "
+        "Default: the default remote, or the only one.",
+    ),
     runs: list[str] | None = typer.Argument(
         None,
         metavar="[RUN]...",

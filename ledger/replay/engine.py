@@ -126,6 +126,11 @@ def replay(store: Store, run_text: str, opts: ReplayOptions) -> ReplayOutcome:
     """Replay a run and store the verdict. Every failure (Ctrl-C included) removes the
     workspaces it made unless ``keep_workspace``; an interrupted replay stores no verdict."""
     _validate(opts)
+    if opts.executor is not None and opts.executor.remote is not None:
+        from ..share.remote import default_remote, list_remotes, remote_url
+
+        # A typo of a remote's name is refused here, before any replay runs or is pushed.
+        remote_url(list_remotes(store), default_remote(store), opts.executor.remote)
     _, run = load_run(store, run_text)
     if run.status == "running":
         raise ReplayError(f"run {run.run_id} is still running (or was abandoned); not replayable")

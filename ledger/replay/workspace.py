@@ -260,7 +260,7 @@ def _fill(store: Store, contract: Contract, root: Path) -> Workspace:
     inputs = [_input_digest(raw) for raw in contract.inputs]
     code_rel = code_location(code, inputs)
     confine.make_dirs(root, posixpath.dirname(code_rel))
-    run_dir = materialize_code(code, store, root / code_rel)
+    run_dir = materialize_code(code, store, root / code_rel, refuse_redacted=True)
     ws = Workspace(root=root, run_dir=run_dir)
     if code.redacted:
         ws.notes.append(

@@ -14,9 +14,10 @@ import shutil
 import uuid
 from pathlib import Path
 
+from ..errors import UsageError
 from ..store import Store
 from ..store.atomic import fsync_dir
-from .remote import Remote, add_remote
+from .remote import Remote, add_remote, is_explicit_location
 from .transfer import PullReport, pull
 
 __all__ = ["DIRNAME", "clone"]
@@ -27,6 +28,11 @@ DIRNAME = ".ledger"
 def clone(url: str, directory: Path) -> tuple[Store, PullReport]:
     """Pull every run of the remote at ``url`` into ``directory``'s ledger, with the remote
     named ``origin``; the ledger exists afterwards only if the pull succeeded."""
+    if not is_explicit_location(url):  # a new ledger has no remote names to look up
+        raise UsageError(
+            f"{url!r} is not a path or URL; nothing was made",
+            hint=f"a folder is written as a path (./{url}), a bucket as s3://bucket/prefix",
+        )
     remote = Remote(url)
     remote.check(create=False)  # before anything is created here
     directory = directory.absolute()

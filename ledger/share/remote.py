@@ -13,8 +13,13 @@ each other's objects; each ledger writes only its own ``origins/`` file, so they
 each other's refs. An object is uploaded under ``tmp/`` and renamed into place after its hash
 checked; the ``origins/`` file is written after every object it names is in place. A push
 killed at any point leaves at most unnamed objects and temp files; run again, it completes.
-Names are kept in the ledger's ``config.json`` (``remotes``); credentials never are: s3fs
-reads them from the standard AWS environment and config files.
+Names are kept in the ledger's ``config.json`` (``remotes``, and ``default_remote``);
+credentials never are: s3fs reads them from the standard AWS environment and config files.
+
+Every command that takes a remote resolves it with ``remote_url``: a configured name, or a
+location written as one (``./x``, ``../x``, ``/x``, ``~/x``, ``scheme://``); a bare word that
+is neither is refused, never taken as a folder to create (``ledger push teem`` once made
+``teem/`` here). No remote given means the default one, or the only one.
 """
 
 from __future__ import annotations
@@ -37,13 +42,25 @@ from ..store.repo import MAX_CONFIG
 from ..store.safe_read import NotRegularError, read_regular
 from .path_fs import PathFS
 
-__all__ = ["REMOTE_VERSION", "Remote", "add_remote", "list_remotes", "open_remote", "remove_remote"]
+__all__ = [
+    "REMOTE_VERSION",
+    "Remote",
+    "add_remote",
+    "default_remote",
+    "is_explicit_location",
+    "list_remotes",
+    "open_remote",
+    "remote_url",
+    "remove_remote",
+    "set_default_remote",
+]
 
 REMOTE_FORMAT = "ledger-remote"
 REMOTE_VERSION = 1
 # The remote's own small files: its marker, and one origin's refs table (a ref is ~100 bytes).
 MAX_MARKER = 1 << 16
 MAX_ORIGIN = 256 << 20
+DEFAULT_KEY = "default_remote"  # in config.json: the remote push / pull use when given none
 _NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -62,14 +79,21 @@ def _backend_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _update_remotes(store: Store, change: Callable[[dict[str, str]], None]) -> None:
-    """Re-read ``config.json`` under a lock, apply ``change`` to its remotes, write it back."""
+def _update_remotes(
+    store: Store,
+    change: Callable[[dict[str, str]], None],
+    then: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """Re-read ``config.json`` under a lock, apply ``change`` to its remotes (and ``then`` to
+    the whole config), write it back."""
     with store.lock("config"):
         config = parse_json(read_regular(store.root / "config.json", MAX_CONFIG))
         remotes = config.get("remotes")
         remotes = dict(remotes) if isinstance(remotes, dict) else {}
         change(remotes)
         config["remotes"] = remotes
+        if then is not None:
+            then(config)
         data = canonical_json(config) + b"\n"
         atomic_write_bytes(store.root / "config.json", data, store.tmp_dir)
         store.config = config
@@ -103,12 +127,100 @@ def add_remote(store: Store, name: str, url: str) -> None:
 
 
 def remove_remote(store: Store, name: str) -> None:
+    """Forget ``name``; if it was the default remote, there is no default afterwards."""
+
     def change(remotes: dict[str, str]) -> None:
         if name not in remotes:
             raise UsageError(f"no remote {name}", hint="`ledger remote list` lists them")
         del remotes[name]
 
-    _update_remotes(store, change)
+    def unset(config: dict[str, Any]) -> None:
+        if config.get(DEFAULT_KEY) == name:
+            del config[DEFAULT_KEY]
+
+    _update_remotes(store, change, unset)
+
+
+def default_remote(store: Store) -> str | None:
+    """The name set by ``ledger remote default NAME``, if any."""
+    found = store.config.get(DEFAULT_KEY)
+    return found if isinstance(found, str) else None
+
+
+def set_default_remote(store: Store, name: str | None) -> None:
+    """Make ``name`` (a configured remote) the one ``push`` / ``pull`` use when given none;
+    ``None`` unsets it."""
+
+    def check(remotes: dict[str, str]) -> None:
+        if name is not None and name not in remotes:
+            raise UsageError(f"no remote {name}", hint=_listing(remotes, name))
+
+    def put(config: dict[str, Any]) -> None:
+        if name is None:
+            config.pop(DEFAULT_KEY, None)
+        else:
+            config[DEFAULT_KEY] = name
+
+    _update_remotes(store, check, put)
+
+
+# -- which remote a command means -----------------------------------------------------------------
+def is_explicit_location(text: str) -> bool:
+    """Whether ``text`` is written as a location, not a name: a URL (``file://``, ``s3://``,
+    any ``scheme://``) or a path that starts at a root, home or the current folder
+    (``/x``, ``~/x``, ``./x``, ``../x``, ``.``, ``..``)."""
+    if "://" in text:
+        return True
+    if text in (".", ".."):
+        return True
+    return text.startswith(("/", "~", "./", "../"))
+
+
+def _listing(remotes: dict[str, str], word: str | None = None) -> str:
+    """What to do instead: a close name (did you mean), the configured remotes, or how to add
+    one."""
+    import difflib
+
+    if not remotes:
+        return "no remote is configured: `ledger remote add NAME URL` adds one"
+    parts = []
+    close = difflib.get_close_matches(word, sorted(remotes), n=1, cutoff=0.6) if word else []
+    if close:
+        parts.append(f"did you mean {close[0]!r}?")
+    parts.append("configured remotes: " + ", ".join(f"{n} ({remotes[n]})" for n in sorted(remotes)))
+    return " ".join(parts)
+
+
+def remote_url(remotes: dict[str, str], default: str | None, given: str | None) -> str:
+    """The URL a command means by ``given``: a configured name's URL, a location written as
+    one (``is_explicit_location``) as it stands, or, with ``given`` None, the default remote
+    or the only one. Anything else is a UsageError (exit 2) naming the configured remotes,
+    raised before anything is read or written."""
+    if given is None:
+        if default is not None:
+            if default not in remotes:
+                raise UsageError(
+                    f"the default remote {default!r} is not configured",
+                    hint="`ledger remote default NAME` sets another; " + _listing(remotes),
+                )
+            return remotes[default]
+        if len(remotes) == 1:
+            return next(iter(remotes.values()))
+        if not remotes:
+            raise UsageError("no remote given and none is configured", hint=_listing(remotes))
+        raise UsageError(
+            f"no remote given and {len(remotes)} are configured with no default",
+            hint="name one, or set one with `ledger remote default NAME`; " + _listing(remotes),
+        )
+    if given in remotes:
+        return remotes[given]
+    if is_explicit_location(given):
+        return given
+    raise UsageError(
+        f"{given!r} is not a configured remote, nor a path or URL; nothing was read or written",
+        hint=_listing(remotes, given)
+        + f"; a folder is written as a path (./{given}), a bucket as s3://bucket/prefix",
+    )
 
 
 def _modified(entry: dict[str, Any]) -> float | None:
@@ -299,7 +411,7 @@ class Remote:
             self.fs.mv(tmp, self._p("origins", f"{ledger_id}.json"))
 
 
-def open_remote(store: Store, name_or_url: str) -> Remote:
-    """A remote by its name in the config, or by URL."""
-    url = list_remotes(store).get(name_or_url, name_or_url)
-    return Remote(url)
+def open_remote(store: Store, name_or_url: str | None) -> Remote:
+    """The remote a command means (``remote_url``): a configured name, an explicit path or
+    URL, or with None the default or only remote."""
+    return Remote(remote_url(list_remotes(store), default_remote(store), name_or_url))

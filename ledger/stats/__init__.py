@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .arrays import ArrayComparison, compare_arrays
+    from .bounds import BoundVerdict, bound_seeds_needed, bound_verdict
     from .claims import (
         ClaimVerdict,
         ConsistencyCheck,
         ConsistencyReport,
+        SingleRunVerdict,
         check_consistency,
         claim_tost,
         claim_verdict,
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
         expected_range,
         rounding_halfwidth,
         sigma_readings,
+        single_run_verdict,
         spread_to_sigma,
     )
     from .comparison import (
@@ -89,6 +92,9 @@ if TYPE_CHECKING:
 _WHERE = {
     "ArrayComparison": "arrays",
     "compare_arrays": "arrays",
+    "BoundVerdict": "bounds",
+    "bound_seeds_needed": "bounds",
+    "bound_verdict": "bounds",
     "ClaimVerdict": "claims",
     "ConsistencyCheck": "claims",
     "ConsistencyReport": "claims",
@@ -99,6 +105,8 @@ _WHERE = {
     "expected_range": "claims",
     "rounding_halfwidth": "claims",
     "sigma_readings": "claims",
+    "SingleRunVerdict": "claims",
+    "single_run_verdict": "claims",
     "spread_to_sigma": "claims",
     "MIN_RUNS": "comparison",
     "ComparisonResult": "comparison",
@@ -175,6 +183,7 @@ __all__ = [
     "MIN_RUNS",
     "ArrayComparison",
     "BootstrapResult",
+    "BoundVerdict",
     "ClaimVerdict",
     "ComparisonResult",
     "ConsistencyCheck",
@@ -187,6 +196,7 @@ __all__ = [
     "SeedComparison",
     "SeriesComparison",
     "SingleRunPlacement",
+    "SingleRunVerdict",
     "StructuralDivergence",
     "TaskComparison",
     "Tolerance",
@@ -195,6 +205,8 @@ __all__ = [
     "WelchResult",
     "bitwise_equal",
     "bootstrap_delta",
+    "bound_seeds_needed",
+    "bound_verdict",
     "check_consistency",
     "claim_tost",
     "claim_verdict",
@@ -223,6 +235,7 @@ __all__ = [
     "seeds_needed",
     "sem",
     "sigma_readings",
+    "single_run_verdict",
     "spread_to_sigma",
     "std",
     "summarize",

@@ -8,6 +8,10 @@ r = 0.5 * 10**-decimals, so the verdict rules widen or narrow the margin delta b
                   (``exceeds`` when it lies above);
 - inconclusive  : neither; the result says how many seeds would settle it.
 
+A claim about one run (no spread, n_seeds 1 or one run found) has no interval to test: it is
+judged by :func:`single_run_verdict`, the recorded value against [c - r - delta, c + r + delta]
+(delta 0 unless given): supported inside, not supported outside.
+
 "Not reproducible" (runs cannot be replayed, the claim lacks n, spread type or split, or the
 consistency checks fail) is decided by the audit layer from :func:`check_consistency` and the
 replay results; this module only computes.
@@ -32,6 +36,7 @@ __all__ = [
     "ClaimVerdict",
     "ConsistencyCheck",
     "ConsistencyReport",
+    "SingleRunVerdict",
     "check_consistency",
     "claim_tost",
     "claim_verdict",
@@ -39,6 +44,7 @@ __all__ = [
     "expected_range",
     "rounding_halfwidth",
     "sigma_readings",
+    "single_run_verdict",
     "spread_to_sigma",
 ]
 
@@ -269,6 +275,50 @@ def claim_verdict(
     )
 
 
+@dataclass(frozen=True)
+class SingleRunVerdict(JsonMixin):
+    """Verdict on a claimed value from the one run behind it: its rounding, nothing more."""
+
+    verdict: Literal["supported", "not_supported"]
+    exceeds: bool
+    recorded: float
+    claim_value: float
+    rounding: float
+    margin: float
+    interval: tuple[float, float]
+    evidence: tuple[str, ...]
+
+
+def single_run_verdict(
+    recorded: float, *, value: float, decimals: int, margin: float = 0.0
+) -> SingleRunVerdict:
+    """Supported when the one recorded value lies within the claim's rounding half-width r
+    (plus ``margin``, default 0) of the claimed ``value``, boundary included; otherwise not
+    supported, ``exceeds`` when it lies above. 2.8217 supports "2.82"; 2.82 refutes "1.50"."""
+    if not math.isfinite(recorded):
+        raise ValueError(f"recorded must be a finite number, got {recorded!r}")
+    if not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    r = rounding_halfwidth(decimals)
+    interval = (value - r - margin, value + r + margin)
+    inside = _within(recorded, value, r + margin)
+    widened = f" + margin {margin:g}" if margin else ""
+    if inside:
+        line = f"one run: {recorded:.6g} lies within {_fmt(interval)}, {value} ± rounding {r:g}"
+    else:
+        line = f"one run: {recorded:.6g} lies outside {_fmt(interval)}, {value} ± rounding {r:g}"
+    return SingleRunVerdict(
+        verdict="supported" if inside else "not_supported",
+        exceeds=not inside and recorded > value,
+        recorded=float(recorded),
+        claim_value=float(value),
+        rounding=r,
+        margin=float(margin),
+        interval=interval,
+        evidence=(line + widened,),
+    )
+
+
 def claim_tost(
     values: Sample, *, value: float, sigma: float, n: int, margin: float, power: float = 0.8
 ) -> TostResult:
@@ -312,8 +362,13 @@ def _aggregate(x: npt.NDArray[np.float64], aggregate: Aggregate) -> float:
 def _rounds_to(x: float, target: float, decimals: int) -> bool:
     # Compare against the half-unit interval rather than calling round(): binary floats make
     # round(93.05, 1) depend on representation error.
+    return _within(x, target, rounding_halfwidth(decimals))
+
+
+def _within(x: float, target: float, half: float) -> bool:
+    """|x - target| <= half, with a relative slack of 1e-9 for binary representation."""
     slack = 1e-9 * max(1.0, abs(target))
-    return abs(x - target) <= rounding_halfwidth(decimals) + slack
+    return abs(x - target) <= half + slack
 
 
 def _readings(

@@ -154,7 +154,8 @@ def test_schema_file_is_up_to_date_and_accepts_the_good_claim() -> None:
     on_disk = json.loads(SCHEMA.read_text(encoding="utf-8"))
     assert on_disk == schema, "run: python -c 'from ledger.audit import write_claims_schema ...'"
     claim = schema["$defs"]["Claim"]
-    assert set(claim["required"]) == {"metric", "value", "runs"}
+    assert set(claim["required"]) == {"metric", "runs"}
+    assert claim["oneOf"] == [{"required": [k]} for k in ("value", "below", "above")]
     assert set(claim["properties"]["spread_type"]["anyOf"][0]["enum"]) == {
         "std",
         "sem",
