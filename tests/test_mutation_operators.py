@@ -1,7 +1,7 @@
 """Operators of ``scripts/mutation.py`` taken from cosmic-ray after measuring both tools on
 ``ledger/replay/compare/tensors.py`` (docs/mutation.md, "A maintained tool, measured"): a
-difference counted one way only, and ``continue`` <-> ``break``. Each mutant is applied to real
-source and run, to show the change it makes."""
+difference counted one way only, ``continue`` <-> ``break``, and 0 -> -1. Each mutant is
+applied to real source and run, to show the change it makes."""
 
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ SOURCE = textwrap.dedent(
                 continue
             out.append(x)
         return out
+
+
+    def first_of(items):
+        return items[0]
 
 
     def until_none(items):
@@ -81,3 +85,12 @@ def test_continue_and_break_are_swapped(tmp_path: Path) -> None:
     assert _load(mutants["continue -> break"])["kept"](items) == [1]
     assert _load(SOURCE)["until_none"](items) == [1]
     assert _load(mutants["break -> continue"])["until_none"](items) == [1, 2]
+
+
+def test_a_zero_also_becomes_minus_one_the_first_taken_from_the_end(tmp_path: Path) -> None:
+    _, mutants = _module(tmp_path)
+    assert {k for k in mutants if k.startswith("0 ")} == {"0 -> 1", "0 -> -1"}
+    items = ["first", "middle", "last"]
+    assert _load(SOURCE)["first_of"](items) == "first"
+    assert _load(mutants["0 -> -1"])["first_of"](items) == "last"
+    assert _load(mutants["0 -> -1"])["first_of"](["only"]) == "only"  # one element: no change

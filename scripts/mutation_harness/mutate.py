@@ -137,6 +137,8 @@ def mutants_of(module: str) -> list[Mutant]:
             add(node, f"{node.value} -> {not node.value}", ast.Constant(not node.value))
         elif isinstance(node, ast.Constant) and type(node.value) is int:
             add(node, f"{node.value} -> {node.value + 1}", ast.Constant(node.value + 1))
+            if node.value == 0:  # the first taken from the end: cosmic-ray's flat[0] -> flat[-1]
+                add(node, "0 -> -1", ast.Constant(-1))
         elif isinstance(node, ast.Constant) and type(node.value) is float:
             add(
                 node,

@@ -120,6 +120,22 @@ def test_a_missing_key_does_not_stop_the_comparison_of_the_keys_after_it(
     assert result.mismatches == 1 + 3
 
 
+def test_strings_that_differ_in_several_places_report_the_first(tmp_path: Path) -> None:
+    """Arrays without numbers are compared element by element; with two differing elements
+    the report names the first, not the last (cosmic-ray's ``flat[0]`` -> ``flat[-1]`` passed
+    the tests, whose string arrays differed in one place)."""
+    np.save(tmp_path / "a.npy", np.array([["ant", "bee"], ["cat", "dog"]]))
+    np.save(tmp_path / "b.npy", np.array([["ant", "bug"], ["cat", "dig"]]))
+    result = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", TOLERANCE)
+    assert result.status == "different"
+    assert result.mismatches == 2
+    diff = result.first_difference
+    assert diff is not None
+    assert (diff.index, diff.first_index) == ([0, 1], [0, 1])
+    assert (diff.original, diff.replay) == ("'bee'", "'bug'")
+    assert diff.description == "tensor (root): 2 elements differ; first at [0, 1]"
+
+
 def test_a_plain_value_override_by_its_last_part(tmp_path: Path) -> None:
     a, b = _save_pair(tmp_path, {"opt": {"lr": 1.0}}, {"opt": {"lr": 1.5}})
     loose = CompareSettings(overrides={"lr": ToleranceSpec(rtol=0.6, atol=0.0)})
