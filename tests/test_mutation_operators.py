@@ -1,7 +1,7 @@
 """Operators of ``scripts/mutation.py`` taken from cosmic-ray after measuring both tools on
 ``ledger/replay/compare/tensors.py`` (docs/mutation.md, "A maintained tool, measured"): a
-difference counted one way only, ``continue`` <-> ``break``, and 0 -> -1. Each mutant is
-applied to real source and run, to show the change it makes."""
+difference counted one way only, ``continue`` <-> ``break``, and 0 -> -1; and mutmut's
+``+=`` -> ``=``. Each mutant is applied to real source and run, to show the change it makes."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ SOURCE = textwrap.dedent(
         return items[0]
 
 
+    def total(items):
+        n = 0
+        for x in items:
+            n += x
+        return n
+
+
     def until_none(items):
         out = []
         for x in items:
@@ -50,9 +57,14 @@ SOURCE = textwrap.dedent(
 
 
 def _module(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """The mutants by their description; where two share one (a 0 in two functions), the
+    first in the source."""
     path = tmp_path / "mod.py"
     path.write_text(SOURCE)
-    return str(path), {m.mutation: apply(SOURCE, m) for m in mutants_of(str(path))}
+    out: dict[str, str] = {}
+    for m in mutants_of(str(path)):
+        out.setdefault(m.mutation, apply(SOURCE, m))
+    return str(path), out
 
 
 def _load(text: str) -> dict[str, Any]:
@@ -94,3 +106,10 @@ def test_a_zero_also_becomes_minus_one_the_first_taken_from_the_end(tmp_path: Pa
     assert _load(SOURCE)["first_of"](items) == "first"
     assert _load(mutants["0 -> -1"])["first_of"](items) == "last"
     assert _load(mutants["0 -> -1"])["first_of"](["only"]) == "only"  # one element: no change
+
+
+def test_a_running_total_keeps_only_the_last_term(tmp_path: Path) -> None:
+    _, mutants = _module(tmp_path)
+    assert "n += x -> =" in mutants
+    assert _load(SOURCE)["total"]([1, 2, 3]) == 6
+    assert _load(mutants["n += x -> ="])["total"]([1, 2, 3]) == 3

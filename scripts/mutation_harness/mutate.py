@@ -148,6 +148,9 @@ def mutants_of(module: str) -> list[Mutant]:
         elif isinstance(node, ast.Return) and node.value is not None:
             if not (isinstance(node.value, ast.Constant) and node.value.value is None):
                 add(node, "return X -> return None", ast.Return(None), statement=True)
+        elif isinstance(node, ast.AugAssign):  # a running total that keeps only the last
+            plain = ast.Assign([node.target], node.value, lineno=node.lineno)
+            add(node, f"{ast.unparse(node)[:60]} -> =", plain, statement=True)
         elif isinstance(node, ast.Continue | ast.Break):
             other_stmt: ast.stmt = ast.Break() if isinstance(node, ast.Continue) else ast.Continue()
             word = ast.unparse(node)

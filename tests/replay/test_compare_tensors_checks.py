@@ -134,10 +134,42 @@ def test_strings_that_differ_in_several_places_report_the_first(tmp_path: Path) 
     assert (diff.index, diff.first_index) == ([0, 1], [0, 1])
     assert (diff.original, diff.replay) == ("'bee'", "'bug'")
     assert diff.description == "tensor (root): 2 elements differ; first at [0, 1]"
+    assert diff.key == "(root)"
+
+
+def test_counts_add_up_over_every_key_whatever_kind_of_difference(tmp_path: Path) -> None:
+    """Element and mismatch counts are running totals over the keys: values, then strings, then
+    a dtype difference, each adds to what the keys before it counted (mutmut's ``+=`` -> ``=``
+    kept only the last key's count, and passed the tests, whose files had one such key)."""
+    np.savez(
+        tmp_path / "a.npz",
+        w=np.zeros(3, dtype=np.float32),
+        s=np.array(["a", "b"]),
+        d=np.zeros(2, dtype=np.float32),
+    )
+    np.savez(
+        tmp_path / "b.npz",
+        w=np.array([1, 1, 0], dtype=np.float32),
+        s=np.array(["a", "c"]),
+        d=np.zeros(2, dtype=np.float64),
+    )
+    result = compare_files(tmp_path / "a.npz", tmp_path / "b.npz", BITWISE)
+    assert result.status == "different"
+    assert (result.mismatches, result.total) == (2 + 1 + 2, 3 + 2 + 2)
+    assert _keys_note(result.notes) == "3 of 3 keys differ: w, s, d"
 
 
 def test_a_plain_value_override_by_its_last_part(tmp_path: Path) -> None:
     a, b = _save_pair(tmp_path, {"opt": {"lr": 1.0}}, {"opt": {"lr": 1.5}})
+    loose = CompareSettings(overrides={"lr": ToleranceSpec(rtol=0.6, atol=0.0)})
+    assert compare_files(a, b, loose).status == "close"
+    assert compare_files(a, b, TOLERANCE).status == "different"
+
+
+def test_a_plain_value_two_levels_deep_is_overridden_by_its_last_part(tmp_path: Path) -> None:
+    """The last part is what follows the last dot (mutmut's ``rsplit`` -> ``split`` took what
+    follows the first, the same for the one-dot key above)."""
+    a, b = _save_pair(tmp_path, {"model": {"opt": {"lr": 1.0}}}, {"model": {"opt": {"lr": 1.5}}})
     loose = CompareSettings(overrides={"lr": ToleranceSpec(rtol=0.6, atol=0.0)})
     assert compare_files(a, b, loose).status == "close"
     assert compare_files(a, b, TOLERANCE).status == "different"
