@@ -15,9 +15,9 @@ the checkout, and the module's related tests (``MODULES``) run against that copy
 Operators: comparison flips (== !=, < <=, > >=, is / is not, in / not in), != also to < and
 to >, and <-> or, dropping a ``not``, + <-> -, * <-> /, True <-> False, an int constant
 n -> n + 1 (0 also -> -1), a float constant x -> 2x, ``return X`` -> ``return None``,
-continue <-> break, a ``raise`` or a bare call statement -> ``pass``. Strings are left alone
-(messages), and so are calls of ``os.fsync`` and ``fsync_dir``: only a power loss shows their
-absence, which no test here simulates.
+continue <-> break, x += y -> x = y, a ``raise`` or a bare call statement -> ``pass``.
+Strings are left alone (messages), and so are calls of ``os.fsync`` and ``fsync_dir``: only a
+power loss shows their absence, which no test here simulates.
 
 Survivors judged equivalent (no test can tell them apart from the original) are listed in
 ``EQUIVALENT`` by module, source line and mutation, each with its reason; the score counts
