@@ -1,20 +1,23 @@
 """Mutation testing of the modules whose bugs would corrupt evidence (``make mutation``).
 
-A small AST mutator of our own, not mutmut: mutmut 3 rewrites every function into a trampoline
-and runs the tests from a ``mutants/`` copy, which our tests defeat (they start ``python -m
-ledger`` children from the test file's checkout). Here each mutant is one changed source span
-written into a throw-away copy of the checkout, and the module's related tests (``MODULES``) run
-against that copy with ``pytest -x``: a failing run kills the mutant, a green one lets it survive.
+A small AST mutator of our own, not mutmut or cosmic-ray (measured against both on one module:
+docs/mutation.md, "A maintained tool, measured"): mutmut 3 picks a mutant's tests by the calls
+made in the pytest process, so the tests that reach ``ledger`` through ``python -m ledger``
+children are never picked, and cosmic-ray runs every test for every mutant, several times
+slower here. Here each mutant is one changed source span written into a throw-away copy of
+the checkout, and the module's related tests (``MODULES``) run against that copy with ``pytest
+-x``: a failing run kills the mutant, a green one lets it survive.
 
     python scripts/mutation.py                     # every module in MODULES
     python scripts/mutation.py ledger/store/log.py # one module
     python scripts/mutation.py --list ledger/store/log.py  # print the mutants, run nothing
 
-Operators: comparison flips (== !=, < <=, > >=, is / is not, in / not in), and <-> or,
-dropping a ``not``, + <-> -, * <-> /, True <-> False, an int constant n -> n + 1, a float
-constant x -> 2x, ``return X`` -> ``return None``, a ``raise`` or a bare call statement
--> ``pass``. Strings are left alone (messages), and so are calls of ``os.fsync`` and
-``fsync_dir``: only a power loss shows their absence, which no test here simulates.
+Operators: comparison flips (== !=, < <=, > >=, is / is not, in / not in), != also to < and
+to >, and <-> or, dropping a ``not``, + <-> -, * <-> /, True <-> False, an int constant
+n -> n + 1 (0 also -> -1), a float constant x -> 2x, ``return X`` -> ``return None``,
+continue <-> break, x += y -> x = y, a ``raise`` or a bare call statement -> ``pass``.
+Strings are left alone (messages), and so are calls of ``os.fsync`` and ``fsync_dir``: only a
+power loss shows their absence, which no test here simulates.
 
 Survivors judged equivalent (no test can tell them apart from the original) are listed in
 ``EQUIVALENT`` by module, source line and mutation, each with its reason; the score counts

@@ -1181,6 +1181,22 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "both come from the same mismatch mask: the count is 0 exactly when there is no first "
         "mismatch"
     ),
+    (_TENSORS, "tally.inexact += 1", "tally.inexact += 1 -> ="): (
+        "inexact is only read as true or false (close or identical), and 1 is as true as any count"
+    ),
+    # 0 -> -1 (added 5 December 2026, from cosmic-ray's n - 1)
+    (_TENSORS, "tally.mismatches += r.mismatches or 0", "0 -> -1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here "
+        "(values of one dtype, shapes checked above): the fallback is never used"
+    ),
+    (_TENSORS, "bad_count, first = r.mismatches or 0, r.first_mismatch", "0 -> -1"): (
+        "compare_arrays counts the mismatches whenever dtypes and shapes agree, as they do here: "
+        "the fallback is never used"
+    ),
+    (_TENSORS, "if bad_count == 0 or first is None:", "0 -> -1"): (
+        "both come from the same mismatch mask: the count is 0 exactly when there is no first "
+        "mismatch, so `first is None` alone decides"
+    ),
     (
         _TENSORS,
         "va = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape((*a.shape, size))",

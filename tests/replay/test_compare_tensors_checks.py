@@ -6,6 +6,7 @@ behaviour a wrong verdict would hide.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -105,8 +106,70 @@ def test_plain_values_in_a_checkpoint_are_compared_and_named(tmp_path: Path) -> 
     assert (diff.key, diff.original, diff.replay) == ("opt.name", "'adam'", "'sgd'")
 
 
+def test_a_missing_key_does_not_stop_the_comparison_of_the_keys_after_it(
+    tmp_path: Path,
+) -> None:
+    """A key missing in the replay comes first here: the keys after it are still compared and
+    counted (cosmic-ray's ``continue`` -> ``break`` passed every test before this one)."""
+    original = {"gone": torch.zeros(1), "same": torch.zeros(2), "moved": torch.zeros(3)}
+    a, b = _save_pair(tmp_path, original, {"same": torch.zeros(2), "moved": torch.ones(3)})
+    result = compare_files(a, b, BITWISE)
+    assert result.status == "different"
+    assert _keys_note(result.notes) == "2 of 3 keys differ: gone, moved"
+    assert "2 tensors compared" in result.notes
+    assert result.mismatches == 1 + 3
+
+
+def test_strings_that_differ_in_several_places_report_the_first(tmp_path: Path) -> None:
+    """Arrays without numbers are compared element by element; with two differing elements
+    the report names the first, not the last (cosmic-ray's ``flat[0]`` -> ``flat[-1]`` passed
+    the tests, whose string arrays differed in one place)."""
+    np.save(tmp_path / "a.npy", np.array([["ant", "bee"], ["cat", "dog"]]))
+    np.save(tmp_path / "b.npy", np.array([["ant", "bug"], ["cat", "dig"]]))
+    result = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", TOLERANCE)
+    assert result.status == "different"
+    assert result.mismatches == 2
+    diff = result.first_difference
+    assert diff is not None
+    assert (diff.index, diff.first_index) == ([0, 1], [0, 1])
+    assert (diff.original, diff.replay) == ("'bee'", "'bug'")
+    assert diff.description == "tensor (root): 2 elements differ; first at [0, 1]"
+    assert diff.key == "(root)"
+
+
+def test_counts_add_up_over_every_key_whatever_kind_of_difference(tmp_path: Path) -> None:
+    """Element and mismatch counts are running totals over the keys: values, then strings, then
+    a dtype difference, each adds to what the keys before it counted (mutmut's ``+=`` -> ``=``
+    kept only the last key's count, and passed the tests, whose files had one such key)."""
+    np.savez(
+        tmp_path / "a.npz",
+        w=np.zeros(3, dtype=np.float32),
+        s=np.array(["a", "b"]),
+        d=np.zeros(2, dtype=np.float32),
+    )
+    np.savez(
+        tmp_path / "b.npz",
+        w=np.array([1, 1, 0], dtype=np.float32),
+        s=np.array(["a", "c"]),
+        d=np.zeros(2, dtype=np.float64),
+    )
+    result = compare_files(tmp_path / "a.npz", tmp_path / "b.npz", BITWISE)
+    assert result.status == "different"
+    assert (result.mismatches, result.total) == (2 + 1 + 2, 3 + 2 + 2)
+    assert _keys_note(result.notes) == "3 of 3 keys differ: w, s, d"
+
+
 def test_a_plain_value_override_by_its_last_part(tmp_path: Path) -> None:
     a, b = _save_pair(tmp_path, {"opt": {"lr": 1.0}}, {"opt": {"lr": 1.5}})
+    loose = CompareSettings(overrides={"lr": ToleranceSpec(rtol=0.6, atol=0.0)})
+    assert compare_files(a, b, loose).status == "close"
+    assert compare_files(a, b, TOLERANCE).status == "different"
+
+
+def test_a_plain_value_two_levels_deep_is_overridden_by_its_last_part(tmp_path: Path) -> None:
+    """The last part is what follows the last dot (mutmut's ``rsplit`` -> ``split`` took what
+    follows the first, the same for the one-dot key above)."""
+    a, b = _save_pair(tmp_path, {"model": {"opt": {"lr": 1.0}}}, {"model": {"opt": {"lr": 1.5}}})
     loose = CompareSettings(overrides={"lr": ToleranceSpec(rtol=0.6, atol=0.0)})
     assert compare_files(a, b, loose).status == "close"
     assert compare_files(a, b, TOLERANCE).status == "different"
@@ -125,6 +188,25 @@ def test_dtype_and_shape_differences_count_every_element(tmp_path: Path) -> None
     assert (empty.mismatches, empty.total) == (1, 0)
     assert empty.first_difference is not None
     assert empty.first_difference.description == "tensor w: dtype float32 != int32"
+
+
+def test_a_replay_tensor_smaller_or_of_an_earlier_dtype_is_a_difference(tmp_path: Path) -> None:
+    """The tests above all have the original's dtype and shape sort first (float32 < float64,
+    [3] < [4]); a comparison that only looks one way (cosmic-ray's ``!=`` -> ``<``) passed them.
+    Here the replay's side is the smaller one."""
+    a, b = _save_pair(tmp_path, {"w": torch.zeros(4, 2)}, {"w": torch.zeros(3, 2)})
+    shape = compare_files(a, b, TOLERANCE)
+    assert shape.status == "different"
+    assert (shape.mismatches, shape.total) == (8, 8)
+    assert shape.first_difference is not None
+    assert shape.first_difference.kind == "shape"
+    assert shape.first_difference.description == "tensor w: shape [4, 2] != [3, 2]"
+    c, d = _save_pair(tmp_path, {"w": torch.zeros(3, dtype=torch.float64)}, {"w": torch.zeros(3)})
+    dtype = compare_files(c, d, TOLERANCE)
+    assert dtype.status == "different"  # zeros either way: only the dtype differs
+    assert dtype.first_difference is not None
+    assert dtype.first_difference.kind == "dtype"
+    assert dtype.first_difference.description == "tensor w: dtype float64 != float32"
 
 
 def test_values_within_tolerance_are_close_and_report_the_tolerance_used(
@@ -263,6 +345,26 @@ def test_a_pickle_that_is_not_torch_is_refused_with_a_reason(tmp_path: Path) -> 
     assert result.status == "not-comparable"
     assert result.reason is not None
     assert result.reason.startswith("cannot read a.pt: ")
+
+
+class _Opaque:
+    """A plain class: torch.load(weights_only=True) refuses to rebuild it."""
+
+
+def test_a_refusal_names_the_refused_global_in_torchs_words_without_its_prefix(
+    tmp_path: Path,
+) -> None:
+    """The reason quotes what torch refused (its class), not torch's internal error prefix nor
+    the rest of its advice: cosmic-ray's ``group(1) -> group(0)`` survived the earlier check."""
+    a, b = _save_pair(tmp_path, {"w": torch.ones(2), "o": _Opaque()}, {"w": torch.ones(2)})
+    result = compare_files(a, b, TOLERANCE)
+    assert result.status == "not-comparable"
+    assert result.reason is not None
+    assert re.search(
+        r"refused a\.pt \(Unsupported global: GLOBAL [\w.]+\._Opaque\); ledger never unpickles",
+        result.reason,
+    ), result.reason
+    assert "WeightsUnpickler" not in result.reason
 
 
 def test_safetensors_metadata_is_compared(tmp_path: Path) -> None:
