@@ -127,6 +127,9 @@ class Run(Record):
     ledger_version: str
     notes: list[str] = Field(default_factory=list)
     imported: Imported | None = None  # schema 2: a run imported from another tracker
+    # The Reads record: the files the program opened for reading (absent: none were seen,
+    # or a run recorded before ledger looked)
+    reads: Oid | None = None
 
     @model_validator(mode="after")
     def _imported_shape(self) -> Run:
@@ -140,4 +143,6 @@ class Run(Record):
         out = super().to_json()
         if self.imported is None:
             out.pop("imported", None)  # schema-1 records keep their exact bytes
+        if self.reads is None:
+            out.pop("reads", None)
         return out

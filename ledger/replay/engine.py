@@ -253,6 +253,11 @@ def _replay_and_judge(
         if ok and compared_nothing_but_exit(compared):
             labels.append("exit-status-only")
         summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
+        if not same_exit:
+            from .missing_reads import lacking, lacking_text
+
+            gone = lacking(store, run, ws.run_dir)
+            summary += f"; {lacking_text(gone)}" if gone else ""
         verdict = Verdict(
             original=run.run_id,
             replays=[replay_run.run_id],
