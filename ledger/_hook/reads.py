@@ -33,8 +33,9 @@ from typing import Any
 
 _WRITE = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _SYSTEM = ("/proc/", "/sys/", "/dev/", "/usr/", "/lib/", "/lib64/", "/etc/", "/bin/", "/sbin/")
-_STATE: dict[str, Any] = {"fd": None, "pid": 0, "dir": "", "skip": ()}
-_SEEN: set[str] = set()
+_STATE: dict[str, Any] = {"fd": None, "pid": 0, "dir": "", "skip": (), "cwd": ""}
+_SEEN: set[str] = set()  # normalised paths
+_RAW: set[str] = set()  # names as opened (relative ones with the working directory)
 
 
 def _prefixes(run_dir: str, hook_dir: str) -> tuple[str, ...]:
@@ -45,6 +46,7 @@ def _prefixes(run_dir: str, hook_dir: str) -> tuple[str, ...]:
     import sysconfig
 
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, run_dir}
+    found.add(getattr(sys, "pycache_prefix", None) or "")
     found.update(sysconfig.get_paths().values())
     found.add(os.path.dirname(hook_dir))  # ledger's own package
     with contextlib.suppress(Exception):  # some virtualenvs' site module lacks these
@@ -83,27 +85,40 @@ def _line(path: str) -> bytes:
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event != "open":
+        if event == "os.chdir":
+            _STATE["cwd"] = ""  # looked up again at the next open (the chdir may fail)
         return
     try:
         path, _mode, flags = args
         if isinstance(path, int):
             return
-        path = os.fsdecode(path)
-        if not path.startswith("/"):
-            path = os.path.join(os.getcwd(), path)
-        path = os.path.normpath(path)
+        if not isinstance(path, str):
+            path = os.fsdecode(path)
+        rel = path[:1] != "/"
+        cwd = (_STATE["cwd"] or _cwd()) if rel else ""
+        key = f"{cwd}\0{path}" if rel else path
+        if key in _RAW:  # the same name again: nothing to do
+            return
+        _RAW.add(key)
+        path = os.path.normpath(os.path.join(cwd, path) if rel else path)
         if path in _SEEN:
             return
         _SEEN.add(path)  # a file written first and read later is this process's own
         if (
             (isinstance(flags, int) and flags & _WRITE)
             or path.startswith(_STATE["skip"])
-            or "/__pycache__/" in path
+            or path.endswith(".pyc")
         ):
             return
         os.write(_fd(), _line(path))
     except Exception:  # an audit hook's error would fail the program's open()
         pass
+
+
+def _cwd() -> str:
+    cwd = os.getcwd()
+    _STATE["cwd"] = cwd
+    return cwd
 
 
 def install(run_dir: str, hook_dir: str) -> None:

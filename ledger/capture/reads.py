@@ -35,7 +35,6 @@ __all__ = [
 
 MAX_LISTED = 20_000  # paths kept in the Reads record; the count stays exact
 _MAX_LIST_BYTES = 256 << 20  # one process's list
-_MAX_IGNORE_CHECKS = 200  # `git check-ignore` calls at seal; the rest are "left-out"
 NOT_REPLAYED = ("gitignored", "left-out", "outside")
 _WHY = {
     "gitignored": "gitignored",
@@ -83,6 +82,7 @@ def collect(staging: Path) -> tuple[list[str], list[str]]:
 class ReadsFound:
     files: list[dict[str, Any]] = field(default_factory=list)  # ReadFile JSON, sorted by path
     missing: list[dict[str, Any]] = field(default_factory=list)  # those a replay will not have
+    abspaths: list[str] = field(default_factory=list)  # of ``files``, as they were read
     notes: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
@@ -97,7 +97,11 @@ class ReadsFound:
 
 
 def _under(path: str, bases: list[str]) -> bool:
-    return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bases)
+    """Whether ``path`` is one of ``bases`` or lies below one (names compared, not resolved)."""
+    for b in bases:
+        if path.startswith(b) and (len(path) == len(b) or path[len(b)] == "/" or b == "/"):
+            return True
+    return False
 
 
 def _tree_paths(store: Store, oid: str | None) -> set[str]:
@@ -125,12 +129,12 @@ def classify(
     root = os.path.realpath(str(code.get("root") or cwd))
     cwd_s = os.path.realpath(cwd)
     store_root = os.path.realpath(store.root)
-    real_inputs = [os.path.realpath(p) for p in inputs]
+    input_bases = [*inputs, *(os.path.realpath(p) for p in inputs)]
     in_repo = bool(code.get("in_repo"))
     snapshot = _tree_paths(store, code.get("untracked") if in_repo else code.get("snapshot"))
     tracked: set[str] | None = None
     submodules = [str(s.get("path", "")) for s in code.get("submodules", [])]
-    ignore_checks = 0
+    unstored: list[tuple[int, str]] = []  # entries to ask git about: ignored, or left out
     for path in paths:
         try:
             st = os.stat(path)
@@ -138,35 +142,46 @@ def classify(
             continue  # gone (a temporary file), or never there (a failed open)
         if not stat.S_ISREG(st.st_mode):
             continue
-        real = os.path.realpath(path)
-        if _under(real, [store_root]):
+        # The hook's paths are normalised, not resolved: a symlink is resolved only when the
+        # name alone does not place the file (realpath costs a system call per component).
+        inside: str | None = path if _under(path, [root]) else None
+        real = path if inside is not None else os.path.realpath(path)
+        if inside is None and _under(real, [root]):
+            inside = real
+        if _under(path, [store_root]) or _under(real, [store_root]):
             continue
         status: str
-        if _under(path, inputs) or _under(real, real_inputs):
+        if _under(path, input_bases) or _under(real, input_bases):
             status = "input"
         elif st.st_mtime >= started:
             status = "written"
-        elif _under(real, [root]) or _under(path, [root]):
-            base = real if _under(real, [root]) else path
-            rel = os.path.relpath(base, root).replace(os.sep, "/")
+        elif inside is None:
+            status = "outside"
+        else:
+            rel = inside[len(root) + 1 :] if root != "/" else inside[1:]
             if in_repo and tracked is None:
                 tracked = _tracked(Path(root))
             in_code = rel in snapshot or (tracked is not None and rel in tracked)
             if in_code or _under(rel, submodules):
                 status = "code"
-            elif in_repo and ignore_checks < _MAX_IGNORE_CHECKS:
-                ignore_checks += 1
-                ignored = gitsnap.is_ignored(Path(root), rel)
-                status = "gitignored" if ignored else "left-out"
             else:
                 status = "left-out"
+                unstored.append((len(found.files), rel))
+        if inside is None:
+            given = path
+        elif cwd_s == root:
+            given = inside[len(root) + 1 :] if root != "/" else inside[1:]
         else:
-            status = "outside"
-        inside = path if _under(path, [root]) else real if _under(real, [root]) else None
-        given = os.path.relpath(inside, cwd_s) if inside is not None else path
-        entry = plain("read_file", path=given, status=status)
-        found.files.append(entry)
-        if status in NOT_REPLAYED:
+            given = os.path.relpath(inside, cwd_s)
+        found.files.append({"path": given, "status": status})  # plain("read_file")
+        found.abspaths.append(path)
+    if in_repo and unstored:
+        ignored = gitsnap.ignored_among(Path(root), [rel for _, rel in unstored])
+        for i, rel in unstored:
+            if rel in ignored:
+                found.files[i]["status"] = "gitignored"
+    for entry, path in zip(found.files, found.abspaths, strict=True):
+        if entry["status"] in NOT_REPLAYED:
             found.missing.append({**entry, "abspath": path})
     found.files.sort(key=lambda f: f["path"])
     found.missing.sort(key=lambda f: f["path"])

@@ -87,8 +87,8 @@ class Imported(BaseModel):
 
 
 class Run(Record):
-    """Schema 2 adds ``imported``; a run record without it is written as schema 1, so
-    readers of schema 1 still read every recorded run."""
+    """Schema 2 adds ``imported`` and ``reads``; a run record without them is written as
+    schema 1, so readers of schema 1 still read those runs."""
 
     KIND = "run"
     SCHEMA = 2
@@ -135,6 +135,8 @@ class Run(Record):
     def _imported_shape(self) -> Run:
         if self.imported is not None and self.schema_version < 2:
             raise ValueError("an imported run record must declare schema 2")
+        if self.reads is not None and self.schema_version < 2:
+            raise ValueError("a run record with reads must declare schema 2")
         if self.imported is None and (self.contract is None or self.contract_digest is None):
             raise ValueError("a run record needs a contract unless it was imported")
         return self

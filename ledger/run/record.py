@@ -424,8 +424,8 @@ def seal(
         notes=_notes(notes + result.notes, scrubber),
         **base,
     )
-    if reads.oid is not None:
-        run["reads"] = reads.oid
+    if reads.oid is not None:  # schema 2 (docs/format.md): readers of 1 refuse it cleanly
+        run["reads"], run["schema"] = reads.oid, 2
     if scrubber.memo is not None:
         scrubber.memo.save()
     oid = store.put_json(run)
