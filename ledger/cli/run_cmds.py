@@ -152,12 +152,15 @@ def show(
     run: str | None = typer.Argument(
         None, metavar="RUN", help="Run id, unique prefix, or name (default: the newest run)."
     ),
+    all_files: bool = typer.Option(
+        False, "--all", help="List every untracked file of the run's code, not the first few."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run (default: the newest): contract, environment, metrics,
     outputs, replays."""
-    run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out))
+    run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out, all_files=all_files))
 
 
 def log(
