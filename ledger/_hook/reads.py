@@ -42,12 +42,11 @@ def _prefixes(run_dir: str, hook_dir: str) -> tuple[str, ...]:
     """Folders whose files are never the program's data: the interpreter's, site-packages,
     the ledger's own. A prefix that holds the working directory (a project inside a conda
     prefix) is not skipped."""
-    import site
-    import sysconfig
+    import site  # already imported: it imported this hook
 
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, run_dir}
     found.add(getattr(sys, "pycache_prefix", None) or "")
-    found.update(sysconfig.get_paths().values())
+    found.add(os.path.dirname(os.__file__))  # the standard library
     found.add(os.path.dirname(hook_dir))  # ledger's own package
     with contextlib.suppress(Exception):  # some virtualenvs' site module lacks these
         found.update([*site.getsitepackages(), site.getusersitepackages()])

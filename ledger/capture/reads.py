@@ -75,7 +75,18 @@ def collect(staging: Path) -> tuple[list[str], list[str]]:
         for line in data.split(b"\n"):
             if line:
                 seen.add(_unescape(line) if b"\\" in line else os.fsdecode(line))
-    return sorted(seen), notes
+    kept = sorted(p for p in seen if _utf8(p))
+    if len(kept) < len(seen):  # records hold UTF-8 only
+        notes.append(f"files read whose names are not UTF-8, not listed: {len(seen) - len(kept)}")
+    return kept, notes
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from _support import run_ledger
@@ -142,3 +143,44 @@ def test_a_replay_that_fails_names_the_file_its_original_read(tmp_path: Path) ->
     assert "data/train.txt" in text and "--input data/labels.txt" in text, text
     # the file outside the repository is still where the original read it: not named
     assert "did not have (2): data/labels.txt, data/train.txt;" in text
+
+
+HOOKED = """\
+import os, pathlib
+open("a.txt").read()
+os.chdir("sub")
+open("a.txt").read()  # the same name, another folder: sub/a.txt
+os.close(os.open(b"../b.txt", os.O_RDONLY))  # os.open, a bytes name
+pathlib.Path("c.txt").read_text()
+with open("new.txt", "w") as f:  # written first, then read: the process's own
+    f.write("x")
+open("new.txt").read()
+open(os.__file__).read()  # the standard library: left out
+open("../a.txt", "rb").read()  # seen already, by another name
+"""
+
+
+def test_the_hook_sees_each_file_read_once_by_its_full_name(tmp_path: Path) -> None:
+    """The start-up hook alone, in a real Python process: relative names follow os.chdir,
+    os.open and bytes names are seen, writes and the interpreter's files are not."""
+    from _support import subprocess_env
+
+    from ledger.capture.reads import collect
+    from ledger.run.record import HOOK_DIR
+
+    work = tmp_path / "w"
+    (work / "sub").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "sub/a.txt", "sub/c.txt"):
+        (work / name).write_text(name)
+    (work / "prog.py").write_text(HOOKED)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = subprocess_env(LEDGER_RUN_DIR=str(run_dir), LEDGER_HOOK_DIR=str(HOOK_DIR))
+    env["PYTHONPATH"] = os.pathsep.join([str(HOOK_DIR), env["PYTHONPATH"]])
+    done = subprocess.run(
+        [sys.executable, "prog.py"], cwd=work, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    paths, notes = collect(run_dir)
+    assert notes == []
+    assert paths == [str(work / n) for n in ("a.txt", "b.txt", "prog.py", "sub/a.txt", "sub/c.txt")]
