@@ -46,7 +46,20 @@ def seal_reads(
     inputs = [str(d.abspath) for d in frozen.inputs]
     found = classify(paths, code=code, store=store, cwd=opts.cwd, inputs=inputs, started=started)
     found.notes += out.notes
-    missing = found.missing
+    from ..capture.secrets import skipped_secret_file
+
+    # Credential files (.env...) are never stored, as code capture never stores them: named,
+    # without the --input fix, and never taken by --auto-inputs.
+    secret = [m for m in found.missing if skipped_secret_file(m["path"])]
+    missing = [m for m in found.missing if not skipped_secret_file(m["path"])]
+    if secret:
+        names = ", ".join(m["path"] for m in secret[:10]) + (" ..." if len(secret) > 10 else "")
+        text = (
+            f"the run read credential files that a replay will not have and that ledger never "
+            f"stores ({len(secret)}): {names}; a replay needs them in place"
+        )
+        out.warnings.append(text)
+        out.notes.append(text)
     if missing and opts.auto_inputs:
         missing, stored_note = _auto_inputs(store, opts, frozen, missing)
         out.notes.append(stored_note)

@@ -184,3 +184,25 @@ def test_the_hook_sees_each_file_read_once_by_its_full_name(tmp_path: Path) -> N
     paths, notes = collect(run_dir)
     assert notes == []
     assert paths == [str(work / n) for n in ("a.txt", "b.txt", "prog.py", "sub/a.txt", "sub/c.txt")]
+
+
+def test_a_credential_file_read_is_named_and_never_stored(tmp_path: Path) -> None:
+    repo = tmp_path / "proj"
+    (repo / "data").mkdir(parents=True)
+    (repo / "train.py").write_text(
+        "open('.env').read()\nprint(open('data/x.txt').read().strip())\n"
+    )
+    (repo / ".env").write_text("API_TOKEN=sk-live-0123456789abcdef0123\n")
+    (repo / "data" / "x.txt").write_text("data\n")
+    (repo / ".gitignore").write_text(".env\ndata/\n.ledger/\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    assert run_ledger("init", cwd=repo).returncode == 0
+    out = run_ledger("record", "--auto-inputs", "--", "python", "train.py", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert "credential files that a replay will not have and that ledger never stores" in out.stderr
+    assert "--input .env" not in out.stderr
+    shown = run_ledger("show", "--json", cwd=repo)
+    inputs = [i["path"] for i in json.loads(shown.stdout)["contract"]["inputs"]]
+    assert inputs == ["data/x.txt"]  # the data file is stored; the credential file is not
