@@ -130,6 +130,7 @@ def snapshot_code_json(
 
     made = made_inside(root, store)
     untracked = _untracked_outside_ledger(root, store, notes, [m for m, d in made if d])
+    made += marked_folders(untracked)
     paths = _exclude_made(_exclude_ledger(root, untracked, store, notes), made, notes)
     if scrubber is not None:
         paths = _skip_secret_names(paths, scrubber, notes)
@@ -251,6 +252,19 @@ def made_inside(root: Path, store: Store | None) -> list[tuple[str, bool]]:
         full = os.path.realpath(m.path)
         if full != real_root and full.startswith(real_root.rstrip("/") + "/"):
             out.append((os.path.relpath(full, real_root).replace(os.sep, "/"), m.is_dir))
+    return out
+
+
+def marked_folders(paths: list[str]) -> list[tuple[str, bool]]:
+    """Folders that hold a ledger writer's marker (a report site, a path remote) among the
+    relative ``paths``: ledger's output wherever they are (``ledger.store.made``)."""
+    from ..store.made import FOLDER_MARKERS
+
+    out = []
+    for p in paths:
+        folder, _, name = p.rpartition("/")
+        if folder and name in FOLDER_MARKERS:
+            out.append((folder, True))
     return out
 
 
@@ -452,7 +466,7 @@ def _snapshot_plain(
             f"stopped walking {cwd} after {max_files:,} files; the rest was not captured "
             "(run inside a git repository, or from a smaller directory)"
         )
-    paths = _exclude_made(paths, made, notes)
+    paths = _exclude_made(paths, made + marked_folders(paths), notes)
     if scrubber is not None:
         paths = _skip_secret_names(paths, scrubber, notes)
         paths = _skip_secret_files(paths, notes)
@@ -508,10 +522,12 @@ def require_clean(cwd: Path, store: Store | None = None) -> None:
             f"--require-clean: the repository at {root} has no commits yet",
             hint="commit your code first, or drop --require-clean",
         )
-    made = made_inside(root, store)
+    dirty = gitsnap.dirty_paths(root)
+    untracked = [line.split(" ", 1)[1] for line in dirty if line.startswith("??")]
+    made = made_inside(root, store) + marked_folders(untracked)
     changed = [
         line
-        for line in gitsnap.dirty_paths(root)
+        for line in dirty
         if LEDGER_DIR not in line.split(" ", 1)[1].split("/")
         and not (line.startswith("??") and _is_made(line.split(" ", 1)[1], made))
     ]

@@ -2,7 +2,12 @@
 packages, path remotes. They are ledger's output, not the project's code: code capture leaves
 them out of a run's untracked files and ``--require-clean`` does not count them.
 
-Every writer calls ``note_made`` once its file or folder is in place; it appends one line,
+A folder ledger fills carries its writer's marker (``.ledger-site.json`` of a report site,
+``ledgerremote.json`` of a path remote): ``FOLDER_MARKERS`` names them, and a folder holding
+one is ledger's wherever it is, whichever ledger wrote it; ``ledger report``, a look at the
+ledger, writes nothing into it. The other writers (packages, audit and gate reports, pushes to
+a path remote, so that git is not even asked to walk it) call ``note_made`` once their file or
+folder is in place; it appends one line,
 ``{"path", "kind", "size", "mtime_ns"}`` (canonical JSON), to ``made.jsonl`` in the ledger's
 folder. ``made_paths`` reads the list back (a regular file of bounded size,
 ``ledger.store.safe_read``) and keeps what is still ledger's: a folder while it holds the
@@ -22,7 +27,7 @@ from typing import Literal
 
 from .safe_read import NotRegularError, read_regular
 
-__all__ = ["MADE_FILE", "Made", "MadeKind", "made_paths", "note_made"]
+__all__ = ["FOLDER_MARKERS", "MADE_FILE", "Made", "MadeKind", "made_paths", "note_made"]
 
 MADE_FILE = "made.jsonl"
 _MAX_BYTES = 16 << 20
@@ -31,6 +36,7 @@ _COMPACT_AT = 1 << 20  # the list is rewritten with one line per path beyond thi
 MadeKind = Literal["site", "remote", "package", "report"]
 # A folder is still ledger's while its writer's marker is there.
 _FOLDER_MARKERS: dict[str, str] = {"site": ".ledger-site.json", "remote": "ledgerremote.json"}
+FOLDER_MARKERS = frozenset(_FOLDER_MARKERS.values())
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 from ..errors import UsageError
 from ..run.find import resolve_run
 from ..store import Store
-from ..store.made import note_made
 from . import data
 from .pages import STATIC_FILES, render, static_file
 from .site_folder import write_site
@@ -33,9 +32,9 @@ def write_report(store: Store, runs: Sequence[str], out: Path) -> list[Path]:
     for rid in ids:
         if not data.SAFE_ID.match(rid):
             raise UsageError(f"run id {rid!r} cannot be a file name", hint="report other runs")
-    files = write_site(out, lambda folder: _write(store, ids, folder), what="report")
-    note_made(store.root, out, "site")  # ledger's output, not the project's code
-    return files
+    # The site's marker (.ledger-site.json) tells code capture it is ledger's output: a report
+    # is a look at the ledger and writes nothing into it (ledger.store.made).
+    return write_site(out, lambda folder: _write(store, ids, folder), what="report")
 
 
 def _write(store: Store, ids: list[str], root: Path) -> list[Path]:
