@@ -34,6 +34,7 @@ MODULES = [
     "bench.bench_logging",
     "bench.bench_watch",
     "bench.bench_record",
+    "bench.bench_reads",
     "bench.bench_fingerprint",
     "bench.bench_replay",
     "bench.bench_output",

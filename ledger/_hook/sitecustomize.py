@@ -502,9 +502,27 @@ def _chain() -> None:
     spec.loader.exec_module(module)  # its errors surface as site.py reports them, as before
 
 
+def _install_reads() -> None:
+    """Record the files this process reads (``reads.py`` beside this file)."""
+    import importlib.util
+
+    path = os.path.join(_HOOK_DIR, "reads.py")
+    spec = importlib.util.spec_from_file_location("_ledger_reads", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_ledger_reads"] = mod
+    spec.loader.exec_module(mod)
+    mod.install(_RUN_DIR, _HOOK_DIR)
+
+
 if _RUN_DIR:
     try:
         _install()
     except Exception as _exc:
         _note(f"install-{os.getpid()}", _exc)
+    try:
+        _install_reads()
+    except Exception as _exc:
+        _note(f"reads-{os.getpid()}", _exc)
 _chain()

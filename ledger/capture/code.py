@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,7 +128,10 @@ def snapshot_code_json(
     finally:
         tmp.unlink(missing_ok=True)
 
-    paths = _exclude_ledger(root, _untracked_outside_ledger(root, store, notes), store, notes)
+    made = made_inside(root, store)
+    untracked = _untracked_outside_ledger(root, store, notes, [m for m, d in made if d])
+    made += marked_folders(untracked)
+    paths = _exclude_made(_exclude_ledger(root, untracked, store, notes), made, notes)
     if scrubber is not None:
         paths = _skip_secret_names(paths, scrubber, notes)
         paths = _skip_secret_files(paths, notes)
@@ -249,10 +252,62 @@ def _redactor(
     return redact
 
 
-def _untracked_outside_ledger(root: Path, store: Store, notes: list[str]) -> list[str]:
-    """Untracked paths, with git told not to walk the ledger's directory: a ledger inside the
-    tree and not ignored would otherwise be listed file by file before every launch."""
-    skip = [LEDGER_DIR]
+def made_inside(root: Path, store: Store | None) -> list[tuple[str, bool]]:
+    """What ledger wrote inside ``root`` (``ledger.store.made``): (path relative to ``root``,
+    is a folder)."""
+    if store is None:
+        return []
+    from ..store.made import made_paths
+
+    out = []
+    real_root = os.path.realpath(root)
+    for m in made_paths(store.root):
+        full = os.path.realpath(m.path)
+        if full != real_root and full.startswith(real_root.rstrip("/") + "/"):
+            out.append((os.path.relpath(full, real_root).replace(os.sep, "/"), m.is_dir))
+    return out
+
+
+def marked_folders(paths: list[str]) -> list[tuple[str, bool]]:
+    """Folders that hold a ledger writer's marker (a report site, a path remote) among the
+    relative ``paths``: ledger's output wherever they are (``ledger.store.made``)."""
+    from ..store.made import FOLDER_MARKERS
+
+    out = []
+    for p in paths:
+        folder, _, name = p.rpartition("/")
+        if folder and name in FOLDER_MARKERS:
+            out.append((folder, True))
+    return out
+
+
+def _is_made(path: str, made: list[tuple[str, bool]]) -> bool:
+    path = path.rstrip("/")
+    return any(path == m or (is_dir and path.startswith(m + "/")) for m, is_dir in made)
+
+
+def _exclude_made(paths: list[str], made: list[tuple[str, bool]], notes: list[str]) -> list[str]:
+    """Leave out what ledger wrote (report sites, HTML reports, packages, path remotes): its
+    output, not the project's code. The note names them once per folder or file."""
+    if not made:
+        return paths
+    kept = [p for p in paths if not _is_made(p, made)]
+    notes.append(
+        describe(
+            "written by ledger (reports, packages, path remotes), not captured as code",
+            [m + ("/" if is_dir else "") for m, is_dir in sorted(made)],
+        )
+    )
+    return kept
+
+
+def _untracked_outside_ledger(
+    root: Path, store: Store, notes: list[str], skip_dirs: Sequence[str] = ()
+) -> list[str]:
+    """Untracked paths, with git told not to walk the ledger's directory (nor ``skip_dirs``):
+    a ledger inside the tree and not ignored would otherwise be listed file by file before
+    every launch, and so would a path remote."""
+    skip = [LEDGER_DIR, *skip_dirs]
     try:
         inside = store.root.resolve().relative_to(root)
     except ValueError:
@@ -386,6 +441,7 @@ def _snapshot_plain(
     """Outside git: a Tree of the files under ``cwd``; the walk stops once the limit is hit."""
     notes: list[str] = ["not inside a git repository: the files under the directory were copied"]
     store_root = store.root.resolve()
+    made = made_inside(cwd, store)
     paths: list[str] = []
     venvs: list[str] = []
     unreadable: list[str] = []
@@ -402,7 +458,7 @@ def _snapshot_plain(
             full = here / d
             if full.is_symlink():
                 filenames.append(d)
-            elif d in SKIP_DIRS or full == store_root:
+            elif d in SKIP_DIRS or full == store_root or _is_made((rel_here / d).as_posix(), made):
                 continue
             elif _is_virtualenv(full):
                 venvs.append((rel_here / d).as_posix())
@@ -423,6 +479,7 @@ def _snapshot_plain(
             f"stopped walking {cwd} after {max_files:,} files; the rest was not captured "
             "(run inside a git repository, or from a smaller directory)"
         )
+    paths = _exclude_made(paths, made + marked_folders(paths), notes)
     if scrubber is not None:
         paths = _skip_secret_names(paths, scrubber, notes)
         paths = _skip_secret_files(paths, notes)
@@ -458,8 +515,9 @@ def code_digest(snapshot: CodeSnapshot | dict[str, Any]) -> str:
     return hash_bytes(canonical_json(ident))
 
 
-def require_clean(cwd: Path) -> None:
-    """For ``--require-clean``: refuse to start unless the tree matches HEAD exactly."""
+def require_clean(cwd: Path, store: Store | None = None) -> None:
+    """For ``--require-clean``: refuse to start unless the tree matches HEAD exactly (what
+    the ledger in ``store`` wrote inside the tree, and the ledger itself, do not count)."""
     cwd = Path(cwd).resolve()
     repo = gitsnap.open_repo(cwd)
     if repo is None:
@@ -477,10 +535,14 @@ def require_clean(cwd: Path) -> None:
             f"--require-clean: the repository at {root} has no commits yet",
             hint="commit your code first, or drop --require-clean",
         )
+    dirty = gitsnap.dirty_paths(root)
+    untracked = [line.split(" ", 1)[1] for line in dirty if line.startswith("??")]
+    made = made_inside(root, store) + marked_folders(untracked)
     changed = [
         line
-        for line in gitsnap.dirty_paths(root)
+        for line in dirty
         if LEDGER_DIR not in line.split(" ", 1)[1].split("/")
+        and not (line.startswith("??") and _is_made(line.split(" ", 1)[1], made))
     ]
     if changed:
         raise UsageError(

@@ -275,6 +275,15 @@ def is_ignored(root: Path, path: str) -> bool:
     return proc.returncode == 0
 
 
+def ignored_among(root: Path, paths: Sequence[str]) -> set[str]:
+    """Those of ``paths`` (relative to ``root``) that git ignores, in one ``check-ignore``."""
+    if not paths:
+        return set()
+    data = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    proc = run_git(root, "check-ignore", "-z", "--stdin", input=data, check=False)
+    return set(_split_z(proc.stdout)) if proc.returncode in (0, 1) else set()
+
+
 def gitlinks(root: Path) -> dict[str, str]:
     """Submodule path -> commit recorded in the index."""
     out = run_git(root, "ls-files", "-z", "--stage").stdout

@@ -59,6 +59,7 @@ def audit(
     from ..audit import audit as run_audit
     from ..audit import render_html, render_markdown, render_text
     from ..audit.replays import bitwise_replayer
+    from ..store.made import note_made
 
     # No progress display while replays run: their own output streams to the terminal.
     with json_stdout_guard(json_out), progress("auditing claims", enabled=not replay):
@@ -70,10 +71,10 @@ def audit(
             replayer=bitwise_replayer if replay else None,
         )
     print_warnings(list(result.warnings), hint="run `ledger verify` to see every problem")
-    if html is not None:
-        html.write_text(render_html(result), encoding="utf-8")
-    if markdown is not None:
-        markdown.write_text(render_markdown(result), encoding="utf-8")
+    for path, render in ((html, render_html), (markdown, render_markdown)):
+        if path is not None:
+            path.write_text(render(result), encoding="utf-8")
+            note_made(store.root, path, "report")  # ledger's output, not the project's code
     if json_out:
         print_json(result.to_json())
     else:

@@ -135,6 +135,7 @@ def gate(
     from ..check.report import item_line, render_html, render_markdown
     from ..errors import LedgerNotFoundError
     from ..gate import run_gate, store_gate
+    from ..store.made import note_made
 
     store = None
     try:
@@ -159,10 +160,11 @@ def gate(
         if store is not None and not no_store:
             result = store_gate(store, result)
     rec = result.record
-    if html is not None:
-        html.write_text(render_html(rec), encoding="utf-8")
-    if markdown is not None:
-        markdown.write_text(render_markdown(rec), encoding="utf-8")
+    for path, render in ((html, render_html), (markdown, render_markdown)):
+        if path is not None:
+            path.write_text(render(rec), encoding="utf-8")
+            if store is not None:  # ledger's output, not the project's code
+                note_made(store.root, path, "report")
     if json_out:
         print_json({"id": rec.gate_id, "oid": result.oid, **rec.to_json()})
     else:

@@ -55,6 +55,7 @@ class ShowArgs:
     run: str | None  # None: the newest run
     ledger: Path | None = None
     json_out: bool = False
+    all_files: bool = False  # every untracked file by name, not the first few
 
 
 @dataclass
@@ -77,7 +78,7 @@ _LS_VALUED = {
 }
 _LS_FLAGS = {"--replays": "replays", "--json": "json_out"}
 _SHOW_VALUED = {"--ledger": ("ledger", "path"), "-L": ("ledger", "path")}
-_SHOW_FLAGS = {"--json": "json_out"}
+_SHOW_FLAGS = {"--json": "json_out", "--all": "all_files"}
 _NUMBER = re.compile(r"[0-9]+")
 
 
@@ -298,4 +299,4 @@ def run_show(args: ShowArgs) -> None:
     else:
         from ._printer import printer
 
-        render_run(info, printer())
+        render_run(info, printer(), all_files=args.all_files)

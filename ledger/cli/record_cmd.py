@@ -36,6 +36,7 @@ class RecordArgs:
     require_clean: bool = False
     tags: list[str] = field(default_factory=list)
     no_store_inputs: bool = False
+    auto_inputs: bool = False
     no_defaults: bool = False
     ledger: Path | None = None  # the command's own --ledger, else the global one
     json_out: bool = False
@@ -63,6 +64,7 @@ _VALUED = {
 _FLAGS = {
     "--require-clean": "require_clean",
     "--no-store-inputs": "no_store_inputs",
+    "--auto-inputs": "auto_inputs",
     "--no-defaults": "no_defaults",
     "--json": "json_out",
 }
@@ -169,6 +171,7 @@ def run_record(args: RecordArgs) -> int:
         require_clean=args.require_clean,
         tags={**defaults.tags, **parse_tags(args.tags)},
         store_inputs=not args.no_store_inputs,
+        auto_inputs=args.auto_inputs,
     )
     with progress_stages():
         result = do_record(opts, store)

@@ -62,6 +62,11 @@ def record(
     no_store_inputs: bool = typer.Option(
         False, "--no-store-inputs", help="Digest inputs but do not copy them into the store."
     ),
+    auto_inputs: bool = typer.Option(
+        False,
+        "--auto-inputs",
+        help="Store the files the run read that a replay would not have as inputs.",
+    ),
     no_defaults: bool = typer.Option(
         False, "--no-defaults", help="Ignore the project defaults shown by `ledger config`."
     ),
@@ -83,6 +88,7 @@ def record(
         require_clean=require_clean,
         tags=tags,
         no_store_inputs=no_store_inputs,
+        auto_inputs=auto_inputs,
         no_defaults=no_defaults,
         ledger=ledger_dir(ledger),
         json_out=json_out,
@@ -146,12 +152,15 @@ def show(
     run: str | None = typer.Argument(
         None, metavar="RUN", help="Run id, unique prefix, or name (default: the newest run)."
     ),
+    all_files: bool = typer.Option(
+        False, "--all", help="List every untracked file of the run's code, not the first few."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Everything bound to a run (default: the newest): contract, environment, metrics,
     outputs, replays."""
-    run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out))
+    run_show(ShowArgs(run=run, ledger=ledger_dir(ledger), json_out=json_out, all_files=all_files))
 
 
 def log(

@@ -70,6 +70,12 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "notes": [],
         },
     ),
+    "reads": (
+        "reads",
+        "ledger.records.reads:Reads",
+        {"files": [], "n_files": 0, "truncated": False, "notes": []},
+    ),
+    "read_file": (None, "ledger.records.reads:ReadFile", {"path": REQUIRED, "status": REQUIRED}),
     "patch_stats": (
         None,
         "ledger.records.code:PatchStats",

@@ -91,8 +91,8 @@ class Imported(BaseModel):
 
 
 class Run(Record):
-    """Schema 2 adds ``imported``; a run record without it is written as schema 1, so
-    readers of schema 1 still read every recorded run."""
+    """Schema 2 adds ``imported`` and ``reads``; a run record without them is written as
+    schema 1, so readers of schema 1 still read those runs."""
 
     KIND = "run"
     SCHEMA = 2
@@ -131,11 +131,16 @@ class Run(Record):
     ledger_version: str
     notes: list[str] = Field(default_factory=list)
     imported: Imported | None = None  # schema 2: a run imported from another tracker
+    # The Reads record: the files the program opened for reading (absent: none were seen,
+    # or a run recorded before ledger looked)
+    reads: Oid | None = None
 
     @model_validator(mode="after")
     def _imported_shape(self) -> Run:
         if self.imported is not None and self.schema_version < 2:
             raise ValueError("an imported run record must declare schema 2")
+        if self.reads is not None and self.schema_version < 2:
+            raise ValueError("a run record with reads must declare schema 2")
         if self.imported is None and (self.contract is None or self.contract_digest is None):
             raise ValueError("a run record needs a contract unless it was imported")
         return self
@@ -144,4 +149,6 @@ class Run(Record):
         out = super().to_json()
         if self.imported is None:
             out.pop("imported", None)  # schema-1 records keep their exact bytes
+        if self.reads is None:
+            out.pop("reads", None)
         return out

@@ -276,6 +276,11 @@ def _replay_and_judge(
         summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
         if skipped:
             summary += "; " + not_compared_text(skipped)
+        if not same_exit:
+            from .missing_reads import lacking, lacking_text
+
+            gone = lacking(store, run, ws.run_dir)
+            summary += f"; {lacking_text(gone)}" if gone else ""
         verdict = Verdict(
             original=run.run_id,
             replays=[replay_run.run_id],

@@ -107,7 +107,7 @@ def freeze(opts: RecordOptions, store: Store) -> Frozen:
     from ..capture.trees import describe
 
     if opts.require_clean:
-        require_clean(opts.cwd)
+        require_clean(opts.cwd, store)
     notes: list[str] = []
     cache = StatCache.for_store(store)
     inputs = []

@@ -25,6 +25,8 @@ class RecordOptions:
     tags: dict[str, str] = field(default_factory=dict)
     cwd: Path = field(default_factory=Path.cwd)
     store_inputs: bool = True
+    # Store the files the run read that a replay would not have as inputs (ledger/run/reads.py)
+    auto_inputs: bool = False
     # Set by replay: the run this one replays, variables to set, a forced seed root.
     replay_of: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)

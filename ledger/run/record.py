@@ -276,7 +276,7 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
             b.outputs_before,
         )
         _sweep_jobs(b, sealed)
-        sealed.warnings = parser.unmatched_warnings()
+        sealed.warnings = [*parser.unmatched_warnings(), *sealed.warnings]
     except BaseException:
         release_staging(b.staging, b.lease, remove=False)  # left for gc, reported by verify
         raise
@@ -379,6 +379,10 @@ def seal(
     checkpoints, checkpoint_notes = contract_mod.checkpoint_events(staging)
     notes += checkpoint_notes
 
+    from .reads import seal_reads
+
+    reads = seal_reads(store, opts, frozen, staging, started.timestamp())
+    notes += reads.notes
     inputs_after, inputs_changed, in_notes = contract_mod.recheck_inputs(frozen, opts, store)
     notes += in_notes
     scrubber = frozen.scrubber or Scrubber([])
@@ -394,6 +398,8 @@ def seal(
         notes.append("an --input changed while the run was running: see inputs_after")
 
     base = dict(base)
+    if reads.contract is not None:  # --auto-inputs added inputs to the contract
+        base["contract"] = reads.contract
     base["contract_digest"] = contract_digest(frozen.contract_json, resolved_digest)
     run = plain(
         "run",
@@ -418,6 +424,8 @@ def seal(
         notes=_notes(notes + result.notes, scrubber),
         **base,
     )
+    if reads.oid is not None:  # schema 2 (docs/format.md): readers of 1 refuse it cleanly
+        run["reads"], run["schema"] = reads.oid, 2
     if scrubber.memo is not None:
         scrubber.memo.save()
     oid = store.put_json(run)
@@ -427,4 +435,6 @@ def seal(
         # Ctrl-C (or a forwarded TERM/HUP/QUIT) stopped the run: 130 etc., whatever status
         # the program chose on its way out (docs/reference/exit-codes.md).
         code = 128 + result.interrupted_by
-    return RecordResult(run_id=run["run_id"], record_oid=oid, run_json=run, exit_code=code)
+    return RecordResult(
+        run_id=run["run_id"], record_oid=oid, run_json=run, exit_code=code, warnings=reads.warnings
+    )

@@ -92,7 +92,7 @@ def _code_files(store: Store, code: Any) -> dict[str, list[str]]:
     """Names of the files a reviewer should look at: those the patch changes, the untracked."""
     import re
 
-    out: dict[str, list[str]] = {"patched": [], "untracked": []}
+    out: dict[str, Any] = {"patched": [], "untracked": [], "untracked_bytes": 0}
     if not isinstance(code, dict):
         return out
     if code.get("patch"):
@@ -103,7 +103,9 @@ def _code_files(store: Store, code: Any) -> dict[str, list[str]]:
         out["patched"] = re.findall(r"^diff --git a/(.+?) b/", text, re.M)
     tree = _get(store, code.get("untracked"))
     if isinstance(tree, dict):
-        out["untracked"] = [e["path"] for e in tree.get("entries", []) if "path" in e]
+        entries = [e for e in tree.get("entries", []) if isinstance(e, dict) and "path" in e]
+        out["untracked"] = [e["path"] for e in entries]
+        out["untracked_bytes"] = sum(e["size"] for e in entries if isinstance(e.get("size"), int))
     return out
 
 
@@ -130,9 +132,13 @@ def _render_config(config: Any, out: Printer) -> None:
         out.line("  ", ("config", "yellow"), f"    {one_line(config['empty_reason'], LINE_MAX)}")
 
 
-def render_run(info: dict[str, Any], out: Printer) -> None:
+UNTRACKED_SHOWN = 5  # untracked files listed by name unless --all
+
+
+def render_run(info: dict[str, Any], out: Printer, *, all_files: bool = False) -> None:
     """``info`` (``describe_run``) as lines and tables. Every value is printed as written (no
-    markup), control characters escaped by the printer; names and tags on one line."""
+    markup), control characters escaped by the printer; names and tags on one line.
+    Untracked files: their count and size, and the first few by name (``all_files``: all)."""
     run = info["run"]
     colour = "green" if run["status"] == "succeeded" else "red"
     out.line(
@@ -179,8 +185,7 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
     files = info.get("code_files") or {}
     for path in files.get("patched", []):
         out.line(f"  patched   {one_line(str(path), LINE_MAX)}")
-    for path in files.get("untracked", []):
-        out.line(f"  untracked {one_line(str(path), LINE_MAX)}")
+    _untracked(files, out, all_files)
     _render_config(info.get("resolved_config"), out)
     for item in contract.get("inputs", []):
         count = item.get("n_files")
@@ -245,3 +250,17 @@ def render_run(info: dict[str, Any], out: Printer) -> None:
         out.line(f"  {c['kind']:9} {c['id']}: {verdict} ({c['oid'][:15]})")
     for note in run.get("notes", []):
         out.line("  ", ("note", "yellow"), f" {note}")
+
+
+def _untracked(files: dict[str, Any], out: Printer, all_files: bool) -> None:
+    """One line of count and size, then the names: the first few, or every one."""
+    names = list(files.get("untracked", []))
+    if not names:
+        return
+    n = len(names)
+    size = human_bytes(files.get("untracked_bytes"))
+    shown = names if all_files else names[:UNTRACKED_SHOWN]
+    more = "" if len(shown) == n else f"; the first {len(shown)} below, --all lists every one"
+    out.line(f"  untracked {n} file{'s' if n != 1 else ''}, {size}{more}")
+    for path in shown:
+        out.line(f"  untracked {one_line(str(path), LINE_MAX)}")

@@ -25,6 +25,7 @@ __all__ = ["SEAL_MODULES", "warm_imports"]
 SEAL_MODULES = (
     "ledger.runtime.ingest",
     "ledger.run.sweeps",
+    "ledger.run.reads",
     "ledger.index",
 )
 

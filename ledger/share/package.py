@@ -36,6 +36,7 @@ from ..errors import CorruptObjectError, FormatVersionError, UsageError
 from ..store import Store
 from ..store.anchor import chain_head
 from ..store.batch import put_files
+from ..store.made import note_made
 from ..store.refs import check_ref_name
 from .closure import run_closure
 from .door import RefsReport, admit, entry_lease, from_origin
@@ -180,6 +181,7 @@ def export_package(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    note_made(store.root, out, "package")  # ledger's output, not the project's code
     return ExportReport(
         out,
         closure.runs,

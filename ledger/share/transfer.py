@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import zstandard
@@ -24,6 +25,7 @@ from ..records.base import record_from_json
 from ..records.run import Run
 from ..store import Store
 from ..store.anchor import chain_head
+from ..store.made import note_made
 from ..store.objects import CODEC_RAW
 from ..store.safe_read import NotRegularError, open_regular
 from ..store.walk import MAX_RECORD, links_of
@@ -135,6 +137,8 @@ def push(store: Store, remote: Remote, runs: list[str] | None = None) -> PushRep
     An object the remote already lists is checked first (``_damaged``) and sent again, over
     the remote's copy, when that copy is not its content."""
     remote.check(create=True)
+    if isinstance(remote.fs, PathFS):  # a folder ledger fills: not the project's code
+        note_made(store.root, Path(remote.root), "remote")
     wanted = runs or [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]
     closure = run_closure(store, wanted)
     listed = remote.objects()

@@ -32,6 +32,8 @@ def write_report(store: Store, runs: Sequence[str], out: Path) -> list[Path]:
     for rid in ids:
         if not data.SAFE_ID.match(rid):
             raise UsageError(f"run id {rid!r} cannot be a file name", hint="report other runs")
+    # The site's marker (.ledger-site.json) tells code capture it is ledger's output: a report
+    # is a look at the ledger and writes nothing into it (ledger.store.made).
     return write_site(out, lambda folder: _write(store, ids, folder), what="report")
 
 

@@ -24,8 +24,9 @@ from ledger.run.contract import collect_runtime_safe
 from ledger.runtime.ingest import collect_runtime
 from ledger.store import Store
 
-# Fields a spec leaves out on purpose: Run.to_json drops ``imported`` when it is None.
-LEFT_OUT = {"run": {"imported"}}
+# Fields a spec leaves out on purpose: Run.to_json drops ``imported`` and ``reads`` when they
+# are None (the seal adds ``reads`` when the run read files).
+LEFT_OUT = {"run": {"imported", "reads"}}
 
 
 def _model(path: str) -> type[BaseModel]:
