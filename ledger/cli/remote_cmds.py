@@ -47,9 +47,11 @@ def remote_default(
     name: str | None = typer.Argument(None, help="A configured remote's name."),
     unset: bool = typer.Option(False, "--unset", help="Have no default remote."),
     ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
 ) -> None:
     """Make NAME the remote `push` and `pull` use when given none (with one remote, that one
-    is used anyway); with no NAME, print the default."""
+    is used anyway); with no NAME, print the default (`--json`: `{"default": NAME or null}`,
+    exit 0 either way)."""
     from ..errors import UsageError
     from ..share.remote import default_remote, set_default_remote
 
@@ -60,6 +62,9 @@ def remote_default(
         set_default_remote(store, name)
         return
     found = default_remote(store)
+    if json_out:
+        print_json({"default": found})
+        return
     if found is None:  # as `git config --get` of an unset key: nothing printed, exit 1
         err_console().print(
             "no default remote is set (`ledger remote default NAME` sets one)", markup=False

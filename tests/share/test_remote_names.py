@@ -112,6 +112,8 @@ def test_several_remotes_need_a_name_or_a_default(repo: Path, tmp_path: Path) ->
     assert r.returncode == 2 and "no remote c" in r.stderr, r.stderr
     assert run_ledger("remote", "default", "b", cwd=repo).returncode == 0
     assert run_ledger("remote", "default", cwd=repo).stdout == "b\n"
+    shown = run_ledger("remote", "default", "--json", cwd=repo)
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"default": "b"}
     listed = run_ledger("remote", "list", cwd=repo).stdout.splitlines()
     assert [line.split() for line in listed] == [["a", str(a)], ["b", str(b), "(default)"]]
     assert json.loads(run_ledger("remote", "list", "--json", cwd=repo).stdout) == {
@@ -125,6 +127,8 @@ def test_several_remotes_need_a_name_or_a_default(repo: Path, tmp_path: Path) ->
     assert r.returncode == 2 and "not both" in r.stderr
     assert run_ledger("remote", "default", "--unset", cwd=repo).returncode == 0
     assert run_ledger("remote", "default", cwd=repo).returncode == 1
+    shown = run_ledger("remote", "default", "--json", cwd=repo)
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"default": None}
     assert run_ledger("push", cwd=repo).returncode == 2
 
     # Removing the default remote leaves no default naming a remote that is gone.
