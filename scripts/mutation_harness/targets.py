@@ -292,6 +292,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/audit/select.py": _AUDIT_TESTS,
     "ledger/stats/comparison.py": [
         "tests/stats/test_stats_comparison.py",
+        "tests/stats/test_comparison_edges.py",
         "tests/stats/test_stats_arrays.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_comparison.py",
@@ -305,6 +306,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/stats/claims.py": [
         "tests/stats/test_stats_claims.py",
         "tests/stats/test_claims_edges.py",
+        "tests/stats/test_claims_survivors.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_claims_file.py",
         "tests/audit/test_audit_worked_examples.py",
