@@ -293,6 +293,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/stats/comparison.py": [
         "tests/stats/test_stats_comparison.py",
         "tests/stats/test_comparison_edges.py",
+        "tests/stats/test_comparison_survivors.py",
         "tests/stats/test_stats_arrays.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_comparison.py",
@@ -1290,5 +1291,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "max_bytes has max_bytes + 1 bytes to read either way, and a shorter one is read whole; "
         "only the most held in memory differs, by one byte (the bound is tested both sides: "
         "test_a_file_of_exactly_the_bound_is_read_whole_and_one_byte_more_is_refused)"
+    ),
+    # issue 37 round 3 (h-muts): stats/comparison.py.
+    ("ledger/stats/comparison.py", "seed: int = 0", "0 -> 1"): (
+        "the default is never seen: ComparisonResult is built in three places (compare_methods, "
+        "compare_tasks, _insufficient), each from **head, which always holds the seed"
+    ),
+    ("ledger/stats/comparison.py", "sign = 1.0 if higher_is_better else -1.0", "1.0 -> 2.0"): (
+        "in compare_tasks (line 222; compare_methods' copy is killed by "
+        "test_mann_whitney_orders_values_near_the_largest_float): the values there were scaled "
+        "by 2**-e to at most about 1 just above, so doubling them is exact and keeps every "
+        "order: the same U and P(A > B) per task and per resample"
+    ),
+    (
+        "ledger/stats/comparison.py",
+        "[_poi_rows(sign * p, sign * q) for p, q in zip(ra, rb, strict=True)], axis=0",
+        "True -> False",
+    ): (
+        "ra and rb are built just above with one entry per task each: their lengths always "
+        "agree, so a zip that does not check them is the same"
     ),
 }
