@@ -5,8 +5,11 @@ one reruns only the mutants it covers)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from ledger.stats import compare_methods, compare_tasks
 
@@ -94,3 +97,29 @@ def test_a_recorded_seed_gives_the_same_interval_over_many_small_tasks() -> None
     b = {f"t{i}": [0.99 + 0.01 * (i % 3), 1.0 + 0.01 * (i % 4)] for i in range(300)}
     r = compare_tasks(a, b, seed=2)
     assert r.difference_ci == (0.02816583333333313, 0.03149999999999986)
+
+
+def test_the_runs_needed_over_several_tasks_follow_the_normal_approximation() -> None:
+    """n = n_now * ((z_{1-alpha/2} + z_power) * se / effect)^2 with se the bootstrap's standard
+    error at n_now runs per task: 3 * (2.8016 * 0.5058 / 0.2348)^2 = 109.3, so 110."""
+    rng = np.random.default_rng(5)
+    a = {t: list(rng.normal(0.1, 1.0, 3)) for t in ("g1", "g2", "g3")}
+    b = {t: list(rng.normal(0.0, 1.0, 3)) for t in ("g1", "g2", "g3")}
+    r = compare_tasks(a, b)
+    assert r.verdict == "inconclusive" and r.difference is not None
+    assert r.seeds_needed_basis is not None
+    found = re.search(r"bootstrap se ([0-9.]+) at 3 runs per task", r.seeds_needed_basis)
+    assert found is not None
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    exact = 3 * (z * float(found[1]) / abs(r.difference)) ** 2
+    assert 109 < exact < 109.5 and r.seeds_needed == 110
+
+
+def test_no_spread_over_several_tasks_asks_for_no_runs() -> None:
+    """Identical constant runs and a claimed 0.4 (0 decimals: [-0.1, 0.9], holding the CI
+    [0, 0]): inconclusive, and with a bootstrap se of 0 no sample size can be computed."""
+    same = {"t": [1.0] * 4}
+    r = compare_tasks(same, same, aggregate="mean", n_resamples=200, difference=0.4,
+                      difference_decimals=0)  # fmt: skip
+    assert r.verdict == "inconclusive" and r.seeds_needed is None
+    assert r.seed == 0 and compare_tasks(same, same, seed=3).seed == 3
