@@ -68,12 +68,25 @@ def _text(p: Fraction) -> str:
     return "1" if p == 1 else f"{p.numerator}/{p.denominator}"
 
 
+def _significant(p_two_sided: Fraction, alpha: float) -> bool:
+    """The one comparison with alpha, as a user reads it: the p-value's float against alpha's
+    (2/40 is significant at 0.05, and 3/10 at 0.3, though the float 0.3 is below 3/10)."""
+    return float(p_two_sided) <= alpha
+
+
 def replays_for_rank_test(alpha: float = 0.05) -> int:
-    """The fewest replays for which an original at either end has a two-sided p <= alpha:
-    2 / (n + 1) <= alpha."""
+    """The fewest replays n for which an original at either end is significant at alpha
+    (2 / (n + 1) <= alpha, compared as ``exact_rank`` compares it), found by bisection: no
+    replay is never enough (p = 1), and 4 / alpha replays always are (p < alpha / 2)."""
     alpha = check_probability(alpha, "alpha")
-    bound = Fraction(2) / Fraction(alpha).limit_denominator(10**9) - 1
-    return max(1, math.ceil(bound))
+    lo, hi = 0, math.ceil(Fraction(4) / Fraction(alpha))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _significant(Fraction(2, mid + 1), alpha):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def exact_rank(
@@ -115,6 +128,6 @@ def exact_rank(
         p_upper_text=_text(upper),
         p_two_sided_text=_text(two),
         alpha=alpha,
-        significant=float(two) <= alpha,
+        significant=_significant(two, alpha),
         replays_needed=replays_for_rank_test(alpha),
     )

@@ -292,6 +292,8 @@ MODULES: dict[str, list[str]] = {
     "ledger/audit/select.py": _AUDIT_TESTS,
     "ledger/stats/comparison.py": [
         "tests/stats/test_stats_comparison.py",
+        "tests/stats/test_comparison_edges.py",
+        "tests/stats/test_comparison_survivors.py",
         "tests/stats/test_stats_arrays.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_comparison.py",
@@ -304,6 +306,8 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/stats/claims.py": [
         "tests/stats/test_stats_claims.py",
+        "tests/stats/test_claims_edges.py",
+        "tests/stats/test_claims_survivors.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_claims_file.py",
         "tests/audit/test_audit_worked_examples.py",
@@ -343,7 +347,12 @@ MODULES: dict[str, list[str]] = {
         "tests/tamper/test_reseal.py",
         "tests/test_ref_repair.py",
     ],
-    "ledger/store/safe_read.py": ["tests/share/test_special_files.py"],
+    "ledger/store/safe_read.py": [
+        "tests/test_store_safe_read.py",
+        "tests/share/test_special_files.py",
+        "tests/share/test_size_bombs.py",
+        "tests/test_index_damaged.py",
+    ],
     "ledger/share/door.py": [
         "tests/share/test_door.py",
         "tests/share/test_forged_source.py",
@@ -1263,4 +1272,59 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'f"seeds mode: all {len(finite)} replayed seeds gave {metric} = {finite[0]!r}: the "',
         "0 -> 1",
     ): "the message shows one of the values the refusal found all equal (same repr): any is it",
+    # issue 37 round 3 (h-muts): stats/rank.py.
+    (
+        "ledger/stats/rank.py",
+        "lo, hi = 0, math.ceil(Fraction(4) / Fraction(alpha))",
+        "0 -> 1",
+    ): (
+        "the bisection's lower end only has to be a replay count that is never enough: 0 and "
+        "1 both are (one replay gives a two-sided p of min(1, 2 * 1/2) = 1, never <= alpha < "
+        "1), so the search ends on the same count"
+    ),
+    (
+        "ledger/stats/rank.py",
+        "lo, hi = 0, math.ceil(Fraction(4) / Fraction(alpha))",
+        "4 -> 5",
+    ): (
+        "the bisection's upper end only has to be a replay count that is enough: 5/alpha "
+        "replays are as 4/alpha are (p < alpha/2 either way), so the search ends on the same "
+        "count, the fewest"
+    ),
+    # issue 37 round 3 (h-muts): store/safe_read.py.
+    ("ledger/store/safe_read.py", 'return "a socket"', "return X -> return None"): (
+        "never reached: os.open of a socket fails with ENXIO (refused above as 'a socket or a "
+        "FIFO'), and a path to an open socket (/proc/self/fd/N) is a symlink, refused by "
+        "O_NOFOLLOW: no descriptor open_regular holds is a socket"
+    ),
+    ("ledger/store/safe_read.py", 'return "not a regular file"', "return X -> return None"): (
+        "never reached: what open() can return a descriptor for is a regular file, a "
+        "directory, a FIFO or a device (each named above); a symlink is refused by O_NOFOLLOW "
+        "and a socket by ENXIO"
+    ),
+    ("ledger/store/safe_read.py", "data = f.read(max_bytes + 1)", "1 -> 2"): (
+        "reading up to max_bytes + 2 bytes refuses the same files: any file longer than "
+        "max_bytes has max_bytes + 1 bytes to read either way, and a shorter one is read whole; "
+        "only the most held in memory differs, by one byte (the bound is tested both sides: "
+        "test_a_file_of_exactly_the_bound_is_read_whole_and_one_byte_more_is_refused)"
+    ),
+    # issue 37 round 3 (h-muts): stats/comparison.py.
+    ("ledger/stats/comparison.py", "seed: int = 0", "0 -> 1"): (
+        "the default is never seen: ComparisonResult is built in three places (compare_methods, "
+        "compare_tasks, _insufficient), each from **head, which always holds the seed"
+    ),
+    ("ledger/stats/comparison.py", "sign = 1.0 if higher_is_better else -1.0", "1.0 -> 2.0"): (
+        "in compare_tasks (line 222; compare_methods' copy is killed by "
+        "test_mann_whitney_orders_values_near_the_largest_float): the values there were scaled "
+        "by 2**-e to at most about 1 just above, so doubling them is exact and keeps every "
+        "order: the same U and P(A > B) per task and per resample"
+    ),
+    (
+        "ledger/stats/comparison.py",
+        "[_poi_rows(sign * p, sign * q) for p, q in zip(ra, rb, strict=True)], axis=0",
+        "True -> False",
+    ): (
+        "ra and rb are built just above with one entry per task each: their lengths always "
+        "agree, so a zip that does not check them is the same"
+    ),
 }
