@@ -263,14 +263,18 @@ MODULES: dict[str, list[str]] = {
     },
     # mutverdict (issue 37): every other module that decides a verdict, its own tests first.
     "ledger/replay/engine.py": [
+        "tests/replay/test_replay_engine_edges.py",  # one-sided tolerances, the judged metric
+        "tests/replay/test_metric_names.py",  # a --metric typo caught before any replay
         "tests/replay/test_replay_compared.py",
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seeds_single_original.py",
         "tests/replay/test_replay_verdict_edges.py",
         *_REPLAY_TESTS,
     ],
-    "ledger/replay/single.py": _REPLAY_TESTS,
+    # its own edges first: the redacted environment, --seed-arg outside seeds mode, inputs
+    "ledger/replay/single.py": ["tests/replay/test_single_replay.py", *_REPLAY_TESTS],
     "ledger/replay/seed_effect.py": [
+        "tests/replay/test_seed_refusal_hints.py",  # what a refusal names, exactly
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seed_arg_forms.py",
         "tests/replay/test_replay_verdict_edges.py",
@@ -1247,4 +1251,25 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'f"seeds mode: all {len(finite)} replayed seeds gave {metric} = {finite[0]!r}: the "',
         "0 -> 1",
     ): "the message shows one of the values the refusal found all equal (same repr): any is it",
+    # mutverdict (issue 37): single.py and engine.py.
+    (
+        "ledger/replay/single.py",
+        "update_index=False,  # the engine updates it once the verdict is stored",
+        "False -> True",
+    ): (
+        "the index is a cache of the refs: the engine syncs it once the verdict is stored, and "
+        "after a replay that stopped without one (_index_replay_runs, whenever a workspace was "
+        "made); syncing it also when each replay run is sealed changes when the index catches "
+        "up, not what it holds after `ledger replay` returns, nor any verdict or exit status"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'return {"reproduced": 0, "not-reproduced": 1, "inconclusive": 1, "could-not-replay": 7}[',
+        "7 -> 8",
+    ): (
+        "replay() never returns a could-not-replay verdict: it builds reproduced / "
+        "not-reproduced (bitwise, tolerance) or those and inconclusive (seeds), and a replay "
+        "that could not run raises ReplayError, which the CLI exits 7 with; only the audit "
+        "(audit/replays.py) writes could-not-replay, and it does not go through ReplayOutcome"
+    ),
 }
