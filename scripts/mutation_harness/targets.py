@@ -1272,4 +1272,45 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "that could not run raises ReplayError, which the CLI exits 7 with; only the audit "
         "(audit/replays.py) writes could-not-replay, and it does not go through ReplayOutcome"
     ),
+    (
+        "ledger/replay/engine.py",
+        "roots = [secrets.randbits(63) for _ in range(opts.seeds)]",
+        "63 -> 64",
+    ): (
+        "a 64-bit root is what ledger.seed() draws itself (runtime/seeds.py _draw: 8 bytes of "
+        "urandom) and takes from LEDGER_SEED_ROOT at any size; with --seed-arg the seed given is "
+        "root % 2**31 either way; the roots are kept as JSON integers (no index column holds "
+        "them): the replays differ only in their random values, as any two draws do"
+    ),
+    (
+        "ledger/replay/engine.py",
+        "boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else "
+        "secrets.randbits(63)",
+        "63 -> 64",
+    ): (
+        "the bootstrap seed goes to numpy.random.default_rng, which takes any non-negative int, "
+        "and is recorded in the verdict (settings.bootstrap_seed) either way: only the random "
+        "resamples differ, as between any two draws"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'if isinstance(s, dict) and isinstance(s.get("root"), int):',
+        "and -> or",
+    ): (
+        "every entry ledger's runtime records in runtime.seeds is a dict with an int root "
+        "(runtime/seeds.py Seeds.to_json): for those `or` takes the same branch; it differs only "
+        "for an entry that is not such a dict, which no sealed run record holds"
+    ),
+    ("ledger/replay/engine.py", "wait(running, timeout=0.2)", "0.2 -> 0.4"): (
+        "how often the interrupted seeds are signalled again while they finish: every 0.4 s "
+        "instead of 0.2 s, until all are done either way"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'raise TypeError("the comparison of two groups came without its equivalence test")',
+        "raise -> pass",
+    ): (
+        "unreachable: compare_seeds (stats/multiseed.py) sets tost exactly when single_run is "
+        "None, so this branch never finds it None (the check is there for the type)"
+    ),
 }

@@ -24,6 +24,27 @@ print("epoch 0 acc", 100.5 if marker.exists() else 100.0)
 marker.write_text("ran")
 """
 
+# ledger.seed() without a root draws one from the OS: a replay reproduces it only when it is
+# given the root the original drew.
+DRAWS_ROOT = """
+import random, ledger
+ledger.seed()
+print(f"epoch 0 acc {random.random()!r}")
+"""
+
+# Takes the seed; prints its metric when recorded, and on replay exits 3 before printing it.
+METRIC_ONCE = """
+import sys
+from pathlib import Path
+import ledger
+ledger.seed()
+marker = Path(sys.argv[1])
+if marker.exists():
+    sys.exit(3)
+marker.write_text("ran")
+print("epoch 0 acc 0.5")
+"""
+
 NAN = 'print("epoch 0 score nan")\nprint("epoch 1 score nan")\n'
 QUIET = 'print("done")\n'
 
@@ -43,6 +64,8 @@ def proj(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "drifts.py").write_text(DRIFTS)
     (root / "nan.py").write_text(NAN)
+    (root / "draws_root.py").write_text(DRAWS_ROOT)
+    (root / "metric_once.py").write_text(METRIC_ONCE)
     (root / "quiet.py").write_text(QUIET)
     (root / "many30.py").write_text(_many(30))
     (root / "many31.py").write_text(_many(31))
@@ -113,3 +136,29 @@ def test_a_run_without_metrics_needs_one_named_for_seeds(proj: Path) -> None:
     assert f"ledger: error: run {run_id} recorded no metrics" in r.stderr, r.stderr
     assert "ledger: hint: give --metric NAME" in r.stderr
     assert _runs(proj) == [run_id], "a replay ran"
+
+
+def test_a_root_the_original_drew_is_given_again_on_replay(proj: Path) -> None:
+    run_id = _record(proj, "draws_root.py")
+    shown = json.loads(run_ledger("show", run_id, "--json", cwd=proj).stdout)
+    (seeds,) = shown["run"]["runtime"]["seeds"]
+    assert seeds["root_source"] == "urandom"
+    r = run_ledger("replay", run_id, "--json", cwd=proj)
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == "reproduced", verdict["summary"]
+
+
+def test_seeds_that_never_print_the_metric_name_how_five_of_them_ended(
+    proj: Path, tmp_path: Path
+) -> None:
+    run_id = _record(proj, "metric_once.py", str(tmp_path / "ran"))
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "6", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    ended = ", ".join(["failed (3)"] * 5)
+    told = f"only 0 of 6 replays produced metric 'acc' (they ended: {ended})\n"
+    assert told in r.stderr, r.stderr
+    replays = sorted(set(_runs(proj)) - {run_id})  # run ids sort by start: one at a time here
+    assert len(replays) == 6
+    assert f"ledger: hint: `ledger log --stderr {replays[0]}` shows" in r.stderr, r.stderr
+    assert not (proj / ".ledger" / "refs" / "verdicts").exists()
