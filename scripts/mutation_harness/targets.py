@@ -265,6 +265,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/replay/engine.py": [
         "tests/replay/test_replay_engine_edges.py",  # one-sided tolerances, the judged metric
         "tests/replay/test_metric_names.py",  # a --metric typo caught before any replay
+        "tests/replay/test_replay_resume_points.py",  # --from-checkpoint by id prefix or step
         "tests/replay/test_replay_compared.py",
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seeds_single_original.py",
