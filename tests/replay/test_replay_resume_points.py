@@ -13,7 +13,8 @@ from _support import run_ledger
 
 pytestmark = [pytest.mark.torch]
 
-# Saves steps 1 to 3; a replay resumed from a checkpoint continues after its step.
+# Saves steps 1 to 3, and reloads step 2 right after saving it (a load event at step 2, which
+# is no save to resume from); a replay resumed from a checkpoint continues after its step.
 SCRIPT = """
 import torch
 import ledger
@@ -26,6 +27,8 @@ if ledger.resume_from():
 for step in range(state["epoch"] + 1, 4):
     state = {"model": {"w": state["model"]["w"] * 0.5}, "epoch": step}
     save_checkpoint(state, step=step)
+    if step == 2 and not ledger.resume_from():
+        load_checkpoint(2, state=state)
     print(f"epoch {step} loss {float(state['model']['w'].abs().sum())!r}", flush=True)
 """
 
@@ -43,12 +46,14 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[
     assert r.returncode == 0, r.stderr
     run_id = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
     shown = json.loads(run_ledger("show", run_id, "--json", cwd=root).stdout)
+    events = [(c["event"], c["step"]) for c in shown["run"]["checkpoints"]]
+    assert events == [("save", 1), ("save", 2), ("load", 2), ("save", 3)], events
     saved = {
         int(c["step"]): str(c["checkpoint_digest"])
         for c in shown["run"]["checkpoints"]
         if c["event"] == "save"
     }
-    assert sorted(saved) == [1, 2, 3] and all(d.startswith("b3:") for d in saved.values())
+    assert all(d.startswith("b3:") for d in saved.values())
     return root, run_id, saved
 
 
