@@ -276,6 +276,7 @@ MODULES: dict[str, list[str]] = {
     "ledger/replay/single.py": ["tests/replay/test_single_replay.py", *_REPLAY_TESTS],
     "ledger/replay/seed_effect.py": [
         "tests/replay/test_seed_refusal_hints.py",  # what a refusal names, exactly
+        "tests/replay/test_seed_hydra_key.py",  # a Hydra override taken, or not, as the seed
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seed_arg_forms.py",
         "tests/replay/test_replay_verdict_edges.py",
