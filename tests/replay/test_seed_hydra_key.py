@@ -67,3 +67,15 @@ def test_a_hydra_override_the_job_config_does_not_hold_is_a_missed_seed(tmp_path
     )
     assert told in r.stderr, r.stderr
     assert not (proj / ".ledger" / "refs" / "verdicts").exists()
+
+
+def test_a_hydra_seed_key_is_named_when_the_seed_cannot_vary(tmp_path: Path) -> None:
+    proj, run_id = _recorded(tmp_path)
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "2", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    assert "no replay was run" in r.stderr, r.stderr
+    hint = (
+        "ledger: hint: its command line takes a seed: replay with --seed-arg seed, or call "
+        "ledger.seed() in the script\n"
+    )
+    assert hint in r.stderr, r.stderr
