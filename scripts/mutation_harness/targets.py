@@ -1253,6 +1253,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'f"seeds mode: all {len(finite)} replayed seeds gave {metric} = {finite[0]!r}: the "',
         "0 -> 1",
     ): "the message shows one of the values the refusal found all equal (same repr): any is it",
+    ("ledger/replay/seed_effect.py", "return {}", "return X -> return None"): (
+        "in _capture, after `if run.resolved_config is None:`: every run ledger seals has a "
+        "resolved_config (run/record.py and run/sweeps.py always store the config capture); "
+        "only imported runs lack one, and replay refuses them before seeds mode reads it. The "
+        "same text after `except LedgerError:` (the capture's object missing) is not "
+        "equivalent: test_seed_refusal_hints.py's missing-capture test kills it"
+    ),
     # mutverdict (issue 37): single.py and engine.py.
     (
         "ledger/replay/single.py",

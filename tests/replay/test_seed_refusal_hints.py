@@ -133,3 +133,21 @@ def test_a_strict_parser_without_the_seed_option_lists_what_it_took(
     error, hint = _refused(proj, [f"{script}.py"], "--seed-arg", "--seed")
     assert f"the script's argument parser has no --seed option (it took: {took}), so" in error
     assert hint == "give the script a seed option, or call ledger.seed() in it"
+
+
+def test_a_config_capture_missing_from_the_store_is_read_as_none(proj: Path) -> None:
+    """The run's parsed config (an object gc or a lost disk took) is read as nothing parsed:
+    the refusal still names what to do, it does not fail on the missing object."""
+    from ledger.store import Store
+
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "one_seed.py", cwd=proj
+    )
+    assert r.returncode == 0, r.stderr
+    run_id = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+    shown = json.loads(run_ledger("show", run_id, "--json", cwd=proj).stdout)
+    Store.open(proj / ".ledger").objects.delete(shown["run"]["resolved_config"])
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "3", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    assert "the seed cannot vary" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "ledger: hint: the program has no seed parameter that ledger found" in r.stderr
