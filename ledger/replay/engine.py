@@ -76,25 +76,22 @@ def _drift(store: Store, contract: Contract, opts: ReplayOptions) -> list[dict[s
 
 def _resume_point(run: Run, text: str) -> tuple[str, int]:
     """(checkpoint id, step) of a checkpoint the original run saved, by id prefix or step."""
-    saves = [e for e in run.checkpoints if e.event == "save" and e.step is not None]
+    saves = [
+        (e.checkpoint_digest, e.step)
+        for e in run.checkpoints
+        if e.event == "save" and e.step is not None  # only a step says where to resume
+    ]
     digits = text[3:] if text.startswith("b3:") else text
-    by_id = (
-        [e for e in saves if e.checkpoint_digest[3:].startswith(digits)] if len(digits) >= 4 else []
-    )
-    by_step = [e for e in saves if text.isdigit() and e.step == int(text)]
+    by_id = [c for c in saves if c[0][3:].startswith(digits)] if len(digits) >= 4 else []
+    by_step = [c for c in saves if text.isdigit() and c[1] == int(text)]
     found = by_id or by_step
     if len(found) != 1:
-        listed = ", ".join(f"step {e.step} {e.checkpoint_digest[:15]}" for e in saves) or "none"
+        listed = ", ".join(f"step {step} {oid[:15]}" for oid, step in saves) or "none"
         raise UsageError(
             f"--from-checkpoint {text!r} matches {len(found)} checkpoint(s) of run {run.run_id}",
             hint=f"give a step or id prefix of one it saved: {listed}",
         )
-    if found[0].step is None:
-        raise UsageError(
-            f"--from-checkpoint {text!r}: that checkpoint of run {run.run_id} names no step",
-            hint="give one saved with a step",
-        )
-    return found[0].checkpoint_digest, found[0].step
+    return found[0]
 
 
 def _determinism_drift(original: Run, replay_run: Run) -> list[str]:

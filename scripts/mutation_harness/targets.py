@@ -263,14 +263,20 @@ MODULES: dict[str, list[str]] = {
     },
     # mutverdict (issue 37): every other module that decides a verdict, its own tests first.
     "ledger/replay/engine.py": [
+        "tests/replay/test_replay_engine_edges.py",  # one-sided tolerances, the judged metric
+        "tests/replay/test_metric_names.py",  # a --metric typo caught before any replay
+        "tests/replay/test_replay_resume_points.py",  # --from-checkpoint by id prefix or step
         "tests/replay/test_replay_compared.py",
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seeds_single_original.py",
         "tests/replay/test_replay_verdict_edges.py",
         *_REPLAY_TESTS,
     ],
-    "ledger/replay/single.py": _REPLAY_TESTS,
+    # its own edges first: the redacted environment, --seed-arg outside seeds mode, inputs
+    "ledger/replay/single.py": ["tests/replay/test_single_replay.py", *_REPLAY_TESTS],
     "ledger/replay/seed_effect.py": [
+        "tests/replay/test_seed_refusal_hints.py",  # what a refusal names, exactly
+        "tests/replay/test_seed_hydra_key.py",  # a Hydra override taken, or not, as the seed
         "tests/replay/test_seed_refusal.py",
         "tests/replay/test_seed_arg_forms.py",
         "tests/replay/test_replay_verdict_edges.py",
@@ -1326,5 +1332,74 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "ra and rb are built just above with one entry per task each: their lengths always "
         "agree, so a zip that does not check them is the same"
+    ),
+    ("ledger/replay/seed_effect.py", "return {}", "return X -> return None"): (
+        "in _capture, after `if run.resolved_config is None:`: every run ledger seals has a "
+        "resolved_config (run/record.py and run/sweeps.py always store the config capture); "
+        "only imported runs lack one, and replay refuses them before seeds mode reads it. The "
+        "same text after `except LedgerError:` (the capture's object missing) is not "
+        "equivalent: test_seed_refusal_hints.py's missing-capture test kills it"
+    ),
+    # mutverdict (issue 37): single.py and engine.py.
+    (
+        "ledger/replay/single.py",
+        "update_index=False,  # the engine updates it once the verdict is stored",
+        "False -> True",
+    ): (
+        "the index is a cache of the refs: the engine syncs it once the verdict is stored, and "
+        "after a replay that stopped without one (_index_replay_runs, whenever a workspace was "
+        "made); syncing it also when each replay run is sealed changes when the index catches "
+        "up, not what it holds after `ledger replay` returns, nor any verdict or exit status"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'return {"reproduced": 0, "not-reproduced": 1, "inconclusive": 1, "could-not-replay": 7}[',
+        "7 -> 8",
+    ): (
+        "replay() never returns a could-not-replay verdict: it builds reproduced / "
+        "not-reproduced (bitwise, tolerance) or those and inconclusive (seeds), and a replay "
+        "that could not run raises ReplayError, which the CLI exits 7 with; only the audit "
+        "(audit/replays.py) writes could-not-replay, and it does not go through ReplayOutcome"
+    ),
+    (
+        "ledger/replay/engine.py",
+        "roots = [secrets.randbits(63) for _ in range(opts.seeds)]",
+        "63 -> 64",
+    ): (
+        "a 64-bit root is what ledger.seed() draws itself (runtime/seeds.py _draw: 8 bytes of "
+        "urandom) and takes from LEDGER_SEED_ROOT at any size; with --seed-arg the seed given is "
+        "root % 2**31 either way; the roots are kept as JSON integers (no index column holds "
+        "them): the replays differ only in their random values, as any two draws do"
+    ),
+    (
+        "ledger/replay/engine.py",
+        "boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else "
+        "secrets.randbits(63)",
+        "63 -> 64",
+    ): (
+        "the bootstrap seed goes to numpy.random.default_rng, which takes any non-negative int, "
+        "and is recorded in the verdict (settings.bootstrap_seed) either way: only the random "
+        "resamples differ, as between any two draws"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'if isinstance(s, dict) and isinstance(s.get("root"), int):',
+        "and -> or",
+    ): (
+        "every entry ledger's runtime records in runtime.seeds is a dict with an int root "
+        "(runtime/seeds.py Seeds.to_json): for those `or` takes the same branch; it differs only "
+        "for an entry that is not such a dict, which no sealed run record holds"
+    ),
+    ("ledger/replay/engine.py", "wait(running, timeout=0.2)", "0.2 -> 0.4"): (
+        "how often the interrupted seeds are signalled again while they finish: every 0.4 s "
+        "instead of 0.2 s, until all are done either way"
+    ),
+    (
+        "ledger/replay/engine.py",
+        'raise TypeError("the comparison of two groups came without its equivalence test")',
+        "raise -> pass",
+    ): (
+        "unreachable: compare_seeds (stats/multiseed.py) sets tost exactly when single_run is "
+        "None, so this branch never finds it None (the check is there for the type)"
     ),
 }

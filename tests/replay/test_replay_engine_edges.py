@@ -1,0 +1,164 @@
+"""`ledger replay` at the edges of what the engine decides (``replay/engine.py``): a tolerance
+given on one side only, and the metric a seeds replay judges (a typo among many metrics, a
+metric without a finite value, a run without metrics), each caught before any replay runs.
+Real `ledger record` and `ledger replay` in a real project."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from _support import run_ledger
+
+METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
+
+# acc is 100.0 when recorded and 100.5 on every replay (the marker, outside the project, is
+# left by the first run): 0.5 apart, 0.5% of the value.
+DRIFTS = """
+import sys
+from pathlib import Path
+marker = Path(sys.argv[1])
+print("epoch 0 acc", 100.5 if marker.exists() else 100.0)
+marker.write_text("ran")
+"""
+
+# ledger.seed() without a root draws one from the OS: a replay reproduces it only when it is
+# given the root the original drew.
+DRAWS_ROOT = """
+import random, ledger
+ledger.seed()
+print(f"epoch 0 acc {random.random()!r}")
+"""
+
+# Takes the seed; prints its metric when recorded, and on replay exits 3 before printing it.
+METRIC_ONCE = """
+import sys
+from pathlib import Path
+import ledger
+ledger.seed()
+marker = Path(sys.argv[1])
+if marker.exists():
+    sys.exit(3)
+marker.write_text("ran")
+print("epoch 0 acc 0.5")
+"""
+
+NAN = 'print("epoch 0 score nan")\nprint("epoch 1 score nan")\n'
+QUIET = 'print("done")\n'
+
+
+def _many(n: int) -> str:
+    """A program printing ``n`` metrics m00, m01, ... on one line."""
+    return f"print('epoch 0 ' + ' '.join(f'm{{i:02d}} {{i}}' for i in range({n})))\n"
+
+
+def _many_regex(n: int) -> str:
+    return r"epoch (?P<step>\d+) " + " ".join(f"m{i:02d} (?P<m{i:02d}>\\S+)" for i in range(n))
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "drifts.py").write_text(DRIFTS)
+    (root / "nan.py").write_text(NAN)
+    (root / "draws_root.py").write_text(DRAWS_ROOT)
+    (root / "metric_once.py").write_text(METRIC_ONCE)
+    (root / "quiet.py").write_text(QUIET)
+    (root / "many30.py").write_text(_many(30))
+    (root / "many31.py").write_text(_many(31))
+    assert run_ledger("init", cwd=root).returncode == 0
+    return root
+
+
+def _record(proj: Path, *argv: str, metric: str | None = METRIC) -> str:
+    metrics = ("--metric", metric) if metric else ()
+    r = run_ledger("record", *metrics, "--json", "--", sys.executable, *argv, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    return str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def _runs(proj: Path) -> list[str]:
+    return sorted(p.name for p in (proj / ".ledger" / "refs" / "runs").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("given", "outcome", "settings"),
+    [
+        # --rtol alone: atol is 0, not a default; 0.5 apart is outside 0.1% of 100.
+        (["--rtol", "1e-3"], "not-reproduced", (1e-3, 0.0)),
+        (["--rtol", "1e-2"], "reproduced", (1e-2, 0.0)),
+        # --atol alone: rtol is 0; 0.5 apart is outside 0.1 and within 1.
+        (["--atol", "0.1"], "not-reproduced", (0.0, 0.1)),
+        (["--atol", "1"], "reproduced", (0.0, 1.0)),
+    ],
+)
+def test_a_tolerance_given_on_one_side_takes_zero_for_the_other(
+    proj: Path, tmp_path: Path, given: list[str], outcome: str, settings: tuple[float, float]
+) -> None:
+    run_id = _record(proj, "drifts.py", str(tmp_path / "ran"))
+    r = run_ledger("replay", run_id, "--mode", "tolerance", *given, "--json", cwd=proj)
+    assert r.returncode == (0 if outcome == "reproduced" else 1), r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == outcome, verdict["summary"]
+    assert (verdict["settings"]["rtol"], verdict["settings"]["atol"]) == settings
+
+
+@pytest.mark.parametrize("count", [30, 31])
+def test_a_metric_typo_lists_at_most_thirty_of_the_runs_metrics(proj: Path, count: int) -> None:
+    run_id = _record(proj, f"many{count}.py", metric=_many_regex(count))
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--metric", "m99", cwd=proj)
+    assert r.returncode == 2, r.stderr
+    names = ", ".join(f"m{i:02d}" for i in range(30))
+    more = " and 1 more" if count > 30 else ""
+    assert f"has no metric of that name; its metrics: {names}{more}\n" in r.stderr, r.stderr
+    assert _runs(proj) == [run_id], "a replay ran before the typo was caught"
+
+
+def test_a_metric_without_a_finite_value_is_caught_before_any_replay(proj: Path) -> None:
+    run_id = _record(proj, "nan.py", metric=r"epoch (?P<step>\d+) score (?P<score>\S+)")
+    # The only metric, given or chosen (not one of the names preferred: accuracy, loss, ...).
+    for args in (["--metric", "score"], []):
+        r = run_ledger("replay", run_id, "--mode", "seeds", *args, cwd=proj)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"run {run_id} has no finite value of metric 'score'" in r.stderr, r.stderr
+        hint = "ledger: hint: choose the main metric with --metric NAME: its metrics are score\n"
+        assert hint in r.stderr, r.stderr
+    assert _runs(proj) == [run_id], "a replay ran"
+
+
+def test_a_run_without_metrics_needs_one_named_for_seeds(proj: Path) -> None:
+    run_id = _record(proj, "quiet.py", metric=None)
+    r = run_ledger("replay", run_id, "--mode", "seeds", cwd=proj)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"ledger: error: run {run_id} recorded no metrics" in r.stderr, r.stderr
+    assert "ledger: hint: give --metric NAME" in r.stderr
+    assert _runs(proj) == [run_id], "a replay ran"
+
+
+def test_a_root_the_original_drew_is_given_again_on_replay(proj: Path) -> None:
+    run_id = _record(proj, "draws_root.py")
+    shown = json.loads(run_ledger("show", run_id, "--json", cwd=proj).stdout)
+    (seeds,) = shown["run"]["runtime"]["seeds"]
+    assert seeds["root_source"] == "urandom"
+    r = run_ledger("replay", run_id, "--json", cwd=proj)
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == "reproduced", verdict["summary"]
+
+
+def test_seeds_that_never_print_the_metric_name_how_five_of_them_ended(
+    proj: Path, tmp_path: Path
+) -> None:
+    run_id = _record(proj, "metric_once.py", str(tmp_path / "ran"))
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "6", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    ended = ", ".join(["failed (3)"] * 5)
+    told = f"only 0 of 6 replays produced metric 'acc' (they ended: {ended})\n"
+    assert told in r.stderr, r.stderr
+    replays = sorted(set(_runs(proj)) - {run_id})  # run ids sort by start: one at a time here
+    assert len(replays) == 6
+    assert f"ledger: hint: `ledger log --stderr {replays[0]}` shows" in r.stderr, r.stderr
+    assert not (proj / ".ledger" / "refs" / "verdicts").exists()
