@@ -11,7 +11,8 @@ It captures the resolved configuration without a change to the training script:
   output dir, start and end times, status) and tees what it prints to ``hydrajob-<pid>-<n>.out``
   and ``.err``, from which the recorder makes one run per job (``ledger/sweeps.py``);
 - the plain module globals of ``__main__`` (at exit and at the first checkpoint save), absl
-  flags and click/typer parameters, through ``ledger/capture/script_hook.py``.
+  flags, click/typer parameters, jsonargparse namespaces and Fire's call arguments, through
+  ``ledger/capture/script_hook.py``.
 
 Rules it keeps: it imports nothing heavy at start-up (argparse and Hydra are patched when the
 program itself imports them), it never raises into the program (a failed capture leaves a
@@ -402,6 +403,8 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
     "absl.flags._flagvalues": lambda m: _script_hook().patch_absl(m),
     "click.core": lambda m: _script_hook().patch_click(m),
     "typer._click.core": lambda m: _script_hook().patch_click(m),  # typer's own copy of click
+    "jsonargparse._core": lambda m: _script_hook().patch_jsonargparse(m),
+    "fire.core": lambda m: _script_hook().patch_fire(m),
 }
 
 

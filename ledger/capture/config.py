@@ -419,7 +419,7 @@ _CAPTURE_TYPES: dict[str, dict[str, str]] = {
         "time": "float",
     },
     "parser": {
-        "parser": "in:absl,click,typer",
+        "parser": "in:absl,click,typer,fire,jsonargparse",
         "name": "str",
         "values": "object",
         "argv": "strs",

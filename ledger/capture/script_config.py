@@ -199,7 +199,9 @@ def describe_sources(config: Any) -> list[str]:
             + (f"; overrides {' '.join(h['overrides'])}" if h.get("overrides") else "")
         )
     for p in config.get("parsers") or []:
-        what = "flags" if p.get("parser") == "absl" else "command"
+        what = {"absl": "flags", "fire": "call", "jsonargparse": "parser"}.get(
+            str(p.get("parser")), "command"
+        )
         out.append(f"{p.get('parser')} {what} {p.get('name')}")
     for a in config.get("argparse") or []:
         out.append(f"argparse {a.get('prog')}")

@@ -1,6 +1,7 @@
 """Config of programs that no argparse parser or Hydra app configures, captured inside the
-recorded process: module globals of ``__main__`` (nanoGPT-style scripts), absl flags, and the
-parameters of the click/typer command invoked.
+recorded process: module globals of ``__main__`` (nanoGPT-style scripts), absl flags, the
+parameters of the click/typer command invoked, jsonargparse namespaces and the arguments Fire
+binds to each call.
 
 Loaded by file path from ``ledger/_hook/sitecustomize.py`` (as ``_ledger_script_hook``), which
 hands it its writers (``bind``); like the hook it imports only the standard library, never
@@ -9,11 +10,13 @@ hands it its writers (``bind``); like the hook it imports only the standard libr
 - ``script-<pid>-<n>.json``: the plain module globals of ``__main__`` when the process ends
   (``atexit``) and at its first checkpoint save (``torch.save`` or ledger's
   ``save_checkpoint``), so a run killed after that still has them;
-- ``parser-<pid>-<n>.json``: absl's flags after a successful parse of ``FLAGS``, and the
-  parameters of each click/typer command as it is invoked.
+- ``parser-<pid>-<n>.json``: absl's flags after a successful parse of ``FLAGS``, the
+  parameters of each click/typer command as it is invoked, the namespace of an outermost
+  jsonargparse parse, and the arguments of each call Fire makes.
 
 Which globals count: plain values only (None, bools, numbers, strings, small lists and dicts of
-those; dataclass instances and OmegaConf objects as their plain fields), not private ``_x``
+those; dataclass instances, OmegaConf objects and ml_collections ConfigDicts as their plain
+fields), not private ``_x``
 names; and, when the script's source can be read, only names the script binds at module level
 outside loops: a name also bound inside a loop, or declared ``global`` in a function, is run
 state (``iter_num``, ``t0``), and a name the script never binds came from code it ``exec``-ed
@@ -35,6 +38,8 @@ __all__ = [
     "on_exit",
     "patch_absl",
     "patch_click",
+    "patch_fire",
+    "patch_jsonargparse",
     "patch_ledger_checkpoint",
     "patch_torch_save",
 ]
@@ -70,6 +75,8 @@ def _typed(value: Any) -> tuple[Any, str] | None:
             return omegaconf.OmegaConf.to_container(value, resolve=True), "omegaconf"
         except Exception:
             return omegaconf.OmegaConf.to_container(value, resolve=False), "omegaconf"
+    if cls.__module__.startswith("ml_collections.") and callable(getattr(value, "to_dict", None)):
+        return value.to_dict(), "ml_collections"  # ConfigDict, FrozenConfigDict
     fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(fields, dict) and not isinstance(value, type):
         out = {}
@@ -450,3 +457,116 @@ def patch_click(module: Any) -> None:
     invoke.__wrapped__ = orig  # type: ignore[attr-defined]
     cls.invoke = invoke
     cls._ledger_patched = True
+
+
+# --- jsonargparse and fire ---------------------------------------------------------------------
+
+
+def patch_jsonargparse(module: Any) -> None:
+    """``jsonargparse._core`` imported: the namespace an outermost ``parse_args``,
+    ``parse_object``, ``parse_env`` or ``parse_string`` of an ``ArgumentParser`` returns
+    (LightningCLI's parser: subcommands and class arguments nested) writes its values."""
+    cls = module.ArgumentParser
+    if cls.__dict__.get("_ledger_patched"):
+        return
+
+    def wrap(method: str, orig: Any) -> Any:
+        def parse(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _STATE["jsonargparse"] = _STATE.get("jsonargparse", 0) + 1
+            try:
+                result = orig(self, *args, **kwargs)
+            finally:
+                _STATE["jsonargparse"] -= 1
+            if _STATE["jsonargparse"] == 0:
+                try:
+                    given = args[0] if args else kwargs.get("args", kwargs.get("cfg_obj"))
+                    if method == "parse_args":
+                        argv = sys.argv[1:] if given is None else list(given)
+                    else:
+                        argv = []
+                    values = dict(result.as_dict() if hasattr(result, "as_dict") else vars(result))
+                    values.pop("__path__", None)
+                    _emit_parser("jsonargparse", str(getattr(self, "prog", "")), values, argv)
+                except Exception as exc:
+                    _API["note"](_API["next_stem"]("parser"), exc)
+            return result
+
+        parse.__wrapped__ = orig  # type: ignore[attr-defined]
+        for attr in ("__name__", "__qualname__", "__doc__"):
+            setattr(parse, attr, getattr(orig, attr, None))
+        return parse
+
+    for method in ("parse_args", "parse_object", "parse_env", "parse_string"):
+        orig = cls.__dict__.get(method)
+        if orig is not None:
+            setattr(cls, method, wrap(method, orig))
+    cls._ledger_patched = True
+
+
+def patch_fire(module: Any) -> None:
+    """``fire.core`` imported: each call Fire makes of the program's component (a function,
+    a class's constructor, then its method) writes the arguments Fire parsed from the command
+    line and binds to it, defaults included, before the call. Fire's own argparse parser of
+    its flags (``-- --trace``) is not the program's config: the argparse capture skips it."""
+    if getattr(module._MakeParseFn, "_ledger_patched", False):
+        return
+    orig = module._MakeParseFn
+
+    def _MakeParseFn(fn: Any, metadata: Any) -> Any:
+        parse = orig(fn, metadata)
+
+        def _ParseFn(args: Any) -> Any:
+            result = parse(args)
+            try:
+                import inspect
+
+                (varargs, kwargs), consumed = result[0], result[1]
+                bound = inspect.signature(fn).bind_partial(*varargs, **kwargs)
+                bound.apply_defaults()
+                values = {}
+                for name, value in bound.arguments.items():
+                    kind = bound.signature.parameters[name].kind
+                    if kind is inspect.Parameter.VAR_KEYWORD:
+                        values.update(value)
+                    else:
+                        values[name] = list(value) if isinstance(value, tuple) else value
+                called = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "")
+                _emit_parser("fire", str(called), values, list(consumed))
+            except Exception as exc:
+                _API["note"](_API["next_stem"]("parser"), exc)
+            return result
+
+        return _ParseFn
+
+    _MakeParseFn._ledger_patched = True  # type: ignore[attr-defined]
+    with contextlib.suppress(Exception):
+        _quiet_fire_flags(module.parser)
+    _MakeParseFn.__wrapped__ = orig  # type: ignore[attr-defined]
+    module._MakeParseFn = _MakeParseFn
+
+
+def _quiet_fire_flags(parser_module: Any) -> None:
+    """Fire's ``parser.CreateParser`` returns a parser whose parses count as nested ones for
+    the argparse capture (the hook's depth counter), so they write nothing."""
+    orig = parser_module.CreateParser
+
+    def CreateParser(*args: Any, **kwargs: Any) -> Any:
+        made = orig(*args, **kwargs)
+        try:
+            bound = made.parse_known_args
+
+            def parse_known_args(*a: Any, **k: Any) -> Any:
+                state = _API["state"]
+                state["depth"] += 1
+                try:
+                    return bound(*a, **k)
+                finally:
+                    state["depth"] -= 1
+
+            made.parse_known_args = parse_known_args
+        except Exception:
+            pass
+        return made
+
+    CreateParser.__wrapped__ = orig  # type: ignore[attr-defined]
+    parser_module.CreateParser = CreateParser

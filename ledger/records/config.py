@@ -90,11 +90,12 @@ class ScriptCapture(BaseModel):
 
 class ParserCapture(BaseModel):
     """The values a parser other than argparse and Hydra gave the program: absl's flags after
-    parsing, or a click/typer command's parameters as it was invoked."""
+    parsing, a click/typer command's parameters as it was invoked, a jsonargparse namespace
+    or the arguments Fire bound to a call."""
 
     model_config = _PART
 
-    parser: Literal["absl", "click", "typer"]
+    parser: Literal["absl", "click", "typer", "fire", "jsonargparse"]
     name: str  # the program (absl) or the command path (click, typer)
     values: dict[str, Any]  # redacted
     argv: list[str] = []  # the arguments parsed (absl) or left over (click), redacted

@@ -142,6 +142,68 @@ def test_typer_params(repo: Path) -> None:
     assert config["resolved"] == {"lr": 0.3, "name": "baseline", "steps": 2}
 
 
+def test_fire_class_constructor_and_method_args(repo: Path) -> None:
+    _, run, config = record(
+        repo, "train_fire.py", "--seed=3", "train", "--lr=0.5", "4", "5", "--extra_k=1"
+    )
+    assert run.status == "succeeded"
+    parsers = [(p["parser"], p["name"], p["values"]) for p in config["parsers"]]
+    assert parsers == [
+        ("fire", "Trainer", {"seed": 3, "name": "baseline"}),
+        ("fire", "Trainer.train", {"lr": 0.5, "epochs": 4, "layers": [5], "extra_k": 1}),
+    ]
+    # Fire's own flags parser (--trace, --verbose...) is argparse, but not the program's config.
+    assert config["argparse"] == []
+    assert config["resolved"] == {
+        "seed": 3,
+        "name": "baseline",
+        "lr": 0.5,
+        "epochs": 4,
+        "layers": [5],
+        "extra_k": 1,
+    }
+    show = run_ledger("show", run.run_id, cwd=repo)
+    assert "config    from fire call Trainer.train" in show.stdout
+
+
+def test_jsonargparse_namespace_with_config_file_and_class_args(repo: Path) -> None:
+    _, run, config = record(
+        repo, "train_jsonargparse.py", "--config", "config/jsonarg.yaml", "--epochs", "5"
+    )
+    assert run.status == "succeeded"
+    (parsed,) = config["parsers"]
+    assert parsed["parser"] == "jsonargparse" and parsed["name"] == "train"
+    assert parsed["argv"] == ["--config", "config/jsonarg.yaml", "--epochs", "5"]
+    # The namespace as parsed: the file's values, the override, the class's defaults nested.
+    assert parsed["values"] == {
+        "config": ["config/jsonarg.yaml"],
+        "lr": 0.2,
+        "epochs": 5,
+        "model": {"width": 48, "dropout": 0.0},
+    }
+    assert config["resolved"]["epochs"] == 5 and config["resolved"]["model"]["dropout"] == 0.0
+    assert config["argparse"] == []  # its inner argparse parses are not captured again
+
+
+def test_ml_collections_config_dicts_in_globals(repo: Path) -> None:
+    _, run, config = record(repo, "train_configdict.py")
+    assert run.status == "succeeded"
+    (script,) = config["script"]
+    assert script["typed"] == {"config": "ml_collections", "frozen": "ml_collections"}
+    assert config["resolved"] == {
+        "config": {"lr": 0.05, "model": {"width": 64, "depth": 2, "head": 16}},
+        "frozen": {"seed": 7, "tags": ["a", "b"]},
+    }
+
+
+def test_ml_collections_config_file_flag_through_absl(repo: Path) -> None:
+    _, run, config = record(repo, "train_configflags.py", "--config.lr=0.3")
+    assert run.status == "succeeded"
+    (flags,) = config["parsers"]
+    assert flags["parser"] == "absl" and flags["argv"] == ["--config.lr=0.3"]
+    assert config["resolved"] == {"config": {"lr": 0.3, "model": {"width": 16}}}
+
+
 def test_config_objects_built_by_hand(repo: Path) -> None:
     _, run, config = record(repo, "train_objects.py")
     assert run.status == "succeeded"
