@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +15,26 @@ from _support import PROCESS_MARK, processes_of, stop_processes
 from ledger.store import Store
 
 _tests = itertools.count()
+
+
+def _terminal_signals() -> None:
+    """The children the tests start get the signal dispositions a terminal gives: a suite
+    started under `nohup` (SIGHUP ignored) or with `&` from a script (SIGINT and SIGQUIT
+    ignored) would pass the ignoring on, and a test that interrupts a `ledger replay` would
+    wait for a process that cannot be interrupted (seen: test_replay_interrupt's SIGHUP case,
+    240 s, in a suite started with nohup). Runs in every process that loads this conftest
+    (the xdist workers too)."""
+    for name, handler in (
+        ("SIGINT", signal.default_int_handler),
+        ("SIGHUP", signal.SIG_DFL),
+        ("SIGQUIT", signal.SIG_DFL),
+    ):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, handler)
+
+
+_terminal_signals()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
