@@ -58,7 +58,7 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
     run one after the other on the same state, so every ratio compares neighbours in time."""
     from ledger.store import Store
     from ledger.torch.checkpoint import save_checkpoint
-    from ledger.torch.ckpt_reuse import forget
+    from ledger.torch.checkpoint.reuse import forget
 
     state = _state(total_bytes)
     work = Path(tempfile.mkdtemp(prefix="bench-ckpt-"))
@@ -197,7 +197,7 @@ class _Floor:
     """
 
     def __init__(self, folder: Path, state: dict[str, Any]) -> None:
-        from ledger.torch.ckpt_reuse import MEMCMP
+        from ledger.torch.checkpoint.reuse import MEMCMP
 
         self.folder, self.memcmp = folder, MEMCMP
         folder.mkdir()

@@ -399,7 +399,7 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
     "hydra.core.utils": _patch_hydra,
     # ledger/capture/script_hook.py: first checkpoint save, absl flags, click/typer commands
     "torch.serialization": lambda m: _script_hook().patch_torch_save(m),
-    "ledger.torch.ckpt_save": lambda m: _script_hook().patch_ledger_checkpoint(m),
+    "ledger.torch.checkpoint.save": lambda m: _script_hook().patch_ledger_checkpoint(m),
     "absl.flags._flagvalues": lambda m: _script_hook().patch_absl(m),
     "click.core": lambda m: _script_hook().patch_click(m),
     "typer._click.core": lambda m: _script_hook().patch_click(m),  # typer's own copy of click

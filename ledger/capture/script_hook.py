@@ -375,7 +375,7 @@ def patch_torch_save(module: Any) -> None:
 
 
 def patch_ledger_checkpoint(module: Any) -> None:
-    """``ledger.torch.ckpt_save`` imported: ``save_checkpoint`` snapshots first."""
+    """``ledger.torch.checkpoint.save`` imported: ``save_checkpoint`` snapshots first."""
     if not getattr(module.save_checkpoint, "_ledger_patched", False):
         module.save_checkpoint = _first_call_snapshots(module.save_checkpoint)
 

@@ -28,7 +28,7 @@ def checkpoints(
 
     from ..errors import UnknownIdError
     from ..run.find import resolve_run
-    from ..torch.ckpt_export import checkpoint_runs, list_checkpoints
+    from ..torch.checkpoint.export import checkpoint_runs, list_checkpoints
 
     store = open_store(ledger)
     # The run is found the way every command finds one (id, prefix, short id, name); a run
@@ -83,7 +83,7 @@ def export(
     json_out: bool = JsonOpt,
 ) -> None:
     """Export one checkpoint's tensors (verified) as safetensors or a torch .pt state dict."""
-    from ..torch.ckpt_export import export_checkpoint
+    from ..torch.checkpoint.export import export_checkpoint
 
     with progress(f"exporting {ident} as {fmt.value}"):
         info, path = export_checkpoint(

@@ -58,8 +58,8 @@ def load_weights(model: Any, target: str, store: Store | None, state_key: str) -
             f"{target!r} is not a file, and there is no ledger to look it up in",
             hint="give a weights file, or a checkpoint id, ref or run id with --ledger",
         )
-    from ..torch.ckpt_common import read_checkpoint, resolve_checkpoint
-    from ..torch.ckpt_load import load_checkpoint
+    from ..torch.checkpoint.common import read_checkpoint, resolve_checkpoint
+    from ..torch.checkpoint.load import load_checkpoint
 
     try:
         oid = resolve_checkpoint(store, target, None)

@@ -58,7 +58,7 @@ def check_checkpoint_target(store: Any, run_id: str | None, what: str) -> None:
     """Fail before training, not at the first checkpoint, when there is no ledger or no run to
     save checkpoints to (a script run outside ``ledger record`` and ``ledger.start``)."""
     from ..errors import UsageError
-    from ..torch.ckpt_common import open_store
+    from ..torch.checkpoint.common import open_store
 
     if not (run_id or os.environ.get("LEDGER_RUN_ID")):
         raise UsageError(

@@ -70,7 +70,7 @@ def read_pointer(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 def _single_process() -> None:
     """Lightning calls a CheckpointIO on global rank zero only, and a ledger save gathers from
     every rank: under torch.distributed rank zero would wait for ever."""
-    from ..torch.ckpt_dist import rank_and_world
+    from ..torch.checkpoint.collectives import rank_and_world
 
     _, world = rank_and_world()
     if world > 1:
@@ -123,7 +123,7 @@ class LedgerCheckpointIO(TorchCheckpointIO):
             keep_last=self.keep_last,
             note=f"lightning {target.name}",
         )
-        from ..torch.ckpt_common import open_store
+        from ..torch.checkpoint.common import open_store
 
         pointer = {
             "format": POINTER_FORMAT,

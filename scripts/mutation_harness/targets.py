@@ -169,13 +169,13 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_compare_checkpoints.py",
         "tests/replay/test_compare_outputs.py",
     ],
-    "ledger/torch/ckpt_save.py": [
+    "ledger/torch/checkpoint/save.py": [
         "tests/checkpoint/test_ckpt_save_skeleton.py",
         "tests/checkpoint/test_ckpt_save_chunk_size.py",
         *_CKPT_TESTS,
     ],
-    "ledger/torch/ckpt_load.py": _CKPT_TESTS,
-    "ledger/torch/ckpt_io.py": [
+    "ledger/torch/checkpoint/load.py": _CKPT_TESTS,
+    "ledger/torch/checkpoint/io.py": [
         "tests/checkpoint/test_ckpt_io_checks.py",
         "tests/checkpoint/test_ckpt_compress.py",
         "tests/checkpoint/test_ckpt_direct.py",
@@ -227,7 +227,7 @@ MODULES: dict[str, list[str]] = {
     ],
     # mutckpt: the reuse of chunk ids by comparing bytes with the last save (a wrong id
     # stored there is a corrupt checkpoint).
-    "ledger/torch/ckpt_reuse.py": [
+    "ledger/torch/checkpoint/reuse.py": [
         "tests/checkpoint/test_ckpt_reuse_checks.py",
         "tests/checkpoint/test_ckpt_direct.py",
         "tests/checkpoint/test_ckpt_reuse.py",
@@ -236,7 +236,7 @@ MODULES: dict[str, list[str]] = {
     ],
     # mutwrite: the checkpoint chunk writer (a bug names a chunk before it is durable, or
     # under another's id), its own tests first, then the save tests that reach it.
-    "ledger/torch/ckpt_write.py": [
+    "ledger/torch/checkpoint/write.py": [
         "tests/checkpoint/test_ckpt_direct.py",
         "tests/checkpoint/test_ckpt_compress.py",
         "tests/checkpoint/test_ckpt_write_checks.py",
@@ -403,7 +403,11 @@ MODULES: dict[str, list[str]] = {
 # show their lines. These run with every selection of the module (not with uncovered lines).
 ALWAYS: dict[str, list[str]] = {
     m: ["tests/checkpoint/test_ckpt_crash.py"]
-    for m in ("ledger/torch/ckpt_save.py", "ledger/torch/ckpt_io.py", "ledger/torch/ckpt_write.py")
+    for m in (
+        "ledger/torch/checkpoint/save.py",
+        "ledger/torch/checkpoint/io.py",
+        "ledger/torch/checkpoint/write.py",
+    )
 }
 
 # (module, stripped source line, mutation) -> why no test can tell the mutant from the original.
@@ -436,7 +440,7 @@ _REPR = (
     "through `known` anyway"
 )
 _RACE = "reached only when a writer acts between two of gc's own steps: a race no test stages"
-_REUSE = "ledger/torch/ckpt_reuse.py"
+_REUSE = "ledger/torch/checkpoint/reuse.py"
 _FIRST_PIECE = (
     "chunk = first + stream.read(PIPE_CHUNK - len(first)) if len(first) < PIPE_CHUNK else first"
 )
@@ -606,19 +610,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "1000000000 -> 1000000001",
     ): (_NS_CLOCK),
     (
-        "ledger/torch/ckpt_load.py",
+        "ledger/torch/checkpoint/load.py",
         "for i, t in zip(wanted, loaded, strict=True):",
         "True -> False",
     ): "read_tensors returns one tensor for each entry it is given: the lengths always agree",
     (
-        "ledger/torch/ckpt_load.py",
+        "ledger/torch/checkpoint/load.py",
         "elif isinstance(current, dict) and isinstance(loaded, dict):",
         "and -> or",
     ): (
         "_apply hands over only dicts, and a state dict torch made holds a dict wherever the "
         "template's does: a mismatch needs a forged nested state"
     ),
-    ("ledger/torch/ckpt_io.py", "extra = f.read(1)", "1 -> 2"): (
+    ("ledger/torch/checkpoint/io.py", "extra = f.read(1)", "1 -> 2"): (
         "only whether a byte follows the tensor's bytes is used: one or two, both are true"
     ),
     (
@@ -636,7 +640,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'out, self._pending, self._ctx = self.held(), b"", 0',
         "0 -> 1",
     ): (_EMPTIED),
-    ("ledger/torch/ckpt_save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
+    ("ledger/torch/checkpoint/save.py", "self.t0 = 0.0", "0.0 -> 1.0"): (
         "save_checkpoint sets job.t0 right after making the job, before anything reads it"
     ),
     (_COMMON, "super().__init__(reason)", "drop call: super().__init__(reason)"): (
@@ -1035,32 +1039,32 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the buffer was flushed just before, and temp_file closes the file on exit"
     ),
     # mutckpt: the torch checkpoint modules (fifth round).
-    ("ledger/torch/ckpt_io.py", "bytes_total: int = 0", "0 -> 1"): (
+    ("ledger/torch/checkpoint/io.py", "bytes_total: int = 0", "0 -> 1"): (
         "the default is never seen: write_tensors sets bytes_total before returning its stats"
     ),
     (
-        "ledger/torch/ckpt_io.py",
+        "ledger/torch/checkpoint/io.py",
         "for n, result in zip(order, done, strict=True):",
         "True -> False",
     ): "map_threads returns one result for each item it is given: the lengths always agree",
     (
-        "ledger/torch/ckpt_io.py",
+        "ledger/torch/checkpoint/io.py",
         "for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):",
         "True -> False",
     ): "results has one slot for each job: the lengths always agree",
     **{
-        ("ledger/torch/ckpt_write.py", "_PIECE = 4 << 20", mutation): (
+        ("ledger/torch/checkpoint/write.py", "_PIECE = 4 << 20", mutation): (
             "the size of the aligned pieces an O_DIRECT write copies and writes one after the "
             "other: 5 MiB and 8 MiB are whole 4 KiB blocks too, and any such size writes the "
             "same bytes at the same offsets (only the number of pwrite calls changes)"
         )
         for mutation in ("4 -> 5", "20 -> 21")
     },
-    ("ledger/torch/ckpt_write.py", '_O_DIRECT = getattr(os, "O_DIRECT", 0)', "0 -> 1"): (
+    ("ledger/torch/checkpoint/write.py", '_O_DIRECT = getattr(os, "O_DIRECT", 0)', "0 -> 1"): (
         "the default for a platform without O_DIRECT; Linux, where the tests run, has it"
     ),
     **{
-        ("ledger/torch/ckpt_io.py", "_READ_PIECE = 256 << 10", mutation): (
+        ("ledger/torch/checkpoint/io.py", "_READ_PIECE = 256 << 10", mutation): (
             "the size of the pieces a load reads and hashes one after the other: any size "
             "reads and hashes the same bytes in the same order"
         )
@@ -1068,7 +1072,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     },
     **{
         (
-            "ledger/torch/ckpt_io.py",
+            "ledger/torch/checkpoint/io.py",
             "key=lambda n: not likely_new(objects, tensors[jobs[n][0]][0], *jobs[n][1:]),",
             mutation,
         ): "only the order in which the chunks are stored changes (likely_new is a hint)"
@@ -1078,12 +1082,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
     },
     (
-        "ledger/torch/ckpt_io.py",
+        "ledger/torch/checkpoint/io.py",
         "objects: ObjectStore, oid: str, dest: memoryview, key: str, streamed: bool = True",
         "True -> False",
     ): "the default is never seen: read_tensors, the one caller, always passes streamed=",
     (
-        "ledger/torch/ckpt_io.py",
+        "ledger/torch/checkpoint/io.py",
         "streamed = len(jobs) >= _WORKERS",
         "len(jobs) >= _WORKERS -> len(jobs) > _WORKERS",
     ): (

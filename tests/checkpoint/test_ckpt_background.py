@@ -18,13 +18,13 @@ from ledger.store import Store
 
 torch = pytest.importorskip("torch")
 
-from ledger.torch import ckpt_background  # noqa: E402
 from ledger.torch.checkpoint import (  # noqa: E402
     PendingCheckpoint,
     load_checkpoint,
     save_checkpoint,
     wait_for_checkpoints,
 )
+from ledger.torch.checkpoint import background as ckpt_background  # noqa: E402
 
 pytestmark = pytest.mark.torch
 ROOT = Path(__file__).resolve().parents[2]

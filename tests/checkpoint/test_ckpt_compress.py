@@ -17,8 +17,8 @@ from ledger.store import Store
 
 torch = pytest.importorskip("torch")
 
-from ledger.torch import ckpt_write  # noqa: E402
 from ledger.torch.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from ledger.torch.checkpoint import write as ckpt_write  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

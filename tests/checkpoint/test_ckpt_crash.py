@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = Path(__file__).with_name("ckpt_crash_prog.py")
-# Phases where the save kills itself (ledger.torch.ckpt_common.FAULT_ENV), in save order.
+# Phases where the save kills itself (ledger.torch.checkpoint.common.FAULT_ENV), in save order.
 BEFORE_COMMIT = ["before-objects", "object-write", "after-objects", "after-shard", "after-record"]
 AFTER_COMMIT = ["after-latest-ref", "mid-retention"]
 PHASES = [*BEFORE_COMMIT, "after-step-ref", *AFTER_COMMIT]

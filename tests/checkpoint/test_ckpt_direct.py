@@ -1,5 +1,5 @@
 """Large chunks that changed since the last save are written with O_DIRECT
-(``ckpt_write._write_direct``): through an aligned buffer, piece by piece, then cut to size.
+(``checkpoint.write._write_direct``): through an aligned buffer, piece by piece, then cut to size.
 The object file must hold exactly the codec byte and the payload at every size around the
 piece and block boundaries, raw or compressed, with both kinds of temp file; a file system
 that refuses O_DIRECT (a refusal to turn it on, or at the first write) gets buffered writes,
@@ -23,9 +23,9 @@ from ledger.store import Store
 
 torch = pytest.importorskip("torch")
 
-from ledger.torch import ckpt_write  # noqa: E402
 from ledger.torch.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from ledger.torch.ckpt_write import ChunkWriter  # noqa: E402
+from ledger.torch.checkpoint import write as ckpt_write  # noqa: E402
+from ledger.torch.checkpoint.write import ChunkWriter  # noqa: E402
 
 pytestmark = [
     pytest.mark.torch,

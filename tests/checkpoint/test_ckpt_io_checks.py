@@ -1,4 +1,4 @@
-"""What writing a checkpoint's tensors promises (``ledger.torch.ckpt_io``): the default chunk
+"""What writing a checkpoint's tensors promises (``ledger.torch.checkpoint.io``): the default chunk
 size of the format spec, the codec judged on a chunk's first 64 KiB, the write statistics, the
 worker threads, and ``trust_version_counter``: opt-in, never confusing two tensors that share a
 storage, and keeping nothing of an earlier save alive.
@@ -22,9 +22,9 @@ from ledger.store import Store
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from ledger.torch import ckpt_reuse  # noqa: E402
 from ledger.torch.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from ledger.torch.ckpt_io import map_threads, write_tensors  # noqa: E402
+from ledger.torch.checkpoint import reuse as ckpt_reuse  # noqa: E402
+from ledger.torch.checkpoint.io import map_threads, write_tensors  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -174,7 +174,8 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
     chunks are queued than there are syncers."""
     import os
 
-    from ledger.torch import ckpt_io, ckpt_write
+    from ledger.torch.checkpoint import io as ckpt_io
+    from ledger.torch.checkpoint import write as ckpt_write
 
     gate = threading.Event()
     real_fsync = os.fsync

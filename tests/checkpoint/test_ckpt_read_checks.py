@@ -1,4 +1,4 @@
-"""What reading a checkpoint's tensors checks (``ledger.torch.ckpt_io.read_tensors``): the
+"""What reading a checkpoint's tensors checks (``ledger.torch.checkpoint.io.read_tensors``): the
 manifest's own consistency, each object's length, decompression and hash, each error naming
 the tensor and the object.
 

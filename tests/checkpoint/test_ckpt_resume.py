@@ -46,7 +46,7 @@ def _shards(store: Store, run: str, step: int) -> list[dict[str, Any]]:
 
 
 def _state(store: Store, shard: dict[str, Any]) -> Any:
-    from ledger.torch.ckpt_codec import decode_state
+    from ledger.torch.checkpoint.codec import decode_state
 
     return decode_state(store.get_json(shard["state"]), [None] * len(shard["tensors"]))
 

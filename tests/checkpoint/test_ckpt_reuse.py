@@ -1,4 +1,4 @@
-"""A default save reuses the id of a chunk whose bytes equal the last save's (ckpt_reuse), and
+"""A default save reuses the id of a chunk whose bytes equal the last save's (checkpoint.reuse), and
 never the id of a chunk with one byte changed, however it was changed."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from ledger.store import Store
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from ledger.torch import ckpt_reuse  # noqa: E402
 from ledger.torch.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from ledger.torch.ckpt_io import write_tensors  # noqa: E402
+from ledger.torch.checkpoint import reuse as ckpt_reuse  # noqa: E402
+from ledger.torch.checkpoint.io import write_tensors  # noqa: E402
 
 pytestmark = [
     pytest.mark.torch,

@@ -1,4 +1,4 @@
-"""The bounds of chunk-id reuse (``ledger.torch.ckpt_reuse``): which chunks are compared at
+"""The bounds of chunk-id reuse (``ledger.torch.checkpoint.reuse``): which chunks are compared at
 all, how many ledgers and bytes stay mapped, and that a mapping never vouches for bytes past
 its own end or outlives the chunk it stood for.
 
@@ -25,8 +25,8 @@ from ledger.store import Store
 
 torch = pytest.importorskip("torch")
 
-from ledger.torch import ckpt_reuse  # noqa: E402
-from ledger.torch.ckpt_io import write_tensors  # noqa: E402
+from ledger.torch.checkpoint import reuse as ckpt_reuse  # noqa: E402
+from ledger.torch.checkpoint.io import write_tensors  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -176,7 +176,7 @@ def test_a_process_whose_mappings_were_retired_still_exits(tmp_path: Path) -> No
     code = (
         "import torch\n"
         "from ledger.store import Store\n"
-        "from ledger.torch.ckpt_io import write_tensors\n"
+        "from ledger.torch.checkpoint.io import write_tensors\n"
         f"st = Store.init({str(tmp_path / 'ledger')!r})\n"
         f"write_tensors(st.objects, [('a', torch.randn({N}))])\n"
         "write_tensors(st.objects, [('b', torch.arange(4.0))])  # 'a' is retired\n"

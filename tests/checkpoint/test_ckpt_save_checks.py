@@ -20,7 +20,7 @@ from ledger.store import Store
 torch = pytest.importorskip("torch")
 
 from ledger.torch.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from ledger.torch.ckpt_save import _check_shard, _publish  # noqa: E402
+from ledger.torch.checkpoint.save import _check_shard, _publish  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

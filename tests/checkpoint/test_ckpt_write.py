@@ -1,4 +1,4 @@
-"""A save's new chunks (ckpt_write): fsynced before they get their names, every changed
+"""A save's new chunks (``checkpoint.write``): fsynced before they get their names, every changed
 directory fsynced once, nothing left behind by an abort, and the same object written twice
 counted once."""
 
@@ -15,8 +15,8 @@ import pytest
 import zstandard
 
 from ledger.store import Store
-from ledger.torch import ckpt_write
-from ledger.torch.ckpt_write import ChunkWriter
+from ledger.torch.checkpoint import write as ckpt_write
+from ledger.torch.checkpoint.write import ChunkWriter
 
 pytestmark = [pytest.mark.torch]  # with the other checkpoint tests; torch itself is not needed
 

@@ -1,4 +1,4 @@
-"""Edge cases of the chunk writer (ckpt_write) that the save tests do not reach: its thread
+"""Edge cases of the chunk writer (checkpoint.write) that the save tests do not reach: its thread
 pool's reuse and bounds, errors in a worker or a syncer (raised, nothing more named, nothing
 left behind: no temp file, no descriptor, no slot), the folders fsynced per ``finish``, the
 mode of an object, and a forked child. Written from the mutants of the fifth round.
@@ -25,8 +25,8 @@ import zstandard
 from ledger._hashing import hash_bytes
 from ledger.store import Store
 from ledger.store.objects import MIN_COMPRESS, MIN_SAVING
-from ledger.torch import ckpt_write
-from ledger.torch.ckpt_write import ChunkWriter, compression_pays
+from ledger.torch.checkpoint import write as ckpt_write
+from ledger.torch.checkpoint.write import ChunkWriter, compression_pays
 
 pytestmark = [pytest.mark.torch]  # with the other checkpoint tests; torch itself is not needed
 
@@ -686,7 +686,7 @@ def test_a_process_that_saved_exits_without_waiting_for_the_pool(tmp_path: Path)
     code = (
         "import sys\n"
         "from ledger.store import Store\n"
-        "from ledger.torch.ckpt_write import ChunkWriter\n"
+        "from ledger.torch.checkpoint.write import ChunkWriter\n"
         "st = Store.init(sys.argv[1])\n"
         "w = ChunkWriter(st.objects)\n"
         "oid, _ = w.put(memoryview(b'z' * 5000), False)\n"

@@ -62,7 +62,7 @@ def test_help_lists_choices(cli: Callable[..., Any], argv: list[str], listed: st
 def test_choices_match_the_library() -> None:
     from ledger.records.run import RunStatus as LibStatus
     from ledger.replay.options import Mode
-    from ledger.torch.ckpt_export import Format
+    from ledger.torch.checkpoint.export import Format
 
     assert [m.value for m in ReplayMode] == list(get_args(Mode))
     assert [f.value for f in ExportFormat] == list(get_args(Format))

@@ -175,7 +175,7 @@ def test_an_audit_selects_no_run_and_no_verdict_the_log_does_not_back(
 def test_latest_is_never_loaded_from_a_forged_ref(
     project: Path, sealed: tuple[Path, dict[str, str]], how: str
 ) -> None:
-    from ledger.torch.ckpt_common import resolve_checkpoint
+    from ledger.torch.checkpoint.common import resolve_checkpoint
 
     ids = sealed[1]
     store = Store.open(project / ".ledger")

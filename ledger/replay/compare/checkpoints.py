@@ -37,7 +37,7 @@ def _record(store: Store, oid: str, cls: type[Checkpoint] | type[CheckpointShard
 
 
 def _read(store: Store, entry: TensorEntry, chunk_size: int) -> TensorData:
-    from ...torch.ckpt_io import read_tensors  # verified reads; torch only when needed
+    from ...torch.checkpoint.io import read_tensors  # verified reads; torch only when needed
     from .tensors import tensor_from_torch
 
     return tensor_from_torch(read_tensors(store.objects, [entry], chunk_size)[0])
@@ -45,7 +45,7 @@ def _read(store: Store, entry: TensorEntry, chunk_size: int) -> TensorData:
 
 def _skeleton(store: Store, shard: CheckpointShard) -> Any:
     """The non-tensor state as Python values (tensors as None), so paths read "state.epoch"."""
-    from ...torch.ckpt_codec import decode_state
+    from ...torch.checkpoint.codec import decode_state
 
     placeholders: list[Any] = [None] * len(shard.tensors)
     return decode_state(store.get_json(shard.state), placeholders)

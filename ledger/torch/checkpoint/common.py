@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._canonical import canonical_json, format_datetime, parse_json
-from ..errors import UnknownIdError, UsageError
-from ..records.base import record_from_json
-from ..records.checkpoint import Checkpoint
-from ..store import Store
-from ..store.refs import check_ref_name
+from ..._canonical import canonical_json, format_datetime, parse_json
+from ...errors import UnknownIdError, UsageError
+from ...records.base import record_from_json
+from ...records.checkpoint import Checkpoint
+from ...store import Store
+from ...store.refs import check_ref_name
 
 __all__ = [
     "CheckpointInfo",
@@ -127,7 +127,7 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
     """A checkpoint id from ``latest``, a step number, ``step-<n>``, a ref name or an id. A
     ref is taken only as the log backs it (``ledger.run.find.backed_ref``): a ref file no
     accepted log line made, or one that differs from the log, is refused (IntegrityError)."""
-    from ..run.find import backed_ref
+    from ...run.find import backed_ref
 
     if isinstance(target, int) or (isinstance(target, str) and target.isdigit()):
         target = f"step-{int(target)}"
@@ -165,7 +165,7 @@ def resolve_checkpoint(store: Store, target: str | int, run_id: str | None) -> s
 def _latest_of_named_run(store: Store, text: str) -> str | None:
     """The latest checkpoint of the run ``text`` names (a name, prefix or short id), as every
     other command takes a run."""
-    from ..run.find import backed_ref, resolve_run
+    from ...run.find import backed_ref, resolve_run
 
     try:
         run = resolve_run(store, text)

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from .._canonical import canonical_json, parse_json
+from ..._canonical import canonical_json, parse_json
 
 __all__ = ["all_gather_json", "background_group", "barrier", "rank_and_world"]
 

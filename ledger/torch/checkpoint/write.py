@@ -7,13 +7,13 @@ chunks waited to be compared or hashed. Here a worker hashes a chunk, writes it 
 threads fsync each temp file and only then give it its object's name. ``finish`` waits for them
 and fsyncs each directory that got a name once, not once per object.
 
-Chunks the caller marks ``direct`` (ckpt_io: those that changed at this save and at the one
+Chunks the caller marks ``direct`` (io: those that changed at this save and at the one
 before, which will likely change again), of ``DIRECT_MIN`` bytes and more, are written with
 ``O_DIRECT`` where the file system takes it (``_write_direct``): from a page-aligned buffer of
 ``_PIECE`` bytes, reused, so the chunk goes to the disk without first growing the page cache.
 Any other chunk (saved for the first time, or changed once after a save that found it the
 same) goes through the page cache, so that the next save compares with it there
-(``ckpt_reuse``) rather than reading it back from the disk: marking every changed chunk
+(``reuse``) rather than reading it back from the disk: marking every changed chunk
 direct made the save after one that replaced every tensor read 180 of 200 MB back from the
 disk to compare them (0.18-0.24 s against 0.05-0.07 s from the page cache, issue #38).
 
@@ -51,11 +51,11 @@ from pathlib import Path
 
 import zstandard
 
-from .._hashing import hash_bytes
-from ..store import ObjectStore
-from ..store.atomic import fsync_dir
-from ..store.durable import link_named, link_unnamed, open_unnamed
-from ..store.objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING
+from ..._hashing import hash_bytes
+from ...store import ObjectStore
+from ...store.atomic import fsync_dir
+from ...store.durable import link_named, link_unnamed, open_unnamed
+from ...store.objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING
 
 __all__ = ["LEVEL", "SAVING_BY_DEFAULT", "ChunkWriter", "Written", "compression_pays"]
 

@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 import torch
 
-from ..errors import IntegrityError, UsageError
-from ..records.base import record_from_json
-from ..records.checkpoint import CheckpointShard, TensorEntry
-from ..runtime.rng import restore_rng
-from ..store import Store
-from .ckpt_codec import decode_state, is_stateful
-from .ckpt_common import (
+from ...errors import IntegrityError, UsageError
+from ...records.base import record_from_json
+from ...records.checkpoint import CheckpointShard, TensorEntry
+from ...runtime.rng import restore_rng
+from ...store import Store
+from .codec import decode_state, is_stateful
+from .collectives import rank_and_world
+from .common import (
     CheckpointInfo,
     info_of,
     open_store,
@@ -31,9 +32,8 @@ from .ckpt_common import (
     resolve_checkpoint,
     write_event,
 )
-from .ckpt_dist import rank_and_world
-from .ckpt_io import read_tensors
-from .ckpt_save import save_checkpoint
+from .io import read_tensors
+from .save import save_checkpoint
 
 __all__ = ["LoadedCheckpoint", "import_legacy", "load_checkpoint"]
 

@@ -1,10 +1,10 @@
 """Tensor bytes to objects and back: hash once, write only what is new, verify before use.
 
 Writes go straight from the tensor's memory (no copy for contiguous CPU tensors) through
-``ckpt_write.ChunkWriter``, which fsyncs and names them on threads of its own while the workers
+``write.ChunkWriter``, which fsyncs and names them on threads of its own while the workers
 go on, and says which chunks were new (the save reports them).
 A chunk whose bytes equal what the last save of that tensor stored is not hashed again
-(``ckpt_reuse``: a bitwise comparison with the mapped object file).
+(``reuse``: a bitwise comparison with the mapped object file).
 Reads go straight into a freshly allocated tensor, hashed piece by piece as the bytes arrive;
 nobody sees it before its hash matched.
 """
@@ -20,14 +20,14 @@ import blake3
 import torch
 import zstandard
 
-from .._hashing import ALGO_PREFIX, hash_bytes
-from ..errors import CorruptObjectError, MissingObjectError, UsageError
-from ..records.checkpoint import TensorEntry
-from ..store import ObjectStore
-from ..store.objects import MIN_SAVING
-from .ckpt_codec import tensor_bytes, torch_dtype
-from .ckpt_reuse import keep_only, last_change, likely_new, remember, reused
-from .ckpt_write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
+from ..._hashing import ALGO_PREFIX, hash_bytes
+from ...errors import CorruptObjectError, MissingObjectError, UsageError
+from ...records.checkpoint import TensorEntry
+from ...store import ObjectStore
+from ...store.objects import MIN_SAVING
+from .codec import tensor_bytes, torch_dtype
+from .reuse import keep_only, last_change, likely_new, remember, reused
+from .write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
 
 __all__ = [
     "CHUNK_SIZE",
@@ -170,7 +170,7 @@ def write_tensors(
         jobs.extend((i, j, c) for j, c in enumerate(_chunks(view, chunk_size)))
 
     # New chunks are fsynced and named by the writer's own threads while the workers go on
-    # comparing and hashing (ckpt_write); nothing refers to them before ``finish`` returns.
+    # comparing and hashing (write); nothing refers to them before ``finish`` returns.
     writer = ChunkWriter(objects, lambda: fault("object-write"))
 
     def store(job: tuple[int, int, memoryview]) -> tuple[str, Written | None, bool]:

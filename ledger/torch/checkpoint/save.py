@@ -14,7 +14,7 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
 
 With ``background=True`` step 1's ``state_dict()`` calls and a copy of the tensors happen
-before the call returns; the rest runs in a thread (``ckpt_background``), gathering on a gloo
+before the call returns; the rest runs in a thread (``background``), gathering on a gloo
 group of its own, in the same order.
 """
 
@@ -26,14 +26,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from ..errors import IntegrityError, LedgerError, MissingObjectError, UsageError
-from ..records.base import record_from_json
-from ..records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
-from ..runtime.rng import capture_rng
-from ..store import Store
-from .ckpt_background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
-from .ckpt_codec import encode_state
-from .ckpt_common import (
+from ...errors import IntegrityError, LedgerError, MissingObjectError, UsageError
+from ...records.base import record_from_json
+from ...records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
+from ...runtime.rng import capture_rng
+from ...store import Store
+from .background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
+from .codec import encode_state
+from .collectives import all_gather_json, background_group, rank_and_world
+from .common import (
     CheckpointInfo,
     fault,
     info_of,
@@ -44,8 +45,7 @@ from .ckpt_common import (
     step_ref,
     write_event,
 )
-from .ckpt_dist import all_gather_json, background_group, rank_and_world
-from .ckpt_io import CHUNK_SIZE, min_saving, write_tensors
+from .io import CHUNK_SIZE, min_saving, write_tensors
 
 __all__ = ["save_checkpoint"]
 
@@ -124,10 +124,10 @@ def save_checkpoint(
 
     A chunk whose bytes equal what the previous save of its tensor stored in this ledger is
     found by a bitwise comparison with that object's mapped file, not hashed again
-    (ckpt_reuse: the last save's bytes stay mapped from the page cache).
+    (reuse: the last save's bytes stay mapped from the page cache).
 
     ``background=True`` copies the tensors, returns a ``PendingCheckpoint`` at once and hashes,
-    writes and publishes in a thread (ckpt_background: one copy of the state in staging
+    writes and publishes in a thread (background: one copy of the state in staging
     buffers kept between saves, one save in flight; the next save and interpreter exit wait
     for it).
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import torch
 
-from ..errors import UsageError
-from ..records.checkpoint import DTYPES
+from ...errors import UsageError
+from ...records.checkpoint import DTYPES
 
 __all__ = ["decode_state", "encode_state", "is_stateful", "tensor_bytes", "torch_dtype"]
 

@@ -15,8 +15,8 @@ from typing import Any
 import torch
 from torch.utils.data import Sampler
 
-from ..errors import UsageError
-from .ckpt_dist import rank_and_world
+from ...errors import UsageError
+from .collectives import rank_and_world
 
 __all__ = ["ResumableSampler"]
 

@@ -11,14 +11,14 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from .._canonical import canonical_json
-from ..errors import UnknownIdError, UsageError
-from ..records.base import record_from_json
-from ..records.checkpoint import CheckpointShard
-from ..store import Store
-from ..store.atomic import fsync_dir
-from .ckpt_codec import decode_state
-from .ckpt_common import (
+from ..._canonical import canonical_json
+from ...errors import UnknownIdError, UsageError
+from ...records.base import record_from_json
+from ...records.checkpoint import CheckpointShard
+from ...store import Store
+from ...store.atomic import fsync_dir
+from .codec import decode_state
+from .common import (
     CheckpointInfo,
     info_of,
     latest_ref,
@@ -27,7 +27,7 @@ from .ckpt_common import (
     read_checkpoint,
     resolve_checkpoint,
 )
-from .ckpt_io import read_tensors
+from .io import read_tensors
 
 __all__ = ["checkpoint_runs", "export_checkpoint", "list_checkpoints"]
 
@@ -55,7 +55,7 @@ def list_checkpoints(
                 hint="runs with checkpoints: " + (", ".join(runs[:10]) or "none"),
             )
         run_id = matches[0]
-    from ..run.find import backed_ref
+    from ...run.find import backed_ref
 
     latest = backed_ref(st, latest_ref(run_id))
     return [

@@ -25,8 +25,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from ..store import ObjectStore
-from ..store.safe_read import NotRegularError, open_regular
+from ...store import ObjectStore
+from ...store.safe_read import NotRegularError, open_regular
 
 __all__ = [
     "BUDGET",
@@ -126,7 +126,7 @@ _PROBE = 4 << 10
 
 def last_change(objects: ObjectStore, key: str, index: int) -> bool | None:
     """None when no earlier save of chunk ``index`` of ``key`` into this ledger is mapped;
-    else whether that save found the chunk changed since the one before it. ``ckpt_io``
+    else whether that save found the chunk changed since the one before it. ``io``
     writes a chunk around the page cache only when it changes at two saves in a row: such a
     chunk will likely change again, while one that changed once after staying the same (all
     tensors replaced, then fine-tuned) is compared by the next save, which must find its

@@ -1,18 +1,18 @@
 """Atomically published, content-addressed, sharded checkpoints with exact resume.
 
-The public face of ``ckpt_save``, ``ckpt_load``, ``ckpt_export`` and ``ckpt_sampler``; see
+The public face of ``save``, ``load``, ``export`` and ``sampler``; see
 docs/how-to/checkpoints.md for the training-loop pattern and docs/format.md ("Checkpoints") for
 what lands on disk.
 """
 
 from __future__ import annotations
 
-from .ckpt_background import PendingCheckpoint, wait_for_checkpoints
-from .ckpt_common import CheckpointInfo
-from .ckpt_export import export_checkpoint, list_checkpoints
-from .ckpt_load import LoadedCheckpoint, import_legacy, load_checkpoint
-from .ckpt_sampler import ResumableSampler
-from .ckpt_save import save_checkpoint
+from .background import PendingCheckpoint, wait_for_checkpoints
+from .common import CheckpointInfo
+from .export import export_checkpoint, list_checkpoints
+from .load import LoadedCheckpoint, import_legacy, load_checkpoint
+from .sampler import ResumableSampler
+from .save import save_checkpoint
 
 __all__ = [
     "CheckpointInfo",

@@ -1,7 +1,7 @@
 """Background saves: copy the tensors, return to training, hash/write/publish in a thread.
 
 The guarantees of a foreground save hold, because the thread runs the same steps in the same
-order (``ckpt_save``): nothing is published until every object and shard manifest is durable,
+order (``save``): nothing is published until every object and shard manifest is durable,
 so a process killed while the thread works leaves ``latest`` on the previous checkpoint.
 
 - **Copy on save.** The caller's tensors are copied (on the CPU) before ``save_checkpoint``
@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from .ckpt_common import CheckpointInfo
-from .ckpt_io import map_threads
-from .ckpt_reuse import MEMCMP
+from .common import CheckpointInfo
+from .io import map_threads
+from .reuse import MEMCMP
 
 __all__ = [
     "PendingCheckpoint",
