@@ -26,6 +26,7 @@ class SeedExecutor(StrEnum):
 class ExportFormat(StrEnum):
     safetensors = "safetensors"
     pt = "pt"
+    dcp = "dcp"
 
 
 class RunStatus(StrEnum):

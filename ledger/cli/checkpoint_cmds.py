@@ -1,4 +1,5 @@
-"""checkpoints, checkpoint export: list a run's checkpoints; export one for other tools."""
+"""checkpoints, checkpoint export / import-dcp: list a run's checkpoints; export one for other
+tools; store a torch.distributed.checkpoint folder as one."""
 
 from __future__ import annotations
 
@@ -76,13 +77,18 @@ def export(
         ..., "--format", "-f", help="File format to write.", case_sensitive=False
     ),
     out: Path = typer.Option(
-        ..., "--out", "-o", metavar="FILE", help="File to write (replaced atomically)."
+        ...,
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="File to write (replaced atomically); for dcp a new folder.",
     ),
     rank: int = typer.Option(0, "--rank", metavar="N", help="Which rank's shard to export."),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Export one checkpoint's tensors (verified) as safetensors or a torch .pt state dict."""
+    """Export one checkpoint's tensors (verified) as safetensors, a torch .pt state dict or a
+    torch.distributed.checkpoint (DCP) folder; sharded (DTensor) tensors are written whole."""
     from ..torch.checkpoint.export import export_checkpoint
 
     with progress(f"exporting {ident} as {fmt.value}"):
@@ -104,7 +110,31 @@ def export(
         )
 
 
+def import_dcp(
+    folder: Path = typer.Argument(..., metavar="DIR", help="A DCP checkpoint folder."),
+    run: str = typer.Option(..., "--run", metavar="RUN", help="Run id the checkpoint joins."),
+    step: int = typer.Option(0, "--step", metavar="N", help="Its step number."),
+    ledger: Path | None = LedgerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Store a torch.distributed.checkpoint folder as a ledger checkpoint (content-addressed,
+    tensors whole). Its .metadata pickle is read with DCP's own types only, never unpickled
+    in full; a folder that needs more is refused."""
+    from ..torch.checkpoint.dcp import import_dcp as run_import
+
+    with progress(f"importing {folder}"):
+        info = run_import(folder, step=step, store=open_store(ledger), run_id=run)
+    if json_out:
+        print_json(info.to_json())
+    else:
+        out_console().print(
+            f"Imported {folder} as checkpoint {info.oid[:15]} (run {info.run_id}, step "
+            f"{info.step}, {info.tensors} tensors, {human_bytes(info.bytes_total)})"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command()(checkpoints)
     checkpoint_app.command()(export)
+    checkpoint_app.command("import-dcp")(import_dcp)
     app.add_typer(checkpoint_app)

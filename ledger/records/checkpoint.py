@@ -8,14 +8,14 @@ No checkpoint links an older checkpoint: retention could otherwise never free on
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from .base import Oid, Record, Timestamp
 from .rng import RngState
 
-__all__ = ["DTYPES", "Checkpoint", "CheckpointShard", "ShardSummary", "TensorEntry"]
+__all__ = ["DTYPES", "Checkpoint", "CheckpointShard", "ShardLayout", "ShardSummary", "TensorEntry"]
 
 # Dtype names as written in manifests (torch.<name>); readers refuse anything else.
 DtypeName = Literal[
@@ -40,8 +40,37 @@ DtypeName = Literal[
 DTYPES: tuple[str, ...] = get_args(DtypeName)
 
 
+class ShardLayout(BaseModel):
+    """Where one rank's piece of a sharded tensor (a DTensor) sits in the whole tensor.
+
+    The piece is the box ``[offset, offset + local shape)`` of a tensor of ``shape``; the
+    ``placements`` (per mesh dimension: ``"S(d)"`` sharded along tensor dim ``d``, ``"R"``
+    replicated) and the ``mesh`` shape are what the saving job used, kept for the reader.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    shape: list[int]
+    offset: list[int]
+    placements: list[str]
+    mesh: list[int]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ShardLayout:
+        if len(self.offset) != len(self.shape) or any(d < 0 for d in [*self.shape, *self.offset]):
+            raise ValueError(f"layout offset {self.offset} does not fit shape {self.shape}")
+        if len(self.placements) != len(self.mesh) or any(d < 1 for d in self.mesh):
+            raise ValueError(f"layout placements {self.placements} do not fit mesh {self.mesh}")
+        return self
+
+
 class TensorEntry(BaseModel):
-    """One tensor: raw little-endian bytes, C order, split into ``chunk_size`` objects."""
+    """One tensor: raw little-endian bytes, C order, split into ``chunk_size`` objects.
+
+    For a DTensor the bytes are this rank's local piece (``shape`` is the piece's) and
+    ``layout`` places it in the whole tensor; a plain tensor has no ``layout`` key at all, so
+    its entry (and the shard's id) is what it was before layouts existed.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -50,12 +79,28 @@ class TensorEntry(BaseModel):
     shape: list[int]
     nbytes: int = Field(ge=0)
     chunks: list[Oid]
+    layout: ShardLayout | None = None
 
     @model_validator(mode="after")
     def _shape_fits(self) -> TensorEntry:
         if any(d < 0 for d in self.shape):
             raise ValueError(f"tensor {self.key}: negative dimension in {self.shape}")
+        lay = self.layout
+        if lay is not None and (
+            len(lay.shape) != len(self.shape)
+            or any(o + n > g for o, n, g in zip(lay.offset, self.shape, lay.shape, strict=True))
+        ):
+            raise ValueError(
+                f"tensor {self.key}: piece {self.shape} at {lay.offset} lies outside {lay.shape}"
+            )
         return self
+
+    @model_serializer(mode="wrap")
+    def _no_empty_layout(self, handler: Any) -> Any:
+        out = handler(self)
+        if isinstance(out, dict) and out.get("layout", 0) is None:
+            del out["layout"]
+        return out
 
 
 class CheckpointShard(Record):

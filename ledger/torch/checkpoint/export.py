@@ -1,4 +1,4 @@
-"""List a run's checkpoints; export one as safetensors or a ``.pt`` state dict.
+"""List a run's checkpoints; export one as safetensors, a ``.pt`` state dict or a DCP folder.
 
 Exports are verified like loads (every object hashed) and written atomically (temp, fsync,
 rename), so a file at ``out`` is always a complete export.
@@ -27,11 +27,11 @@ from .common import (
     read_checkpoint,
     resolve_checkpoint,
 )
-from .io import read_tensors
+from .reshard import read_state
 
 __all__ = ["checkpoint_runs", "export_checkpoint", "list_checkpoints"]
 
-Format = Literal["safetensors", "pt"]
+Format = Literal["safetensors", "pt", "dcp"]
 
 
 def checkpoint_runs(store: Store | str | Path | None = None) -> list[str]:
@@ -72,18 +72,27 @@ def export_checkpoint(
     run_id: str | None = None,
     rank: int = 0,
 ) -> tuple[CheckpointInfo, Path]:
-    """Write rank ``rank``'s shard of checkpoint ``target`` to ``out``."""
-    if fmt not in ("safetensors", "pt"):
-        raise UsageError(f"unknown export format {fmt!r}", hint="use safetensors or pt")
+    """Write rank ``rank``'s shard of checkpoint ``target`` to ``out``: a file, or for
+    ``dcp`` a ``torch.distributed.checkpoint`` directory. Sharded (DTensor) tensors are
+    written whole, assembled from every rank's pieces."""
+    if fmt not in ("safetensors", "pt", "dcp"):
+        raise UsageError(f"unknown export format {fmt!r}", hint="use safetensors, pt or dcp")
     st = open_store(store)
     oid = resolve_checkpoint(st, target, run_id)
     rec = read_checkpoint(st, oid)
     if not 0 <= rank < rec.world_size:
         raise UsageError(f"rank {rank} is not in this checkpoint (world size {rec.world_size})")
     shard = record_from_json(st.get_json(rec.shards[rank].manifest), CheckpointShard)
-    tensors = read_tensors(st.objects, shard.tensors, shard.chunk_size)
+    # DTensor entries whole (from every rank's pieces), plain ones from this rank's shard
+    wanted = list(range(len(shard.tensors)))
+    tensors, _exact = read_state(st, rec, oid, shard, wanted, None, False)
     skeleton = st.get_json(shard.state)
     out = Path(out)
+    if fmt == "dcp":
+        from .dcp import write_dcp
+
+        write_dcp(out, decode_state(skeleton, tensors))
+        return info_of(rec, oid), out
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
         if fmt == "safetensors":

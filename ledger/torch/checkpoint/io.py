@@ -34,6 +34,7 @@ __all__ = [
     "WriteStats",
     "map_threads",
     "min_saving",
+    "read_span",
     "read_tensors",
     "write_tensors",
 ]
@@ -329,3 +330,28 @@ def read_tensors(
     streamed = len(jobs) >= _WORKERS
     map_threads(lambda job: _read_into(objects, *job, streamed=streamed), jobs)
     return out
+
+
+def read_span(
+    objects: ObjectStore, entry: TensorEntry, chunk_size: int, start: int, end: int
+) -> torch.Tensor:
+    """Bytes ``[start, end)`` of the tensor ``entry`` as a uint8 tensor, reading and verifying
+    only the chunks that hold them (each whole: an object is hashed in full before use)."""
+    _check_entry(entry, chunk_size)
+    if not 0 <= start < end <= entry.nbytes:
+        raise UsageError(f"tensor {entry.key}: bytes {start}..{end} are not in its {entry.nbytes}")
+    first, last = start // chunk_size, (end - 1) // chunk_size
+    base = first * chunk_size
+    buf = torch.empty(min(entry.nbytes, (last + 1) * chunk_size) - base, dtype=torch.uint8)
+    view = buf.numpy().data.cast("B")
+    jobs = [
+        (
+            entry.chunks[j],
+            view[j * chunk_size - base : min(entry.nbytes, (j + 1) * chunk_size) - base],
+            entry.key,
+        )
+        for j in range(first, last + 1)
+    ]
+    streamed = len(jobs) >= _WORKERS
+    map_threads(lambda job: _read_into(objects, *job, streamed=streamed), jobs)
+    return buf[start - base : end - base]

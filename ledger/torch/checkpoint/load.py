@@ -32,7 +32,7 @@ from .common import (
     resolve_checkpoint,
     write_event,
 )
-from .io import read_tensors
+from .reshard import read_state
 from .save import save_checkpoint
 
 __all__ = ["LoadedCheckpoint", "import_legacy", "load_checkpoint"]
@@ -49,6 +49,10 @@ class LoadedCheckpoint:
     state: dict[str, Any]
     shard_rank: int
     rng_restored: list[str] = field(default_factory=list)
+    # True for a resume that read only this rank's own saved pieces, at the same world size:
+    # training continues bitwise. False after a reshard (another world size or layout): a
+    # warm continuation, since reductions then add in another order; RNG states are left alone.
+    exact: bool = False
 
 
 def load_checkpoint(
@@ -65,8 +69,11 @@ def load_checkpoint(
 
     ``mode="resume"`` restores everything into ``state`` (a dict shaped like the saved one:
     stateful objects get ``load_state_dict``, plain values are replaced) and then this rank's
-    RNG states; it needs the same world size. ``mode="warm-start"`` loads only the weights of
-    the ``nn.Module`` entries of ``state`` and leaves optimizer, counters and RNG alone.
+    RNG states; it needs the same world size, except for a checkpoint of DTensor (FSDP2)
+    state, which reshards to any world size and to the placements of the DTensors in
+    ``state`` (``exact`` is then False: a warm continuation, RNG states not restored).
+    ``mode="warm-start"`` loads only the weights of the ``nn.Module`` entries of ``state`` and
+    leaves optimizer, counters and RNG alone.
     ``source``: the small file the program named to find ``target`` (a pointer): stored with
     the load event, so that ``ledger replay`` rebuilds it where the workspace lacks it.
     """
@@ -77,26 +84,26 @@ def load_checkpoint(
     oid = resolve_checkpoint(st, target, run_id)
     rec = read_checkpoint(st, oid)
     rank, world = rank_and_world()
-    if mode == "resume" and rec.world_size != world:
-        raise UsageError(
-            f"checkpoint {oid[:15]}… was saved by {rec.world_size} rank(s); this job has {world}",
-            hint="resume with the same world size, or load weights with mode='warm-start'",
-        )
-    shard_rank = rank if rec.world_size == world else 0
+    same = rec.world_size == world
+    shard_rank = rank if same else 0
     shard = record_from_json(st.get_json(rec.shards[shard_rank].manifest), CheckpointShard)
     if (shard.step, shard.rank) != (rec.step, shard_rank):
         raise IntegrityError(f"checkpoint {oid}: shard {shard_rank} does not match its record")
+    sharded = any(e.layout is not None for e in shard.tensors)
+    if mode == "resume" and not same and not sharded:
+        raise UsageError(
+            f"checkpoint {oid[:15]}… was saved by {rec.world_size} rank(s); this job has {world}",
+            hint="resume with the same world size, or load weights with mode='warm-start' "
+            "(checkpoints of DTensor/FSDP2 state reshard to any world size)",
+        )
     skeleton = st.get_json(shard.state)
     wanted = _wanted(shard.tensors, state, mode)
-    loaded = read_tensors(st.objects, [shard.tensors[i] for i in wanted], shard.chunk_size)
-    tensors: list[Any] = [None] * len(shard.tensors)
-    for i, t in zip(wanted, loaded, strict=True):
-        tensors[i] = t
+    tensors, exact = read_state(st, rec, oid, shard, wanted, state, same)
     decoded = decode_state(skeleton, tensors)
     if state is not None:
         _apply(state, decoded, mode, strict, "")
     restored: list[str] = []
-    if mode == "resume" and shard.rng is not None:
+    if mode == "resume" and exact and shard.rng is not None:
         restored = restore_rng(shard.rng, strict=False)  # last: nothing may draw after it
     if rank == 0:
         write_event(
@@ -106,13 +113,15 @@ def load_checkpoint(
                 "run_id": rec.run_id,
                 "step": rec.step,
                 "mode": mode,
+                **({"continuation": "exact" if exact else "warm"} if mode == "resume" else {}),
                 "rank": rank,
                 "world_size": world,
+                "saved_world_size": rec.world_size,
                 **_source(st, source),
             }
         )
     info = info_of(rec, oid, seconds=time.perf_counter() - t0)
-    return LoadedCheckpoint(info, mode, decoded, shard_rank, restored)
+    return LoadedCheckpoint(info, mode, decoded, shard_rank, restored, mode == "resume" and exact)
 
 
 _SOURCE_MAX = 64 * 1024  # a pointer is a few hundred bytes; anything larger is not one

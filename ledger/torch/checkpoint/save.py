@@ -4,9 +4,11 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
-   (fsynced; written side by side), then the shard manifest;
+   (fsynced; written side by side), then the shard manifest; a DTensor is stored as its
+   local piece, its entry carries the layout (``layout``);
 2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
-   checks equal steps and world size and that every chunk object exists with its size;
+   checks equal steps and world size, that every chunk object exists with its size and that
+   the ranks' pieces of each DTensor make it whole;
 3. rank 0 writes the ``checkpoint`` record, then moves ``checkpoints/<run>/step-<n>`` and
    ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, then the
    step ref's file, then ``latest``'s, then one fsync of their folder: ``Store.set_refs``);
@@ -20,6 +22,7 @@ group of its own, in the same order.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from datetime import UTC, datetime
@@ -28,7 +31,13 @@ from typing import Any, Literal, overload
 
 from ...errors import IntegrityError, LedgerError, MissingObjectError, UsageError
 from ...records.base import record_from_json
-from ...records.checkpoint import Checkpoint, CheckpointShard, ShardSummary
+from ...records.checkpoint import (
+    Checkpoint,
+    CheckpointShard,
+    ShardLayout,
+    ShardSummary,
+    TensorEntry,
+)
 from ...runtime.rng import capture_rng
 from ...store import Store
 from .background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
@@ -46,6 +55,7 @@ from .common import (
     write_event,
 )
 from .io import CHUNK_SIZE, min_saving, write_tensors
+from .layout import describe, is_dtensor
 
 __all__ = ["save_checkpoint"]
 
@@ -174,6 +184,7 @@ def save_checkpoint(
         try:
             skeleton, tensors = encode_state(state)
             job.skeleton = skeleton
+            tensors, job.layouts = local_pieces(tensors)
             job.tensors = snapshot(tensors) if background else tensors
         except LedgerError as e:
             if world == 1:
@@ -212,6 +223,7 @@ class _Job:
         self.group: Any = None
         self.t0 = 0.0
         self.compress: bool | None = None
+        self.layouts: dict[int, ShardLayout] = {}
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -274,6 +286,8 @@ class _Job:
         if isinstance(skeleton[0], BaseException):
             raise skeleton[0]
         skeleton_oid: str = skeleton[0]
+        for i, layout in self.layouts.items():
+            entries[i] = entries[i].model_copy(update={"layout": layout})
         fault("after-objects")
         shard = CheckpointShard(
             run_id=self.run_id,
@@ -291,6 +305,19 @@ class _Job:
         oid = st.put_json(shard.to_json())
         fault("after-shard")
         return oid
+
+
+def local_pieces(
+    tensors: list[tuple[str, Any]],
+) -> tuple[list[tuple[str, Any]], dict[int, ShardLayout]]:
+    """Each DTensor replaced by its local piece; the layouts by index into the list."""
+    out: list[tuple[str, Any]] = []
+    layouts: dict[int, ShardLayout] = {}
+    for i, (key, t) in enumerate(tensors):
+        if is_dtensor(t):
+            t, layouts[i] = describe(t, key)
+        out.append((key, t))
+    return out, layouts
 
 
 def _put_json(st: Store, value: Any, out: list[Any]) -> None:
@@ -354,6 +381,9 @@ def _publish(
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     shards = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+    gap = _layout_gap([record_from_json(st.get_json(s.manifest), CheckpointShard) for s in shards])
+    if gap:
+        return {"error": gap}
     rec = Checkpoint(
         run_id=run,
         step=step,
@@ -393,6 +423,30 @@ def _publish(
         }
     )
     return {"oid": oid, "refs": refs}
+
+
+def _layout_gap(recs: list[CheckpointShard]) -> str | None:
+    """Why the ranks' pieces of some sharded tensor do not make it whole, or None.
+
+    Every rank must hold a piece (its DTensor) of every sharded key, with the same whole shape
+    and dtype; the distinct pieces must fill the whole tensor (replicas hold the same box).
+    """
+    pieces: dict[str, list[tuple[int, TensorEntry]]] = {}
+    for rec in recs:
+        for e in rec.tensors:
+            if e.layout is not None:
+                pieces.setdefault(e.key, []).append((rec.rank, e))
+    for key, got in pieces.items():
+        if len(got) != len(recs):
+            return f"tensor {key} is a DTensor on ranks {[r for r, _ in got]} only"
+        kinds = {(tuple(e.layout.shape), e.dtype) for _, e in got if e.layout is not None}
+        if len(kinds) != 1:
+            return f"tensor {key}: the ranks disagree on its shape or dtype: {sorted(kinds)}"
+        boxes = {(tuple(e.layout.offset), tuple(e.shape)) for _, e in got if e.layout is not None}
+        whole = math.prod(next(iter(kinds))[0])
+        if sum(math.prod(shape) for _, shape in boxes) != whole:
+            return f"tensor {key}: the ranks' pieces do not make up its {whole} elements"
+    return None
 
 
 def _retain(st: Store, run: str, step: int, keep_last: int) -> None:

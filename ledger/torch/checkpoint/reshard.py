@@ -1,0 +1,143 @@
+"""Cut a sharded tensor again: the box one loading rank needs, from the pieces of every saved
+rank, reading only the chunks that overlap it.
+
+Each saved piece is a box of the whole tensor (``ShardLayout``: offset, and the entry's
+shape); replicas hold the same box and are read once. The box is filled piece by piece: the
+bytes from the overlap's first element to its last (in the piece's C order) are read through
+``io.read_span`` (every chunk hashed before use) and the overlap is copied out with strides.
+Bytes are copied, never computed, so the whole tensor after any number of reshards is
+bitwise the saved one; a box the pieces do not fill is an ``IntegrityError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...errors import IntegrityError
+from ...records.base import record_from_json
+from ...records.checkpoint import Checkpoint, CheckpointShard, TensorEntry
+from ...store import Store
+from .codec import torch_dtype
+from .io import read_span, read_tensors
+from .layout import Box, target_box, target_of, targets, volume, wrap
+
+__all__ = ["Pieces", "assemble", "read_state"]
+
+
+class Pieces:
+    """Every saved rank's entries by key, manifests read once and on first need."""
+
+    def __init__(self, st: Store, rec: Checkpoint, oid: str) -> None:
+        self.st, self.rec, self.oid = st, rec, oid
+        self._by_key: dict[str, list[tuple[TensorEntry, int]]] | None = None
+
+    def of(self, key: str) -> list[tuple[TensorEntry, int]]:
+        if self._by_key is None:
+            by_key: dict[str, list[tuple[TensorEntry, int]]] = {}
+            for s in self.rec.shards:
+                shard = record_from_json(self.st.get_json(s.manifest), CheckpointShard)
+                if (shard.step, shard.rank) != (self.rec.step, s.rank):
+                    raise IntegrityError(
+                        f"checkpoint {self.oid}: shard {s.rank} does not match its record"
+                    )
+                for e in shard.tensors:
+                    if e.layout is not None:
+                        by_key.setdefault(e.key, []).append((e, shard.chunk_size))
+            self._by_key = by_key
+        return self._by_key.get(key, [])
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+def assemble(st: Store, pieces: list[tuple[TensorEntry, int]], key: str, box: Box) -> torch.Tensor:
+    """The ``box`` (offset, shape) of the tensor at ``key``, from the saved ``pieces``."""
+    if not pieces:
+        raise IntegrityError(f"tensor {key}: no rank of the checkpoint holds a piece of it")
+    first = pieces[0][0]
+    dtype = torch_dtype(first.dtype)
+    offset, shape = box
+    out = torch.empty(shape, dtype=dtype)
+    itemsize = out.element_size()
+    covered, seen = 0, set()
+    for entry, chunk_size in pieces:
+        lay = entry.layout
+        if lay is None or lay.shape != first.layout.shape or entry.dtype != first.dtype:  # type: ignore[union-attr]
+            raise IntegrityError(f"tensor {key}: the saved ranks disagree on its shape or dtype")
+        at, size = tuple(lay.offset), tuple(entry.shape)
+        lo = [max(a, p) for a, p in zip(offset, at, strict=True)]
+        hi = [min(a + n, p + m) for a, n, p, m in zip(offset, shape, at, size, strict=True)]
+        if (at, size) in seen or any(low >= high for low, high in zip(lo, hi, strict=True)):
+            continue
+        seen.add((at, size))
+        strides = _strides(size)
+        start = sum((low - p) * s for low, p, s in zip(lo, at, strides, strict=True))
+        end = 1 + sum((high - 1 - p) * s for high, p, s in zip(hi, at, strides, strict=True))
+        span = read_span(st.objects, entry, chunk_size, start * itemsize, end * itemsize)
+        if span.storage_offset() % itemsize:  # a chunk size that is no multiple of the dtype
+            span = span.clone()
+        part = span.view(dtype).as_strided(
+            [high - low for low, high in zip(lo, hi, strict=True)],
+            strides,
+            span.storage_offset() // itemsize,
+        )
+        index = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset, strict=True))
+        out[index].copy_(part)
+        covered += volume([high - low for low, high in zip(lo, hi, strict=True)])
+    if covered != volume(shape):
+        raise IntegrityError(
+            f"tensor {key}: the saved pieces fill {covered} of the {volume(shape)} elements "
+            "this rank loads",
+            hint="the checkpoint's shard manifests are inconsistent; load an older checkpoint",
+        )
+    return out
+
+
+def read_state(
+    st: Store,
+    rec: Any,
+    oid: str,
+    shard: CheckpointShard,
+    wanted: list[int],
+    state: dict[str, Any] | None,
+    same: bool,
+) -> tuple[list[Any], bool]:
+    """This rank's tensors by index (None where not wanted), and whether every one is the
+    rank's own saved piece (an exact resume) rather than cut again from other ranks'.
+
+    A DTensor entry is loaded as the box the caller's DTensor at that key needs (the whole
+    tensor without one), from this rank's own piece when it is that box, else from every
+    rank's pieces (``reshard``), and placed like the caller's DTensor.
+    """
+    found = targets(state) if any(shard.tensors[i].layout for i in wanted) else ({}, {})
+    own: list[int] = []
+    placed: dict[int, Any] = {}
+    cut: dict[int, tuple[Any, Box]] = {}
+    for i in wanted:
+        e = shard.tensors[i]
+        if e.layout is None:
+            own.append(i)
+            continue
+        target = target_of(found, e.key, e.layout.shape)
+        box = target_box(target, e.layout.shape)
+        if same and box == (tuple(e.layout.offset), tuple(e.shape)):
+            own.append(i)
+            placed[i] = target
+        else:
+            cut[i] = (target, box)
+    tensors: list[Any] = [None] * len(shard.tensors)
+    loaded = read_tensors(st.objects, [shard.tensors[i] for i in own], shard.chunk_size)
+    for i, t in zip(own, loaded, strict=True):
+        tensors[i] = wrap(t, placed.get(i))
+    pieces = Pieces(st, rec, oid)
+    for i, (target, box) in cut.items():
+        key = shard.tensors[i].key
+        tensors[i] = wrap(assemble(st, pieces.of(key), key, box), target)
+    return tensors, same and not cut
