@@ -4,9 +4,12 @@ Both runs must have traces (``ledger.torch.trace``). The rules, in order:
 
 1. the first step traced in both runs where anything differs; at that step, the rank whose
    difference comes first in the order below (then the lowest rank);
-2. within the step: the batch (data), the RNG states at its start, the forward pass (modules
-   in order of completion), the loss, the backward pass (gradients in backward's order),
-   the optimizer's step (its hyperparameters, then the parameters after it);
+2. within the step: the batch (data), the forward pass (modules in order of completion), the
+   loss, the backward pass (gradients in backward's order), the optimizer's step (its
+   hyperparameters, then the parameters after it). The RNG states at the start of the step
+   are said beside the culprit when they differ (a module that drew from torch's generator
+   is then put down to the random state), never as the culprit: Python's own generator is
+   seeded from the OS at start-up, and differs in every run that does not seed it;
 3. in the forward pass, the first module whose output differs: if its inputs are identical
    it is the culprit (named with its class, the operation kind when it is a leaf); if they
    differ, every module before it matched, so the change came from code between modules.
@@ -30,7 +33,7 @@ from .localize_causes import suggestion
 __all__ = ["load_traces", "localize", "localize_pair", "localize_runs", "render_localization"]
 
 _SHOWN_IDS = 6
-PHASES = ("data", "rng", "forward", "loss", "backward", "optimizer")
+PHASES = ("data", "forward", "loss", "backward", "optimizer")
 
 
 def load_traces(store: Store, run: Run) -> dict[int, dict[str, Any]]:
@@ -87,6 +90,17 @@ def localize(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]]) -> dict
         return {"found": False, "comparable": False, "line": "no step was traced in both runs"}
     missing = sorted((a.keys() | b.keys()) - set(ranks))
     extra = f"; rank(s) {missing} traced in one run only" if missing else ""
+    rng = sorted(
+        {
+            g
+            for r in ranks
+            for step in common
+            if step in steps_a[r] and step in steps_b[r]
+            for g in _rng_differs(steps_a[r][step], steps_b[r][step])
+        }
+    )
+    if rng:
+        extra += f"; RNG states differ ({', '.join(rng)}) but nothing traced drew a difference"
     return {
         "found": False,
         "comparable": True,
@@ -135,9 +149,17 @@ def _not_comparable(ha: dict[str, Any], hb: dict[str, Any]) -> str | None:
 def _first_difference(
     ha: dict[str, Any], hb: dict[str, Any], sa: dict[str, Any], sb: dict[str, Any]
 ) -> dict[str, Any] | None:
-    for rule in (_data, _rng, _forward, _loss, _backward, _optimizer):
+    for rule in (_data, _forward, _loss, _backward, _optimizer):
         found = rule(ha, hb, sa, sb)
         if found is not None:
+            rng = _rng_differs(sa, sb)
+            if rng:
+                found["rng_differs"] = rng
+                found["chain"] += f"; RNG state differs at the start of the step ({', '.join(rng)})"
+                torch_rng = [r for r in rng if r in ("torch", "cuda")]
+                if found["phase"] == "forward" and torch_rng and found.get("inputs_identical"):
+                    found["cause"] = "random-state"
+                    found.pop("because", None)
             return found
     return None
 
@@ -153,16 +175,12 @@ def _data(ha: Any, hb: Any, sa: dict[str, Any], sb: dict[str, Any]) -> dict[str,
     return _hit("data", "data-order", "batch differs (no sample ids recorded)")
 
 
-def _rng(ha: Any, hb: Any, sa: dict[str, Any], sb: dict[str, Any]) -> dict[str, Any] | None:
+def _rng_differs(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:
+    """The generators whose state differs at the start of the step. Not a divergence by
+    itself (Python seeds its generator from the OS at start-up, used or not): it explains
+    one, or is said beside a run that matched."""
     ra, rb = sa.get("rng") or {}, sb.get("rng") or {}
-    names = sorted(k for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k))
-    if not names:
-        return None
-    return _hit(
-        "rng",
-        "random-state",
-        f"batch identical; RNG state differs at the start of the step ({', '.join(names)})",
-    )
+    return sorted(k for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k))
 
 
 def _forward(
@@ -177,7 +195,7 @@ def _forward(
                 "forward",
                 "execution-order",
                 f"batch identical; forward ran {name_a} in the original, {name_b} here",
-                module=name_a,
+                modules=[name_a, name_b],
             )
         if ea[2] == eb[2]:
             continue
@@ -325,7 +343,7 @@ def _delta(sa: dict[str, Any], sb: dict[str, Any], key: str, header: dict[str, A
         return f"max |Δ| not known: values unreadable ({e})"
     if xa.shape != xb.shape:
         return f"shape {list(xa.shape)} vs {list(xb.shape)}"
-    bits = xa.view(np.uint8).reshape(xa.size, -1) != xb.view(np.uint8).reshape(xb.size, -1)
+    bits = xa.reshape(-1, 1).view(np.uint8) != xb.reshape(-1, 1).view(np.uint8)
     count = int(bits.any(axis=1).sum()) if xa.size else 0
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(xa.astype(np.float64) - xb.astype(np.float64))

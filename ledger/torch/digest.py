@@ -1,18 +1,21 @@
 """Exact digests of tensors, computed where they live: what a trace stores per value.
 
 A digest covers the dtype, the shape and every bit of the values (not the strides: a copy
-digests the same). Two encodings, named in each trace's header:
+digests the same). Two encodings; a trace's header names the device its parameters were on,
+and traces taken on different kinds of device are not compared:
 
-- ``blake3`` (CPU tensors): BLAKE3 of the raw bytes, cut to 128 bits. Any bit change changes
-  it. A contiguous tensor is hashed in place (a view of its memory, no copy).
-- ``wsum`` (tensors on an accelerator): the bits are read as integers ``x_i`` and two sums
-  ``Σ x_i·w_i mod 2^64`` with odd pseudo-random weights ``w_i`` are taken on the device, then
-  hashed with the dtype and shape (16 bytes read back, no host copy of the values). A weight
-  is odd, so invertible mod 2^64: a change of any one value always changes both sums;
-  several changes cancel in both only with probability about 2^-128. Integer sums wrap and
-  are associative, so the digest does not depend on the reduction order (deterministic on
-  any device, unlike a float sum, and unlike a plain sum of the bits, which any permutation
-  of the values leaves unchanged).
+- CPU tensors: BLAKE3 of the raw bytes, cut to 128 bits. Any bit change changes it. A
+  contiguous tensor is hashed in place (a view of its memory, no copy).
+- Tensors on an accelerator (``wsum``): the bits are read as integers ``x_i`` (lanes of at
+  most 32 bits) and two sums ``Σ x_i·w_i mod 2^64`` with odd pseudo-random weights ``w_i``
+  are taken on the device, then hashed with the dtype and shape: 16 bytes are read back per
+  tensor, in one device sync per traced step, and the values are never copied to the host.
+  A weight is odd, so invertible mod 2^64: a change of any one value always changes both
+  sums, and two different changes of one bit never give the same sums; several changes
+  cancel in both only with probability about 2^-128. Integer sums wrap and are associative,
+  so the digest does not depend on the reduction order (the same on any run, unlike a float
+  sum, and unlike a plain sum of the bits, which a permutation of the values leaves
+  unchanged). The tests check this encoding on CPU tensors by forcing it.
 
 A torch ``Tensor`` is digested; other values (ints, strings, None) are digested by their
 ``repr``, so a module that returns ``(tensor, None)`` still has one digest.
@@ -26,12 +29,14 @@ import blake3
 
 __all__ = [
     "DIGEST_HEX",
+    "as_int64",
     "device_sums",
     "digest_bytes",
     "digest_value",
     "finish_device_digest",
     "tensor_bytes",
     "tensor_digest",
+    "weights",
 ]
 
 DIGEST_HEX = 32  # 128 bits, as hex
@@ -64,10 +69,27 @@ def _as_int64(t: Any) -> Any:
     size = flat.element_size()
     if flat.dtype == torch.bool:
         return flat.to(torch.int64)
-    view = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.uint8}.get(size)
-    if view is None:  # complex128: 16 bytes as two int64
-        return flat.contiguous().view(torch.int64)
+    # Lanes of at most 32 bits: a change δ of one lane is then below 2^32 in size, so δ·w
+    # keeps δ's lowest set bit and two changes of other bits never cancel (a 64-bit lane's
+    # top bit, δ = 2^63, would give the same δ·w for every odd w).
+    view = torch.int32 if size >= 4 else {2: torch.int16, 1: torch.uint8}[size]
     return flat.contiguous().view(view).to(torch.int64)
+
+
+def weights(n: int, device: Any) -> tuple[Any, Any]:
+    """The two odd int64 weights of positions 0..n-1 (splitmix64-like mixing of the position)."""
+    import torch
+
+    i = torch.arange(1, n + 1, device=device, dtype=torch.int64)
+    a = i * _M1
+    a = (a ^ (a >> 31)) * _M2  # int64 products wrap mod 2^64
+    b = (a ^ (a >> 27)) * _M3
+    return a | 1, b | 1
+
+
+def as_int64(t: Any) -> Any:
+    """The bits of each value of ``t`` as an int64 (sign-extended from its width)."""
+    return _as_int64(t)
 
 
 def device_sums(t: Any) -> Any:
@@ -75,11 +97,7 @@ def device_sums(t: Any) -> Any:
     import torch
 
     x = _as_int64(t)
-    i = torch.arange(1, x.numel() + 1, device=x.device, dtype=torch.int64)
-    a = i * _M1
-    a = (a ^ (a >> 31)) * _M2  # int64 products wrap mod 2^64
-    b = (a ^ (a >> 27)) * _M3
-    w1, w2 = a | 1, b | 1
+    w1, w2 = weights(x.numel(), x.device)
     return torch.stack([(x * w1).sum(), (x * w2).sum()])
 
 
