@@ -120,7 +120,7 @@ def _finish(found: dict[str, Any], step: int, rank: int | None, compared: int) -
         step=step,
         rank=rank,
         compared_steps=compared,
-        line=f"{where}: {chain} → {because or what}",
+        line=f"{where}: {chain} → {what}" + (f" ({because})" if because else ""),
         suggestion=todo,
         doc=doc,
     )
@@ -306,7 +306,7 @@ def _op_cause(found: dict[str, Any], ha: dict[str, Any], hb: dict[str, Any]) -> 
     """An operation gave other bits on the same inputs: what the traces say changed around it."""
     if ha.get("threads") != hb.get("threads"):
         found["cause"] = "thread-count"
-        found["because"] = f"thread count {ha.get('threads')} vs {hb.get('threads')}"
+        found["because"] = f"{ha.get('threads')} vs {hb.get('threads')}"
     elif ha.get("torch") != hb.get("torch"):
         found["cause"] = "library-version"
         found["because"] = f"torch {ha.get('torch')} vs {hb.get('torch')}"

@@ -20,7 +20,7 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "nondeterministic-operation",
     ),
     "thread-count": (
-        "the thread count changed (reductions add in another order)",
+        "the thread count changed",
         "set OMP_NUM_THREADS / torch.set_num_threads to the recorded value",
         "thread-count",
     ),

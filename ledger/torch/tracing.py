@@ -98,11 +98,12 @@ class Trace:
         self._wrote_header = False
         self._step: dict[str, Any] | None = None  # the open step
         self._traced = False
+        self._ran = False  # the model ran forward in the open step
         self._cache: dict[tuple[int, int], tuple[Any, Any]] = {}
         self._pending: list[tuple[list[Any], int, _Pending]] = []
         self._stacks: dict[int, list[Any]] = {}
         self._step_hooks: list[Any] = []
-        self._hooks = [model.register_forward_pre_hook(self._root_pre)]
+        self._hooks = [model.register_forward_pre_hook(self._root_pre, with_kwargs=True)]
         if optimizer is not None:
             self._hooks.append(optimizer.register_step_post_hook(self._after_optimizer))
         self.closed = False
@@ -110,13 +111,19 @@ class Trace:
     # -- the public calls ---------------------------------------------------------------------
     def batch(self, *tensors: Any, ids: Any = None) -> None:
         """Start a step with this batch (and its sample ids, e.g. the indices a sampler drew)."""
-        if self._step is not None and self._step.get("fwd"):
-            self.step()  # the previous step had no optimizer step: end it here
+        if self.optimizer is None and self._ran:
+            self.step()  # no optimizer to end the previous step: it ends here
         self._begin()
-        if self._traced:
-            self._step["batch"] = self._digest(list(tensors))
-            if ids is not None:
-                self._step["ids"] = _plain_ids(ids)
+        if not self._traced or self._step is None:
+            return
+        digest = self._digest(list(tensors))
+        if "batch" in self._step and self._ran:  # gradient accumulation: one more batch
+            self._step["batch"] = self._digest([self._step["batch"], digest])
+            self._step.setdefault("ids", []).extend(_plain_ids(ids) if ids is not None else [])
+            return
+        self._step["batch"] = digest
+        if ids is not None:
+            self._step["ids"] = _plain_ids(ids)
 
     def loss(self, loss: Any) -> None:
         """Record the loss (call before ``backward``)."""
@@ -150,13 +157,19 @@ class Trace:
         self.close()
 
     # -- step boundaries ----------------------------------------------------------------------
-    def _root_pre(self, module: Any, args: Any) -> None:
+    def _root_pre(self, module: Any, args: Any, kwargs: Any) -> None:
         import torch
 
-        if self._step is None and torch.is_grad_enabled() and module.training:
+        if self._step is not None:
+            self._ran = True
+        elif torch.is_grad_enabled() and module.training:
+            self._ran = True
             self._begin()
-            if self._traced:
-                self._step["batch"] = self._digest(list(args))
+            if self._traced and self._step is not None:
+                inputs = self._digest([args, kwargs] if kwargs else list(args))
+                self._step["batch"] = inputs
+                # The model's own pre-hook, added just now, runs from its next call on.
+                self._stacks.setdefault(0, []).append(inputs)
 
     def _begin(self) -> None:
         if self._step is not None:
@@ -179,6 +192,7 @@ class Trace:
         self._stacks.clear()
         self._step = None
         self._traced = False
+        self._ran = False
 
     def _after_optimizer(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.step()
@@ -186,26 +200,29 @@ class Trace:
     def _install(self) -> None:
         add = self._step_hooks.append
         for i, (_, m) in enumerate(self.modules):
-            add(m.register_forward_pre_hook(self._pre_hook(i)))
-            add(m.register_forward_hook(self._post_hook(i)))
+            add(m.register_forward_pre_hook(self._pre_hook(i), with_kwargs=True))
+            add(m.register_forward_hook(self._post_hook(i), with_kwargs=True))
         for i, (_, p) in enumerate(self.params):
             if p.requires_grad:
                 add(p.register_post_accumulate_grad_hook(self._grad_hook(i)))
 
     # -- hooks of a traced step ---------------------------------------------------------------
     def _pre_hook(self, index: int) -> Any:
-        def pre(module: Any, args: Any) -> None:
-            self._stacks.setdefault(index, []).append(self._digest(list(args)))
+        def pre(module: Any, args: Any, kwargs: Any) -> None:
+            inputs = [args, kwargs] if kwargs else list(args)
+            self._stacks.setdefault(index, []).append(self._digest(inputs))
 
         return pre
 
     def _post_hook(self, index: int) -> Any:
-        def post(module: Any, args: Any, output: Any) -> None:
+        def post(module: Any, args: Any, kwargs: Any, output: Any) -> None:
             step = self._step
             if step is None:
                 return
             stack = self._stacks.get(index)
-            inputs = stack.pop() if stack else self._digest(list(args))
+            inputs = (
+                stack.pop() if stack else self._digest([args, kwargs] if kwargs else list(args))
+            )
             entry = [index, inputs, self._digest([output])]
             step["fwd"].append(entry)
             self._keep(f"f{len(step['fwd']) - 1}", output)

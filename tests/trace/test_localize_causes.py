@@ -40,7 +40,7 @@ def test_the_same_training_twice_names_no_culprit(original: dict[int, Any]) -> N
 
 CASES = [
     # (injected cause, step, phase, module, cause, words in the line)
-    ({"T_THREADS": "1"}, 0, "forward", "norm", "thread-count", "thread count 2 vs 1"),
+    ({"T_THREADS": "1"}, 0, "forward", "norm", "thread-count", "thread count changed (2 vs 1)"),
     (
         {"T_UNSEEDED": "1"},
         0,
@@ -53,7 +53,7 @@ CASES = [
     ({"T_LR_STEP": "2"}, 2, "optimizer", None, "lr-schedule", "lr 0.001 vs 0.0005"),
     ({"T_EPS": "1e-6"}, 0, "optimizer", None, "optimizer-settings", "eps 1e-08 vs 1e-06"),
     ({"T_NONDET": "1"}, 0, "forward", "blocks.0.mix", "nondeterministic-op", "every submodule"),
-    ({"T_DRIFT": "1"}, 0, "forward", "blocks.0.mlp.1", "library-version", "(GELU)"),
+    ({"T_DRIFT": "1"}, 0, "forward", "blocks.0.mlp.1", "library-version", "(GELU) differs"),
 ]
 
 
