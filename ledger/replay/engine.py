@@ -277,7 +277,8 @@ def _replay_and_judge(
             loc = localize_runs(store, run, replay_run)
             if loc is not None and not ok:
                 settings["localization"] = loc
-                summary += f"; localized: {loc['line']}"
+                doc = f" (what to do: {loc['doc']})" if loc.get("found") else ""
+                summary += f"; localized: {loc['line']}{doc}"
             elif loc is not None and loc["found"]:  # below what the compared values show
                 settings["localization"] = loc
                 labels.append("traces-differ")

@@ -73,6 +73,7 @@ def test_a_failed_replay_names_the_first_divergence(recorded: tuple[Path, str]) 
     loc = verdict["settings"]["localization"]
     assert (loc["step"], loc["phase"], loc["cause"]) == (0, "data", "data-order")
     assert "localized: step 0: batch differs (sample ids" in verdict["summary"]
+    assert "(what to do: docs/how-to/localize-divergence.md#data-order)" in verdict["summary"]
 
     # ledger diff of the same two runs prints the chain and what to do next.
     r = run_ledger("diff", run_id, verdict["replays"][0], cwd=root)
@@ -96,3 +97,15 @@ def test_a_trace_difference_is_reported_even_below_the_metrics(
         assert any("the traces differ although" in n for n in verdict["notes"])
     else:
         assert "localized: step 0: batch identical; forward of blocks.0.mix" in verdict["summary"]
+
+    # The web view's diff page draws the chain and marks the module in the model's tree.
+    from ledger.ui import data
+    from ledger.ui.pages import render
+
+    store = Store.open(root / ".ledger")
+    d = data.diff_page(store, run_id, verdict["replays"][0])
+    html = render("diff.html", root="../", live=False, curves_href="../curves.html", d=d)
+    assert '<p id="localization">step 0: batch identical; forward of blocks.0.mix' in html
+    assert '<mark class="culprit">blocks.0.mix (ScatterMix)</mark>  ← first to differ' in html
+    assert "<strong>blocks.0 (Block)</strong>" in html and "<strong>blocks (Sequential)" in html
+    assert "    blocks.0.ln (LayerNorm)\n" in html  # a sibling, unmarked
