@@ -403,7 +403,7 @@ def _rng_digests() -> dict[str, str]:
         "torch": digest_bytes(tensor_bytes(torch.get_rng_state())),
         "python": digest_bytes(repr(random.getstate()).encode()),
     }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         out["cuda"] = digest_bytes(
             b"".join(bytes(tensor_bytes(s)) for s in torch.cuda.get_rng_state_all())
         )
