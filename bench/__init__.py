@@ -43,6 +43,7 @@ MODULES = [
     "bench.bench_remote_s3",
     "bench.bench_many_objects",
     "bench.bench_scale",
+    "bench.bench_trace",
 ]
 
 

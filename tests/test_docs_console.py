@@ -60,8 +60,9 @@ SLOW = {
     "docs/how-to/import-from-mlflow.md",
     "docs/how-to/cluster-seeds.md",
     "docs/how-to/hydra-sweeps.md",
+    "docs/how-to/localize-divergence.md",
 }
-TORCH = {"docs/how-to/checkpoints.md"}
+TORCH = {"docs/how-to/checkpoints.md", "docs/how-to/localize-divergence.md"}
 MLFLOW = {"docs/how-to/import-from-mlflow.md"}  # needs the mlflow extra
 
 

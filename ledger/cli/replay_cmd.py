@@ -132,6 +132,9 @@ def replay_and_print(
         + ", ".join(v.replays)
     )
     con.print(one_line(v.summary, LINE_MAX), markup=False)  # names metrics and paths: user data
+    loc = v.settings.get("localization")
+    if isinstance(loc, dict) and loc.get("found"):  # the summary holds the chain: what to do
+        con.print(f"next: {loc['suggestion']} (see {loc['doc']})", markup=False)
     for label in v.labels:
         con.print(f"[yellow]label[/] {escape(one_line(label, LINE_MAX))}")
     numeric = [d for d in v.environment_drift if d.get("affects_numerics")]

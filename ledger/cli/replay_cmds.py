@@ -261,13 +261,21 @@ def diff(
     json_out: bool = JsonOpt,
 ) -> None:
     """What differs between two runs: code, config, data, environment, seeds, first divergence."""
+    from ..replay.localize import localize_pair, render_localization
     from ..run.diff import diff_runs, render_diff
 
-    result = diff_runs(open_store(ledger), a, b)
+    store = open_store(ledger)
+    result = diff_runs(store, a, b)
+    loc = localize_pair(store, a, b)  # None unless both runs have traces
+    if loc is not None:
+        result["localization"] = loc
     if json_out:
         print_json(result)
     else:
-        render_diff(result, out_console())
+        con = out_console()
+        render_diff(result, con)
+        for line in render_localization(loc) if loc is not None else []:
+            con.print(line, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "record_seeds",
     "require",
     "set_rank_env",
+    "start_trace",
 ]
 
 
@@ -103,3 +104,13 @@ def hyperparams_note(source: str, params: Mapping[str, Any]) -> str:
     """A note for the run record holding ``params`` as canonical JSON (non-JSON values as repr)."""
     body = json.dumps(_jsonable(params), sort_keys=True, separators=(",", ":"))
     return f"{source} hyperparameters: {body}"
+
+
+def start_trace(model: Any, optimizers: Any, every: int) -> Any:
+    """``ledger.torch.trace`` of ``model`` every ``every`` steps, for an adapter. With one
+    optimizer (unwrapped from a framework's wrapper) its step ends each traced step; with
+    several or none, the next batch does."""
+    from ..torch.tracing import Trace
+
+    found = [getattr(o, "optimizer", o) for o in (optimizers or [])]
+    return Trace(model, found[0] if len(found) == 1 else None, every=every)

@@ -17,6 +17,7 @@ from ._common import (
     log_values,
     record_seeds,
     set_rank_env,
+    start_trace,
 )
 from ._hf_files import capture
 
@@ -49,12 +50,15 @@ class LedgerCallback(TrainerCallback):  # type: ignore[misc]
         store: Any = None,
         run_id: str | None = None,
         keep_last: int | None = None,
+        trace: int | None = None,
     ) -> None:
         self.checkpoints = checkpoints
         self.store = store
         self.run_id = run_id
         self.keep_last = keep_last
         self.saved: list[Any] = []  # CheckpointInfo of each capture by this process
+        self.trace_every = trace  # ledger.torch.trace every N steps
+        self.trace: Any = None
 
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
@@ -75,6 +79,14 @@ class LedgerCallback(TrainerCallback):  # type: ignore[misc]
             run.note(f"transformers seed: {args.seed}, data_seed: {args.data_seed}")
             run.note(hyperparams_note("transformers", args.to_sanitized_dict()))
         run.save_rng_state("transformers-train-begin", step=state.global_step)
+        if self.trace_every is not None and kw.get("model") is not None:
+            self.trace = start_trace(kw["model"], [kw.get("optimizer")], self.trace_every)
+
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
+    ) -> None:
+        if self.trace is not None:
+            self.trace.close()  # kept: its records, when the run is detached
 
     def on_log(
         self,

@@ -23,6 +23,7 @@ from ._common import (
     log_values,
     record_seeds,
     set_rank_env,
+    start_trace,
 )
 
 __all__ = [
@@ -233,11 +234,14 @@ class LedgerCallback(Callback):
         store: Any = None,
         run_id: str | None = None,
         keep_last: int | None = None,
+        trace: int | None = None,
     ) -> None:
         self.checkpoints = checkpoints
         self.store = store
         self.run_id = run_id
         self.keep_last = keep_last
+        self.trace_every = trace  # ledger.torch.trace every N steps
+        self.trace: Any = None
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         set_rank_env(trainer.global_rank, trainer.world_size)
@@ -261,3 +265,15 @@ class LedgerCallback(Callback):
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         current_run().save_rng_state("lightning-train-start", step=trainer.global_step)
+        if self.trace_every is not None:
+            self.trace = start_trace(pl_module, trainer.optimizers, self.trace_every)
+
+    def on_train_batch_start(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
+        if self.trace is not None:
+            self.trace.batch(batch)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self.trace is not None:
+            self.trace.close()  # kept: its records, when the run is detached

@@ -200,6 +200,7 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "rng_states": [],
             "determinism": [],
             "alerts": [],
+            "traces": [],
             "notes": [],
         },
     ),

@@ -2,7 +2,7 @@
 
 Produced by ``ledger.runtime.ingest.collect_runtime`` from the staging dir after the command
 exits: metric summaries (series stored as objects), seeds, RNG state objects, determinism
-settings and monitor alerts, per rank. Not a top-level record: the run record embeds it.
+settings, monitor alerts and traces, per rank. Not a top-level record: the run record embeds it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "RngStateRef",
     "RuntimeCapture",
     "SeedInfo",
+    "TraceRef",
 ]
 
 _CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -95,6 +96,17 @@ class MonitorAlert(BaseModel):
     message: str
 
 
+class TraceRef(BaseModel):
+    """One rank's trace (``ledger.torch.trace``): a JSON object ``{"header", "steps"}``."""
+
+    model_config = _CFG
+
+    rank: int
+    every: int
+    steps: int  # traced steps stored
+    trace: Oid
+
+
 class RuntimeCapture(BaseModel):
     model_config = _CFG
 
@@ -105,4 +117,5 @@ class RuntimeCapture(BaseModel):
     rng_states: list[RngStateRef] = Field(default_factory=list)
     determinism: list[RankDeterminism] = Field(default_factory=list)
     alerts: list[MonitorAlert] = Field(default_factory=list)
+    traces: list[TraceRef] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

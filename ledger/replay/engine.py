@@ -271,6 +271,18 @@ def _replay_and_judge(
         if ok and compared_nothing_but_exit(compared):
             labels.append("exit-status-only")
         summary = _summary(opts.mode, ok, series, files, run, replay_run, same_exit, compared)
+        if not ok or opts.mode == "bitwise":  # both runs traced: where they first diverged
+            from .localize import localize_runs
+
+            loc = localize_runs(store, run, replay_run)
+            if loc is not None and not ok:
+                settings["localization"] = loc
+                doc = f" (what to do: {loc['doc']})" if loc.get("found") else ""
+                summary += f"; localized: {loc['line']}{doc}"
+            elif loc is not None and loc["found"]:  # below what the compared values show
+                settings["localization"] = loc
+                labels.append("traces-differ")
+                notes.append(f"the traces differ although the compared values match: {loc['line']}")
         if skipped:
             summary += "; " + not_compared_text(skipped)
         if not same_exit:

@@ -231,6 +231,7 @@ def collect_runtime_json(
             summaries.append(summary_json(series, values, store.put_json(series)))
 
     parts = _validated_parts(run_dir, store, zero, ranks, worlds, notes)
+    parts["traces"] = _traces(run_dir, store, notes)
     return plain(
         "runtime",
         ranks=sorted(ranks),
@@ -239,6 +240,33 @@ def collect_runtime_json(
         notes=notes,
         **parts,
     )
+
+
+def _traces(run_dir: Path, store: Store, notes: list[str]) -> list[dict[str, Any]]:
+    """Each rank's ``traces/rank-<r>.jsonl`` (``ledger.torch.tracing``) as one object: the
+    header its process wrote first and the traced steps in order."""
+    out: list[dict[str, Any]] = []
+    for path, m in _files(run_dir, "traces", notes):
+        rel = f"traces/{path.name}"
+        if m.group(2) or m.group(3) or m.group(4) != "jsonl":
+            notes.append(f"{rel}: skipped an unknown file")
+            continue
+        header: dict[str, Any] | None = None
+        steps: list[dict[str, Any]] = []
+        for obj in _lines(path, rel, notes):
+            if isinstance(obj.get("header"), dict):
+                header = header or obj["header"]
+            elif _int(obj.get("s")) is not None:
+                steps.append(obj)
+            else:
+                notes.append(f"{rel}: skipped a line that is neither header nor step")
+        every = _int((header or {}).get("every"))
+        if header is None or not every:
+            notes.append(f"{rel}: no header; the trace was not kept")
+            continue
+        oid = store.put_json({"header": header, "steps": steps})
+        out.append({"rank": int(m.group(1)), "every": every, "steps": len(steps), "trace": oid})
+    return out
 
 
 def _validated_parts(

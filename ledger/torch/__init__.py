@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import WorkerInit, dataloader_generator, worker_init, worker_init_fn
 from .determinism import determinism_differences, determinism_settings, deterministic
+from .tracing import Trace, trace
 from .watch import Watch, watch
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "LoadedCheckpoint",
     "PendingCheckpoint",
     "ResumableSampler",
+    "Trace",
     "Watch",
     "WorkerInit",
     "dataloader_generator",
@@ -57,6 +59,7 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
+    "trace",
     "wait_for_checkpoints",
     "watch",
     "worker_init",

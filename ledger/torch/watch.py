@@ -44,9 +44,12 @@ class Watch:
         clip: float | None = None,
         prefix: str = "watch/",
         run: Run | None = None,
+        trace: int | None = None,
     ) -> None:
         if every < 1:
             raise ValueError(f"every must be >= 1, got {every}")
+        if trace is not None and trace < 1:
+            raise ValueError(f"trace must be >= 1 (trace every N steps), got {trace}")
         self.params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self.optimizer = optimizer
         self.every = every
@@ -63,8 +66,15 @@ class Watch:
         self._logged_step = 0
         self._theta_norm = 0.0  # ‖θ‖ on the last logged step, before the optimizer's update
         self._hook = optimizer.register_step_post_hook(self._after_step) if optimizer else None
+        self.trace = None  # ledger.torch.trace's digests every `trace` steps
+        if trace is not None:
+            from .tracing import Trace
+
+            self.trace = Trace(model, optimizer, every=trace, run=self.run)
 
     def close(self) -> None:
+        if self.trace is not None:
+            self.trace.close()
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
@@ -77,6 +87,8 @@ class Watch:
         """Call after ``backward()`` and before ``optimizer.step()``. Returns what was logged."""
         import torch
 
+        if self.trace is not None and self.optimizer is None:
+            self.trace.step()  # no optimizer's hook to end the traced step
         s = step if step is not None else self.calls
         logged = self.calls % self.every == 0
         self.calls += 1
@@ -278,6 +290,8 @@ def watch(
     clip: float | None = None,
     prefix: str = "watch/",
     run: Run | None = None,
+    trace: int | None = None,
 ) -> Watch:
-    """Monitor ``model`` (and ``optimizer``) every ``every`` steps; see the module doc."""
-    return Watch(model, optimizer, every=every, clip=clip, prefix=prefix, run=run)
+    """Monitor ``model`` (and ``optimizer``) every ``every`` steps; see the module doc.
+    ``trace=N`` also traces every N-th step (``ledger.torch.trace``)."""
+    return Watch(model, optimizer, every=every, clip=clip, prefix=prefix, run=run, trace=trace)

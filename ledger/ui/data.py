@@ -418,7 +418,9 @@ def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:
     except (LedgerError, ValueError, TypeError, KeyError, AssertionError) as e:
         message = e.message if isinstance(e, LedgerError) else str(e).splitlines()[0]
         return {"a": a, "b": b, "error": message}
-    return d
+    from .localization import localization_view  # the first divergence, when both traced
+
+    return d | {"localization": localization_view(store, a, b)}
 
 
 def audits(

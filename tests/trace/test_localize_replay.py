@@ -1,0 +1,111 @@
+"""`ledger replay` and `ledger diff` of a traced training run name where it diverged: the real
+recorder, the real replay, a real (small) transformer."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import run_ledger
+
+from ledger.records.run import Run
+from ledger.run.find import load_run
+from ledger.store import Store
+
+pytest.importorskip("torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("lm") / "proj"
+    root.mkdir()
+    shutil.copy(HERE / "train_lm.py", root / "train_lm.py")
+    (root / ".gitignore").write_text(".ledger/\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e")
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env)
+    assert run_ledger("init", cwd=root).returncode == 0
+    r = run_ledger("record", "--json", "--", sys.executable, "train_lm.py", cwd=root)
+    assert r.returncode == 0, r.stderr
+    return root, json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+
+
+def _replay(root: Path, run_id: str, **env: str) -> tuple[int, dict[str, Any]]:
+    r = run_ledger("replay", run_id, "--json", cwd=root, **env)
+    return r.returncode, json.loads(r.stdout[r.stdout.index("{\n") :])
+
+
+def _run(root: Path, run_id: str) -> Run:
+    return load_run(Store.open(root / ".ledger"), run_id)[1]
+
+
+def test_the_trace_is_stored_with_the_run(recorded: tuple[Path, str]) -> None:
+    root, run_id = recorded
+    run = _run(root, run_id)
+    (ref,) = run.runtime["traces"]  # type: ignore[index]
+    assert (ref["rank"], ref["every"], ref["steps"]) == (0, 1, 4)
+    trace = Store.open(root / ".ledger").get_json(ref["trace"])
+    assert trace["header"]["modules"][1][:2] == ["emb", "Embedding"]
+    assert [s["s"] for s in trace["steps"]] == [0, 1, 2, 3]
+
+
+def test_a_replay_that_reproduces_has_no_culprit(recorded: tuple[Path, str]) -> None:
+    code, verdict = _replay(*recorded)
+    assert code == 0 and verdict["outcome"] == "reproduced", verdict["summary"]
+    assert "localization" not in verdict["settings"]
+    assert "traces-differ" not in verdict["labels"]
+
+
+def test_a_failed_replay_names_the_first_divergence(recorded: tuple[Path, str]) -> None:
+    root, run_id = recorded
+    code, verdict = _replay(root, run_id, T_NOGEN="1")  # shuffled without its generator
+    assert code == 1 and verdict["outcome"] == "not-reproduced"
+    loc = verdict["settings"]["localization"]
+    assert (loc["step"], loc["phase"], loc["cause"]) == (0, "data", "data-order")
+    assert "localized: step 0: batch differs (sample ids" in verdict["summary"]
+    assert "(what to do: docs/how-to/localize-divergence.md#data-order)" in verdict["summary"]
+
+    # ledger diff of the same two runs prints the chain and what to do next.
+    r = run_ledger("diff", run_id, verdict["replays"][0], cwd=root)
+    assert r.returncode == 0, r.stderr
+    assert "localized: step 0: batch differs (sample ids" in r.stdout
+    assert "→ data order" in r.stdout
+    assert "next: give the DataLoader's sampler a seeded generator" in r.stdout
+    assert "docs/how-to/localize-divergence.md#data-order" in r.stdout
+
+
+def test_a_trace_difference_is_reported_even_below_the_metrics(
+    recorded: tuple[Path, str],
+) -> None:
+    """The partial sums added in another order change bits the logged loss may round away."""
+    root, run_id = recorded
+    _, verdict = _replay(root, run_id, T_NONDET="1")
+    loc = verdict["settings"]["localization"]
+    assert (loc["step"], loc["phase"], loc["module"]) == (0, "forward", "blocks.0.mix")
+    if verdict["outcome"] == "reproduced":
+        assert "traces-differ" in verdict["labels"]
+        assert any("the traces differ although" in n for n in verdict["notes"])
+    else:
+        assert "localized: step 0: batch identical; forward of blocks.0.mix" in verdict["summary"]
+
+    # The web view's diff page draws the chain and marks the module in the model's tree.
+    from ledger.ui import data
+    from ledger.ui.pages import render
+
+    store = Store.open(root / ".ledger")
+    d = data.diff_page(store, run_id, verdict["replays"][0])
+    html = render("diff.html", root="../", live=False, curves_href="../curves.html", d=d)
+    assert '<p id="localization">step 0: batch identical; forward of blocks.0.mix' in html
+    assert '<mark class="culprit">blocks.0.mix (ScatterMix)</mark>  ← first to differ' in html
+    assert "<strong>blocks.0 (Block)</strong>" in html and "<strong>blocks (Sequential)" in html
+    assert "    blocks.0.ln (LayerNorm)\n" in html  # a sibling, unmarked
