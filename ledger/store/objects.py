@@ -7,7 +7,6 @@ Verification (re-hashing) lives here too because it needs the codec; indexing do
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
 import os
@@ -224,56 +223,10 @@ def _hash_and_write_copies(
             chunk = following
 
 
-# The pipe ``copy_to`` splices a raw object through: Linux's default for an unprivileged
-# process's F_SETPIPE_SZ (/proc/sys/fs/pipe-max-size); the kernel keeps a smaller one if not.
-SPLICE_PIPE = 1 << 20
-_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032  # fcntl.h; Python names them on Linux only
-
-
-def _splice_copy(src: int, dest: int, offset: int) -> int | None:
-    """Copy ``src`` from ``offset`` to its end to ``dest``'s position through a pipe of
-    ``SPLICE_PIPE`` bytes (``splice``, Linux); the byte count, or None, with nothing written,
-    where the kernel does not splice these files (then ``sendfile`` or reading does).
-
-    A raw object's payload starts at offset 1, after the codec byte, so every page of the copy
-    straddles two pages of the object. ``sendfile`` moves it through the kernel's own 64 KiB pipe
-    and, on a 1 GB object on this project's VM, spent 0.52-0.55 s of CPU where a page-aligned
-    copy (``shutil.copyfile``) spends 0.36-0.39 s; through a 1 MiB pipe, 0.37-0.40 s."""
-    import fcntl
-
-    splice = getattr(os, "splice", None)
-    if splice is None:
-        return None
-    r, w = os.pipe()
-    try:
-        with contextlib.suppress(OSError):  # over the limit: the default size stays
-            fcntl.fcntl(w, _F_SETPIPE_SZ, SPLICE_PIPE)
-        size = fcntl.fcntl(w, _F_GETPIPE_SZ)
-        n = 0
-        while True:
-            got = left = 0
-            try:
-                got = left = splice(src, w, size, offset_src=offset)
-                while left:
-                    left -= splice(r, dest, left)
-            except OSError as e:
-                # Not here (an O_APPEND destination, a file system without splice): before
-                # the first byte lands, the copy is left to the caller; after, it is an error.
-                if n == 0 and left == got and e.errno in _NO_COPY_RANGE:
-                    return None
-                raise
-            if not got:
-                return n
-            offset += got
-            n += got
-    finally:
-        os.close(r)
-        os.close(w)
-
-
 def _sendfile_copy(src: int, dest: int, offset: int) -> int | None:
-    """``_splice_copy`` with ``sendfile``: None, with nothing written, where it cannot (an
-    ``O_APPEND`` destination: ``ledger cat OID >> file``); then the bytes are read and written."""
+    """Copy ``src`` from ``offset`` to its end to ``dest``'s position, kernel to kernel; the
+    byte count, or None, with nothing written, where ``sendfile`` cannot write to ``dest`` (an
+    ``O_APPEND`` descriptor: ``ledger cat OID >> file``); then the bytes are read and written."""
     n = 0
     while True:
         try:
@@ -555,9 +508,7 @@ class ObjectStore:
             if src_fd is not None and dest_fd is not None:
                 dest.flush()
                 # After the codec byte; ``f`` stays there for the reads below.
-                copied = _splice_copy(src_fd, dest_fd, 1)
-                if copied is None:
-                    copied = _sendfile_copy(src_fd, dest_fd, 1)
+                copied = _sendfile_copy(src_fd, dest_fd, 1)
                 if copied is not None:
                     return copied
             while chunk := f.read(CHUNK):
