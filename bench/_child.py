@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import sys
 import time
@@ -55,7 +56,10 @@ if __name__ == "__main__":
     op, src, dst = sys.argv[1:4]
     _setup(op, dst)
     base = _status("VmHWM")
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     OPS[op](src, dst)
     seconds = time.perf_counter() - t
-    print(json.dumps({"seconds": seconds, "rss_growth": _status("VmHWM") - base}))
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_growth": _status("VmHWM") - base}))

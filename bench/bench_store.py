@@ -1,5 +1,6 @@
 """Store put/get of one large file vs a plain copy (+ BLAKE3 of the same file), with peak RSS
-growth at two sizes to show memory stays flat."""
+growth at two sizes to show memory stays flat. ``LEDGER_BENCH_BASELINE=REV`` adds the get of
+the code at REV, interleaved with the others (wall and CPU time: the steadier on a busy host)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import Row, rss_note
+from . import Row, baseline_checkout, rss_note
 
 NAME = "store: put/get of a large file"
 MB = 10**6
 REPO = Path(__file__).resolve().parent.parent
-REPEAT = 3
+REPEAT = 5
 # op -> (source, destination) templates; "get" reads back the object "put" stored.
 OPS = {
     "copy": ("{src}", "{tmp}/copy.bin"),
@@ -37,8 +38,11 @@ def _make(path: Path, size: int) -> None:
         os.fsync(f.fileno())
 
 
-def _measure(op: str, src: str, dst: str) -> tuple[float, int]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def _measure(op: str, src: str, dst: str, code: Path | None = None) -> tuple[float, int, float]:
+    """(seconds, peak RSS growth, CPU seconds) of ``op`` in a fresh process; ``code``: the
+    ``ledger`` package of another revision (the bench's own child module stays this one's)."""
+    path = f"{code}{os.pathsep}{REPO}" if code is not None else str(REPO)
+    env = {**os.environ, "PYTHONPATH": path}
     out = subprocess.run(
         [sys.executable, "-m", "bench._child", op, src, dst],
         env=env,
@@ -48,13 +52,14 @@ def _measure(op: str, src: str, dst: str) -> tuple[float, int]:
         cwd=REPO,
     ).stdout
     res = json.loads(out)
-    return float(res["seconds"]), int(res["rss_growth"])
+    return float(res["seconds"]), int(res["rss_growth"]), float(res["cpu"])
 
 
 def run(quick: bool) -> list[Row]:
     sizes = [20 * MB, 100 * MB] if quick else [100 * MB, 1000 * MB]
     rows: list[Row] = []
     tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-store-", dir="/tmp"))
+    base = baseline_checkout(tmp / "baseline")
     try:
         for size in sizes:
             label = f"{size // MB} MB"
@@ -63,14 +68,22 @@ def run(quick: bool) -> list[Row]:
             from ledger._hashing import hash_file
 
             oid = hash_file(src)
-            runs: dict[str, list[tuple[float, int]]] = {op: [] for op in OPS}
-            for _ in range(REPEAT):  # interleaved, so drifts in disk speed hit every op alike
+            runs: dict[str, list[tuple[float, int, float]]] = {op: [] for op in OPS}
+            before: list[tuple[float, int, float]] = []
+            for i in range(REPEAT):  # interleaved, so drifts in disk speed hit every op alike
                 for op, (a, b) in OPS.items():
                     args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
+                    if op == "get" and base is not None and i % 2:  # before and after in turn
+                        before.append(_measure(op, *args, code=base[1]))
                     runs[op].append(_measure(op, *args))
+                    if op == "get" and base is not None and not i % 2:
+                        before.append(_measure(op, *args, code=base[1]))
                 shutil.rmtree(tmp / "ledger")
-            copy_s, hash_s, put_s, get_s = (statistics.median(t for t, _ in runs[op]) for op in OPS)
-            copy_rss, hash_rss, put_rss, get_rss = (max(m for _, m in runs[op]) for op in OPS)
+            copy_s, hash_s, put_s, get_s = (statistics.median(r[0] for r in runs[op]) for op in OPS)
+            copy_rss, hash_rss, put_rss, get_rss = (max(r[1] for r in runs[op]) for op in OPS)
+            copy_cpu, get_cpu = (
+                statistics.median(r[2] for r in runs[op]) for op in ("copy", "get")
+            )
             from ledger._hashing import hash_file as _h
 
             assert _h(tmp / "out.bin") == oid, "get returned other bytes"
@@ -88,7 +101,7 @@ def run(quick: bool) -> list[Row]:
                     put_s / ref,
                     target="≤ 1.3×",
                     passed=put_s / ref <= 1.3,
-                    note="throughput: median of 3 interleaved runs; ratio = time / reference time",
+                    note="throughput: median of 5 interleaved runs; ratio = time / reference time",
                 ),
                 Row(
                     NAME,
@@ -97,8 +110,39 @@ def run(quick: bool) -> list[Row]:
                     "GB/s",
                     "copy time",
                     get_s / copy_s,
+                    target="≤ 1.2×",
+                    passed=get_s / copy_s <= 1.2,
+                ),
+                Row(
+                    NAME,
+                    f"store get, CPU time (user + system), {label}",
+                    get_cpu,
+                    "s",
+                    "copy's CPU time",
+                    get_cpu / copy_cpu,
+                    note="CPU time: of the measured process, user + system, median of the runs",
                 ),
             ]
+            if before:
+                b_s, b_cpu = (statistics.median(r[k] for r in before) for k in (0, 2))
+                rows += [
+                    Row(
+                        NAME,
+                        f"store get at {base[0]} (before), {label}",  # type: ignore[index]
+                        gbs / b_s,
+                        "GB/s",
+                        "copy time",
+                        b_s / copy_s,
+                    ),
+                    Row(
+                        NAME,
+                        f"store get at {base[0]} (before), CPU time, {label}",  # type: ignore[index]
+                        b_cpu,
+                        "s",
+                        "copy's CPU time",
+                        b_cpu / copy_cpu,
+                    ),
+                ]
             for op, rss in [
                 ("copy", copy_rss),
                 ("hash", hash_rss),

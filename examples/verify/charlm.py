@@ -30,6 +30,15 @@ class CharLM(nn.Module):
         return self.head(out)
 
 
+def decode(
+    model: CharLM, state: torch.Tensor | None, ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One serving step: the next tokens' logits, carrying the GRU's hidden state (the
+    `kv-cache` check compares it, token by token, with one full forward)."""
+    out, hidden = model.gru(model.emb(ids), state)
+    return model.head(out), hidden
+
+
 def batch(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(n)
     ids = torch.randint(0, VOCAB, (n, LENGTH + 1), generator=g)
@@ -50,6 +59,7 @@ def spec() -> Spec:
         tokens_per_sample=LENGTH,
         sequence_axis=1,
         max_length=MAX_LENGTH,
+        decode=decode,
     )
 
 

@@ -1,4 +1,5 @@
-"""The inference level: eager vs ``torch.compile`` vs low precision, on the same inputs."""
+"""The inference level: eager vs ``torch.compile`` vs low precision, on the same inputs, and
+decoding with the model's KV cache vs one full forward (``kv-cache``, in ``kvcache.py``)."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def judge(
 def inference_checks(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     n = int(settings.get("batch_size", spec.batch_size))
     min_cos = float(settings.get("cosine", 0.999))
-    variants = list(settings.get("variants", ["compile", "bf16-autocast", "fp16"]))
+    variants = list(settings.get("variants", ["compile", "bf16-autocast", "fp16", "kv-cache"]))
     torch.manual_seed(0)
     model = spec.model().eval()
     inputs, _ = spec.batch(n)
@@ -110,6 +111,15 @@ def inference_checks(spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
         ref = call(model, inputs)
     items = []
     for v in variants:
+        if v == "kv-cache":
+            from .kvcache import kv_cache_item
+
+            items.append(
+                kv_cache_item(
+                    model, spec, settings, level="inference", name="full forward vs kv-cache"
+                )
+            )
+            continue
         # A variant this machine cannot run (no fp16 kernel on CPU) is skipped, not failed.
         run = lambda v=v: variant_outputs(model, inputs, v)  # noqa: E731
         items.append(judge("inference", f"eager vs {v}", run, ref, min_cos))

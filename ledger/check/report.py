@@ -47,6 +47,7 @@ def _failing_samples(item: CheckItem) -> str:
     bits = []
     for key in (
         "worst_sample",
+        "first_position",
         "no_gradient",
         "nonfinite",
         "operators",

@@ -32,6 +32,9 @@ class Spec:
     ``scheduler(optimizer)``, optional, an LR scheduler stepped once per step.
     ``tokens_per_sample`` turns samples/s into tokens/s; ``sequence_axis`` and
     ``max_length`` describe sequence inputs for the gate's over-length poison input.
+    ``decode(model, state, next_ids) -> (logits, state)``, optional, runs one decoding step
+    (``state`` is None on the first) for the ``kv-cache`` check of a model that does not take
+    ``use_cache``/``past_key_values`` as a transformers model does.
     """
 
     model: Callable[[], Any]
@@ -43,6 +46,7 @@ class Spec:
     tokens_per_sample: int | None = None
     sequence_axis: int | None = None
     max_length: int | None = None
+    decode: Callable[[Any, Any, Any], tuple[Any, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -116,7 +116,7 @@ def gate(
         None,
         "--checks",
         metavar="LIST",
-        help="Comma-separated checks (export, precision, batching, poison); default all.",
+        help="Comma-separated checks (export, precision, batching, serving, poison); default all.",
     ),
     html: Path | None = typer.Option(
         None, "--html", metavar="FILE", help="Also write an HTML report."
@@ -128,7 +128,8 @@ def gate(
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Judge a checkpoint for delivery: ONNX export, precision, batching and memory, poison inputs.
+    """Judge a checkpoint for delivery: ONNX export, precision, batching and memory, KV-cache
+    decoding, poison inputs.
 
     Exit 0 only if every required check passed (CI can block a delivery on it), 1 otherwise.
     """

@@ -1,5 +1,5 @@
 """``ledger gate``: judge a checkpoint for delivery (export, precision, batching and memory,
-poison inputs). Importing this package does not import torch or ONNX."""
+KV-cache decoding, poison inputs). Importing this package does not import torch or ONNX."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The gate's checks: export, precision, batching and memory, poison inputs (imports torch).
+"""The gate's checks: export, precision, batching and memory, serving (decoding with the KV
+cache), poison inputs (imports torch).
 
 Each check function takes the model (weights loaded, eval mode), the spec and the settings of
 its group, and returns its items; a model that fails a check never makes it raise.
@@ -26,7 +27,7 @@ from ..check.perf import rss_bytes
 from ..check.spec import Spec
 from ..records.check import CheckItem
 
-__all__ = ["batching", "export", "poison", "precision"]
+__all__ = ["batching", "export", "poison", "precision", "serving"]
 
 
 def _item(
@@ -378,6 +379,17 @@ def batching(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem
         )
     )
     return items
+
+
+def serving(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
+    """Token-by-token decoding with the model's KV cache (or the spec's ``decode`` hook) gives
+    the full forward's logits at every position; skipped for a model with neither."""
+    from ..check.kvcache import kv_cache_item
+
+    required = bool(settings.get("required", True))
+    return [
+        kv_cache_item(model, spec, settings, level="serving", name="kv-cache", required=required)
+    ]
 
 
 def _poison_cases(spec: Spec, settings: dict[str, Any]) -> list[tuple[str, Any]]:

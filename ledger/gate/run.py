@@ -14,7 +14,7 @@ from ..store import Store
 
 __all__ = ["GATE_CHECKS", "GateResult", "run_gate", "store_gate"]
 
-GATE_CHECKS = ("export", "precision", "batching", "poison")
+GATE_CHECKS = ("export", "precision", "batching", "serving", "poison")
 
 
 @dataclass
@@ -62,6 +62,7 @@ def run_gate(
         "export": gate_checks.export,
         "precision": gate_checks.precision,
         "batching": gate_checks.batching,
+        "serving": gate_checks.serving,
         "poison": gate_checks.poison,
     }
     items: list[CheckItem] = []

@@ -223,6 +223,24 @@ def _hash_and_write_copies(
             chunk = following
 
 
+def _sendfile_copy(src: int, dest: int, offset: int) -> int | None:
+    """Copy ``src`` from ``offset`` to its end to ``dest``'s position, kernel to kernel; the
+    byte count, or None, with nothing written, where ``sendfile`` cannot write to ``dest`` (an
+    ``O_APPEND`` descriptor: ``ledger cat OID >> file``); then the bytes are read and written."""
+    n = 0
+    while True:
+        try:
+            sent = os.sendfile(dest, src, offset, CHUNK * 8)
+        except OSError as e:
+            if n == 0 and e.errno in _NO_COPY_RANGE:
+                return None
+            raise
+        if not sent:
+            return n
+        offset += sent
+        n += sent
+
+
 class ObjectStore:
     """Content-addressed, write-once objects under ``root`` (``.ledger/objects``)."""
 
@@ -489,11 +507,10 @@ class ObjectStore:
             dest_fd = _real_fd(dest)
             if src_fd is not None and dest_fd is not None:
                 dest.flush()
-                offset = 1  # after the codec byte
-                while sent := os.sendfile(dest_fd, src_fd, offset, CHUNK * 8):
-                    offset += sent
-                    n += sent
-                return n
+                # After the codec byte; ``f`` stays there for the reads below.
+                copied = _sendfile_copy(src_fd, dest_fd, 1)
+                if copied is not None:
+                    return copied
             while chunk := f.read(CHUNK):
                 dest.write(chunk)
                 n += len(chunk)
