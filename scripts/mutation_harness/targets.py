@@ -269,7 +269,7 @@ MODULES: dict[str, list[str]] = {
     },
     # a timing word and its unit with nothing before them ("time_ms")
     "ledger/replay/compare/volatile.py": [
-        "tests/replay/test_compare_volatile_units.py",
+        "tests/replay/test_compare_volatile_edges.py",
         "tests/replay/test_compare_volatile_checks.py",
         *_COMPARE_TESTS,
     ],
