@@ -289,3 +289,45 @@ def test_a_survivor_of_the_selected_tests_is_run_against_every_mapped_test(
     third = mutation.run_module("pkgy/lazy.py", out_dir=out, opts=opts)
     seven = next(r for r in third["results"] if r["line"] == 11 and r["mutation"] == "7 -> 8")
     assert seven["outcome"] == "killed" and not seven.get("cached")
+
+
+@pytest.mark.slow  # two module runs, one with a fork server
+def test_a_kill_keeps_the_last_lines_of_the_run_that_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed mutant's result keeps the end of its tests' output, which names the failing
+    test: a kill that the load, not the mutant, caused can be told apart afterwards."""
+    repo = tmp_path / "repo"
+    (repo / "pkgz").mkdir(parents=True)
+    (repo / "pkgz" / "__init__.py").write_text("")
+    (repo / "pkgz" / "limit.py").write_text("def limit():\n    return 3\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_limit.py").write_text(
+        "from pkgz.limit import limit\n\n\ndef test_the_limit_is_three():\n"
+        "    assert limit() == 3\n"
+    )
+    monkeypatch.setattr(run, "REPO", repo)
+    monkeypatch.setattr(mutate, "REPO", repo)
+    for fork in (False, True):
+        opts = mutation.Options(tests=["tests/test_limit.py"], fork=fork, cache=False)
+        summary = mutation.run_module("pkgz/limit.py", out_dir=tmp_path / "out", opts=opts)
+        three = next(r for r in summary["results"] if r["mutation"] == "3 -> 4")
+        assert three["outcome"] == "killed"
+        assert any(
+            "FAILED tests/test_limit.py::test_the_limit_is_three" in line for line in three["tail"]
+        ), (fork, three["tail"])
+
+
+def test_a_run_stopped_by_the_timeout_names_the_test_that_hung(
+    checkout: Path, server: ForkServer, tmp_path: Path
+) -> None:
+    (checkout / "tests" / "test_value.py").write_text(
+        "import time\n\n\ndef test_quick():\n    pass\n\n\n"
+        "def test_hangs_here():\n    time.sleep(600)\n"
+    )
+    log = tmp_path / "run.log"
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 3, log)
+    assert outcome is not None and outcome[0] == "killed-timeout"
+    tail = run._tail(log)
+    assert "test_quick PASSED" in "\n".join(tail)
+    assert tail[-1].startswith("tests/test_value.py::test_hangs_here")

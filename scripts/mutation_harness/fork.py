@@ -138,12 +138,24 @@ class ForkServer:
         return loaded if isinstance(loaded, dict) else None
 
     def run(
-        self, args: list[str], env: dict[str, str], timeout: float, running: set[int]
+        self,
+        args: list[str],
+        env: dict[str, str],
+        timeout: float,
+        running: set[int],
+        log: Path | None = None,
     ) -> tuple[int, float, bool] | None:
-        """(exit code, seconds, timed out), or None when the server is gone."""
+        """(exit code, seconds, timed out), or None when the server is gone. ``log``: where
+        the child's output goes (else nowhere)."""
         assert self.proc.stdin is not None
         try:
-            request = {"cwd": str(self.copy), "args": args, "env": env, "timeout": timeout}
+            request = {
+                "cwd": str(self.copy),
+                "args": args,
+                "env": env,
+                "timeout": timeout,
+                "log": None if log is None else str(log),
+            }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             started = self._read()
@@ -185,8 +197,11 @@ def _threads() -> int:
 def _child(request: dict[str, Any]) -> int:
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+    os.dup2(devnull, 0)
+    log = request.get("log")
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if log else devnull
+    for fd in (1, 2):
+        os.dup2(out, fd)
     os.chdir(request["cwd"])
     os.environ.update(request["env"])
     if request["cwd"] not in sys.path:

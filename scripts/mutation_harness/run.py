@@ -72,7 +72,26 @@ def _pytest_args(copy: Path, args: list[str]) -> list[str]:
         listing = copy / ".mutation-tests"
         listing.write_text("\n".join(args) + "\n")
         args = [f"@{listing}"]
-    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *args]
+    # -v: each test's node id is written as it starts, so the last line of a run the
+    # timeout stopped names the test that hung (kept with the result, see _tail).
+    return ["-x", "-v", *PYTEST_PLUGINS_OFF, *args]
+
+
+TAIL_LINES = 15
+
+
+def _tail(log: Path) -> list[str]:
+    """The last lines of a killing run's output, kept with its result: which test failed (or
+    hung, for a timeout), so a kill that load or another cause made can be told apart."""
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 64 * 1024))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = [ln.rstrip()[:300] for ln in text.splitlines() if ln.strip()]
+    return lines[-TAIL_LINES:]
 
 
 def _pytest(
@@ -123,11 +142,11 @@ _FORK_OUTCOMES = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}
 
 
 def _forked_pytest(
-    server: ForkServer, copy: Path, args: list[str], timeout: float
+    server: ForkServer, copy: Path, args: list[str], timeout: float, log: Path | None = None
 ) -> tuple[str, float] | None:
     """Run the tests in a child forked from ``server``; None when that run cannot be trusted
-    (the caller runs them plainly)."""
-    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running)
+    (the caller runs them plainly). ``log``: where pytest's output goes."""
+    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running, log)
     if done is None:
         return None
     rc, seconds, timed_out = done
@@ -331,6 +350,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     outcome, more = timed_run(where, tests, max(60.0, 3 * base_s))
                     secs += more
                     extra["missed"] = outcome.startswith("killed")
+                if outcome.startswith("killed"):
+                    extra["tail"] = _tail(_log_of(where))
             finally:
                 (where / module).write_text(original)
                 copies.put(where)
@@ -347,12 +368,13 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 return "not-run", 0.0
             done = None
             server = servers.get(where)
+            log = _log_of(where)
             if server is not None:
-                done = _forked_pytest(server, where, run, min(timeout, left))
+                done = _forked_pytest(server, where, run, min(timeout, left), log)
                 if done is None and server.proc.poll() is not None:
                     servers.pop(where, None)  # the server is gone: plain runs from now on
             if done is None:
-                done = _pytest(where, run, min(timeout, left))
+                done = _pytest(where, run, min(timeout, left), log=log)
             if done[0] == "killed-timeout" and left < timeout:
                 return "not-run", 0.0
             return done
@@ -366,6 +388,10 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     continue
                 outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1), **extra}
                 flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
+                if outcome == "killed-timeout":  # say which test it was in, to judge the kill
+                    flag = "  (timeout; last output: {})".format(
+                        (extra.get("tail") or ["none"])[-1]
+                    )
                 if extra.get("missed"):
                     flag = "  (killed by a test the selection did not pick)"
                 print(
@@ -399,6 +425,11 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     if opts.cache:
         _write_json(cache_path, cache)
     return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
+
+
+def _log_of(copy: Path) -> Path:
+    """Where a mutant's test run in ``copy`` writes its output: beside the copy, not in it."""
+    return copy.parent / f"{copy.name}.log"
 
 
 def _fork_servers(

@@ -267,6 +267,12 @@ MODULES: dict[str, list[str]] = {
             "volatile",  # paths under the working tree mapped, timings beside the verdict
         )
     },
+    # a timing word and its unit with nothing before them ("time_ms")
+    "ledger/replay/compare/volatile.py": [
+        "tests/replay/test_compare_volatile_edges.py",
+        "tests/replay/test_compare_volatile_checks.py",
+        *_COMPARE_TESTS,
+    ],
     # mutverdict (issue 37): every other module that decides a verdict, its own tests first.
     "ledger/replay/engine.py": [
         "tests/replay/test_replay_engine_edges.py",  # one-sided tolerances, the judged metric
@@ -305,6 +311,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "ledger/audit/select.py": _AUDIT_TESTS,
     "ledger/stats/comparison.py": [
+        "tests/stats/test_comparison_tasks_power.py",  # runs needed when A came out behind
         "tests/stats/test_stats_comparison.py",
         "tests/stats/test_comparison_edges.py",
         "tests/stats/test_comparison_survivors.py",
@@ -355,6 +362,7 @@ MODULES: dict[str, list[str]] = {
         "tests/share/test_git_source.py",
     ],
     "ledger/attest/check.py": [
+        "tests/tamper/test_attest_limits.py",  # the envelope's size cap, one byte either side
         "tests/tamper/test_attest.py",
         "tests/tamper/test_checkpoint_consistency.py",
     ],
@@ -1340,6 +1348,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the default is never seen: ComparisonResult is built in three places (compare_methods, "
         "compare_tasks, _insufficient), each from **head, which always holds the seed"
     ),
+    ("ledger/stats/comparison.py", "seed: int = 0", "0 -> -1"): (
+        "the default is never seen: ComparisonResult is built in three places (compare_methods, "
+        "compare_tasks, _insufficient), each from **head, which always holds the seed"
+    ),
+    **{
+        ("ledger/stats/comparison.py", source, "0 -> -1"): (
+            "agg of a one-row array (pooled[None, :]) returns one value: its index 0 and -1 "
+            "are the same element"
+        )
+        for source in (
+            "point_a = unscale(float(agg(pooled_a[None, :])[0]), e)",
+            "point_b = unscale(float(agg(pooled_b[None, :])[0]), e)",
+            "float(agg(pooled_a[None, :])[0]) - float(agg(pooled_b[None, :])[0]), e",
+        )
+    },
     ("ledger/stats/comparison.py", "sign = 1.0 if higher_is_better else -1.0", "1.0 -> 2.0"): (
         "in compare_tasks (line 222; compare_methods' copy is killed by "
         "test_mann_whitney_orders_values_near_the_largest_float): the values there were scaled "
@@ -1360,6 +1383,29 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "only imported runs lack one, and replay refuses them before seeds mode reads it. The "
         "same text after `except LedgerError:` (the capture's object missing) is not "
         "equivalent: test_seed_refusal_hints.py's missing-capture test kills it"
+    ),
+    **{
+        (
+            "ledger/replay/seed_effect.py",
+            "f\"(replays: {', '.join(missed[:3])}{' …' if len(missed) > 3 else ''})\",",
+            mutation,
+        ): (
+            "missed never holds more than one replay when this is raised: the engine calls "
+            "check_first_replays once per replay as it ends (_seeds_in_threads' probe, and "
+            "run_seed_jobs' for remote executors), and the first replay that missed its seed "
+            "raises there, alone; check_seed_effect's own _missed sees only replays that were "
+            "probed already, so it never finds one. One id is listed whole either way"
+        )
+        for mutation in ("3 -> 4", "len(missed) > 3 -> len(missed) >= 3")
+    },
+    (
+        "ledger/replay/compare/volatile.py",
+        "last = parts[:-1] if len(parts) > 1 and parts[-1] in _UNITS else parts",
+        "len(parts) > 1 -> len(parts) >= 1",
+    ): (
+        "differs only for a name that is a unit alone (`s`, `ms`, `min`, ...): last is [] "
+        "instead of the unit, and neither ends in a timing word (`time`, `seconds`, `secs` "
+        "are no units), so the name is not a timing either way"
     ),
     # mutverdict (issue 37): single.py and engine.py.
     (

@@ -1,0 +1,51 @@
+"""Several tasks, an inconclusive comparison: how many runs per task would settle it
+(``ledger/stats/comparison.py``, ``compare_tasks``). The answer does not depend on which
+method came out ahead: a claim that A beats B where A came out slightly behind needs as many
+runs as the same claim with the two swapped."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.stats import compare_tasks
+
+# Two tasks, five seeds each; A is 0.01 behind B on both, well inside the runs' spread.
+A = {"x": [0.70, 0.74, 0.69, 0.75, 0.71], "y": [0.50, 0.56, 0.49, 0.55, 0.52]}
+B = {"x": [0.71, 0.75, 0.70, 0.76, 0.72], "y": [0.51, 0.57, 0.50, 0.56, 0.53]}
+
+
+def test_runs_needed_when_the_first_method_came_out_behind() -> None:
+    behind = compare_tasks(A, B, n_resamples=2000)
+    ahead = compare_tasks(B, A, n_resamples=2000)
+    assert behind.verdict == ahead.verdict == "inconclusive"
+    assert behind.difference < 0 < ahead.difference
+    assert ahead.seeds_needed is not None and ahead.seeds_needed > 5
+    assert behind.seeds_needed == ahead.seeds_needed
+    assert behind.seeds_needed_basis is not None
+    assert "observed difference -0.01, bootstrap se" in behind.seeds_needed_basis
+
+
+def test_a_claim_the_runs_nearly_reach_still_asks_for_one_more_run_per_task() -> None:
+    """Claimed: A beats B by 0.04 (rounded to 2 decimals). The CI [-0.017, 0.035] holds 0 and
+    touches the claim: inconclusive. The normal approximation says the five runs per task
+    would already do (5 x (2.8 x 0.0129 / 0.04)^2 = 4.1); the answer is never fewer than one
+    more run per task than were given."""
+    r = compare_tasks(B, A, difference=0.04, difference_decimals=2, n_resamples=2000)
+    assert r.verdict == "inconclusive"
+    assert r.seeds_needed == 6
+    r = compare_tasks(B, A, difference=0.03, difference_decimals=2, n_resamples=2000)
+    assert r.verdict == "inconclusive" and r.seeds_needed is not None and r.seeds_needed > 6
+
+
+def test_the_result_over_several_tasks_holds_the_claim_and_the_bootstrap_interval() -> None:
+    """What `ledger audit` reports for a claim over several tasks: the claimed difference as
+    written, and the bootstrap interval of the difference (point, the CI that decided, level)."""
+    r = compare_tasks(B, A, difference=0.04, difference_decimals=2, n_resamples=2000)
+    assert r.claimed_difference == 0.04
+    assert r.claimed_interval == pytest.approx((0.035, 0.045))
+    bd = r.bootstrap_difference
+    assert bd is not None and r.difference_ci is not None
+    assert (bd.estimate, bd.low, bd.high) == (r.difference, *r.difference_ci)
+    assert bd.level == pytest.approx(0.95)
+    plain = compare_tasks(B, A, n_resamples=2000)
+    assert plain.claimed_difference is None and plain.claimed_interval is None
