@@ -35,23 +35,31 @@ _COLOURS = {
 
 def render_text(result: AuditResult, console: Console, *, details: bool = True) -> None:
     from rich.markup import escape
-    from rich.table import Table
+    from rich.text import Text
+
+    from .._columns import Column, console_width, rich_table
 
     rec = result.record
     # Plain columns, as `ledger ls` and `ledger checkpoints`: the same in a terminal and a log.
-    table = Table(
-        title=f"audit {result.id} of {escape(one_line(rec.claims_path, LINE_MAX))}",
+    # Short of width, the source, metric and numbers go, then the claim (its details below say
+    # it whole), never the verdict; and
+    # no word is broken (``ledger._columns``).
+    priority = {"#": 0, "claim": 2, "claimed": 3, "recorded": 4, "metric": 5, "source": 6}
+    columns = [Column(c, priority[c]) for c in SUMMARY_COLUMNS] + [Column("verdict", 1)]
+    rows: list[list[str | Text]] = [
+        [
+            *(one_line(x) for x in summary_cells(c)),
+            Text(verdict_label(c), style=_COLOURS[c.verdict]),
+        ]
+        for c in rec.claims
+    ]
+    table = rich_table(
+        columns,
+        rows,
+        console_width(console),
+        title=Text(f"audit {result.id} of {one_line(rec.claims_path, LINE_MAX)}"),
         title_justify="left",
-        box=None,
     )
-    for col in (*SUMMARY_COLUMNS, "verdict"):
-        table.add_column(col, overflow="fold")
-    for c in rec.claims:
-        colour = _COLOURS[c.verdict]
-        table.add_row(
-            *(escape(one_line(x)) for x in summary_cells(c)),
-            f"[{colour}]{escape(verdict_label(c))}[/]",
-        )
     console.print(table)
     if details:
         for c in rec.claims:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from .._columns import UNBOUNDED
 from .._units import CONTROLS_BUT_LINES, escape_controls, human_bytes
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ __all__ = [
 
 # Width a console takes when it is not a terminal: wide enough that rich never wraps a line,
 # and tables (which are not expanded) only take the width their content needs.
-_UNWRAPPED = 100_000
+_UNWRAPPED = UNBOUNDED
 
 
 def visible(text: str) -> str:
@@ -126,11 +127,14 @@ def console(*, stderr: bool = False) -> Console:
         # The terminal wraps long lines itself (soft wrap), so a copied id stays whole;
         # tables still fit the window.
         return Console(file=stream, highlight=False, soft_wrap=True)
+    from .._columns import env_width
+
     return Console(
         file=stream,
         highlight=False,
         soft_wrap=True,
-        width=_UNWRAPPED,
+        # COLUMNS, when set, is the width tables fit, piped or not (``ledger._columns``).
+        width=env_width() or _UNWRAPPED,
         no_color=True,
         force_terminal=False,
         emoji=False,

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Collection, Sequence
 from typing import IO, TYPE_CHECKING
 
+from .._columns import Column, columns_of, stream_width
 from .._units import CONTROLS
 from ._output import _UNWRAPPED, is_tty, strip_trailing_blanks, visible
 
@@ -76,18 +77,22 @@ def plain_text(text: str) -> str:
 
 
 def plain_table(
-    columns: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    title: str | None = None,
+    width: int | None = None,
 ) -> str | None:
     """What the console prints for a ``Table(box=None)`` of these one-line cells, or None where
     rich would lay it out otherwise (a cell holding a control character, such as a newline or
-    tab, which callers escape with ``one_line``; lines wider than the console)."""
+    tab, which callers escape with ``one_line``; lines wider than ``width``, ``COLUMNS``, or
+    the console)."""
     cells = [[c.translate(_DROPPED) for c in row] for row in [columns, *rows]]
     if any(CONTROLS.search(c) for row in cells for c in row):
         return None  # a newline or tab (rich lays them out), a control rich counts 0 cells
     lens = [[cell_len(c) for c in row] for row in cells]
     widths = [max(row[i] for row in lens) for i in range(len(columns))]
-    if sum(widths) + 2 * len(widths) > _UNWRAPPED:
-        return None
+    if sum(widths) + 2 * len(widths) > min(width or _UNWRAPPED, _UNWRAPPED):
+        return None  # rich drops and wraps columns to fit (``ledger._columns``)
     out = [] if title is None else [plain_text(title)]
     for row, row_lens in zip(cells, lens, strict=True):
         line = "".join(
@@ -108,13 +113,14 @@ class PlainPrinter:
 
     def table(
         self,
-        columns: Sequence[str],
+        columns: Sequence[str | Column],
         rows: Sequence[Sequence[str]],
         *,
         title: str | None = None,
         no_wrap: Collection[int] = (),
     ) -> None:
-        text = plain_table(columns, rows, title)
+        names = [c if isinstance(c, str) else c.name for c in columns]
+        text = plain_table(names, rows, title, stream_width(self.stream))
         if text is None:
             from ._output import console
 
@@ -138,18 +144,23 @@ class RichPrinter:
 
     def table(
         self,
-        columns: Sequence[str],
+        columns: Sequence[str | Column],
         rows: Sequence[Sequence[str]],
         *,
         title: str | None = None,
         no_wrap: Collection[int] = (),
     ) -> None:
-        from rich.table import Table
+        """Columns that do not fit the console go, the least important first; the others wrap
+        at blanks only (``ledger._columns``). ``no_wrap``: indices of columns given by name
+        that must not wrap (ids, digests, times)."""
         from rich.text import Text
 
-        table = Table(title=title, box=None)
-        for i, col in enumerate(columns):
-            table.add_column(Text(col), no_wrap=i in no_wrap)
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))  # cells are data, never markup
-        self.con.print(table)
+        from .._columns import console_width, rich_table
+
+        # Cells are data, never markup: rich_table makes each a Text.
+        title_text = None if title is None else Text(title)
+        self.con.print(
+            rich_table(
+                columns_of(columns, no_wrap), rows, console_width(self.con), title=title_text
+            )
+        )

@@ -25,8 +25,7 @@ def checkpoints(
     json_out: bool = JsonOpt,
 ) -> None:
     """List a run's checkpoints: step, size, bytes newly written, dedup ratio."""
-    from rich.table import Table
-
+    from .._columns import Column, console_width, rich_table
     from ..errors import UnknownIdError
     from ..run.find import resolve_run
     from ..torch.checkpoint.export import checkpoint_runs, list_checkpoints
@@ -51,19 +50,33 @@ def checkpoints(
         con.print(f"Run {run} has no checkpoints.")
         return
     con.print(f"checkpoints of {rows[0][0].run_id}")
-    table = Table(box=None)  # as `ledger ls`: plain columns that read the same in a log
-    for col in ("step", "id", "ranks", "size", "new", "dedup", "created"):
-        table.add_column(col, justify="right" if col in {"step", "size", "new"} else "left")
-    for info, latest in rows:
-        table.add_row(
-            str(info.step),
-            info.oid[:15] + (" (latest)" if latest else ""),
-            str(info.world_size),
-            human_bytes(info.bytes_total),
-            human_bytes(info.bytes_new),
-            f"{info.dedup_ratio:.0%}",
-            info.created,
-        )
+    # As `ledger ls`: plain columns that read the same in a log, fitted to the width by the
+    # one rule of ledger._columns (the id and step stay longest).
+    cols = [
+        Column("step", 1, wrap=False, justify="right"),
+        Column("id", 0, wrap=False),
+        Column("ranks", 4, wrap=False),
+        Column("size", 2, wrap=False, justify="right"),
+        Column("new", 3, wrap=False, justify="right"),
+        Column("dedup", 5, wrap=False),
+        Column("created", 6, wrap=False),
+    ]
+    table = rich_table(
+        cols,
+        [
+            [
+                str(info.step),
+                info.oid[:15] + (" (latest)" if latest else ""),
+                str(info.world_size),
+                human_bytes(info.bytes_total),
+                human_bytes(info.bytes_new),
+                f"{info.dedup_ratio:.0%}",
+                info.created,
+            ]
+            for info, latest in rows
+        ],
+        console_width(con),
+    )
     con.print(table)
 
 

@@ -19,6 +19,10 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 __all__ = [
     "LsArgs",
@@ -230,6 +234,7 @@ def run_ls(args: LsArgs) -> None:
     if args.json_out:
         print_json(rows)
         return
+    from .._columns import Column
     from ._printer import printer
 
     out = printer()
@@ -247,20 +252,33 @@ def run_ls(args: LsArgs) -> None:
             no_wrap=[0],
         )
         return
-    # The id column is the short id every command accepts; it is never wrapped or cut.
+    # The id column is the short id every command accepts; it is never wrapped or cut. When
+    # the width runs short, columns go from the right of PRIORITY's order: the id, name,
+    # status and key metric stay longest, times and digests go first (``ledger._columns``).
     marks = [
         "replay" if r.get("original") or r["replay_of"] else str(r["replays"] or "") for r in rows
     ]
     show_marks = any(marks)  # the column only when some run was replayed
-    cols = ["id", "name", "status", "exit", "started", "wall s", "contract", "replays", "tags"]
-    if not show_marks:
-        cols.remove("replays")
+    key, values = _key_metric(store, rows)
+    cols = [
+        Column("id", 0, wrap=False),
+        Column("name", 1),
+        Column("status", 2, wrap=False),
+        *([Column(key, 3, wrap=False)] if key else []),
+        Column("exit", 6, wrap=False),
+        Column("started", 8, wrap=False),
+        Column("wall s", 7, wrap=False),
+        Column("contract", 9, wrap=False),
+        *([Column("replays", 5)] if show_marks else []),
+        Column("tags", 4),
+    ]
     table = []
     for r, mark in zip(rows, marks, strict=True):
         cells = [
             f"↳ {r['short_id']}" if "original" in r else r["short_id"],  # a replay, under it
             r["name"] or "",
             r["status"],
+            *([values.get(r["run_id"], "")] if key else []),
             "" if r["exit_code"] is None else str(r["exit_code"]),
             (r["started"] or "")[:19],
             "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
@@ -269,7 +287,33 @@ def run_ls(args: LsArgs) -> None:
             " ".join(f"{k}={v}" for k, v in r["tags"].items()),
         ]
         table.append([one_line(cell) for cell in cells])
-    out.table(cols, table, no_wrap=[cols.index(c) for c in ("id", "contract", "started")])
+    out.table(cols, table)
+
+
+def _key_metric(store: Store, rows: list[dict[str, Any]]) -> tuple[str | None, dict[str, str]]:
+    """The main metric most of the listed runs logged (the first seen among equals) and each
+    run's last value of it, read from the run records ``list_runs`` checked."""
+    from collections import Counter
+
+    from ..errors import LedgerError
+    from ..index.tables import main_metrics
+
+    last: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        try:
+            rec = store.get_json(r["oid"]) if r.get("oid") else {}
+        except LedgerError:
+            rec = {}
+        last[r["run_id"]] = main_metrics(None, rec if isinstance(rec, dict) else {})
+    counts = Counter(n for m in last.values() for n in m)
+    if not counts:
+        return None, {}
+    key = counts.most_common(1)[0][0]
+    shown = {}
+    for rid, m in last.items():
+        value = (m.get(key) or {}).get("last")
+        shown[rid] = f"{value:.4g}" if isinstance(value, int | float) else ""
+    return key, shown
 
 
 def _cell(value: object) -> str:

@@ -30,10 +30,17 @@ def _check_show(out: str, run_id: str) -> None:
 
 def test_piped_output_never_wraps(project: Path) -> None:
     ids = run_ids(project)
-    # COLUMNS=40 would have made rich wrap at 40 columns; a pipe ignores the width.
-    r = run_ledger("ls", cwd=project, COLUMNS="40")
+    # Without COLUMNS a pipe takes every column at its natural width.
+    r = run_ledger("ls", cwd=project, COLUMNS="")
     assert r.returncode == 0, r.stderr
     _check_ls(r.stdout, len(ids))
+    # COLUMNS set is the width tables fit, piped too (#39): columns go, ids stay whole.
+    r = run_ledger("ls", cwd=project, COLUMNS="40")
+    assert r.returncode == 0, r.stderr
+    assert all(len(ln) <= 40 for ln in r.stdout.splitlines()), r.stdout
+    shown = {ln.split()[0] for ln in r.stdout.splitlines()[1:] if ln.strip()}
+    assert all(any(i.endswith(s) or s in i for i in ids) for s in shown), r.stdout
+    # Lines that are not tables (show's, diff's) are never wrapped: an id stays on its line.
     r = run_ledger("show", ids[0], cwd=project, COLUMNS="40")
     assert r.returncode == 0, r.stderr
     _check_show(r.stdout, ids[0])
