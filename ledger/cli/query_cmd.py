@@ -50,6 +50,7 @@ class LsArgs:
     replays: bool = False
     where: list[str] = field(default_factory=list)
     columns: str | None = None
+    search: str | None = None
     ledger: Path | None = None  # the command's own --ledger, else the global one
     json_out: bool = False
 
@@ -77,6 +78,7 @@ _LS_VALUED = {
     "--where": ("where", "list"),
     "-w": ("where", "list"),
     "--columns": ("columns", "str"),
+    "--search": ("search", "str"),
     "--ledger": ("ledger", "path"),
     "-L": ("ledger", "path"),
 }
@@ -205,6 +207,7 @@ def run_ls(args: LsArgs) -> None:
     from .._units import one_line
     from ..index.checked import REINDEX_HINT
     from ..index.query import parse_columns, parse_where
+    from ..index.search import Search
     from ..index.short_ids import short_ids_of
     from ..run.find import list_runs
     from ..store import Store
@@ -213,6 +216,7 @@ def run_ls(args: LsArgs) -> None:
 
     warnings: list[str] = []
     filters, chosen = parse_where(args.where), parse_columns(args.columns)
+    search = Search(args.search) if args.search is not None else None
     store = Store.open(args.ledger)
     with progress_stages():  # the index, when it must be rebuilt, says so on a terminal
         rows = list_runs(
@@ -226,6 +230,7 @@ def run_ls(args: LsArgs) -> None:
             warnings=warnings,
             where=filters,
             columns=chosen,
+            search=search,
         )
     print_warnings(warnings, REINDEX_HINT)
     short = short_ids_of(store, [r["run_id"] for r in rows])

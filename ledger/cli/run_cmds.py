@@ -127,6 +127,12 @@ def ls(
         metavar="FIELDS",
         help="Show these fields after the id, e.g. name,params.lr,metrics.loss.last.",
     ),
+    search: str | None = typer.Option(
+        None,
+        "--search",
+        metavar="TEXT",
+        help="Only runs whose name, tags, command or notes hold these words (full-text).",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -142,6 +148,7 @@ def ls(
             replays=replays,
             where=where,
             columns=columns,
+            search=search,
             ledger=ledger_dir(ledger),
             json_out=json_out,
         )

@@ -27,6 +27,7 @@ from ..store.fold import check_transitions
 from ..store.log import LogEntry
 from ..store.repo import Store
 from ..store.verify import Problem
+from ._sqlite import data_tables
 
 __all__ = ["check_consistency", "check_index", "check_log_records", "check_new_lines"]
 
@@ -252,8 +253,7 @@ def _compare(
     problems: list[Problem] = []
 
     def tables(conn: sqlite3.Connection) -> set[str]:
-        q = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-        return {r[0] for r in conn.execute(q).fetchall()}
+        return set(data_tables(conn))
 
     def schema(conn: sqlite3.Connection) -> dict[str, str]:
         # Views and triggers are read by `sqlite3`/`datasette` users: an edited one lies too.
@@ -294,7 +294,31 @@ def _compare(
                 ]
                 msg = f"index table {table}, row {key!r}: " + "; ".join(diffs)
             problems.append(Problem("index-mismatch", subject, msg))
+    return problems + _fts_problems(kept)
+
+
+def _fts_problems(conn: sqlite3.Connection) -> list[Problem]:
+    """A full-text index whose words are not those of the rows it indexes (edited, or out of
+    step): FTS5's integrity check, against the content table (``rank`` 1)."""
+    problems = []
+    for name in sorted(_fts_tables(conn)):
+        try:
+            conn.execute(f'INSERT INTO "{name}"("{name}", rank) VALUES (\'integrity-check\', 1)')
+        except sqlite3.DatabaseError as e:
+            problems.append(
+                Problem(
+                    "index-mismatch",
+                    name,
+                    f"the full-text index {name} does not hold the words of the rows it "
+                    f"indexes ({e}): search would find the wrong runs",
+                )
+            )
     return problems
+
+
+def _fts_tables(conn: sqlite3.Connection) -> list[str]:
+    q = "SELECT name, sql FROM sqlite_master WHERE type='table' AND sql LIKE 'CREATE VIRTUAL%'"
+    return [str(n) for n, sql in conn.execute(q).fetchall() if "fts5" in str(sql).lower()]
 
 
 def _copy_index(path: Path, dest: sqlite3.Connection) -> None:

@@ -5,6 +5,8 @@ The index is a fold over the hash-chained log: each ref change is applied in ord
 with lines written by other processes, reading only those after it (so a command costs the
 same at 100,000 runs); ``rebuild`` empties the tables and folds the whole log again, which must
 give exactly the same rows (tests/test_index.py, tests/test_index_incremental.py prove it).
+A rebuild folds the refs in memory and inserts each ref's final rows in batches
+(``ledger.index.bulk``, with sqlite-utils): the same rows, without a statement per row.
 
 Record kinds add their own tables with ``register_indexer``.
 """
@@ -16,42 +18,35 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LedgerAccessError, LedgerError
 from ..store.fold import ABSENT, RefState, judge
 from ..store.log import LogEntry
 from ..store.repo import Store
-from ._sqlite import Database
+from ._indexers import Indexer, Row, indexers, insert_rows, register_indexer
+from ._sqlite import Database, data_tables
 
-__all__ = ["Index", "IndexDamagedError", "Indexer", "rebuild_index", "register_indexer"]
+__all__ = [
+    "Index",
+    "IndexDamagedError",
+    "Indexer",
+    "Row",
+    "indexers",
+    "insert_rows",
+    "rebuild_index",
+    "register_indexer",
+]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 5  # 5: refs.state (the fold's state of each ref, ledger.store.fold)
+# 5: refs.state (the fold's state of each ref, ledger.store.fold); 6: run_text and its
+# full-text index (ledger.index.search)
+INDEX_VERSION = 6
 _BUSY_MS = 60_000
 
 
-@dataclass(frozen=True)
-class Indexer:
-    """How a record kind shows up in the index."""
-
-    kind: str
-    tables: Callable[[Database], None]  # create tables if missing
-    add: Callable[[Database, str, str, dict[str, Any]], None]  # db, ref, oid, record
-    remove: Callable[[Database, str], None]  # db, ref
-    name: str = ""  # several indexers may serve one kind; each registers under its own name
-    # Instead of ``add``, for rows that also read the objects a record links (store first).
-    add_linked: Callable[[Store, Database, str, str, dict[str, Any]], None] | None = None
-
-
-_INDEXERS: dict[str, Indexer] = {}
 # Modules that register indexers for their record kinds; imported when an Index opens.
-INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables"]
-
-
-def register_indexer(indexer: Indexer) -> None:
-    _INDEXERS[indexer.name or indexer.kind] = indexer
+INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables", "ledger.index.search"]
 
 
 # SQLite's primary result codes for "this file is not (or no longer) a database": a truncated
@@ -148,6 +143,13 @@ class Index:
         try:
             self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
             self.db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+            # The index is derived from the log, which is fsynced: a commit lost to a power
+            # cut is folded again by the next sync, and WAL keeps the file whole. No fsync per
+            # commit then (each ``ls`` that catches up with a new run waited on one).
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            # A row replaced (INSERT OR REPLACE) fires its delete triggers, so the full-text
+            # index (ledger.index.search) drops the words of the row it had.
+            self.db.execute("PRAGMA recursive_triggers=ON")
             self._retry(self._create_tables)
             self._stale = self._retry(self._version) != str(INDEX_VERSION)
             if not self._stale:
@@ -203,7 +205,7 @@ class Index:
             "CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, hash TEXT, op TEXT, "
             "ref TEXT, old TEXT, new TEXT, time TEXT)"
         )
-        for ix in _INDEXERS.values():
+        for ix in indexers():
             ix.tables(db)
 
     def _version(self) -> str | None:
@@ -220,11 +222,10 @@ class Index:
         row = self.db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
         return -1 if row is None else int(row[0])
 
-    def _apply(self, entry: LogEntry, seen: set[str] | None = None) -> None:
+    def _apply(self, entry: LogEntry) -> None:
         """Fold one log line: every line goes into ``log``; only a move the format allows
-        (``ledger.store.fold.judge``) changes ``refs`` and the record tables. ``seen``: folding
-        into emptied tables (``_fold_all``), the refs met so far; a ref met for the first time
-        has no rows to remove."""
+        (``ledger.store.fold.judge``) changes ``refs`` and the record tables (``bulk`` does
+        the same for a whole log in batches)."""
         d = entry.data
         ref, new = d.get("ref"), d.get("new")
         self.db.execute(
@@ -237,11 +238,8 @@ class Index:
         problem, after = judge(None if row is None else RefState(row[0], row[1]), d)
         if problem is not None:
             return  # refused: ``ledger verify`` reports it; nothing shown takes it
-        if seen is None or ref in seen:
-            for ix in _INDEXERS.values():
-                ix.remove(self.db, ref)
-        elif seen is not None:
-            seen.add(ref)
+        for ix in indexers():
+            ix.remove(self.db, ref)
         if after == ABSENT:
             self.db.execute("DELETE FROM refs WHERE name=?", (ref,))
         else:
@@ -259,10 +257,14 @@ class Index:
         self.db.execute(
             "INSERT OR REPLACE INTO records VALUES (?,?,?)", (oid, kind, value.get("schema", 1))
         )
-        for ix in _INDEXERS.values():
-            if ix.kind == kind and ix.add_linked is not None:
+        for ix in indexers():
+            if ix.kind != kind:
+                continue
+            if ix.rows is not None:
+                insert_rows(self.db, ix.rows(self.store, ref, oid, value))
+            if ix.add_linked is not None:
                 ix.add_linked(self.store, self.db, ref, oid, value)
-            elif ix.kind == kind:
+            elif ix.add is not None:
                 ix.add(self.db, ref, oid, value)
 
     def _log_from(self, at: int) -> Iterator[tuple[int, LogEntry]]:
@@ -306,7 +308,6 @@ class Index:
         *,
         head: tuple[int, LogEntry] | None = None,
         skip_to: int = -1,
-        seen: set[str] | None = None,
     ) -> int | None:
         """Apply ``lines`` after ``head`` (the last line folded), then remember the last line
         read. Entries with a seq up to ``skip_to`` are not applied. None when the first line
@@ -316,15 +317,11 @@ class Index:
             if head is not None and n == 0 and entry.data.get("prev") != head[1].hash:
                 return None
             if entry.seq > skip_to:
-                self._apply(entry, seen)
+                self._apply(entry)
                 applied = entry.seq
             head = (at, entry)
             n += 1
-        if applied is not None:
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(applied),))
-        if head is not None:
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_at', ?)", (str(head[0]),))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_head', ?)", (head[1].hash,))
+        self._write_head(applied, head)
         return n
 
     def _fold_all(self) -> int:
@@ -336,16 +333,30 @@ class Index:
             "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')"
         ).fetchall():
             self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        # Virtual tables first: dropping one drops the tables it keeps its data in.
+        for (name,) in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND sql LIKE 'CREATE VIRTUAL%'"
+        ).fetchall():
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
         for (name,) in self.db.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
         ).fetchall():
             self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
         self._create_tables()
-        n = self._fold(self._log_from(0), seen=set())
-        if n is None:  # no head to continue from: never None
-            raise TypeError("folding the whole log found a head to continue from")
+        from .bulk import fold_all
+
+        n = fold_all(self.db, self.store, self._log_from(0), self._write_head)
+        self._create_tables()  # the triggers the batches went without
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
         return n
+
+    def _write_head(self, applied: int | None, head: tuple[int, LogEntry] | None) -> None:
+        """Remember the last line applied and the last line read (where ``sync`` goes on)."""
+        if applied is not None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_seq', ?)", (str(applied),))
+        if head is not None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_at', ?)", (str(head[0]),))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('log_head', ?)", (head[1].hash,))
 
     def _transaction(self, fn: Callable[[], int]) -> int:
         def run() -> int:
@@ -393,9 +404,11 @@ class Index:
         return self._transaction(self._fold_all)
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
-        """Every table's rows, sorted: for comparing two indexes."""
+        """Every table's rows, sorted: for comparing two indexes. A full-text index's own
+        tables are left out: their bytes depend on the order words went in; the rows they
+        index are in ``run_text``, and ``consistency`` checks the two agree."""
         out: dict[str, list[tuple[Any, ...]]] = {}
-        for name in sorted(self.db.table_names()):
+        for name in sorted(data_tables(self.db.conn)):
             rows = self.db.execute(f'SELECT * FROM "{name}"').fetchall()
             out[name] = sorted(rows, key=repr)
         return out

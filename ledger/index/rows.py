@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+from ._indexers import Indexer, JsonReader, Row, register_indexer
 from ._sqlite import Database
-from .db import Indexer, register_indexer
 from .short_ids import tail_of
 
 __all__ = [
@@ -72,14 +73,10 @@ def run_row(ref: str, oid: str, rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
-    if not ref.startswith("runs/"):
-        return
-    row = run_row(ref, oid, rec)
-    db.execute(
-        "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        tuple(row[c] for c in RUN_COLUMNS),
-    )
+def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
+    if ref.startswith("runs/"):
+        row = run_row(ref, oid, rec)
+        yield "runs", tuple(row[c] for c in RUN_COLUMNS)
 
 
 def _remove(db: Database, ref: str) -> None:
@@ -87,7 +84,7 @@ def _remove(db: Database, ref: str) -> None:
         db.execute("DELETE FROM runs WHERE ref=?", (ref,))
 
 
-RUNS_INDEXER = Indexer(kind="run", tables=_tables, add=_add, remove=_remove)
+RUNS_INDEXER = Indexer(kind="run", tables=_tables, rows=_rows, remove=_remove)
 register_indexer(RUNS_INDEXER)
 
 
@@ -98,12 +95,12 @@ def _verdict_tables(db: Database) -> None:
     )
 
 
-def _verdict_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _verdict_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if not ref.startswith("verdicts/"):
         return
     replays = rec.get("replays") or []
-    db.execute(
-        "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
+    yield (
+        "verdicts",
         (
             ref,
             oid,
@@ -124,7 +121,7 @@ def _verdict_remove(db: Database, ref: str) -> None:
 
 
 VERDICTS_INDEXER = Indexer(
-    kind="verdict", tables=_verdict_tables, add=_verdict_add, remove=_verdict_remove
+    kind="verdict", tables=_verdict_tables, rows=_verdict_rows, remove=_verdict_remove
 )
 register_indexer(VERDICTS_INDEXER)
 
@@ -134,11 +131,9 @@ def _tail_tables(db: Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS run_tails_tail ON run_tails(tail)")
 
 
-def _tail_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _tail_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if ref.startswith("runs/"):
-        db.execute(
-            "INSERT OR REPLACE INTO run_tails VALUES (?,?)", (ref, tail_of(ref.split("/", 1)[1]))
-        )
+        yield "run_tails", (ref, tail_of(ref.split("/", 1)[1]))
 
 
 def _tail_remove(db: Database, ref: str) -> None:
@@ -148,7 +143,7 @@ def _tail_remove(db: Database, ref: str) -> None:
 
 # Short ids of a page of runs without reading every run id (``short_ids_of(..., only=...)``).
 TAILS_INDEXER = Indexer(
-    kind="run", name="run_tails", tables=_tail_tables, add=_tail_add, remove=_tail_remove
+    kind="run", name="run_tails", tables=_tail_tables, rows=_tail_rows, remove=_tail_remove
 )
 register_indexer(TAILS_INDEXER)
 
@@ -161,12 +156,12 @@ def _verdict_runs_tables(db: Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS verdict_runs_run_id ON verdict_runs(run_id)")
 
 
-def _verdict_runs_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _verdict_runs_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if not ref.startswith("verdicts/"):
         return
     runs = [rec.get("original"), *(rec.get("replays") or [])]
     for run_id in dict.fromkeys(r for r in runs if isinstance(r, str)):
-        db.execute("INSERT OR REPLACE INTO verdict_runs VALUES (?,?)", (ref, run_id))
+        yield "verdict_runs", (ref, run_id)
 
 
 def _verdict_runs_remove(db: Database, ref: str) -> None:
@@ -180,7 +175,7 @@ VERDICT_RUNS_INDEXER = Indexer(
     kind="verdict",
     name="verdict_runs",
     tables=_verdict_runs_tables,
-    add=_verdict_runs_add,
+    rows=_verdict_runs_rows,
     remove=_verdict_runs_remove,
 )
 register_indexer(VERDICT_RUNS_INDEXER)
@@ -191,13 +186,10 @@ def _checks_tables(db: Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS checks_run_id ON checks(run_id)")
 
 
-def _checks_add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _checks_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if ref.startswith(("checks/", "gates/")):
         run_id = rec.get("run_id")
-        db.execute(
-            "INSERT OR REPLACE INTO checks VALUES (?,?)",
-            (ref, run_id if isinstance(run_id, str) else None),
-        )
+        yield "checks", (ref, run_id if isinstance(run_id, str) else None)
 
 
 def _checks_remove(db: Database, ref: str) -> None:
@@ -207,10 +199,10 @@ def _checks_remove(db: Database, ref: str) -> None:
 
 # The run each check and gate record judged: ``show`` reads only that run's records.
 CHECKS_INDEXER = Indexer(
-    kind="check", name="checks", tables=_checks_tables, add=_checks_add, remove=_checks_remove
+    kind="check", name="checks", tables=_checks_tables, rows=_checks_rows, remove=_checks_remove
 )
 GATES_INDEXER = Indexer(
-    kind="gate", name="gates", tables=_checks_tables, add=_checks_add, remove=_checks_remove
+    kind="gate", name="gates", tables=_checks_tables, rows=_checks_rows, remove=_checks_remove
 )
 register_indexer(CHECKS_INDEXER)
 register_indexer(GATES_INDEXER)

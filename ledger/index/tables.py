@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError
-from ..store import Store
 from . import rows as run_index  # noqa: F401  (registered first: our indexes are on its runs table)
+from ._indexers import Indexer, JsonReader, Row, register_indexer
 from ._sqlite import Database
-from .db import Indexer, register_indexer
 
 __all__ = [
     "METRIC_STATS",
@@ -126,8 +126,10 @@ def best_of(name: str, lo: float | None, hi: float | None) -> float | None:
     return lo if lower else hi
 
 
-def _get(store: Store | None, oid: Any) -> Any:
-    if store is None or not isinstance(oid, str) or not store.objects.has(oid):
+def _get(store: JsonReader | None, oid: Any) -> Any:
+    """The JSON object ``oid`` names; None where there is none (missing, collected, corrupt:
+    ``ledger verify`` says which)."""
+    if store is None or not isinstance(oid, str):
         return None
     try:
         return store.get_json(oid)
@@ -135,13 +137,13 @@ def _get(store: Store | None, oid: Any) -> Any:
         return None
 
 
-def params_of(store: Store | None, rec: dict[str, Any]) -> dict[str, Any]:
+def params_of(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
     config = _get(store, rec.get("resolved_config"))
     resolved = config.get("resolved") if isinstance(config, dict) else None
     return flatten_params(resolved) if isinstance(resolved, dict) else {}
 
 
-def _first(store: Store | None, oid: Any) -> float | None:
+def _first(store: JsonReader | None, oid: Any) -> float | None:
     series = _get(store, oid)
     if not isinstance(series, dict):
         return None
@@ -152,7 +154,7 @@ def _first(store: Store | None, oid: Any) -> float | None:
     return None
 
 
-def _metric_rows(store: Store | None, rec: dict[str, Any]) -> list[dict[str, Any]]:
+def _metric_rows(store: JsonReader | None, rec: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for m in rec.get("metrics") or []:
         if not isinstance(m, dict):
@@ -186,12 +188,12 @@ def _metric_rows(store: Store | None, rec: dict[str, Any]) -> list[dict[str, Any
     return rows
 
 
-def main_metrics(store: Store | None, rec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def main_metrics(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each metric name's main series summary (with ``first`` and ``best``)."""
     return {str(r["name"]): r for r in _metric_rows(store, rec) if r["main"]}
 
 
-def run_values(store: Store | None, rec: dict[str, Any]) -> dict[str, Any]:
+def run_values(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
     """Everything ``--where`` and ``--columns`` may name, read from one run record:
     ``name``, ``status``..., ``params.<key>``, ``metrics.<name>.<stat>``, ``tags.<key>``."""
     out: dict[str, Any] = {
@@ -214,18 +216,16 @@ def _run_id(ref: str) -> str | None:
     return ref.split("/", 1)[1] if ref.startswith("runs/") else None
 
 
-def _add(store: Store, db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     run_id = _run_id(ref)
     if run_id is None:
         return
     for key, value in params_of(store, rec).items():
         text, num, kind = _param_cells(value)
-        db.execute(
-            "INSERT OR REPLACE INTO params VALUES (?,?,?,?,?)", (run_id, key, text, num, kind)
-        )
+        yield "params", (run_id, key, text, num, kind)
     for m in _metric_rows(store, rec):
-        db.execute(
-            "INSERT OR REPLACE INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        yield (
+            "metrics",
             (
                 run_id,
                 m["name"],
@@ -246,8 +246,8 @@ def _add(store: Store, db: Database, ref: str, oid: str, rec: dict[str, Any]) ->
     for seq, ev in enumerate(rec.get("checkpoints") or []):
         if not isinstance(ev, dict):
             continue
-        db.execute(
-            "INSERT OR REPLACE INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?)",
+        yield (
+            "checkpoints",
             (
                 run_id,
                 seq,
@@ -262,7 +262,7 @@ def _add(store: Store, db: Database, ref: str, oid: str, rec: dict[str, Any]) ->
             ),
         )
     for k, v in (rec.get("tags") or {}).items():
-        db.execute("INSERT OR REPLACE INTO tags VALUES (?,?,?)", (run_id, str(k), str(v)))
+        yield "tags", (run_id, str(k), str(v))
 
 
 def _remove(db: Database, ref: str) -> None:
@@ -273,11 +273,7 @@ def _remove(db: Database, ref: str) -> None:
         db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
 
 
-def _unused(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
-    raise AssertionError("run-tables rows are added with add_linked")
-
-
 RUN_TABLES_INDEXER = Indexer(
-    kind="run", tables=_tables, add=_unused, remove=_remove, name="run-tables", add_linked=_add
+    kind="run", tables=_tables, rows=_rows, remove=_remove, name="run-tables"
 )
 register_indexer(RUN_TABLES_INDEXER)

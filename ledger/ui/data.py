@@ -84,6 +84,7 @@ def runs_table(
     store: Store,
     *,
     where: Sequence[Any] = (),
+    search: Any = None,
     name: str | None = None,
     status: str | None = None,
     tags: dict[str, str] | None = None,
@@ -108,6 +109,7 @@ def runs_table(
             tags=tags,
             limit=page * per_page + 1,
             where=where,
+            search=search,
             warnings=warnings,
         )
         has_next = len(rows) > page * per_page

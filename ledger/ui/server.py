@@ -68,7 +68,7 @@ def _one(q: dict[str, list[str]], key: str) -> str:
 def _runs(store: Store, q: dict[str, list[str]]) -> str:
     from ..index.query import MAX_FILTERS, parse_where
 
-    form = {k: _one(q, k) for k in ("name", "status", "tag", "where")}
+    form = {k: _one(q, k) for k in ("name", "status", "tag", "where", "search")}
     error = None
     try:
         page = max(1, int(_one(q, "page") or "1"))
@@ -91,9 +91,18 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
         where = parse_where(terms)
     except LedgerError as e:
         where, error = [], e.message
+    search = None
+    if form["search"]:
+        from ..index.search import Search
+
+        try:
+            search = Search(form["search"])
+        except LedgerError as e:
+            error = f"{e.message}; {e.hint}"
     table = data.runs_table(
         store,
         where=where,
+        search=search,
         name=form["name"] or None,
         status=form["status"] if form["status"] in STATUSES else None,
         tags=tags,
