@@ -48,6 +48,7 @@ class LsArgs:
     columns: str | None = None
     ledger: Path | None = None  # the command's own --ledger, else the global one
     json_out: bool = False
+    retracted: bool = False  # also the runs `ledger retract` hid
 
 
 @dataclass
@@ -76,7 +77,7 @@ _LS_VALUED = {
     "--ledger": ("ledger", "path"),
     "-L": ("ledger", "path"),
 }
-_LS_FLAGS = {"--replays": "replays", "--json": "json_out"}
+_LS_FLAGS = {"--replays": "replays", "--json": "json_out", "--retracted": "retracted"}
 _SHOW_VALUED = {"--ledger": ("ledger", "path"), "-L": ("ledger", "path")}
 _SHOW_FLAGS = {"--json": "json_out", "--all": "all_files"}
 _NUMBER = re.compile(r"[0-9]+")
@@ -222,6 +223,7 @@ def run_ls(args: LsArgs) -> None:
             warnings=warnings,
             where=filters,
             columns=chosen,
+            retracted=args.retracted,
         )
     print_warnings(warnings, REINDEX_HINT)
     short = short_ids_of(store, [r["run_id"] for r in rows])
@@ -259,7 +261,7 @@ def run_ls(args: LsArgs) -> None:
     for r, mark in zip(rows, marks, strict=True):
         cells = [
             f"↳ {r['short_id']}" if "original" in r else r["short_id"],  # a replay, under it
-            r["name"] or "",
+            (r["name"] or "") + (" (retracted)" if r.get("retracted") else ""),
             r["status"],
             "" if r["exit_code"] is None else str(r["exit_code"]),
             (r["started"] or "")[:19],

@@ -127,6 +127,9 @@ def ls(
         metavar="FIELDS",
         help="Show these fields after the id, e.g. name,params.lr,metrics.loss.last.",
     ),
+    retracted: bool = typer.Option(
+        False, "--retracted", help="Also list retracted runs (`ledger retract`), marked."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -144,6 +147,7 @@ def ls(
             columns=columns,
             ledger=ledger_dir(ledger),
             json_out=json_out,
+            retracted=retracted,
         )
     )
 

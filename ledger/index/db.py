@@ -28,7 +28,7 @@ from ._sqlite import Database
 __all__ = ["Index", "IndexDamagedError", "Indexer", "rebuild_index", "register_indexer"]
 
 # Bumped when tables change: an index file written by another version is folded again.
-INDEX_VERSION = 5  # 5: refs.state (the fold's state of each ref, ledger.store.fold)
+INDEX_VERSION = 6  # 6: curation, curated_tags (ledger.index.curation)
 _BUSY_MS = 60_000
 
 
@@ -47,7 +47,7 @@ class Indexer:
 
 _INDEXERS: dict[str, Indexer] = {}
 # Modules that register indexers for their record kinds; imported when an Index opens.
-INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables"]
+INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables", "ledger.index.curation"]
 
 
 def register_indexer(indexer: Indexer) -> None:
