@@ -21,6 +21,7 @@ from . import (
     checkpoint_cmds,
     config_cmds,
     curate_cmds,
+    read_cmds,
     remote_cmds,
     replay_cmds,
     run_cmds,
@@ -77,6 +78,7 @@ def _root(
 store_cmds.register(app)
 run_cmds.register(app)
 curate_cmds.register(app)
+read_cmds.register(app)
 replay_cmds.register(app)
 audit_cmds.register(app)
 checkpoint_cmds.register(app)
