@@ -52,7 +52,11 @@ def test_curation_is_logged_folded_and_rebuilt(proj: tuple[Path, dict[str, str]]
     assert shown[ids["b"]]["name"] == "lr-small" and shown[ids["b"]]["recorded_name"] == "sweep"
     assert shown[ids["b"]]["tags"] == {"owner": "ana", "split": "v2"}
     assert "lr-small (retracted)" in ledger_ok("ls", "--retracted", cwd=repo)
-    assert json.loads(ledger_ok("show", ids["b"], "--json", cwd=repo))["run"]["run_id"] == ids["b"]
+    shown_json = json.loads(ledger_ok("show", ids["b"], "--json", cwd=repo))
+    assert shown_json["run"]["run_id"] == ids["b"] and shown_json["curation"]["retracted"]
+    text = ledger_ok("show", ids["b"], cwd=repo)
+    assert "RETRACTED" in text and "trained on the test split" in text
+    assert "name      lr-small (recorded as sweep)" in text and "owner=ana" in text
     # The index is a cache: thrown away and rebuilt from the log, it says the same.
     for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
         (repo / ".ledger" / name).unlink(missing_ok=True)
