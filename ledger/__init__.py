@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:
         UnknownIdError,
         UsageError,
     )
+    from .read import open
     from .run.start import start
     from .runtime import Run, current_run, log, resume_from, save_rng_state, seed
     from .store import Store
@@ -47,6 +48,7 @@ __all__ = [
     "__version__",
     "current_run",
     "log",
+    "open",
     "resume_from",
     "save_rng_state",
     "seed",
@@ -72,6 +74,7 @@ _LAZY = {
         ".errors",
     ),
     "start": ".run.start",
+    "open": ".read",
     **dict.fromkeys(
         ["Run", "current_run", "log", "resume_from", "save_rng_state", "seed"], ".runtime"
     ),

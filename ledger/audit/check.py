@@ -93,7 +93,7 @@ def audit(
         replayer=replayer if replay else None,
         methods=loaded.methods,
     )
-    results = [evaluate_claim(c, ctx) for c in loaded.claims]
+    results = _flag_retracted(store, [evaluate_claim(c, ctx) for c in loaded.claims], left_out)
     from .._version import __version__
 
     audit_id = new_audit_id()
@@ -112,6 +112,30 @@ def audit(
     oid = store.put_json(record.to_json())
     store.set_ref(f"audits/{audit_id}", oid, op="audit", exit_code=record.exit_code)
     return AuditResult(audit_id, oid, record, tuple(left_out))
+
+
+def _flag_retracted(
+    store: Store, results: list[ClaimAudit], warnings: list[str]
+) -> list[ClaimAudit]:
+    """A claim whose evidence includes a retracted run (``ledger retract``) says so in its
+    reasons, and the audit warns; the verdict is the numbers', as before."""
+    from ..run.curate import retracted_runs
+
+    retracted = retracted_runs(store, warnings)
+    out = []
+    for c in results:
+        hit = [e for e in c.runs if e.run_id in retracted]
+        if not hit:
+            out.append(c)
+            continue
+        lines = [
+            f"uses retracted run {e.run_id}{'' if e.used else ' (matched, not used)'}: "
+            f"{retracted[e.run_id].get('reason')}"
+            for e in hit
+        ]
+        warnings.extend(f"claim {c.id!r} {line}" for line in lines)
+        out.append(c.model_copy(update={"reasons": [*c.reasons, *lines]}))
+    return out
 
 
 def load_audit(store: Store, audit_id: str) -> AuditResult:

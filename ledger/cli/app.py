@@ -20,6 +20,8 @@ from . import (
     check_cmds,
     checkpoint_cmds,
     config_cmds,
+    curate_cmds,
+    read_cmds,
     remote_cmds,
     replay_cmds,
     run_cmds,
@@ -75,6 +77,8 @@ def _root(
 
 store_cmds.register(app)
 run_cmds.register(app)
+curate_cmds.register(app)
+read_cmds.register(app)
 replay_cmds.register(app)
 audit_cmds.register(app)
 checkpoint_cmds.register(app)

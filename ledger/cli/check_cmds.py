@@ -103,8 +103,8 @@ def gate(
     checkpoint: str = typer.Argument(
         ...,
         metavar="CHECKPOINT",
-        help="Ledger checkpoint (id, ref, or run id for its latest) or a .safetensors/.pt "
-        "weights file.",
+        help="Ledger checkpoint (id, ref, or run id for its latest), a .safetensors/.pt "
+        "weights file, or RUN:PATH, such a file a run recorded as an output.",
     ),
     spec: str = typer.Option(
         ...,

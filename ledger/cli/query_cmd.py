@@ -53,6 +53,7 @@ class LsArgs:
     search: str | None = None
     ledger: Path | None = None  # the command's own --ledger, else the global one
     json_out: bool = False
+    retracted: bool = False  # also the runs `ledger retract` hid
 
 
 @dataclass
@@ -82,7 +83,7 @@ _LS_VALUED = {
     "--ledger": ("ledger", "path"),
     "-L": ("ledger", "path"),
 }
-_LS_FLAGS = {"--replays": "replays", "--json": "json_out"}
+_LS_FLAGS = {"--replays": "replays", "--json": "json_out", "--retracted": "retracted"}
 _SHOW_VALUED = {"--ledger": ("ledger", "path"), "-L": ("ledger", "path")}
 _SHOW_FLAGS = {"--json": "json_out", "--all": "all_files"}
 _NUMBER = re.compile(r"[0-9]+")
@@ -231,6 +232,7 @@ def run_ls(args: LsArgs) -> None:
             where=filters,
             columns=chosen,
             search=search,
+            retracted=args.retracted,
         )
     print_warnings(warnings, REINDEX_HINT)
     short = short_ids_of(store, [r["run_id"] for r in rows])
@@ -281,7 +283,7 @@ def run_ls(args: LsArgs) -> None:
     for r, mark in zip(rows, marks, strict=True):
         cells = [
             f"↳ {r['short_id']}" if "original" in r else r["short_id"],  # a replay, under it
-            r["name"] or "",
+            (r["name"] or "") + (" (retracted)" if r.get("retracted") else ""),
             r["status"],
             *([values.get(r["run_id"], "")] if key else []),
             "" if r["exit_code"] is None else str(r["exit_code"]),

@@ -133,6 +133,9 @@ def ls(
         metavar="TEXT",
         help="Only runs whose name, tags, command or notes hold these words (full-text).",
     ),
+    retracted: bool = typer.Option(
+        False, "--retracted", help="Also list retracted runs (`ledger retract`), marked."
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -151,6 +154,7 @@ def ls(
             search=search,
             ledger=ledger_dir(ledger),
             json_out=json_out,
+            retracted=retracted,
         )
     )
 

@@ -427,6 +427,16 @@ def _poison_cases(spec: Spec, settings: dict[str, Any]) -> list[tuple[str, Any]]
     return cases
 
 
+_NONFINITE_CASES = ("NaN", "+Inf", "-Inf")
+# What a model that passes NaN/Inf inputs through should do instead (docs/how-to/
+# verify-and-gate.md, "NaN and Inf inputs": the two answers, both exportable).
+_NONFINITE_HINT = (
+    "; the model must declare its answer to NaN/Inf inputs: sanitize them in forward "
+    "(torch.nan_to_num) or reject them (raise ValueError when not torch.isfinite(x).all(), "
+    "skipped while torch.compiler.is_exporting())"
+)
+
+
 def poison(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
     """Each poison input must be handled (finite output) or rejected with a clear error: a
     ValueError/TypeError (or a type listed under ``accept_errors``) with a message. A silent
@@ -468,7 +478,8 @@ def poison(model: Any, spec: Spec, settings: dict[str, Any]) -> list[CheckItem]:
                     "poison",
                     name,
                     False,
-                    f"silent non-finite output: {bad} NaN/Inf values in {shapes}",
+                    f"silent non-finite output: {bad} NaN/Inf values in {shapes}"
+                    + (_NONFINITE_HINT if name in _NONFINITE_CASES else ""),
                     required,
                     outcome="silent-nonfinite",
                     nonfinite=bad,

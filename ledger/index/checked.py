@@ -18,7 +18,13 @@ from ..store.refs import MAX_REF
 from ..store.safe_read import NotRegularError, read_regular
 from .rows import run_row
 
-__all__ = ["REINDEX_HINT", "checked_runs", "checked_verdicts", "newest_runs"]
+__all__ = [
+    "REINDEX_HINT",
+    "checked_curation",
+    "checked_runs",
+    "checked_verdicts",
+    "newest_runs",
+]
 
 REINDEX_HINT = "run `ledger verify` to see every difference, then `ledger reindex`"
 
@@ -194,4 +200,35 @@ def checked_verdicts(
         if row.get("outcome") != trusted["outcome"] or row.get("oid") != oid:
             warnings.append(f"the index disagrees with verdict {ref}'s record; showing the record")
         out.append(trusted)
+    return out
+
+
+def checked_curation(
+    store: Store, run_ids: list[str], indexed: dict[str, str], warnings: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The curation record (name, tags, retraction) of each of ``run_ids`` that has one, read
+    from its ref file and re-hashed. ``indexed``: what the index says each ``curation/<run>``
+    ref holds. The ref file of every run is read, so an edited index can neither hide a
+    retraction nor invent one; where the two disagree, the log decides (as for runs)."""
+    out: dict[str, dict[str, Any]] = {}
+    log = _Log(store)
+    for run_id in run_ids:
+        ref = f"curation/{run_id}"
+        oid = _ref(store, ref)
+        what = f"the curation of run {run_id}"
+        if oid is None:
+            if run_id in indexed:
+                warnings.append(f"the index lists {what}, which the ledger does not hold")
+            continue
+        if indexed.get(run_id) != oid:
+            if not log.backs(ref, oid, warnings, what):
+                continue
+            warnings.append(f"the index disagrees with {what}; read from its record")
+        rec = _record(store, oid, warnings, what)
+        if rec is None:
+            continue
+        if rec.get("kind") != "curation" or rec.get("run_id") != run_id:
+            warnings.append(f"{what}: its ref names a record that is not about it; not used")
+            continue
+        out[run_id] = rec
     return out

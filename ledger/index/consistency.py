@@ -49,6 +49,9 @@ _OP_KIND = {
     "check": "check",
     "gate": "gate",
     "source": "git-source",
+    "tag": "curation",
+    "rename": "curation",
+    "retract": "curation",
 }
 # The note each verb must carry (it repeats a field of the record, checked below).
 _OP_NOTES = {
@@ -116,6 +119,11 @@ _REF_BINDINGS = [
     _Binding(
         re.compile(r"^checkpoints/(?P<run_id>[^/]+)/latest$"),
         "checkpoint",
+        {"run_id": lambda r: r.get("run_id")},
+    ),
+    _Binding(
+        re.compile(r"^curation/(?P<run_id>[^/]+)$"),
+        "curation",
         {"run_id": lambda r: r.get("run_id")},
     ),
     _Binding(
@@ -198,9 +206,31 @@ def _line_problems(store: Store, where: str, d: dict[str, Any]) -> list[Problem]
                     bad(
                         f"{ref} names {group} {m.group(group)!r}, but record {new} has {get(rec)!r}"
                     )
+    if kind == "curation" and op in _OP_KIND and _OP_KIND[op] == "curation":
+        out += [Problem("log-record", where, m) for m in _curation_problems(store, d, rec)]
     made = [t for t in (_time(rec.get(k)) for k in ("started", "ended", "created")) if t]
     if when is not None and made and when + _CLOCK_SLACK < max(made):
         bad(f"time {d.get('time')} is before record {new} was made ({max(made).isoformat()})")
+    return out
+
+
+def _curation_problems(store: Store, d: dict[str, Any], rec: dict[str, Any]) -> list[str]:
+    """A curation record is one link of its run's chain: it names the act the line logs, the
+    record it replaces (the line's ``old``), and keeps a retraction once made."""
+    op, new, old = d.get("op"), d.get("new"), d.get("old")
+    out = []
+    if rec.get("op") != op:
+        out.append(f"op {op!r} logs record {new}, which says it is a {rec.get('op')!r}")
+    if rec.get("previous") != old:
+        out.append(
+            f"record {new} says it replaces {rec.get('previous') or 'nothing'}, but the line "
+            f"moves the ref from {old or 'nothing'}"
+        )
+    if op == "retract" and rec.get("retracted") is not True:
+        out.append(f"op 'retract' logs record {new}, which does not say the run is retracted")
+    before = _record(store, old)
+    if before is not None and before.get("retracted") is True and rec.get("retracted") is not True:
+        out.append(f"record {new} drops the retraction that {old} made: it is never undone")
     return out
 
 

@@ -40,13 +40,18 @@ __all__ = [
 
 # Bumped when tables change: an index file written by another version is folded again.
 # 5: refs.state (the fold's state of each ref, ledger.store.fold); 6: run_text and its
-# full-text index (ledger.index.search)
-INDEX_VERSION = 6
+# full-text index (ledger.index.search); 7: curation, curated_tags (ledger.index.curation)
+INDEX_VERSION = 7
 _BUSY_MS = 60_000
 
 
 # Modules that register indexers for their record kinds; imported when an Index opens.
-INDEXER_MODULES = ["ledger.index.rows", "ledger.index.tables", "ledger.index.search"]
+INDEXER_MODULES = [
+    "ledger.index.rows",
+    "ledger.index.tables",
+    "ledger.index.search",
+    "ledger.index.curation",
+]
 
 
 # SQLite's primary result codes for "this file is not (or no longer) a database": a truncated

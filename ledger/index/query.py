@@ -83,6 +83,12 @@ class Filter:
         """A condition on ``runs`` (aliased r) that the index answers."""
         num = _number(self.value)
         head, _, rest = self.field.partition(".")
+        if self.field == "name":  # the recorded name, or the one ``ledger rename`` gave
+            return (
+                f"(r.name {self.op} ? OR r.run_id IN "
+                f"(SELECT run_id FROM curation WHERE name {self.op} ?))",
+                [self.value, self.value],
+            )
         if self.field in RUN_FIELDS:
             col = RUN_FIELDS[self.field]
             return f"r.{col} {self.op} ?", [num if num is not None else self.value]
@@ -92,10 +98,12 @@ class Filter:
                 f"r.run_id IN (SELECT run_id FROM params WHERE key = ? AND {col} {self.op} ?)",
                 [rest, num if num is not None else self.value],
             )
-        if head == "tags":
+        if head == "tags":  # recorded with the run, or given by ``ledger tag``
             return (
-                f"r.run_id IN (SELECT run_id FROM tags WHERE key = ? AND value {self.op} ?)",
-                [rest, self.value],
+                f"(r.run_id IN (SELECT run_id FROM tags WHERE key = ? AND value {self.op} ?) "
+                f"OR r.run_id IN (SELECT run_id FROM curated_tags WHERE key = ? "
+                f"AND value {self.op} ?))",
+                [rest, self.value, rest, self.value],
             )
         name, _, stat = rest.rpartition(".")
         return (

@@ -273,7 +273,12 @@ def _before_last_move(store: Store, ref: str) -> str | None:
 
 def _record_of(store: Store, run_id: str) -> dict[str, Any]:
     """A run record's JSON, or {} when it cannot be read."""
-    oid = store.refs.get(run_ref(run_id))
+    return _json_at(store, run_ref(run_id))
+
+
+def _json_at(store: Store, ref: str) -> dict[str, Any]:
+    """The record a ref file names, or {} when it cannot be read."""
+    oid = store.refs.get(ref)
     if oid is None:
         return {}
     try:
@@ -286,6 +291,11 @@ def _record_of(store: Store, run_id: str) -> dict[str, Any]:
 def _named(store: Store, index: Index, name: str) -> str | None:
     """The run ``name`` names. The index says which runs carry it (no record is read for the
     others); each candidate, newest first, is confirmed on its record."""
+    renamed = index.query("SELECT run_id FROM curation WHERE name = ? ORDER BY run_id", (name,))
+    for row in reversed(renamed):  # a name `ledger rename` gave, confirmed on its record
+        rec = _json_at(store, f"curation/{row['run_id']}")
+        if rec.get("name") == name and _record_of(store, row["run_id"]).get("replay_of") is None:
+            return str(row["run_id"])
     rows = index.query("SELECT run_id FROM runs WHERE name = ? ORDER BY run_id", (name,))
     # A replay carries its original's name but never takes it over: the name is the newest
     # original's; only when no original holds it any more does the newest replay answer.
@@ -333,6 +343,8 @@ def list_runs(
     where: Sequence[Filter] = (),
     columns: Sequence[str] | None = None,
     search: Search | None = None,
+    retracted: bool = False,
+    with_values: bool = False,
 ) -> list[dict[str, Any]]:
     """Original runs newest first, each with ``replays``, how many replays it has (replays of
     replays included). The filters and ``limit`` select originals; with ``replays=True``
@@ -343,12 +355,16 @@ def list_runs(
     (``ledger.index.query``): only originals matching every filter, checked on the record;
     ``columns``: each row gets ``columns``, those values read from the record; ``search``
     (``ledger.index.search``): only originals whose name, tags, command or notes match,
-    picked by the full-text index and matched again on the record."""
+    picked by the full-text index and matched again on the record;
+    ``with_values``: each row gets ``values``, every one of them (``run_values``).
+    A run's curation (``ledger tag``, ``rename``, ``retract``) is read from its own record
+    and laid over the run's: its name, its tags, and ``retracted`` (None, or the reason and
+    time); retracted runs are left out unless ``retracted``."""
     import json
     import socket
 
     from ..index import Index
-    from ..index.checked import checked_runs, newest_runs
+    from ..index.checked import checked_curation, checked_runs, newest_runs
     from ..index.search import run_text
     from ..index.tables import run_values
     from .lineage import original_ids
@@ -370,15 +386,26 @@ def list_runs(
             return {}
         return rec if isinstance(rec, dict) else {}
 
+    def curated(row: dict[str, Any], index: Index, notes: list[str]) -> dict[str, Any]:
+        """``row`` with its curation laid over it (read back from the curation record)."""
+        if "oids" not in cache:  # what the index says, once per listing
+            rows = index.query("SELECT run_id, oid FROM curation")
+            cache["oids"] = {str(r["run_id"]): str(r["oid"]) for r in rows}
+        found = checked_curation(store, [row["run_id"]], cache["oids"], notes)
+        return apply_curation(row, found.get(row["run_id"]))
+
     def extra(row: dict[str, Any]) -> dict[str, Any] | None:
         """The record's values, when filters or columns need them."""
-        if not where and columns is None:
+        if not where and columns is None and not with_values:
             return {}
         try:
             rec = store.get_json(row["oid"])
         except LedgerError:
             return None
-        return run_values(store, rec if isinstance(rec, dict) else {})
+        values = run_values(store, rec if isinstance(rec, dict) else {})
+        values["name"] = row["name"]  # curated
+        values.update({f"tags.{k}": v for k, v in row["tags"].items()})
+        return values
 
     def select(
         index: Index,
@@ -413,7 +440,9 @@ def list_runs(
             run_id = row["run_id"]
             if row["replay_of"] is not None and roots.get(run_id, run_id) != run_id:
                 continue  # a replay: listed under its original
-            row = shown(row)
+            row = curated(shown(row), index, notes)
+            if row["retracted"] is not None and not retracted:
+                continue
             if name is not None and row["name"] != name:
                 continue
             if contract is not None and not str(row["contract_digest"] or "").startswith(contract):
@@ -429,15 +458,20 @@ def list_runs(
                 continue
             if columns is not None:
                 row["columns"] = {c: values.get(c) for c in columns}
+            if with_values:
+                row["values"] = values
             mine = under.get(run_id, [])
             row["replays"] = len(mine)
             out.append(row)
             if replays and mine:
                 for sub in reversed(list(checked_runs(store, mine, notes, every_run=False))):
-                    sub = shown(sub)
-                    if columns is not None:
+                    sub = curated(shown(sub), index, notes)
+                    if columns is not None or with_values:
                         sub_values = extra(sub) or {}
-                        sub["columns"] = {c: sub_values.get(c) for c in columns}
+                        if columns is not None:
+                            sub["columns"] = {c: sub_values.get(c) for c in columns}
+                        if with_values:
+                            sub["values"] = sub_values
                     sub["original"] = run_id
                     out.append(sub)
             originals += 1
@@ -468,6 +502,7 @@ def list_runs(
 
         return slices()
 
+    cache: dict[str, dict[str, str]] = {}
     with Index(store) as index:
         index.sync()
         notes: list[str] = []
@@ -476,6 +511,7 @@ def list_runs(
         # log moved on meanwhile, catch up once and look again.
         if notes and index.sync():
             notes = []
+            cache.clear()
             out = select(index, notes, candidates(index))
     if warnings is not None:
         warnings += notes
@@ -506,3 +542,21 @@ def _rows_between(index: Any, lo: str | None, hi: str | None) -> list[dict[str, 
     where = [c for c, bound in (("ref >= ?", lo), ("ref < ?", hi)) if bound is not None]
     sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "")
     return list(index.query(sql, tuple(b for b in (lo, hi) if b is not None)))
+
+
+def apply_curation(row: dict[str, Any], curation: dict[str, Any] | None) -> dict[str, Any]:
+    """A run row (``name``, ``tags`` as a dict) with its curation record laid over it: the
+    curated name, the curated tags over the recorded ones, and ``retracted`` (None, or
+    ``{"reason", "time"}``). The recorded name is kept as ``recorded_name``."""
+    row["recorded_name"] = row.get("name")
+    row["retracted"] = None
+    if curation is None:
+        return row
+    name, tags = curation.get("name"), curation.get("tags")
+    if isinstance(name, str):
+        row["name"] = name
+    if isinstance(tags, dict):
+        row["tags"] = {**(row.get("tags") or {}), **{str(k): str(v) for k, v in tags.items()}}
+    if curation.get("retracted") is True:
+        row["retracted"] = {"reason": curation.get("reason"), "time": curation.get("created")}
+    return row

@@ -9,7 +9,7 @@ from .._units import LINE_MAX, human_bytes, human_seconds, one_line
 from ..errors import LedgerError
 from ..index.checked import checked_runs, checked_verdicts
 from ..store import Store
-from .find import load_run
+from .find import backed_ref, load_run
 from .linked import linked_checks
 
 __all__ = ["Part", "Printer", "describe_run", "render_run"]
@@ -83,6 +83,11 @@ def describe_run(store: Store, text: str) -> dict[str, Any]:
     ]
     info["verdicts"] = checked_verdicts(store, run.run_id, verdicts, warnings)
     info["checks"] = checks
+    # What `ledger tag`, `rename` and `retract` decided about it, as the log backs it.
+    curated = backed_ref(store, f"curation/{run.run_id}")
+    curation = _get(store, curated) if curated is not None else None
+    if isinstance(curation, dict) and curation.get("run_id") == run.run_id:
+        info["curation"] = curation
     if warnings:
         info["warnings"] = warnings
     return info
@@ -147,10 +152,17 @@ def render_run(info: dict[str, Any], out: Printer, *, all_files: bool = False) -
         (str(run["status"]), colour),
         f"  record {info['record']}",
     )
-    if run.get("name"):
-        out.line(f"  name      {one_line(run['name'])}")
-    if run.get("tags"):
-        out.line(f"  tags      {one_line(' '.join(f'{k}={v}' for k, v in run['tags'].items()))}")
+    curation = info.get("curation") or {}
+    if curation.get("retracted"):
+        why = one_line(str(curation.get("reason")))
+        out.line(("  RETRACTED", "red"), f" {curation.get('created')}: {why}")
+    name = curation.get("name") or run.get("name")
+    if name:
+        renamed = f" (recorded as {run.get('name')})" if curation.get("name") else ""
+        out.line(f"  name      {one_line(name)}{one_line(renamed)}")
+    tags = {**(run.get("tags") or {}), **(curation.get("tags") or {})}
+    if tags:
+        out.line(f"  tags      {one_line(' '.join(f'{k}={v}' for k, v in tags.items()))}")
     if run.get("signal") is not None:
         ended = f"exit      signal {run['signal']}  "
     elif run.get("exit_code") is not None:

@@ -122,6 +122,17 @@ KINDS: tuple[RefKind, ...] = (
         same_object=frozenset({("set", "source")}),
     ),
     _kind(
+        "curation",
+        r"^curation/[^/]+$",
+        {
+            **{(s, op): "set" for s in (ABSENT, "set") for op in ("tag", "rename")},
+            **{("retracted", op): "retracted" for op in ("tag", "rename")},
+            (ABSENT, "retract"): "retracted",
+            ("set", "retract"): "retracted",
+        },
+        "a run's curation is tagged, renamed or retracted; a retraction is never undone",
+    ),
+    _kind(
         "other",
         r"",
         {

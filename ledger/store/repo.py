@@ -337,7 +337,15 @@ class Store:
         """A ref's state in the fold, told from its file alone (a run by its record's status)."""
         if oid is None:
             return None
-        if kind_of(name).name != "run":
+        kind = kind_of(name).name
+        if kind == "curation":  # a retraction stays: its records say so
+            try:
+                rec = self.get_json(oid)
+            except LedgerError:
+                return RefState(oid, "set")
+            retracted = isinstance(rec, dict) and rec.get("retracted") is True
+            return RefState(oid, "retracted" if retracted else "set")
+        if kind != "run":
             return RefState(oid, "set")
         try:
             rec = self.get_json(oid)

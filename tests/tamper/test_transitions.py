@@ -32,6 +32,7 @@ REF = {
     "checkpoint step": "checkpoints/{good}/step-3",
     "latest checkpoint": "checkpoints/{good}/latest",
     "carried commit": "sources/git/{commit}",
+    "curation": "curation/{good}",
     "other": "notes/t",
 }
 # The note each op's line carries (it repeats a field of the record, or names an origin).
@@ -117,6 +118,23 @@ class _Ledger:
             # under that ref: refused by the fold, and not the commit the ref names).
             commit = self.commits[0] if self.n == 1 else self.commit()
             return build_git_source(self.store, self.project, commit).to_json()
+        if kind.name == "curation":
+            # One link of the run's curation chain, as `ledger tag/rename/retract` write it.
+            old = self.store.refs.get(self.ref(kind))
+            before = self.store.get_json(old) if old else {}
+            retracted = op == "retract" or before.get("retracted") is True
+            return {
+                "kind": "curation",
+                "schema": 1,
+                "run_id": self.ids["good"],
+                "op": op,
+                "previous": old,
+                "created": now,
+                "name": f"t{self.n}",
+                "tags": {},
+                "retracted": retracted,
+                "reason": "r" if retracted else None,
+            }
         plain = {"schema": 1, "created": now, "note": f"t{self.n}"}
         return {
             "audit": {"kind": "audit", "audit_id": "aud-t", "exit_code": 0},
