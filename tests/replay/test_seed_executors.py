@@ -199,7 +199,7 @@ def test_ctrl_c_cancels_the_seed_jobs_and_leaves_the_ledger_consistent(
 
 
 def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
-    """CI has no Slurm: the sbatch script submitit would submit for one seed job is checked."""
+    """The sbatch script submitit would submit for one seed job (tests/cluster/ runs them)."""
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
     from submitit.slurm.slurm import _make_sbatch_string
 
@@ -218,6 +218,8 @@ def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
         "#SBATCH --cpus-per-task=8",
         "#SBATCH --nodes=1",
         "#SBATCH --ntasks-per-node=1",
+        # Warned a quarter of its time before the limit, at most 5 minutes: time to seal.
+        "#SBATCH --signal=USR2@300",
     ):
         assert line in script, script
 
