@@ -27,6 +27,22 @@ ACCOUNTING = ("slurmdbd", "mariadbd", "mariadb-install-db", "sacctmgr")
 _START_S = 60.0
 
 
+INSTALL = (
+    "apt-get install slurmctld slurmd slurm-client munge (accounting: slurmdbd mariadb-server)"
+)
+
+
+def require_slurm(accounting: bool = False) -> None:
+    """Skip without Slurm (or without root, which slurmd needs to run jobs as their user);
+    on CI (``CI=true``) fail instead: ``.ci/run`` installs it."""
+    from _support import require_component
+
+    gone = missing(accounting)
+    require_component(not gone, "Slurm (" + ", ".join(gone) + ")", INSTALL)
+    if os.geteuid() != 0:
+        require_component(None, "root, to run slurmd", "run the Slurm tests as root")
+
+
 def missing(accounting: bool = False) -> list[str]:
     """The programs a cluster needs that are not installed."""
     found = {p: shutil.which(p) or shutil.which(p, path="/usr/sbin:/usr/bin") for p in DAEMONS}
