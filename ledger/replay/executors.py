@@ -504,7 +504,8 @@ def run_seed_jobs(
                     if outcome.run is not None and probe is not None:
                         probe(i, outcome.run)
                 if (running or pending) and time.monotonic() >= deadline:
-                    _past_deadline(ex, plan, running, pending, outcomes, folder, ended)
+                    waited = ex.deadline_s(len(plan), opts.jobs)
+                    _past_deadline(ex, waited, plan, running, pending, outcomes, folder, ended)
                     break
                 if running:
                     time.sleep(_POLL_S)
@@ -559,6 +560,7 @@ class _Ended:
 
 def _past_deadline(
     ex: ExecutorOptions,
+    waited_s: float,
     plan: Sequence[tuple[int, int | None, int | None]],
     running: dict[int, tuple[Any, list[int]]],
     pending: list[tuple[int, tuple[int, int | None, int | None]]],
@@ -571,7 +573,7 @@ def _past_deadline(
     what = (
         f"--job-deadline {ex.deadline_min:g} min"
         if ex.deadline_min is not None
-        else f"the default deadline ({ex.deadline_s(len(plan), len(plan)) / 60:g} min)"
+        else f"the default deadline ({waited_s / 60:g} min)"
     )
     handles = [h for h, _ in running.values()]
     _cancel(handles, folder, list(running), 15, ended)

@@ -96,15 +96,15 @@ class QueueWatch:
         else:
             states = {}
             for line in r.stdout.splitlines():
-                job, _, state = line.strip().partition("|")
-                states[job] = state.split()[0] if state.strip() else "UNKNOWN"
+                job, _, text = line.strip().partition("|")
+                states[job] = text.split()[0] if text.strip() else "UNKNOWN"
         self.error = None
         now = self._clock()
         for j in ids:
-            state = states.get(j)
-            if state is not None and state not in ENDED_STATES:
+            seen = states.get(j)
+            if seen is not None and seen not in ENDED_STATES:
                 self._ended.pop(j, None)  # in the queue (again, when requeued)
             elif j not in self._ended:
-                self._ended[j] = (now, state or "no longer known to slurmctld")
+                self._ended[j] = (now, seen or "no longer known to slurmctld")
             else:
-                self._ended[j] = (self._ended[j][0], state or self._ended[j][1])
+                self._ended[j] = (self._ended[j][0], seen or self._ended[j][1])
