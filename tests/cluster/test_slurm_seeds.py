@@ -110,15 +110,22 @@ def test_three_seeds_run_as_slurm_jobs_with_a_verdict(
     _verify_clean(repo)
 
 
-def _queued(cluster: SlurmCluster, n: int, state: str) -> list[str]:
-    """The ids of ``n`` jobs in ``state``, polled for (generous deadline)."""
+def _queued(cluster: SlurmCluster, n: int, state: str, before: set[str]) -> list[str]:
+    """The ids of ``n`` jobs not in ``before`` in ``state``, polled for (generous deadline)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        jobs = [j for j, s in cluster.queue().items() if s == state]
+        jobs = [j for j, s in cluster.queue().items() if s == state and j not in before]
         if len(jobs) >= n:
             return jobs
         time.sleep(0.2)
     pytest.fail(f"{n} jobs never reached {state}: {cluster.queue()}")
+
+
+def _cancel_new(cluster: SlurmCluster, before: set[str]) -> None:
+    """Whatever a failed test left queued (its jobs in the held partition would stay)."""
+    left = [j for j, s in cluster.queue().items() if j not in before and s == "PENDING"]
+    if left:
+        cluster.run("scancel", *left, check=False)
 
 
 @pytest.mark.parametrize("accounting", [False, True], ids=["no-accounting", "accounting"])
@@ -134,13 +141,13 @@ def test_jobs_cancelled_while_pending_are_reported_not_waited_for(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        pending = [j for j in _queued(cluster, len(before) + 3, "PENDING") if j not in before]
-        cluster.run("scancel", *pending)
+        cluster.run("scancel", *_queued(cluster, 3, "PENDING", before))
         out, err = proc.communicate(timeout=120)  # on the old code: waited until killed
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+        _cancel_new(cluster, before)
     assert proc.returncode == 7, err
     assert "only 0 of 3 seed jobs completed" in err
     assert err.count(") without a result: it never started") == 3, err
@@ -153,16 +160,24 @@ def test_the_deadline_cancels_jobs_that_never_start(
     slurm: SlurmCluster, repo: Path, tmp_path: Path
 ) -> None:
     run_id = _record(repo)
-    r = _replay(
-        slurm, repo, run_id, tmp_path / "jobs", 2, "--slurm-partition", "held",
-        "--job-deadline", "0.1",
-    )  # fmt: skip
-    assert r.returncode == 7, r.stderr
-    assert r.stderr.count("had not ended at --job-deadline 0.1 min and was cancelled") == 2
-    deadline = time.monotonic() + 60  # scancel'd: they leave the queue
-    while "PENDING" in slurm.queue().values() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert "PENDING" not in slurm.queue().values()
+    before = set(slurm.queue())
+    try:
+        r = _replay(
+            slurm, repo, run_id, tmp_path / "jobs", 2, "--slurm-partition", "held",
+            "--job-deadline", "0.1",
+        )  # fmt: skip
+        assert r.returncode == 7, r.stderr
+        assert r.stderr.count("had not ended at --job-deadline 0.1 min and was cancelled") == 2
+
+        def pending() -> list[str]:
+            return [j for j, s in slurm.queue().items() if j not in before and s == "PENDING"]
+
+        deadline = time.monotonic() + 60  # scancel'd: they leave the queue
+        while pending() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pending() == []
+    finally:
+        _cancel_new(slurm, before)
     _verify_clean(repo)
 
 
