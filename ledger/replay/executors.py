@@ -515,7 +515,9 @@ def run_seed_jobs(
         shutil.rmtree(folder, ignore_errors=True)
         raise _interrupted(signum, len(running), len(pending)) from None
     except BaseException:
-        _cancel([h for h, _ in running.values()], folder, [i for i in running], 15, ended)
+        _cancel(
+            [h for h, _ in running.values()], folder, [i for i in running], signal.SIGTERM, ended
+        )
         shutil.rmtree(folder, ignore_errors=True)
         raise
     jobs = SeedJobs([outcomes[i] for i in sorted(outcomes)], folder)
@@ -576,7 +578,7 @@ def _past_deadline(
         else f"the default deadline ({waited_s / 60:g} min)"
     )
     handles = [h for h, _ in running.values()]
-    _cancel(handles, folder, list(running), 15, ended)
+    _cancel(handles, folder, list(running), signal.SIGTERM, ended)
     for i, (h, _) in running.items():
         outcomes[i] = SeedOutcome(
             index=i,
