@@ -31,6 +31,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +64,7 @@ SLOW = {
     "docs/how-to/localize-divergence.md",
 }
 TORCH = {"docs/how-to/checkpoints.md", "docs/how-to/localize-divergence.md"}
+SLURM = {"docs/how-to/cluster-seeds.md"}  # run against a one-node Slurm (tests/_slurm.py)
 MLFLOW = {"docs/how-to/import-from-mlflow.md"}  # needs the mlflow extra
 
 
@@ -204,6 +206,16 @@ def _start(doc: str, work: Path, env: dict[str, str]) -> Path:
     return project
 
 
+@pytest.fixture
+def docs_slurm(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A one-node Slurm for this page only; its SLURM_CONF for the page's commands."""
+    from _slurm import require_slurm, slurm_cluster
+
+    require_slurm()
+    with slurm_cluster(tmp_path / "slurm", "docs") as cluster:
+        yield cluster.env()
+
+
 @pytest.mark.parametrize(
     "doc",
     [
@@ -214,7 +226,7 @@ def _start(doc: str, work: Path, env: dict[str, str]) -> Path:
         for d in DOCS
     ],
 )
-def test_console_blocks_run(doc: str, tmp_path: Path) -> None:
+def test_console_blocks_run(doc: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     if doc in TORCH:
         pytest.importorskip("torch")
     if doc in MLFLOW:
@@ -242,6 +254,8 @@ def test_console_blocks_run(doc: str, tmp_path: Path) -> None:
     )
     env.pop("LEDGER_SIGNING_KEY", None)
     env.pop("LEDGER_VERIFY_KEY", None)
+    if doc in SLURM:
+        env.update(request.getfixturevalue("docs_slurm"))
     cwd = _start(doc, work, env)
     cwd_file, env_file = tmp_path / "cwd", tmp_path / "env"
     env_file.write_text("")

@@ -173,6 +173,11 @@ def run_record(args: RecordArgs) -> int:
         store_inputs=not args.no_store_inputs,
         auto_inputs=args.auto_inputs,
     )
+    from ..capture.scheduler import launcher_warning
+
+    outside = launcher_warning([str(a) for a in args.command])
+    if outside:  # before the command: srun may run for days
+        sys.stderr.write(f"ledger: warning: {outside}\n")
     with progress_stages():
         result = do_record(opts, store)
     run = result.run_json  # as stored: printing it needs no model (nor pydantic)

@@ -76,14 +76,16 @@ def _executor_options(
     cpus: int | None,
     devices: str | None,
     remote: str | None,
+    deadline: float | None = None,
 ) -> Any:
     from ..errors import UsageError
     from ..replay.executors import ExecutorOptions
 
-    if name is SeedExecutor.local and remote is not None:
-        raise UsageError(
-            "--job-remote is for seed jobs", hint="give --executor submitit-local or slurm"
-        )
+    for flag, given in (("--job-remote", remote), ("--job-deadline", deadline)):
+        if name is SeedExecutor.local and given is not None:
+            raise UsageError(
+                f"{flag} is for seed jobs", hint="give --executor submitit-local or slurm"
+            )
     if name is SeedExecutor.local and not devices and not gpus:
         return None
     if mode is not ReplayMode.seeds:
@@ -108,6 +110,7 @@ def _executor_options(
         cpus_per_job=cpus,
         devices=listed,
         remote=remote,
+        deadline_min=deadline,
     )
     ex.validate()
     return ex
@@ -210,6 +213,13 @@ def replay(
         metavar="REMOTE",
         help="Seed jobs replay from this remote and push their runs to it (no shared ledger).",
     ),
+    job_deadline: float | None = typer.Option(
+        None,
+        "--job-deadline",
+        metavar="MINUTES",
+        help="Stop waiting for seed jobs after this long; those not ended are cancelled "
+        "(default: each wave's --slurm-time plus a day).",
+    ),
     ledger: Path | None = LedgerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -247,6 +257,7 @@ def replay(
             cpus_per_job,
             devices,
             job_remote,
+            job_deadline,
         ),
     )
     opts.validate()  # --tol, --seeds, --jobs: before the ledger is opened

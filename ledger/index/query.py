@@ -3,7 +3,10 @@
 A filter is ``FIELD OP VALUE`` with OP one of ``= == != < <= > >=``. FIELD is a run field
 (``name``, ``status``, ``exit_code``, ``started``, ``wall_seconds``...), ``params.<key>`` (the
 flattened resolved config), ``metrics.<name>.<stat>`` (stat: first, last, min, max, count, best,
-last_step) or ``tags.<key>``. Numbers compare as numbers, anything else as text.
+last_step), ``tags.<key>`` or ``job.<field>`` (the Slurm job the run was recorded in:
+``job.job_id``, ``job.partition``, ``job.rendezvous.master_addr``...; the index holds no job
+column, so every run is a candidate and its record decides). Numbers compare as numbers,
+anything else as text.
 
 The index answers the filter in SQL (fast, it picks the candidates); each candidate is then
 checked again against the values read from its hashed record (``run_tables.run_values``), so an
@@ -57,7 +60,7 @@ def _check_field(field: str, what: str) -> None:
     if field in RUN_FIELDS:
         return
     head, _, rest = field.partition(".")
-    if head in ("params", "tags") and rest:
+    if head in ("params", "tags", "job") and rest:
         return
     if head == "metrics" and "." in rest:
         name, _, stat = rest.rpartition(".")
@@ -69,7 +72,9 @@ def _check_field(field: str, what: str) -> None:
         )
     raise UsageError(
         f"{what} {field!r} is not a field",
-        hint="fields: " + ", ".join(RUN_FIELDS) + ", params.KEY, metrics.NAME.STAT, tags.KEY",
+        hint="fields: "
+        + ", ".join(RUN_FIELDS)
+        + ", params.KEY, metrics.NAME.STAT, tags.KEY, job.FIELD",
     )
 
 
@@ -98,6 +103,8 @@ class Filter:
                 f"r.run_id IN (SELECT run_id FROM params WHERE key = ? AND {col} {self.op} ?)",
                 [rest, num if num is not None else self.value],
             )
+        if head == "job":  # not in the index: the record's values decide (``matches``)
+            return "1 = 1", []
         if head == "tags":  # recorded with the run, or given by ``ledger tag``
             return (
                 f"(r.run_id IN (SELECT run_id FROM tags WHERE key = ? AND value {self.op} ?) "

@@ -195,7 +195,8 @@ def main_metrics(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, dic
 
 def run_values(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
     """Everything ``--where`` and ``--columns`` may name, read from one run record:
-    ``name``, ``status``..., ``params.<key>``, ``metrics.<name>.<stat>``, ``tags.<key>``."""
+    ``name``, ``status``..., ``params.<key>``, ``metrics.<name>.<stat>``, ``tags.<key>``,
+    ``job.<field>``."""
     out: dict[str, Any] = {
         k: rec.get(k)
         for k in ("run_id", "name", "status", "exit_code", "started", "ended", "wall_seconds")
@@ -209,6 +210,9 @@ def run_values(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
             out[f"metrics.{name}.{stat}"] = row[stat]
     for k, v in (rec.get("tags") or {}).items():
         out[f"tags.{k}"] = v
+    job = rec.get("job")  # the Slurm job / torchrun rendezvous (ledger/capture/scheduler.py)
+    if isinstance(job, dict):
+        out.update(flatten_params(job, "job"))
     return out
 
 

@@ -296,7 +296,8 @@ SPECS: dict[str, tuple[str | None, str, dict[str, Any]]] = {
             "max": None,
         },
     ),
-    # A run record of a recorded (not imported) run: ``Run.to_json`` leaves ``imported`` out.
+    # A run record of a recorded (not imported) run: ``Run.to_json`` leaves ``imported`` out
+    # (and ``reads`` and ``job`` when there are none; ledger/run/record.py adds them).
     "run": (
         "run",
         "ledger.records.run:Run",

@@ -9,7 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 from .base import Oid, Record, Timestamp
 from .metrics import MetricSummary
 
-__all__ = ["CheckpointEvent", "Imported", "InputCheck", "OutputCapture", "Run", "RunStatus"]
+__all__ = [
+    "CheckpointEvent",
+    "Imported",
+    "InputCheck",
+    "JobContext",
+    "OutputCapture",
+    "Rendezvous",
+    "Run",
+    "RunStatus",
+]
 
 RunStatus = Literal["running", "succeeded", "failed", "killed", "interrupted"]
 
@@ -104,6 +113,45 @@ class Imported(BaseModel):
     git_commit: str | None = None
 
 
+class Rendezvous(BaseModel):
+    """torchrun's rendezvous, from the variables it sets in each worker (world size, rank and
+    local rank are in the environment record's ``determinism``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    master_addr: str | None = None  # MASTER_ADDR
+    master_port: int | None = None  # MASTER_PORT
+    node_rank: int | None = None  # GROUP_RANK: this node among the job's nodes
+    local_world_size: int | None = None  # LOCAL_WORLD_SIZE: workers on this node
+    run_id: str | None = None  # TORCHELASTIC_RUN_ID (--rdzv-id)
+
+
+class JobContext(BaseModel):
+    """The scheduler job the recorder ran in (``ledger.capture.scheduler`` reads it from the
+    job's variables; never a secret). Numbers Slurm did not set are null."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    scheduler: Literal["slurm"] | None = None  # None: only a torchrun rendezvous
+    job_id: str | None = None  # SLURM_JOB_ID
+    array_job_id: str | None = None  # SLURM_ARRAY_JOB_ID
+    array_task_id: int | None = None  # SLURM_ARRAY_TASK_ID
+    cluster: str | None = None  # SLURM_CLUSTER_NAME
+    partition: str | None = None  # SLURM_JOB_PARTITION
+    job_name: str | None = None  # SLURM_JOB_NAME
+    step_id: str | None = None  # SLURM_STEP_ID: set under srun
+    nodes: str | None = None  # SLURM_JOB_NODELIST, as Slurm writes it ("gpu[01-04]")
+    num_nodes: int | None = None  # SLURM_JOB_NUM_NODES
+    ntasks: int | None = None  # SLURM_NTASKS
+    task_rank: int | None = None  # SLURM_PROCID
+    node_rank: int | None = None  # SLURM_NODEID
+    cpus_per_task: int | None = None  # SLURM_CPUS_PER_TASK
+    gpus_per_task: str | None = None  # SLURM_GPUS_PER_TASK ("1", "a100:1")
+    gpus: str | None = None  # SLURM_GPUS_ON_NODE or SLURM_GPUS
+    time_limit_min: int | None = None  # the job's time limit (squeue), minutes
+    rendezvous: Rendezvous | None = None
+
+
 class Run(Record):
     """Schema 2 adds ``imported`` and ``reads``; a run record without them is written as
     schema 1, so readers of schema 1 still read those runs."""
@@ -148,6 +196,8 @@ class Run(Record):
     # The Reads record: the files the program opened for reading (absent: none were seen,
     # or a run recorded before ledger looked)
     reads: Oid | None = None
+    # Schema 2: the Slurm job (or torchrun rendezvous) the run was recorded in; absent outside.
+    job: JobContext | None = None
 
     @model_validator(mode="after")
     def _imported_shape(self) -> Run:
@@ -155,6 +205,8 @@ class Run(Record):
             raise ValueError("an imported run record must declare schema 2")
         if self.reads is not None and self.schema_version < 2:
             raise ValueError("a run record with reads must declare schema 2")
+        if self.job is not None and self.schema_version < 2:
+            raise ValueError("a run record with a job context must declare schema 2")
         if self.imported is None and (self.contract is None or self.contract_digest is None):
             raise ValueError("a run record needs a contract unless it was imported")
         return self
@@ -165,4 +217,6 @@ class Run(Record):
             out.pop("imported", None)  # schema-1 records keep their exact bytes
         if self.reads is None:
             out.pop("reads", None)
+        if self.job is None:
+            out.pop("job", None)
         return out

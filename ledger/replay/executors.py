@@ -9,7 +9,14 @@ default thread pool, :func:`run_seed_jobs` runs each seed's replay as one job:
   time, Slurm allocates ``--gpus-per-job`` per job; the recorded ``CUDA_VISIBLE_DEVICES`` is
   replaced by the job's own, never shared;
 - a job's output goes to its own log file in the job folder, never interleaved with another's;
-- a job that fails is reported per seed, and the verdict says how many seeds completed.
+- a job that fails is reported per seed, and the verdict says how many seeds completed;
+- a Slurm job is warned :func:`signal_delay` seconds before its time limit (submitit's
+  ``--signal=USR2@delay``): the job stops its program as a cancel does and seals its replay run
+  as interrupted, and the seed is reported ``timed-out``;
+- a Slurm job that leaves the queue without a result (cancelled while pending, a lost node) is
+  seen through ``squeue`` (:mod:`.slurm_queue`), with or without accounting, and the whole wait
+  ends at a deadline (``ExecutorOptions.deadline_min``): jobs still queued or running then are
+  cancelled and reported per seed.
 
 What the parent trusts: submitit pickles the job callable (:class:`SeedJob`, plain values the
 parent made) into a job folder the parent created with mode 0700, and the job unpickles it. The
@@ -51,11 +58,13 @@ __all__ = [
     "SeedJobs",
     "run_seed_jobs",
     "seed_output",
+    "signal_delay",
     "slurm_parameters",
 ]
 
 _POLL_S = 0.2
 _CANCEL_GRACE_S = 60.0  # a cancelled job seals its run as interrupted within this
+_RESULT_GRACE_S = 30.0  # a Slurm job that ran: its result file may reach us this late
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 
 
@@ -75,13 +84,20 @@ class SeedOutcome:
     workspace: SeedWorkspace | None = None
     error: str | None = None  # why the job gave no replay run
     log: Path | None = None
+    stopped_run: str | None = None  # the run a job sealed as interrupted at its time limit
+
+    @property
+    def status(self) -> str:
+        if self.run is not None:
+            return "completed"
+        return "timed-out" if self.stopped_run is not None else "failed"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "seed": self.seed,
-            "run": self.run.run_id if self.run is not None else None,
-            "status": "completed" if self.run is not None else "failed",
+            "run": self.run.run_id if self.run is not None else self.stopped_run,
+            "status": self.status,
             "error": self.error,
             "log": str(self.log) if self.log is not None else None,
         }
@@ -101,7 +117,7 @@ class SeedJobs:
 
     def notes(self) -> list[str]:
         out = [
-            f"seed job {o.index + 1} (seed {o.seed}) failed: {o.error}"
+            f"seed job {o.index + 1} (seed {o.seed}) {o.status}: {o.error}"
             + (f"; its log: {o.log}" if o.log else "")
             for o in self.outcomes
             if o.run is None
@@ -224,6 +240,14 @@ class SeedJob:
         from ..store import Store
 
         made: list[Path] = []
+        warned: list[int] = []
+
+        def time_limit(signum: int, _frame: object) -> None:
+            # Slurm's warning before the time limit (submitit asks for it): stop as a cancel
+            # does, through whatever handles SIGTERM now (the recorder forwards it to the
+            # program), so the run is sealed before the limit's SIGKILL.
+            warned.append(signum)
+            os.kill(os.getpid(), signal.SIGTERM)
 
         def stop(signum: int, _frame: object) -> None:
             # Before the workspace exists nothing is recorded yet: stop here. From then on the
@@ -235,6 +259,9 @@ class SeedJob:
         # submitit ignores SIGTERM in its jobs (it requeues on its own signal); this job stops.
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        # submitit's own handler of this signal raises inside the recorder's wait and leaves
+        # the replay run unsealed; ledger's replaces it.
+        signal.signal(_warning_signal(), time_limit)
         # No terminal: the recorder gives the program a session of its own and forwards every
         # signal this process gets to it, so a cancel reaches the program.
         fd = os.open(os.devnull, os.O_RDONLY)
@@ -243,7 +270,7 @@ class SeedJob:
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the process's life
         _write_text(Path(self.folder, f"seed-{self.index}.pid"), str(os.getpid()))
         if self.remote_url is None:
-            return self._done(self._replay(Store.open(self.ledger), made))
+            return self._done(self._replay(Store.open(self.ledger), made, warned))
         # No shared ledger: a private one next to this job, filled from the remote, pushed back.
         from ..share.remote import Remote
         from ..share.transfer import pull, push
@@ -253,18 +280,18 @@ class SeedJob:
         try:
             store = Store.init(here / ".ledger")
             pull(store, remote, [self.run_id])
-            result = self._replay(store, made)
+            result = self._replay(store, made, warned)
             push(store, remote, [result["run"]])
             return self._done(result)
         finally:
             shutil.rmtree(here, ignore_errors=True)
 
-    def _replay(self, store: Store, made: list[Path]) -> dict[str, Any]:
+    def _replay(self, store: Store, made: list[Path], warned: list[int]) -> dict[str, Any]:
         from ..records.base import record_from_json
         from ..records.contract import Contract
         from ..run.find import load_run
         from ..run.lineage import code_source
-        from .single import _one_replay
+        from .single import ReplayInterrupted, _one_replay
 
         _, run = load_run(store, self.run_id)
         if run.contract is None:  # imported runs are refused before any job starts
@@ -284,10 +311,17 @@ class SeedJob:
             replay_run, ws = _one_replay(
                 store, run, contract, opts, self.seed_root, self.seed_value, None, made
             )
+        except ReplayInterrupted as e:
+            if not warned or e.run_id is None:
+                raise
+            # Stopped at the time limit: the parent reports the seed timed-out, with its run.
+            return {"run": e.run_id, "stopped": "time-limit", "notes": []}
         finally:
             if not self.keep_workspace:
                 for path in made:
                     shutil.rmtree(path, ignore_errors=True)
+        if warned and replay_run.status != "succeeded":  # the warning's signal ended it
+            return {"run": replay_run.run_id, "stopped": "time-limit", "notes": ws.notes}
         return {"run": replay_run.run_id, "workspace": str(ws.root), "notes": ws.notes}
 
     def _done(self, result: dict[str, Any]) -> str:
@@ -295,6 +329,14 @@ class SeedJob:
         _write_text(Path(self.folder, f"seed-{self.index}.json"), json.dumps(result))
         print(f"ledger: seed job {self.index + 1}: replay run {result['run']}", file=sys.stderr)
         return str(result["run"])
+
+
+def _warning_signal() -> signal.Signals:
+    """The signal Slurm sends before the time limit: submitit's (``SUBMITIT_PREEMPT_SIGNAL``,
+    default USR2)."""
+    name = os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2")
+    found = getattr(signal, name if name.startswith("SIG") else f"SIG{name}", None)
+    return found if isinstance(found, signal.Signals) else signal.SIGUSR2
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -306,9 +348,21 @@ def _write_text(path: Path, text: str) -> None:
 # --- the parent ----------------------------------------------------------------------------------
 
 
+def signal_delay(time_min: int) -> int:
+    """Seconds before its time limit a seed job is warned: long enough to stop the program and
+    seal its run (hash its outputs), at most a quarter of the job's time (a 1-minute job is
+    warned 15 s before, a 2-hour one 5 minutes before). Slurm may send it up to a minute early."""
+    return max(10, min(300, time_min * 60 // 4))
+
+
 def slurm_parameters(ex: ExecutorOptions) -> dict[str, Any]:
     """submitit ``SlurmExecutor`` parameters for one seed job."""
-    params: dict[str, Any] = {"time": ex.time_min, "nodes": 1, "ntasks_per_node": 1}
+    params: dict[str, Any] = {
+        "time": ex.time_min,
+        "nodes": 1,
+        "ntasks_per_node": 1,
+        "signal_delay_s": signal_delay(ex.time_min),
+    }
     if ex.partition:
         params["partition"] = ex.partition
     if ex.gpus_per_job:
@@ -399,6 +453,8 @@ def run_seed_jobs(
         push(store, remote, [run.run_id])  # what each job pulls to replay from
     folder = Path(tempfile.mkdtemp(prefix="ledger-seed-jobs-", dir=ex.job_dir))  # mode 0700
     executor = _executor(ex, folder)
+    ended = _Ended(ex.name == "slurm", folder)
+    deadline = time.monotonic() + ex.deadline_s(len(plan), opts.jobs)
     pending = list(enumerate(plan))
     running: dict[int, tuple[Any, list[int]]] = {}
     free = list(ex.devices)
@@ -432,27 +488,36 @@ def run_seed_jobs(
                     )
                     with _sigint_ignored():
                         running[i] = (executor.submit(job), devices)
+                gone = ended.left({i: h for i, (h, _) in running.items()})
                 for i, (job_handle, devices) in list(running.items()):
-                    if not job_handle.done():
+                    if i not in gone and not job_handle.done():
                         continue
                     del running[i]
                     free += devices
                     given = plan[i][0]
-                    outcome = _collect(store, run, i, plan[i], job_handle, folder, remote)
+                    outcome = _collect(
+                        store, run, i, plan[i], job_handle, folder, remote, gone.get(i), ex
+                    )
                     outcomes[i] = outcome
                     if outcome.run is not None and on_seed is not None:
                         on_seed(i, given, outcome.run, final_value(outcome.run, metric))
                     if outcome.run is not None and probe is not None:
                         probe(i, outcome.run)
+                if (running or pending) and time.monotonic() >= deadline:
+                    waited = ex.deadline_s(len(plan), opts.jobs)
+                    _past_deadline(ex, waited, plan, running, pending, outcomes, folder, ended)
+                    break
                 if running:
                     time.sleep(_POLL_S)
     except (KeyboardInterrupt, _Stopped) as e:
         signum = e.signum if isinstance(e, _Stopped) else signal.SIGINT
-        _cancel([h for h, _ in running.values()], folder, [i for i in running], signum)
+        _cancel([h for h, _ in running.values()], folder, [i for i in running], signum, ended)
         shutil.rmtree(folder, ignore_errors=True)
         raise _interrupted(signum, len(running), len(pending)) from None
     except BaseException:
-        _cancel([h for h, _ in running.values()], folder, [i for i in running], signal.SIGTERM)
+        _cancel(
+            [h for h, _ in running.values()], folder, [i for i in running], signal.SIGTERM, ended
+        )
         shutil.rmtree(folder, ignore_errors=True)
         raise
     jobs = SeedJobs([outcomes[i] for i in sorted(outcomes)], folder)
@@ -468,6 +533,67 @@ def run_seed_jobs(
     return jobs
 
 
+class _Ended:
+    """Slurm jobs that left the queue without a result, seen through ``squeue``
+    (:mod:`.slurm_queue`). A job that started (its pid file is there) is given
+    ``_RESULT_GRACE_S`` after it ended for its result file to appear on a shared filesystem;
+    one that never started can leave none."""
+
+    def __init__(self, slurm: bool, folder: Path) -> None:
+        from .slurm_queue import QueueWatch
+
+        self._watch = QueueWatch() if slurm else None
+        self._folder = folder
+
+    def left(self, handles: dict[int, Any]) -> dict[int, str]:
+        """Index -> the job's last state, for each job of ``handles`` that is gone."""
+        if self._watch is None or not handles:
+            return {}
+        ids = {str(h.job_id): i for i, h in handles.items()}
+        states = self._watch.ended(ids)
+        out = {}
+        for job_id, state in states.items():
+            i = ids[job_id]
+            started = Path(self._folder, f"seed-{i}.pid").exists()
+            if not started or job_id in self._watch.ended([job_id], for_s=_RESULT_GRACE_S):
+                out[i] = state
+        return out
+
+
+def _past_deadline(
+    ex: ExecutorOptions,
+    waited_s: float,
+    plan: Sequence[tuple[int, int | None, int | None]],
+    running: dict[int, tuple[Any, list[int]]],
+    pending: list[tuple[int, tuple[int, int | None, int | None]]],
+    outcomes: dict[int, SeedOutcome],
+    folder: Path,
+    ended: _Ended,
+) -> None:
+    """The deadline passed: cancel the jobs still queued or running (each seals its run as
+    interrupted), report them and the seeds never submitted."""
+    what = (
+        f"--job-deadline {ex.deadline_min:g} min"
+        if ex.deadline_min is not None
+        else f"the default deadline ({waited_s / 60:g} min)"
+    )
+    handles = [h for h, _ in running.values()]
+    _cancel(handles, folder, list(running), signal.SIGTERM, ended)
+    for i, (h, _) in running.items():
+        outcomes[i] = SeedOutcome(
+            index=i,
+            seed=plan[i][0],
+            log=Path(h.paths.stderr),
+            error=f"the job had not ended at {what} and was cancelled",
+        )
+    for i, _planned in pending:
+        outcomes[i] = SeedOutcome(
+            index=i, seed=plan[i][0], error=f"never submitted: {what} passed first"
+        )
+    running.clear()
+    pending.clear()
+
+
 def _interrupted(signum: int, running: int, pending: int) -> ReplayError:
     from .single import ReplayInterrupted
 
@@ -480,15 +606,20 @@ def _interrupted(signum: int, running: int, pending: int) -> ReplayError:
     )
 
 
-def _cancel(handles: list[Any], folder: Path, indices: list[int], signum: int) -> None:
+def _cancel(
+    handles: list[Any], folder: Path, indices: list[int], signum: int, ended: _Ended
+) -> None:
     """Stop running jobs and wait until each has sealed its run. A local job is signalled
     directly (its controller ignores SIGINT); a Slurm job is cancelled through scancel, which
-    sends SIGTERM and later SIGKILL."""
+    sends SIGTERM and later SIGKILL, and is over once it leaves the queue."""
     deadline = time.monotonic() + _CANCEL_GRACE_S
     cancelled: set[int] = set()
     last = 0.0
     while time.monotonic() < deadline:
-        left = [(i, h) for i, h in zip(indices, handles, strict=True) if not h.done()]
+        gone = ended.left(dict(zip(indices, handles, strict=True)))
+        left = [
+            (i, h) for i, h in zip(indices, handles, strict=True) if i not in gone and not h.done()
+        ]
         if not left:
             return
         if time.monotonic() - last >= 1.0:
@@ -531,8 +662,11 @@ def _collect(
     job: Any,
     folder: Path,
     remote: Any = None,
+    left_queue: str | None = None,
+    ex: ExecutorOptions | None = None,
 ) -> SeedOutcome:
-    """The replay run a finished job recorded, checked against the ledger, or why there is none."""
+    """The replay run a finished job recorded, checked against the ledger, or why there is
+    none. ``left_queue``: the Slurm state of a job seen gone from the queue."""
     from ..errors import LedgerError
     from ..records.base import record_from_json
     from ..records.contract import Contract
@@ -544,7 +678,13 @@ def _collect(
     try:
         raw = json.loads(Path(folder, f"seed-{index}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        outcome.error = f"the job ended ({job.state}) without a replay run: {_tail(log)}"
+        if getattr(job, "_process", None) is None:  # a Slurm job: sacct or squeue saw it end
+            outcome.error = (
+                f"Slurm job {job.job_id} left the queue ({left_queue or job.state}) without a "
+                f"result: {_tail(log) if log.exists() else 'it never started'}"
+            )
+        else:
+            outcome.error = f"the job ended ({job.state}) without a replay run: {_tail(log)}"
         return outcome
     run_id = raw.get("run") if isinstance(raw, dict) else None
     if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
@@ -568,6 +708,14 @@ def _collect(
         outcome.error = f"run {run_id} is not this seed's replay of {run.run_id}"
         return outcome
     notes = raw.get("notes")
+    if raw.get("stopped") == "time-limit":
+        limit = f" of {ex.time_min} min" if ex is not None else ""
+        outcome.stopped_run = replay_run.run_id
+        outcome.error = (
+            f"the job reached its time limit{limit}: its replay run {replay_run.run_id} was "
+            f"stopped and sealed as {replay_run.status}"
+        )
+        return outcome
     outcome.run = replay_run
     outcome.workspace = SeedWorkspace(
         Path(str(raw.get("workspace", ""))),

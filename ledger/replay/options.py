@@ -50,6 +50,15 @@ class ExecutorOptions:
     cpus_per_job: int | None = None  # Slurm
     devices: tuple[int, ...] = ()  # submitit-local: the GPUs handed out, gpus_per_job each
     remote: str | None = None  # a remote (name or URL): jobs replay from it and push to it
+    deadline_min: float | None = None  # the whole wait for the seed jobs; None: deadline_s's
+
+    def deadline_s(self, seeds: int, jobs: int) -> float:
+        """Seconds the seed jobs are waited for, from the first submission: ``deadline_min``,
+        or by default each wave of ``jobs`` jobs its time limit, plus a day of queueing."""
+        if self.deadline_min is not None:
+            return self.deadline_min * 60
+        waves = -(-seeds // max(1, jobs))
+        return (waves * self.time_min + 24 * 60) * 60
 
     def validate(self) -> None:
         if self.name not in EXECUTORS:
@@ -58,6 +67,11 @@ class ExecutorOptions:
             )
         if self.time_min < 1:
             raise UsageError("--slurm-time must be at least 1 minute")
+        if self.deadline_min is not None and not (0 < self.deadline_min < 1e7):
+            raise UsageError(
+                f"--job-deadline must be a positive number of minutes; got {self.deadline_min}",
+                hint="e.g. --job-deadline 600 (ten hours for every seed job to end)",
+            )
         if self.gpus_per_job < 0 or (self.cpus_per_job is not None and self.cpus_per_job < 1):
             raise UsageError("--gpus-per-job must be 0 or more and --cpus-per-job 1 or more")
         if (

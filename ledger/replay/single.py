@@ -33,9 +33,12 @@ class ReplayInterrupted(ReplayError):
     """The replay itself was stopped (Ctrl-C, SIGTERM): no verdict is recorded. Exits
     128 + the signal: 130 for Ctrl-C."""
 
-    def __init__(self, signum: int, message: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, signum: int, message: str, *, hint: str | None = None, run_id: str | None = None
+    ) -> None:
         super().__init__(message, hint=hint)
         self.exit_code = 128 + signum
+        self.run_id = run_id  # the replay run sealed as interrupted, where there is one
 
 
 def replay_env(contract: Contract, opts: ReplayOptions) -> dict[str, str]:
@@ -111,5 +114,6 @@ def _one_replay(
             f"the replay was interrupted by signal {result.run.interrupted_by}; its run "
             f"{result.run.run_id} is recorded as {result.run.status} and no verdict was stored",
             hint=f"run `ledger replay {run.run_id}` again to get a verdict",
+            run_id=result.run.run_id,
         )
     return result.run, ws

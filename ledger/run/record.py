@@ -426,6 +426,11 @@ def seal(
     )
     if reads.oid is not None:  # schema 2 (docs/format.md): readers of 1 refuse it cleanly
         run["reads"], run["schema"] = reads.oid, 2
+    from ..capture.scheduler import job_context
+
+    job = job_context()  # the Slurm job (torchrun rendezvous) this recorder runs in
+    if job is not None:
+        run["job"], run["schema"] = job, 2
     if scrubber.memo is not None:
         scrubber.memo.save()
     oid = store.put_json(run)

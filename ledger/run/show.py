@@ -188,6 +188,10 @@ def render_run(info: dict[str, Any], out: Printer, *, all_files: bool = False) -
             out.line(f"  git       {commit} (as MLflow was told; not stored)")
     else:
         out.line(f"  started   {run['started']}  on {run['host']}")
+        if run.get("job"):
+            from ..capture.scheduler import describe_job
+
+            out.line(f"  job       {one_line(describe_job(run['job']), LINE_MAX)}")
         out.line(f"  command   {one_line(' '.join(contract.get('argv', [])), LINE_MAX)}")
         out.line(f"  contract  {run['contract_digest']}")
     code = info.get("code") or {}

@@ -380,9 +380,12 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
     scalars = {
         k: v for k, v in env.items() if isinstance(v, str | int | float | bool) and k != "kind"
     }
+    from ..capture.scheduler import describe_job
+
     return {
         "run": run,
         "record": info.get("record"),
+        "job": describe_job(run.get("job") if isinstance(run.get("job"), dict) else None),
         "short_id": rid,
         "contract": contract,
         "code": {

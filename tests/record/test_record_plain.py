@@ -26,7 +26,7 @@ from ledger.store import Store
 
 # Fields a spec leaves out on purpose: Run.to_json drops ``imported`` and ``reads`` when they
 # are None (the seal adds ``reads`` when the run read files).
-LEFT_OUT = {"run": {"imported", "reads"}}
+LEFT_OUT = {"run": {"imported", "reads", "job"}}  # written only when there is one
 
 
 def _model(path: str) -> type[BaseModel]:

@@ -42,6 +42,14 @@ if os.environ.get("KILL_JOB"):
 if os.environ.get("PAUSE"):
     print("ready", flush=True)
     time.sleep(600)
+if os.environ.get("STALL_ONCE"):  # the first replay to claim the file stalls, naming its job
+    try:
+        os.rename(os.environ["STALL_ONCE"], os.environ["STALL_ONCE"] + ".claimed")
+        with open(os.environ["STALL_ONCE"] + ".job", "w") as f:
+            f.write(str(os.getppid()))  # the recorder: the seed job's process
+        time.sleep(600)
+    except FileNotFoundError:
+        pass
 r = random.Random(a.seed)
 print(f"epoch 0 acc {0.9 + r.gauss(0, 0.01)!r}", flush=True)
 """
@@ -198,8 +206,52 @@ def test_ctrl_c_cancels_the_seed_jobs_and_leaves_the_ledger_consistent(
     assert run_ledger("verify", cwd=repo).returncode == 0
 
 
+def test_a_job_warned_of_its_time_limit_seals_its_run_as_timed_out(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Slurm's warning before the time limit is submitit's USR2, sent here by hand to a
+    submitit-local job (tests/cluster/ has a real job reach its limit): the job stops its
+    program and seals the run; the seed is reported timed-out and verify stays clean."""
+    run_id = _record(repo)
+    marker = tmp_path / "stall-once"
+    marker.write_text("")
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "ledger", "replay", run_id, "--mode", "seeds", "--seeds", "3",
+            "--metric", "acc", "--seed-arg=--seed", "--executor", "submitit-local", "-j", "3",
+            "--job-dir", str(tmp_path / "jobs"), "--json",
+        ],
+        cwd=repo, env=subprocess_env(STALL_ONCE=str(marker)), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        named = Path(f"{marker}.job")
+        deadline = time.monotonic() + 120
+        while not (named.exists() and named.read_text().strip()):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail("no seed job stalled")
+            time.sleep(0.2)
+        os.kill(int(named.read_text()), signal.SIGUSR2)  # on the old code: submitit raised
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 1), err
+    verdict = json.loads(out)
+    assert verdict["summary"].startswith("2 of 3 seed jobs completed; seeds:")
+    jobs = verdict["settings"]["seed_jobs"]
+    assert sorted(j["status"] for j in jobs) == ["completed", "completed", "timed-out"]
+    stopped = next(j for j in jobs if j["status"] == "timed-out")
+    assert "reached its time limit of 60 min" in stopped["error"]
+    _, rr = load_run(Store.open(repo / ".ledger"), stopped["run"])
+    assert rr.status == "interrupted" and rr.replay_of == run_id
+    assert any(n.startswith(f"seed job {stopped['index'] + 1} (seed ") for n in verdict["notes"])
+    assert run_ledger("verify", cwd=repo).returncode == 0
+
+
 def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
-    """CI has no Slurm: the sbatch script submitit would submit for one seed job is checked."""
+    """The sbatch script submitit would submit for one seed job (tests/cluster/ runs them)."""
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
     from submitit.slurm.slurm import _make_sbatch_string
 
@@ -218,6 +270,8 @@ def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
         "#SBATCH --cpus-per-task=8",
         "#SBATCH --nodes=1",
         "#SBATCH --ntasks-per-node=1",
+        # Warned a quarter of its time before the limit, at most 5 minutes: time to seal.
+        "#SBATCH --signal=USR2@300",
     ):
         assert line in script, script
 
