@@ -44,13 +44,16 @@ def ui(
 
 
 def report(
-    runs: list[str] = typer.Argument(..., metavar="RUN...", help="Runs: ids, prefixes or names."),
+    runs: list[str] | None = typer.Argument(
+        None, metavar="RUN...", help="Runs: ids, prefixes or names (default: every run)."
+    ),
     out: Path = typer.Option(
         ..., "--output", "-o", metavar="DIR", help="Folder to write the site into."
     ),
     ledger: Path | None = LedgerOpt,
 ) -> None:
-    """Write the web view of RUN... as a static, self-contained site into DIR."""
+    """Write the web view of RUN... (default: every run) as a static, self-contained site
+    into DIR."""
     from ..ui.report import write_report
 
     store = open_store(ledger)

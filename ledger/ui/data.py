@@ -23,7 +23,9 @@ __all__ = [
     "SAFE_ID",
     "curves",
     "diff_page",
+    "group_key",
     "run_page",
+    "run_record",
     "runs_table",
 ]
 
@@ -33,7 +35,7 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 LOG_TAIL_LINES = 200
 
 
-def _run_record(store: Store, run_id: str, warnings: list[str] | None = None) -> dict[str, Any]:
+def run_record(store: Store, run_id: str, warnings: list[str] | None = None) -> dict[str, Any]:
     """A run's record, read through the ref the log backs (``ledger.run.find.backed_record``);
     {} when the run's ref file is not backed, with the reason added to ``warnings``."""
     from ..run.find import backed_record
@@ -150,8 +152,40 @@ def runs_table(
                 "verdict": verdicts.get(rid),
             }
         )
+
+    # The column picker: every optional column, whether it starts hidden (empty on this page,
+    # or a metric's best, which the compare page shows) and why.
+    def empty(values: list[Any]) -> bool:
+        return all(v in (None, "", {}) for v in values)
+
+    optional = [("duration", "duration", [r["wall_seconds"] for r in table])]
+    for m in metric_cols:
+        optional.append(
+            (f"m-last-{m}", f"{m} last", [(r["metrics"][m] or {}).get("last") for r in table])
+        )
+        optional.append(
+            (f"m-best-{m}", f"{m} best", [(r["metrics"][m] or {}).get("best") for r in table])
+        )
+    for k in param_cols:
+        optional.append((f"p-{k}", k.removeprefix("params."), [r["params"][k] for r in table]))
+    optional.append(("tags", "tags", [r["tags"] for r in table]))
+    optional.append(
+        ("verdict", "replay verdict", [r["verdict"] or r["replays"] or None for r in table])
+    )
+    columns = [
+        {
+            "key": key,
+            "label": label,
+            "empty": empty(values),
+            "hidden": empty(values) or key.startswith("m-best-"),
+        }
+        for key, label, values in optional
+    ]
     return {
         "rows": table,
+        "columns": columns,
+        "hidden_cols": {c["key"] for c in columns if c["hidden"]},
+        "tag_keys": sorted({k for r in table for k in r["tags"]}),
         "metric_cols": metric_cols,
         "param_cols": [k.removeprefix("params.") for k in param_cols],
         "param_keys": param_cols,
@@ -199,39 +233,65 @@ def _label(rec: dict[str, Any]) -> str:
     return f"{name} ({rid[-8:]})" if name else rid
 
 
+def group_key(rec: dict[str, Any], by: str) -> str | None:
+    """The group a run falls in: its name (``by="name"``) or the value of one of its tags
+    (``by="tag:KEY"``); None when it has no such tag."""
+    if by.startswith("tag:"):
+        value = (rec.get("tags") or {}).get(by[4:])
+        return None if value is None else f"{by[4:]}={value}"
+    return str(rec.get("name") or rec.get("run_id") or "")
+
+
 def curves(
     store: Store,
     run_ids: Sequence[str],
     *,
     x: str = "step",
     group: bool = False,
+    group_by: str | None = None,
     dashed: Sequence[str] = (),
+    labels: dict[str, str] | None = None,
+    colours: dict[str, str] | None = None,
     warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One chart per metric name over ``run_ids``: a line per run, or with ``group`` each set of
-    runs sharing a name (seeds) drawn as its mean and min..max band. A run whose ref file the
-    log does not back is not drawn (``warnings`` says why)."""
+    """One chart per metric name over ``run_ids``: a line per run (named by ``labels``, drawn in
+    ``colours`` when given), or with ``group_by`` (``name``, ``tag:KEY``; ``group``: by name)
+    each set of two or more runs in one group drawn as its mean and a mean ± std band. A run
+    whose ref file the log does not back is not drawn (``warnings`` says why)."""
     from .svg import line_chart
 
     if x not in AXES:
         x = "step"
-    recs = {rid: _run_record(store, rid, warnings) for rid in run_ids}
+    if group and group_by is None:
+        group_by = "name"
+    recs = {rid: run_record(store, rid, warnings) for rid in run_ids}
+    if labels is None:
+        from ..index.short_ids import short_ids_of
+        from .labels import run_label
+
+        short = short_ids_of(store, list(recs))
+        labels = {
+            rid: run_label(rec, short.get(rid, rid), "replay" if rec.get("replay_of") else "")
+            for rid, rec in recs.items()
+        }
     by_metric: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
     for rid, rec in recs.items():
         for name, row in main_metrics(store, rec).items():
             by_metric.setdefault(name, []).append((rid, _series_points(store, row["series"], x)))
     groups: dict[str, list[str]] = {}
-    if group:
+    if group_by:
         for rid, rec in recs.items():
-            groups.setdefault(str(rec.get("name") or rid), []).append(rid)
+            key = group_key(rec, group_by)
+            if key is not None:
+                groups.setdefault(key, []).append(rid)
     charts = []
     for metric in sorted(by_metric):
         lines: list[Line] = []
         bands: list[Band] = []
         seen_groups: set[str] = set()
         for i, (rid, points) in enumerate(by_metric[metric]):
-            gname = str(recs[rid].get("name") or rid)
-            if group and len(groups.get(gname, [])) > 1:
+            gname = group_key(recs[rid], group_by) if group_by else None
+            if gname is not None and len(groups.get(gname, [])) > 1:
                 if gname in seen_groups:
                     continue
                 seen_groups.add(gname)
@@ -242,9 +302,9 @@ def curves(
                 continue
             lines.append(
                 Line(
-                    _label(recs[rid]),
+                    (labels or {}).get(rid) or _label(recs[rid]),
                     points,
-                    PALETTE[i % len(PALETTE)],
+                    (colours or {}).get(rid) or PALETTE[i % len(PALETTE)],
                     dashed=rid in dashed,
                     run_id=rid,
                 )
@@ -253,9 +313,9 @@ def curves(
             {
                 "metric": metric,
                 "svg": line_chart(lines, x_label=AXES[x], bands=bands, title=metric),
-                "legend": [(ln.label, ln.colour, ln.dashed) for ln in lines]
+                "legend": [(ln.label, ln.colour, ln.dashed, ln.run_id) for ln in lines]
                 + [
-                    (f"{b.label}: mean, min..max of {len(b.runs)} runs", b.colour, False)
+                    (f"{b.label}: mean ± std of {len(b.runs)} runs", b.colour, False, "")
                     for b in bands
                 ],
             }
@@ -264,17 +324,24 @@ def curves(
 
 
 def _band(name: str, members: list[tuple[str, list[tuple[float, float]]]], colour: str) -> Band:
+    """The group's mean at each x and a band of one standard deviation (n - 1) either side;
+    at an x only one run reached, the band is that run's value."""
     at: dict[float, list[float]] = {}
     for _, points in members:
         for xv, yv in points:
             at.setdefault(xv, []).append(yv)
     xs = sorted(at)
+    mean = [sum(at[v]) / len(at[v]) for v in xs]
+    std = [
+        math.sqrt(sum((y - m) ** 2 for y in at[v]) / (len(at[v]) - 1)) if len(at[v]) > 1 else 0.0
+        for v, m in zip(xs, mean, strict=True)
+    ]
     return Band(
         label=name,
         xs=xs,
-        lo=[min(at[v]) for v in xs],
-        hi=[max(at[v]) for v in xs],
-        mean=[sum(at[v]) / len(at[v]) for v in xs],
+        lo=[m - s for m, s in zip(mean, std, strict=True)],
+        hi=[m + s for m, s in zip(mean, std, strict=True)],
+        mean=mean,
         colour=colour,
         runs=[r for r, _ in members],
     )
@@ -308,8 +375,8 @@ def _divergence(store: Store, original: str, replay: str) -> dict[str, Any] | No
     from ..stats import compare_series
 
     try:
-        a = record_from_json(_run_record(store, original), Run)
-        b = record_from_json(_run_record(store, replay), Run)
+        a = record_from_json(run_record(store, original), Run)
+        b = record_from_json(run_record(store, replay), Run)
         fd = (
             compare_series(run_series(store, a), run_series(store, b))
             .to_json()
@@ -330,6 +397,21 @@ def _config_sources(config: Any) -> list[str]:
     return describe_sources(config)
 
 
+def _replay_labels(
+    store: Store, rid: str, replays: Sequence[str], verdicts: Sequence[dict[str, Any]]
+) -> dict[str, str]:
+    """ "name · short id · kind" of a run and each of its replays (kind: original, bitwise,
+    tolerance, seed N)."""
+    from ..index.short_ids import short_ids_of
+    from .labels import replay_kinds, run_label
+
+    ids = [rid, *replays]
+    recs = {r: run_record(store, r) for r in ids}
+    short = short_ids_of(store, ids)
+    kinds = {rid: "original", **replay_kinds(verdicts, recs)}
+    return {r: run_label(recs[r], short.get(r, r), kinds.get(r, "replay")) for r in ids}
+
+
 def run_page(store: Store, text: str) -> dict[str, Any]:
     """Everything ``ledger show`` gathers, plus checkpoints, the log tail and curves against
     the run's replays with the first divergence marked."""
@@ -347,7 +429,8 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
     replays = [r["run_id"] for r in info.get("replays", [])]
     warnings: list[str] = list(info.get("warnings", []))
     first_div = _divergence(store, rid, replays[0]) if replays else None
-    charts = curves(store, [rid, *replays], dashed=replays, warnings=warnings)
+    labels = _replay_labels(store, rid, replays, info.get("verdicts", []))
+    charts = curves(store, [rid, *replays], dashed=replays, labels=labels, warnings=warnings)
     if first_div is not None:
         for chart in charts:
             if str(first_div.get("metric", "")).split("@")[0] == chart["metric"]:
@@ -356,10 +439,10 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
                 chart["svg"] = line_chart(
                     [
                         Line(
-                            ("replay " if r in replays else "original ") + r[-8:],
+                            labels[r],
                             _series_points(
                                 store,
-                                main_metrics(store, _run_record(store, r))
+                                main_metrics(store, run_record(store, r))
                                 .get(chart["metric"], {})
                                 .get("series"),
                                 "step",
@@ -405,7 +488,10 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
         "checks": run.get("inputs_after") or [],
         "notes": run.get("notes") or [],
         "metrics": run.get("metrics") or [],
-        "replays": info.get("replays", []),
+        "replays": [
+            {**r, "kind": labels.get(r["run_id"], "").rsplit(" · ", 1)[-1]}
+            for r in info.get("replays", [])
+        ],
         "verdicts": info.get("verdicts", []),
         "first_divergence": first_div,
         "charts": charts,

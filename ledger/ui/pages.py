@@ -34,6 +34,13 @@ def _fmt(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _duration(seconds: Any) -> str:
+    """``35.3799`` seconds as people read them: ``35 s``, ``4 min 05 s``, ``2 h 03 min``."""
+    from .._units import human_seconds
+
+    return "" if seconds is None else human_seconds(seconds)
+
+
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -44,6 +51,7 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals["fmt"] = _fmt
+    env.globals["duration"] = _duration
     env.tests["safe_id"] = lambda v: isinstance(v, str) and bool(SAFE_ID.match(v))
     return env
 

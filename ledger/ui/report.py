@@ -13,21 +13,40 @@ from pathlib import Path
 from ..errors import UsageError
 from ..run.find import resolve_run
 from ..store import Store
-from . import data
+from . import compare, data, parallel
 from .pages import STATIC_FILES, render, static_file
 from .site_folder import write_site
 
 __all__ = ["write_report"]
 
 
-def _axis_file(x: str) -> str:
-    return "curves.html" if x == "step" else f"curves-{x}.html"
+def _axis_file(x: str, group: str = "", groupings: Sequence[str] = ()) -> str:
+    """The file of the curves page on axis ``x`` grouped by ``group`` ("" none, "name",
+    "tag:KEY"): tag keys are user text, so their pages are numbered, not named."""
+    base = "curves" if x == "step" else f"curves-{x}"
+    if not group:
+        return f"{base}.html"
+    if group == "name":
+        return f"{base}-grouped.html"
+    return f"{base}-tag{list(groupings).index(group)}.html"
 
 
-def write_report(store: Store, runs: Sequence[str], out: Path) -> list[Path]:
+def every_run(store: Store) -> list[str]:
+    """Every original run, newest first (replays come with their originals' pages)."""
+    from ..run.find import list_runs
+
+    rows = list_runs(store, limit=1_000_000)
+    return [r["run_id"] for r in rows]
+
+
+def write_report(store: Store, runs: Sequence[str] | None, out: Path) -> list[Path]:
     """Write the site into ``out``: a new or empty folder, or one an earlier report filled and
-    nobody changed since (``site_folder``: any other folder is refused, untouched). Returns the
-    files written."""
+    nobody changed since (``site_folder``: any other folder is refused, untouched). ``runs``:
+    ids, prefixes or names; None or empty: every run. Returns the files written."""
+    if not runs:
+        runs = every_run(store)
+        if not runs:
+            raise UsageError("the ledger has no runs to report", hint="record a run first")
     ids = list(dict.fromkeys(resolve_run(store, r) for r in runs))
     for rid in ids:
         if not data.SAFE_ID.match(rid):
@@ -96,28 +115,51 @@ def _write(store: Store, ids: list[str], root: Path) -> list[Path]:
         text = data.log_text(store, rid)
         if text is not None:
             put(f"logs/{rid}-stdout.txt", text)
+    groupings = ["name", *(f"tag:{k}" for k in table["tag_keys"])]
     for x in data.AXES:
-        for group in (False, True):
-            name = _axis_file(x) if not group else _axis_file(x).replace(".html", "-grouped.html")
+        for group in ["", *groupings]:
             put(
-                name,
+                _axis_file(x, group, groupings),
                 render(
                     "curves.html",
                     root="",
                     live=False,
                     curves_href="curves.html",
-                    charts=data.curves(store, ids, x=x, group=group),
+                    charts=data.curves(store, ids, x=x, group_by=group or None),
                     runs=ids,
                     x=x,
                     group=group,
-                    axis_href=lambda k, g=group: (
-                        _axis_file(k) if not g else _axis_file(k).replace(".html", "-grouped.html")
-                    ),
-                    group_href=lambda g, x=x: (
-                        _axis_file(x) if not g else _axis_file(x).replace(".html", "-grouped.html")
-                    ),
+                    groupings=groupings,
+                    axis_href=lambda k, g=group: _axis_file(k, g, groupings),
+                    group_href=lambda g, x=x: _axis_file(x, g or "", groupings),
                 ),
             )
+    # One compare page and one parallel-coordinates page over every reported run; ticking
+    # runs on the index opens them with ?run=..., and ui.js shows only those.
+    warnings: list[str] = []
+    compared = ids[: compare.MAX_COMPARED]
+    put(
+        "compare.html",
+        render(
+            "compare.html",
+            root="",
+            live=False,
+            curves_href="curves.html",
+            **compare.compare_page(store, compared, warnings),
+        ),
+    )
+    pc = parallel.parallel_page(store, ids, warnings)
+    put(
+        "parallel.html",
+        render(
+            "parallel.html",
+            root="",
+            live=False,
+            curves_href="curves.html",
+            metric=pc["figures"][0]["metric"] if pc["figures"] else "",
+            **pc,
+        ),
+    )
     for a, b in pairs:
         put(
             f"diff/{a}--{b}.html",

@@ -129,22 +129,40 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
     )
 
 
-def _curves(store: Store, path: re.Match[str], q: dict[str, list[str]]) -> str:
+def _wanted(store: Store, q: dict[str, list[str]], page: str, default: int = 10) -> list[str]:
+    """The runs ``run=`` names (ids, prefixes, names; also comma-separated), or the newest
+    ``default`` when none is named."""
     from ..run.find import resolve_run
 
-    x = path.group("x") or _one(q, "x") or "step"
-    group = bool(path.group("g")) or _one(q, "group") == "1"
     wanted = [r for v in q.get("run", []) for r in v.split(",") if r.strip()]
     if len(wanted) > MAX_RUNS:
-        raise _BadRequest(f"{len(wanted)} runs asked for; a curves page shows at most {MAX_RUNS}")
+        raise _BadRequest(f"{len(wanted)} runs asked for; a {page} page shows at most {MAX_RUNS}")
     ids = list(dict.fromkeys(resolve_run(store, r.strip()) for r in wanted))
-    if not ids:
-        table = data.runs_table(store, per_page=10)
+    if not ids and default:
+        table = data.runs_table(store, per_page=default)
         ids = [r["run_id"] for r in table["rows"] if r["linked"]]
+    return ids
 
-    def href(xv: str, g: bool) -> str:
+
+def _groupings(store: Store, ids: list[str]) -> list[str]:
+    """What a curves page may group by: the name, and each tag key the runs carry."""
+    keys = sorted({k for r in ids for k in (data.run_record(store, r).get("tags") or {})})
+    return ["name", *(f"tag:{k}" for k in keys)]
+
+
+def _curves(store: Store, path: re.Match[str], q: dict[str, list[str]]) -> str:
+    x = path.group("x") or _one(q, "x") or "step"
+    group = "name" if path.group("g") else _one(q, "group")
+    group = "name" if group == "1" else group
+    ids = _wanted(store, q, "curves")
+    groupings = _groupings(store, ids)
+    if group and group not in groupings:
+        raise _BadRequest(f"cannot group by {group!r}: use one of {', '.join(groupings)}")
+
+    def href(xv: str, g: str | bool) -> str:
+        g = "" if g is False else g
         return "curves.html?" + urlencode(
-            [("run", r) for r in ids] + [("x", xv)] + ([("group", "1")] if g else [])
+            [("run", r) for r in ids] + [("x", xv)] + ([("group", str(g))] if g else [])
         )
 
     return render(
@@ -152,12 +170,48 @@ def _curves(store: Store, path: re.Match[str], q: dict[str, list[str]]) -> str:
         root="",
         live=True,
         curves_href=href(x, group),
-        charts=data.curves(store, ids, x=x, group=group),
+        charts=data.curves(store, ids, x=x, group_by=group or None),
         runs=ids,
         x=x if x in data.AXES else "step",
         group=group,
+        groupings=groupings,
         axis_href=lambda k: href(k, group),
         group_href=lambda g: href(x, g),
+    )
+
+
+def _compare(store: Store, q: dict[str, list[str]]) -> str:
+    from .compare import compare_page
+
+    ids = _wanted(store, q, "compare", default=0)
+    warnings: list[str] = []
+    info = compare_page(store, ids, warnings)
+    return render(
+        "compare.html",
+        root="",
+        live=True,
+        curves_href="curves.html?" + urlencode([("run", r) for r in ids]),
+        warnings=warnings,
+        **info,
+    )
+
+
+def _parallel(store: Store, q: dict[str, list[str]]) -> str:
+    from .parallel import parallel_page
+
+    ids = _wanted(store, q, "parallel coordinates", default=PER_PAGE)
+    warnings: list[str] = []
+    info = parallel_page(store, ids, warnings)
+    names = [f["metric"] for f in info["figures"]]
+    metric = _one(q, "metric")
+    return render(
+        "parallel.html",
+        root="",
+        live=True,
+        curves_href="curves.html?" + urlencode([("run", r) for r in ids]),
+        warnings=warnings,
+        metric=metric if metric in names else (names[0] if names else ""),
+        **info,
     )
 
 
@@ -202,6 +256,10 @@ def route(store: Store, url: str) -> tuple[int, str, bytes]:
             )
         if m := _CURVES.match(path):
             return 200, html, _curves(store, m, q).encode()
+        if path == "/compare.html":
+            return 200, html, _compare(store, q).encode()
+        if path == "/parallel.html":
+            return 200, html, _parallel(store, q).encode()
         raise _NotFound(f"no page {path}")
     except _NotFound as e:
         return _error(404, str(e), None, path)

@@ -39,7 +39,7 @@ class Line:
 
 @dataclass
 class Band:
-    """A seed group: its mean as a line, min..max as a shaded band."""
+    """A group of runs (seeds): its mean as a line, mean ± std as a shaded band."""
 
     label: str
     xs: list[float]
@@ -128,7 +128,7 @@ def line_chart(
         out.append(
             f'<polygon class="band" points="{" ".join(upper + lower[::-1])}" '
             f'fill="{b.colour}" fill-opacity="0.18" stroke="none">'
-            f"<title>{escape(b.label)}: min..max of {len(b.runs)} runs</title></polygon>"
+            f"<title>{escape(b.label)}: mean ± std of {len(b.runs)} runs</title></polygon>"
         )
         d = " ".join(
             f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(v):.1f}"
@@ -145,6 +145,12 @@ def line_chart(
             f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for i, (x, y) in enumerate(ln.points)
         )
         dash = ' stroke-dasharray="6 4"' if ln.dashed else ""
+        if len(ln.points) == 1:  # one point draws no line: a dot shows it
+            ((x, y),) = ln.points
+            out.append(
+                f'<circle class="point" data-run="{escape(ln.run_id)}" cx="{px(x):.1f}" '
+                f'cy="{py(y):.1f}" r="3.5" fill="{ln.colour}"/>'
+            )
         out.append(
             f'<path class="series" data-label="{escape(ln.label)}" data-run="{escape(ln.run_id)}" '
             f'd="{d}" fill="none" stroke="{ln.colour}" stroke-width="1.8"{dash}>'

@@ -78,7 +78,7 @@ def test_report_writes_a_static_escaped_site(project: Project, tmp_path: Path) -
     assert f'href="audits/{ids["audit"]}.html"' in index
     assert "Claim audit" in (out / "audits" / f"{ids['audit']}.html").read_text()
     curves = pages["curves-grouped.html"]
-    assert 'class="band"' in curves and "seeds: mean, min..max of 3 runs" in curves
+    assert 'class="band"' in curves and "seeds: mean ± std of 3 runs" in curves
 
 
 def test_report_refuses_bad_arguments(project: Project, tmp_path: Path) -> None:
