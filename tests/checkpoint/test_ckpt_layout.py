@@ -71,6 +71,15 @@ def test_fsdp2_state_saves_and_loads_into_a_plain_model(tmp_path: Path, one_rank
     for i, s in popt.state_dict()["state"].items():
         assert torch.equal(s["exp_avg"], moments[i])
 
+    # a background save copies the local pieces before it returns
+    pending = save_checkpoint({"model": model}, step=2, store=store, run_id="r", background=True)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    pending.wait()
+    got = load_checkpoint(2, state={"model": plain}, store=store, run_id="r")
+    assert all(torch.equal(v, want[k]) for k, v in plain.state_dict().items())
+
 
 def test_a_reshard_reads_only_the_chunks_it_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
