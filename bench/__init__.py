@@ -31,6 +31,7 @@ MODULES = [
     "bench.bench_store",
     "bench.bench_digest",
     "bench.bench_checkpoint",
+    "bench.bench_checkpoint_sharded",
     "bench.bench_logging",
     "bench.bench_watch",
     "bench.bench_record",

@@ -14,6 +14,7 @@ import pytest
 
 from ledger.records.base import record_from_json
 from ledger.records.checkpoint import CheckpointShard, ShardLayout, TensorEntry
+from ledger.run.contract import checkpoint_events
 from ledger.store import ObjectStore, Store
 
 torch = pytest.importorskip("torch")
@@ -37,7 +38,9 @@ def one_rank(tmp_path: Path) -> Iterator[None]:
         dist.destroy_process_group()
 
 
-def test_fsdp2_state_saves_and_loads_into_a_plain_model(tmp_path: Path, one_rank: None) -> None:
+def test_fsdp2_state_saves_and_loads_into_a_plain_model(
+    tmp_path: Path, one_rank: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
@@ -64,12 +67,28 @@ def test_fsdp2_state_saves_and_loads_into_a_plain_model(tmp_path: Path, one_rank
 
     plain = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 2))
     popt = torch.optim.Adam(plain.parameters(), lr=0.1)
+    monkeypatch.setenv("LEDGER_RUN_DIR", str(tmp_path))
     got = load_checkpoint(state={"model": plain, "optimizer": popt}, store=store, run_id="r")
     assert got.exact  # one rank: its pieces are the whole tensors, read as saved
+    # the run record keeps the label; an event without one has no such keys at all
+    (event,), _notes = checkpoint_events(tmp_path)
+    assert (event.continuation, event.saved_world_size) == ("exact", 1)
+    plain_event = event.model_copy(update={"continuation": None, "saved_world_size": None})
+    assert "continuation" not in plain_event.model_dump(mode="json")
+    monkeypatch.delenv("LEDGER_RUN_DIR")
     for k, v in plain.state_dict().items():
         assert type(v) is torch.Tensor and torch.equal(v, want[k])
     for i, s in popt.state_dict()["state"].items():
         assert torch.equal(s["exp_avg"], moments[i])
+
+    # a background save copies the local pieces before it returns
+    pending = save_checkpoint({"model": model}, step=2, store=store, run_id="r", background=True)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    pending.wait()
+    got = load_checkpoint(2, state={"model": plain}, store=store, run_id="r")
+    assert all(torch.equal(v, want[k]) for k, v in plain.state_dict().items())
 
 
 def test_a_reshard_reads_only_the_chunks_it_needs(

@@ -23,6 +23,7 @@ import pytest
 from ledger.errors import CorruptObjectError
 from ledger.records.base import record_from_json
 from ledger.records.checkpoint import Checkpoint, CheckpointShard
+from ledger.run.contract import checkpoint_events
 from ledger.store import Store
 
 torch = pytest.importorskip("torch")
@@ -137,6 +138,9 @@ def test_four_ranks_reshard_to_two_and_back_to_four(
     assert json.loads((tmp_path / "out2" / "exact.json").read_text()) == [False, False]
     (load,) = [e for e in events(tmp_path / "out2") if e["event"] == "load"]
     assert (load["continuation"], load["saved_world_size"], load["world_size"]) == ("warm", 4, 2)
+    kept, _notes = checkpoint_events(tmp_path / "out2")  # what the run record keeps
+    (rec,) = [e for e in kept if e.event == "load"]
+    assert (rec.mode, rec.continuation, rec.saved_world_size) == ("resume", "warm", 4)
     # 2 -> 4: step 3, saved by the two ranks
     torchrun(4, "reshard", store, tmp_path / "out4")
     assert_bitwise(

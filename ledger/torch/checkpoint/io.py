@@ -35,6 +35,7 @@ __all__ = [
     "map_threads",
     "min_saving",
     "read_span",
+    "read_spans",
     "read_tensors",
     "write_tensors",
 ]
@@ -335,23 +336,32 @@ def read_tensors(
 def read_span(
     objects: ObjectStore, entry: TensorEntry, chunk_size: int, start: int, end: int
 ) -> torch.Tensor:
-    """Bytes ``[start, end)`` of the tensor ``entry`` as a uint8 tensor, reading and verifying
-    only the chunks that hold them (each whole: an object is hashed in full before use)."""
-    _check_entry(entry, chunk_size)
-    if not 0 <= start < end <= entry.nbytes:
-        raise UsageError(f"tensor {entry.key}: bytes {start}..{end} are not in its {entry.nbytes}")
-    first, last = start // chunk_size, (end - 1) // chunk_size
-    base = first * chunk_size
-    buf = torch.empty(min(entry.nbytes, (last + 1) * chunk_size) - base, dtype=torch.uint8)
-    view = buf.numpy().data.cast("B")
-    jobs = [
-        (
-            entry.chunks[j],
-            view[j * chunk_size - base : min(entry.nbytes, (j + 1) * chunk_size) - base],
-            entry.key,
-        )
-        for j in range(first, last + 1)
-    ]
+    """Bytes ``[start, end)`` of the tensor ``entry`` as a uint8 tensor (``read_spans``)."""
+    return read_spans(objects, [(entry, chunk_size, start, end)])[0]
+
+
+def read_spans(
+    objects: ObjectStore, spans: Sequence[tuple[TensorEntry, int, int, int]]
+) -> list[torch.Tensor]:
+    """For each ``(entry, chunk_size, start, end)``, bytes ``[start, end)`` of that tensor as a
+    uint8 tensor, reading and verifying only the chunks that hold them (each whole: an object
+    is hashed in full before use); the chunks of every span are read by one pool of threads."""
+    out: list[torch.Tensor] = []
+    jobs: list[tuple[str, memoryview, str]] = []
+    for entry, chunk_size, start, end in spans:
+        _check_entry(entry, chunk_size)
+        if not 0 <= start < end <= entry.nbytes:
+            raise UsageError(
+                f"tensor {entry.key}: bytes {start}..{end} are not in its {entry.nbytes}"
+            )
+        first, last = start // chunk_size, (end - 1) // chunk_size
+        base = first * chunk_size
+        buf = torch.empty(min(entry.nbytes, (last + 1) * chunk_size) - base, dtype=torch.uint8)
+        view = buf.numpy().data.cast("B")
+        for j in range(first, last + 1):
+            part = view[j * chunk_size - base : min(entry.nbytes, (j + 1) * chunk_size) - base]
+            jobs.append((entry.chunks[j], part, entry.key))
+        out.append(buf[start - base : end - base])
     streamed = len(jobs) >= _WORKERS
     map_threads(lambda job: _read_into(objects, *job, streamed=streamed), jobs)
-    return buf[start - base : end - base]
+    return out

@@ -4,7 +4,8 @@ rank, reading only the chunks that overlap it.
 Each saved piece is a box of the whole tensor (``ShardLayout``: offset, and the entry's
 shape); replicas hold the same box and are read once. The box is filled piece by piece: the
 bytes from the overlap's first element to its last (in the piece's C order) are read through
-``io.read_span`` (every chunk hashed before use) and the overlap is copied out with strides.
+``io.read_spans`` (every chunk hashed before use; the chunks of all the tensors a load cuts
+read by one pool of threads) and the overlap is copied out with strides.
 Bytes are copied, never computed, so the whole tensor after any number of reshards is
 bitwise the saved one; a box the pieces do not fill is an ``IntegrityError``.
 """
@@ -20,10 +21,10 @@ from ...records.base import record_from_json
 from ...records.checkpoint import Checkpoint, CheckpointShard, TensorEntry
 from ...store import Store
 from .codec import torch_dtype
-from .io import read_span, read_tensors
+from .io import read_spans, read_tensors
 from .layout import Box, target_box, target_of, targets, volume, wrap
 
-__all__ = ["Pieces", "assemble", "read_state"]
+__all__ = ["Pieces", "assemble", "assemble_all", "read_state"]
 
 
 class Pieces:
@@ -59,45 +60,63 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 def assemble(st: Store, pieces: list[tuple[TensorEntry, int]], key: str, box: Box) -> torch.Tensor:
     """The ``box`` (offset, shape) of the tensor at ``key``, from the saved ``pieces``."""
-    if not pieces:
-        raise IntegrityError(f"tensor {key}: no rank of the checkpoint holds a piece of it")
-    first = pieces[0][0]
-    dtype = torch_dtype(first.dtype)
-    offset, shape = box
-    out = torch.empty(shape, dtype=dtype)
-    itemsize = out.element_size()
-    covered, seen = 0, set()
-    for entry, chunk_size in pieces:
-        lay = entry.layout
-        if lay is None or lay.shape != first.layout.shape or entry.dtype != first.dtype:  # type: ignore[union-attr]
-            raise IntegrityError(f"tensor {key}: the saved ranks disagree on its shape or dtype")
-        at, size = tuple(lay.offset), tuple(entry.shape)
-        lo = [max(a, p) for a, p in zip(offset, at, strict=True)]
-        hi = [min(a + n, p + m) for a, n, p, m in zip(offset, shape, at, size, strict=True)]
-        if (at, size) in seen or any(low >= high for low, high in zip(lo, hi, strict=True)):
-            continue
-        seen.add((at, size))
-        strides = _strides(size)
-        start = sum((low - p) * s for low, p, s in zip(lo, at, strides, strict=True))
-        end = 1 + sum((high - 1 - p) * s for high, p, s in zip(hi, at, strides, strict=True))
-        span = read_span(st.objects, entry, chunk_size, start * itemsize, end * itemsize)
+    return assemble_all(st, [(pieces, key, box)])[0]
+
+
+def assemble_all(
+    st: Store, jobs: list[tuple[list[tuple[TensorEntry, int]], str, Box]]
+) -> list[torch.Tensor]:
+    """``assemble`` for several tensors: every overlap planned first, all their chunks read
+    by one pool of threads (``io.read_spans``), then copied into place."""
+    outs: list[torch.Tensor] = []
+    spans: list[tuple[TensorEntry, int, int, int]] = []
+    copies: list[tuple[int, list[int], list[int], tuple[slice, ...]]] = []
+    for pieces, key, box in jobs:
+        if not pieces:
+            raise IntegrityError(f"tensor {key}: no rank of the checkpoint holds a piece of it")
+        first = pieces[0][0]
+        dtype = torch_dtype(first.dtype)
+        offset, shape = box
+        out = torch.empty(shape, dtype=dtype)
+        outs.append(out)
+        itemsize = out.element_size()
+        covered, seen = 0, set()
+        for entry, chunk_size in pieces:
+            lay = entry.layout
+            if lay is None or lay.shape != first.layout.shape or entry.dtype != first.dtype:  # type: ignore[union-attr]
+                raise IntegrityError(
+                    f"tensor {key}: the saved ranks disagree on its shape or dtype"
+                )
+            at, size = tuple(lay.offset), tuple(entry.shape)
+            lo = [max(a, p) for a, p in zip(offset, at, strict=True)]
+            hi = [min(a + n, p + m) for a, n, p, m in zip(offset, shape, at, size, strict=True)]
+            if (at, size) in seen or any(low >= high for low, high in zip(lo, hi, strict=True)):
+                continue
+            seen.add((at, size))
+            strides = _strides(size)
+            start = sum((low - p) * s for low, p, s in zip(lo, at, strides, strict=True))
+            end = 1 + sum((high - 1 - p) * s for high, p, s in zip(hi, at, strides, strict=True))
+            spans.append((entry, chunk_size, start * itemsize, end * itemsize))
+            extent = [high - low for low, high in zip(lo, hi, strict=True)]
+            index = tuple(slice(lw - a, hg - a) for lw, hg, a in zip(lo, hi, offset, strict=True))
+            copies.append((len(outs) - 1, extent, strides, index))
+            covered += volume(extent)
+        if covered != volume(shape):
+            raise IntegrityError(
+                f"tensor {key}: the saved pieces fill {covered} of the {volume(shape)} "
+                "elements this rank loads",
+                hint="the checkpoint's shard manifests are inconsistent; load an older checkpoint",
+            )
+    for span, (n, extent, strides, index) in zip(
+        read_spans(st.objects, spans), copies, strict=True
+    ):
+        out = outs[n]
+        itemsize = out.element_size()
         if span.storage_offset() % itemsize:  # a chunk size that is no multiple of the dtype
             span = span.clone()
-        part = span.view(dtype).as_strided(
-            [high - low for low, high in zip(lo, hi, strict=True)],
-            strides,
-            span.storage_offset() // itemsize,
-        )
-        index = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset, strict=True))
+        part = span.view(out.dtype).as_strided(extent, strides, span.storage_offset() // itemsize)
         out[index].copy_(part)
-        covered += volume([high - low for low, high in zip(lo, hi, strict=True)])
-    if covered != volume(shape):
-        raise IntegrityError(
-            f"tensor {key}: the saved pieces fill {covered} of the {volume(shape)} elements "
-            "this rank loads",
-            hint="the checkpoint's shard manifests are inconsistent; load an older checkpoint",
-        )
-    return out
+    return outs
 
 
 def read_state(
@@ -137,7 +156,8 @@ def read_state(
     for i, t in zip(own, loaded, strict=True):
         tensors[i] = wrap(t, placed.get(i))
     pieces = Pieces(st, rec, oid)
-    for i, (target, box) in cut.items():
-        key = shard.tensors[i].key
-        tensors[i] = wrap(assemble(st, pieces.of(key), key, box), target)
+    keys = {i: shard.tensors[i].key for i in cut}
+    jobs = [(pieces.of(keys[i]), keys[i], box) for i, (_target, box) in cut.items()]
+    for (i, (target, _box)), whole in zip(cut.items(), assemble_all(st, jobs), strict=True):
+        tensors[i] = wrap(whole, target)
     return tensors, same and not cut

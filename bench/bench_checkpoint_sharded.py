@@ -1,0 +1,196 @@
+"""Sharded (DTensor) checkpoints at 4 ranks, side by side with torch.distributed.checkpoint.
+
+torchrun (gloo, CPU) starts 4 ranks holding a state of DTensors sharded on dim 0 (``N_TENSORS``
+tensors, ``TOTAL`` bytes in all). In each round, in one process group, the ranks time (from a
+barrier to a barrier, so the slowest rank counts): ``save_checkpoint`` into an empty ledger and
+``dcp.save`` into an empty folder; a second save with 10% of the tensors changed (ledger, same
+store) against ``dcp.save`` of it; the time a background save holds training
+(``background=True`` against ``dcp.async_save``); a load at the same world size (every byte
+verified) against ``dcp.load``. Then 2 ranks load the 4-rank checkpoints (a reshard) with
+each. A first round is not timed (imports, first use). Figures are medians over the rounds;
+ratios are ledger over DCP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import Row
+
+NAME = "checkpoint: sharded (DTensor) at 4 ranks vs torch.distributed.checkpoint"
+N_TENSORS = 20
+TOTAL = 160 << 20
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs under torchrun
+    import warnings
+
+    import torch
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    from ledger.store import Store
+    from ledger.torch.checkpoint import load_checkpoint, save_checkpoint, wait_for_checkpoints
+
+    warnings.simplefilter("ignore")
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    mesh = init_device_mesh("cpu", (world,))
+    rows = max(world * 4, total // 4 // N_TENSORS // 1024)
+    g = torch.Generator().manual_seed(0)
+    full = [torch.randn(rows, 1024, generator=g) for _ in range(N_TENSORS)]
+
+    def state() -> dict[str, Any]:
+        return {f"t{i}": distribute_tensor(t, mesh, [Shard(0)]) for i, t in enumerate(full)}
+
+    def timed(fn: Any) -> float:
+        dist.barrier()
+        t0 = time.perf_counter()
+        fn()
+        dist.barrier()
+        return time.perf_counter() - t0
+
+    out: dict[str, list[float]] = {}
+    warm = [True]
+
+    def put(k: str, v: float) -> None:
+        if not warm[0]:
+            out.setdefault(k, []).append(v)
+
+    def one(base: Path) -> None:
+        store = base / "store"
+        if mode == "save":
+            st = state()
+            if rank == 0:
+                Store.init(store)
+            dist.barrier()
+            put("ledger save", timed(lambda: save_checkpoint(st, step=1, store=store, run_id="b")))
+            put("dcp save", timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp1"))))
+            for i in range(0, N_TENSORS, 10):  # 10% of the tensors change
+                st[f"t{i}"].to_local().add_(1.0)
+            put(
+                "ledger second save",
+                timed(lambda: save_checkpoint(st, step=2, store=store, run_id="b")),
+            )
+            put("dcp second save", timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp2"))))
+            for i in range(0, N_TENSORS, 10):
+                st[f"t{i}"].to_local().add_(1.0)
+            dist.barrier()
+            t0 = time.perf_counter()
+            pending = save_checkpoint(st, step=3, store=store, run_id="b", background=True)
+            put("ledger background blocked", time.perf_counter() - t0)
+            pending.wait()
+            wait_for_checkpoints()
+            dist.barrier()
+            t0 = time.perf_counter()
+            fut = dcp.async_save(st, checkpoint_id=str(base / "dcp3"))
+            put("dcp async_save blocked", time.perf_counter() - t0)
+            fut.result()
+            dist.barrier()
+            put(
+                "ledger load",
+                timed(lambda: load_checkpoint(2, state=state(), store=store, run_id="b")),
+            )
+            put("dcp load", timed(lambda: dcp.load(state(), checkpoint_id=str(base / "dcp2"))))
+        else:  # reshard: the 4-rank checkpoints loaded at this world size
+            put(
+                "ledger reshard",
+                timed(lambda: load_checkpoint(2, state=state(), store=store, run_id="b")),
+            )
+            put("dcp reshard", timed(lambda: dcp.load(state(), checkpoint_id=str(base / "dcp2"))))
+
+    # A first round untimed: imports and first-use costs (either side's) are not measured.
+    one(work / ("r0" if mode == "reshard" else "warm"))
+    warm[0] = False
+    for r in range(rounds):
+        one(work / f"r{r}")
+    if rank == 0:
+        (work / f"{mode}.json").write_text(json.dumps(out))
+    dist.destroy_process_group()
+
+
+def _torchrun(n: int, mode: str, work: Path, rounds: int, total: int) -> dict[str, list[float]]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    for var in ("LEDGER_DIR", "LEDGER_RUN_ID", "LEDGER_RUN_DIR"):
+        env.pop(var, None)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}"]
+    subprocess.run(
+        [*cmd, "-m", "bench.bench_checkpoint_sharded", mode, str(work), str(rounds), str(total)],
+        env=env,
+        check=True,
+        cwd=ROOT,
+        timeout=1800,
+    )
+    data: dict[str, list[float]] = json.loads((work / f"{mode}.json").read_text())
+    return data
+
+
+def run(quick: bool) -> list[Row]:
+    rounds, total = (2, TOTAL // 4) if quick else (5, TOTAL)
+    with tempfile.TemporaryDirectory(prefix="bench-sharded-") as tmp:
+        work = Path(tmp)
+        times = _torchrun(4, "save", work, rounds, total)
+        times.update(_torchrun(2, "reshard", work, rounds, total))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    mib = total / 2**20
+    pairs = [
+        ("save at 4 ranks", "ledger save", "dcp save", "dcp.save", "≤ 1.0×", 1.0),
+        (
+            "second save, 10% of tensors changed",
+            "ledger second save",
+            "dcp second save",
+            "dcp.save of it",
+            "≤ 0.2×",
+            0.2,
+        ),
+        (
+            "time a background save holds training",
+            "ledger background blocked",
+            "dcp async_save blocked",
+            "dcp.async_save",
+            "≤ 0.5×",
+            0.5,
+        ),
+        (
+            "load at 4 ranks, every byte verified",
+            "ledger load",
+            "dcp load",
+            "dcp.load",
+            "≤ 1.2×",
+            1.2,
+        ),
+        ("reshard 4 → 2 ranks on load", "ledger reshard", "dcp reshard", "dcp.load", "≤ 1.5×", 1.5),
+    ]
+    rows = []
+    for what, ours, theirs, ref, target, bound in pairs:
+        ratio = med[ours] / med[theirs]
+        rows.append(
+            Row(
+                NAME,
+                f"{what} ({mib:.0f} MiB, {N_TENSORS} DTensors)",
+                med[ours] * 1000,
+                "ms",
+                reference=f"{ref} {med[theirs] * 1000:.0f} ms",
+                ratio=ratio,
+                target=target,
+                passed=ratio <= bound,
+                note=f"median of {rounds} rounds; each figure from a barrier to a barrier, "
+                "so the slowest rank counts (torchrun, gloo, CPU)",
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    _worker(sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
