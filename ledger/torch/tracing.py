@@ -100,7 +100,6 @@ class Trace:
         self._traced = False
         self._ran = False  # the model ran forward in the open step
         self._cache: dict[tuple[int, int], tuple[Any, Any]] = {}
-        self._pending: list[tuple[list[Any], int, _Pending]] = []
         self._stacks: dict[int, list[Any]] = {}
         self._step_hooks: list[Any] = []
         self._hooks = [model.register_forward_pre_hook(self._root_pre, with_kwargs=True)]
@@ -118,7 +117,8 @@ class Trace:
             return
         digest = self._digest(list(tensors))
         if "batch" in self._step and self._ran:  # gradient accumulation: one more batch
-            self._step["batch"] = self._digest([self._step["batch"], digest])
+            before = self._step["batch"]
+            self._step["batch"] = [*(before if isinstance(before, list) else [before]), digest]
             self._step.setdefault("ids", []).extend(_plain_ids(ids) if ids is not None else [])
             return
         self._step["batch"] = digest
@@ -166,7 +166,11 @@ class Trace:
             self._ran = True
             self._begin()
             if self._traced and self._step is not None:
-                inputs = self._digest([args, kwargs] if kwargs else list(args))
+                try:
+                    inputs = self._digest([args, kwargs] if kwargs else list(args))
+                except Exception as e:
+                    warn_once("trace", f"trace could not digest the model's inputs: {e}")
+                    return
                 self._step["batch"] = inputs
                 # The model's own pre-hook, added just now, runs from its next call on.
                 self._stacks.setdefault(0, []).append(inputs)
@@ -188,7 +192,6 @@ class Trace:
             h.remove()
         self._step_hooks = []
         self._cache.clear()
-        self._pending.clear()
         self._stacks.clear()
         self._step = None
         self._traced = False
@@ -207,10 +210,14 @@ class Trace:
                 add(p.register_post_accumulate_grad_hook(self._grad_hook(i)))
 
     # -- hooks of a traced step ---------------------------------------------------------------
+    # Each hook body is guarded: a trace must never stop training (a warning says what failed).
     def _pre_hook(self, index: int) -> Any:
         def pre(module: Any, args: Any, kwargs: Any) -> None:
-            inputs = [args, kwargs] if kwargs else list(args)
-            self._stacks.setdefault(index, []).append(self._digest(inputs))
+            try:
+                inputs = [args, kwargs] if kwargs else list(args)
+                self._stacks.setdefault(index, []).append(self._digest(inputs))
+            except Exception as e:
+                warn_once("trace", f"trace could not digest the inputs of a module: {e}")
 
         return pre
 
@@ -219,22 +226,28 @@ class Trace:
             step = self._step
             if step is None:
                 return
-            stack = self._stacks.get(index)
-            inputs = (
-                stack.pop() if stack else self._digest([args, kwargs] if kwargs else list(args))
-            )
-            entry = [index, inputs, self._digest([output])]
-            step["fwd"].append(entry)
-            self._keep(f"f{len(step['fwd']) - 1}", output)
+            try:
+                stack = self._stacks.get(index)
+                inputs = (
+                    stack.pop() if stack else self._digest([args, kwargs] if kwargs else list(args))
+                )
+                step["fwd"].append([index, inputs, self._digest([output])])
+                self._keep(f"f{len(step['fwd']) - 1}", output)
+            except Exception as e:
+                warn_once("trace", f"trace could not digest the output of a module: {e}")
 
         return post
 
     def _grad_hook(self, index: int) -> Any:
         def hook(p: Any) -> None:
             step = self._step
-            if step is not None and p.grad is not None:
+            if step is None or p.grad is None:
+                return
+            try:
                 step["grad"].append([index, self._digest([p.grad])])
                 self._keep(f"g{len(step['grad']) - 1}", p.grad)
+            except Exception as e:
+                warn_once("trace", f"trace could not digest a gradient: {e}")
 
         return hook
 

@@ -27,8 +27,9 @@ def localization_view(store: Store, a: str, b: str) -> dict[str, Any] | None:
         return None
     loc = localize(ta, tb)
     rank = loc.get("rank")
-    header = (ta.get(rank) if rank is not None else None) or ta[min(ta)]
-    return {**loc, "tree": module_tree(header.get("modules") or [], loc.get("module"))}
+    trace = (ta.get(rank) if rank is not None else None) or ta[min(ta)]
+    modules = (trace.get("header") or {}).get("modules") or []
+    return {**loc, "tree": module_tree(modules, loc.get("module"))}
 
 
 def module_tree(modules: list[Any], culprit: str | None) -> list[dict[str, Any]]:
