@@ -1,0 +1,61 @@
+"""The list of files ledger wrote outside its folder (``ledger/store/made.py``,
+``.ledger/made.jsonl``): it is compacted once it passes 1 MiB, and read only up to 16 MiB."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ledger.store import Store
+from ledger.store.made import MADE_FILE, made_paths, note_made
+
+MIB = 1 << 20
+
+
+def _ledger(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "proj" / ".ledger"
+    Store.init(root)
+    report = tmp_path / "proj" / "audit.html"
+    report.write_text("<html>audit</html>\n")
+    return root, report
+
+
+def test_a_path_noted_at_every_run_keeps_the_list_near_1_mib(tmp_path: Path) -> None:
+    """A path remote pushed to at every run adds a line each time: once the list passes 1 MiB
+    it is rewritten with the newest line of each path, so it never grows past 1 MiB and a
+    line."""
+    root, report = _ledger(tmp_path)
+    other = report.with_name("other.html")
+    other.write_text("x\n")
+    note_made(root, other, "report")
+    made = root / MADE_FILE
+    line = made.stat().st_size
+    sizes = []
+    while len(sizes) < 3 * MIB // line:
+        note_made(root, report, "report")
+        sizes.append(made.stat().st_size)
+        if len(sizes) > 1 and sizes[-1] < sizes[-2]:
+            break
+    assert max(sizes) <= MIB + line
+    assert sizes[-1] < sizes[-2], "never compacted"
+    lines = made.read_bytes().splitlines()
+    assert sorted(json.loads(x)["path"] for x in lines) == sorted([str(other), str(report)])
+    assert {m.path for m in made_paths(root)} == {other, report}
+
+
+def test_a_list_over_16_mib_is_not_read(tmp_path: Path) -> None:
+    """A list of 16 MiB is read; one byte more (damaged, or planted) is not: its paths are then
+    the project's files again, as for no list at all."""
+    root, report = _ledger(tmp_path)
+    note_made(root, report, "report")
+    made = root / MADE_FILE
+    with open(made, "ab") as f:  # padding: a damaged line of spaces names nothing
+        f.write(b" " * (16 * MIB - made.stat().st_size - 1) + b"\n")
+    assert made.stat().st_size == 16 * MIB
+    assert [m.path for m in made_paths(root)] == [report]
+    with open(made, "ab") as f:
+        f.write(b" ")
+    assert made_paths(root) == []
+    os.truncate(made, 16 * MIB)
+    assert [m.path for m in made_paths(root)] == [report]
