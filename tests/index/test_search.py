@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -169,3 +170,18 @@ def test_tags_written_later_are_found_by_search(store: Store) -> None:
         db.execute("DELETE FROM tags WHERE run_id = 'r1'")
         assert found("final") == []
         assert db.execute("SELECT tags FROM run_text").fetchone() == (None,)
+
+
+def test_ls_and_search_never_load_sqlite_utils(repo: Path) -> None:
+    """sqlite-utils is for ``reindex`` (``ledger.index.bulk``): ``ls``, ``--search`` and a
+    fold of new runs by ``ls`` stay on ``sqlite3`` (start-up, bench/bench_scale.py)."""
+    assert (
+        run_ledger("record", "--name", "late", "--", "python", "-c", "pass", cwd=repo).returncode
+        == 0
+    )
+    for args in (["ls"], ["ls", "--search", "late"], ["show", "late"]):
+        r = run_ledger(*args, cwd=repo, PYTHONPROFILEIMPORTTIME="1")
+        assert r.returncode == 0, r.stderr
+        imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", r.stderr, re.M))
+        assert "ledger.index.db" in imported, "no import timings"
+        assert not {m for m in imported if m.split(".")[0] in ("sqlite_utils", "pandas")}, args
