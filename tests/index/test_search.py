@@ -185,3 +185,17 @@ def test_ls_and_search_never_load_sqlite_utils(repo: Path) -> None:
         imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", r.stderr, re.M))
         assert "ledger.index.db" in imported, "no import timings"
         assert not {m for m in imported if m.split(".")[0] in ("sqlite_utils", "pandas")}, args
+
+
+def test_the_web_views_search_box(repo: Path) -> None:
+    from ledger.ui.server import route
+
+    store = Store.open(repo / ".ledger")
+    status, _, body = route(store, "/index.html?search=imagenet")
+    page = body.decode()
+    assert status == 200 and "gelu-large" in page and "relu-small" not in page
+    assert 'name="search" type="search" value="imagenet"' in page  # the box keeps the query
+    status, _, body = route(store, "/index.html?search=%22unclosed")
+    page = body.decode()
+    assert status == 200 and 'id="error"' in page and "unterminated string" in page
+    assert "FTS5 query syntax" in page
