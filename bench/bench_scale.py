@@ -257,12 +257,19 @@ def run(quick: bool) -> list[Row]:
 
 
 def _mirror(root: Path, dest: Path) -> Path:
-    """A ledger at ``dest`` that is ``root`` but for its index: every other entry is a link."""
+    """A ledger at ``dest`` that is ``root`` but for its index: each folder is a link, each
+    file (``config.json``) a copy, since ledger reads only regular files there."""
+    import shutil
+
     dest.mkdir(parents=True, exist_ok=True)
     for entry in root.iterdir():
         link = dest / entry.name
-        if not entry.name.startswith("index.sqlite") and not link.is_symlink():
+        if entry.name.startswith("index.sqlite") or link.is_symlink() or link.exists():
+            continue
+        if entry.is_dir():
             link.symlink_to(entry)
+        else:
+            shutil.copyfile(entry, link)
     return dest
 
 
