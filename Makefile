@@ -1,10 +1,10 @@
 # Two commands do all the set-up on a fresh machine (see README):
-#   make demo   install, then record a small training run and replay it
-#   make test   install, then run the test suite, docs build, ruff and mypy
+#   make demo   install what the demo needs, then record a small training run and replay it
+#   make test   install everything, then run the test suite, docs build, ruff and mypy
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install lock demo test bench docs mutation
+.PHONY: install install-demo lock demo test bench docs mutation
 
 # Exact versions from the lock (requirements/lock.txt: every package, each with its sha256
 # hashes, torch's CPU build among them), then ledger itself, editable, built by the locked
@@ -19,7 +19,14 @@ LOCK_FLAGS ?=
 lock:
 	PYTHON=$(PYTHON) bash scripts/lock.sh $(LOCK_FLAGS)
 
-demo: install
+# Only what the demo runs: ledger's core and its torch extra, at the lock's versions and with
+# its hashes (requirements/demo.txt: lock.txt's entries for them, which `make lock` writes with
+# scripts/lock_subset.py), not every extra `make test` needs.
+install-demo:
+	$(PIP) install -q --require-hashes --no-deps -r requirements/demo.txt
+	$(PIP) install -q --no-deps --no-build-isolation -e .
+
+demo: install-demo
 	bash examples/demo.sh
 
 test: install

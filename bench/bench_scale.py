@@ -1,6 +1,6 @@
-"""Many runs in one ledger: ``ledger ls``, ``ledger show``, ``ls --where``, ``reindex``, the index
-size and the ``ledger ui`` runs table, against MLflow's ``search_runs`` on a file store holding
-the same runs when MLflow is importable.
+"""Many runs in one ledger: ``ledger ls``, ``ledger show``, ``ls --where``, ``ls --search``,
+``reindex``, the index size and the ``ledger ui`` runs table, against MLflow's ``search_runs``
+on a file store holding the same runs when MLflow is importable.
 
 The runs are written through the store API (series, config and run records, refs and log lines
 as the recorder writes them), not recorded: recording 100,000 commands would measure the
@@ -257,12 +257,19 @@ def run(quick: bool) -> list[Row]:
 
 
 def _mirror(root: Path, dest: Path) -> Path:
-    """A ledger at ``dest`` that is ``root`` but for its index: every other entry is a link."""
+    """A ledger at ``dest`` that is ``root`` but for its index: each folder is a link, each
+    file (``config.json``) a copy, since ledger reads only regular files there."""
+    import shutil
+
     dest.mkdir(parents=True, exist_ok=True)
     for entry in root.iterdir():
         link = dest / entry.name
-        if not entry.name.startswith("index.sqlite") and not link.is_symlink():
+        if entry.name.startswith("index.sqlite") or link.is_symlink() or link.exists():
+            continue
+        if entry.is_dir():
             link.symlink_to(entry)
+        else:
+            shutil.copyfile(entry, link)
     return dest
 
 
@@ -378,6 +385,7 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
             args: list[str] | None,
             target: float | None = None,
             setup: Callable[[], None] | None = None,
+            baseline: bool = True,
         ) -> float:
             fn = _ledger(root, *(args or []))
             value = median_time(_cpu_of(fn), reps, setup=setup)
@@ -397,7 +405,7 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
                     "not wait for a core, so it is what a command costs on an idle machine",
                 )
             )
-            if base is not None and before_root is not None and args is not None:
+            if base is not None and before_root is not None and args is not None and baseline:
                 # The same command at the baseline revision, on the mirror, right after.
                 was = median_time(
                     _cpu_of(_ledger(before_root, *args, code=base[1])), reps, setup=setup
@@ -424,6 +432,8 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
         timed("ledger show RUN (an id)", ["show", some], 0.3)
         timed("ledger show NAME (newest run of 50 names)", ["show", "exp7"], 0.3)
         timed("ledger ls --where 'params.lr < 0.001'", ["ls", "-w", "params.lr < 0.001"])
+        # Full-text search (ledger.index.search), new in this round: no baseline to run.
+        timed("ledger ls --search 'exp7 sweep'", ["ls", "--search", "exp7 sweep"], baseline=False)
         # After the seed run and every run written so far (a kept fixture has more).
         extra = iter(range(len(store.refs.names("runs/")) - 1, 10**9))
 

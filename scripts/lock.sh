@@ -32,4 +32,6 @@ CUSTOM_COMPILE_COMMAND="make lock" "$tmp/venv/bin/pip-compile" --quiet --generat
     echo "rliable==1.2.0 --hash=sha256:$(sha256sum "$f" | cut -d' ' -f1)"
   done
 } > requirements/no-deps.txt
-echo "scripts/lock.sh: requirements/lock.txt and requirements/no-deps.txt written"
+# `make demo`'s part of the lock (the core and the torch extra), its entries as written above.
+"$PYTHON" scripts/lock_subset.py
+echo "scripts/lock.sh: requirements/lock.txt, no-deps.txt and demo.txt written"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -151,6 +152,7 @@ class Search:
             raise UsageError("--search needs words to look for", hint=_HINT)
         self.text = fts_query(text)
         self._conn = sqlite3.connect(":memory:")
+        weakref.finalize(self, self._conn.close)  # closed with the query, whoever drops it
         self._conn.execute(f"CREATE VIRTUAL TABLE q USING fts5({_COLS})")
         try:
             self._conn.execute("SELECT count(*) FROM q WHERE q MATCH ?", (self.text,)).fetchone()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -169,3 +170,32 @@ def test_tags_written_later_are_found_by_search(store: Store) -> None:
         db.execute("DELETE FROM tags WHERE run_id = 'r1'")
         assert found("final") == []
         assert db.execute("SELECT tags FROM run_text").fetchone() == (None,)
+
+
+def test_ls_and_search_never_load_sqlite_utils(repo: Path) -> None:
+    """sqlite-utils is for ``reindex`` (``ledger.index.bulk``): ``ls``, ``--search`` and a
+    fold of new runs by ``ls`` stay on ``sqlite3`` (start-up, bench/bench_scale.py)."""
+    assert (
+        run_ledger("record", "--name", "late", "--", "python", "-c", "pass", cwd=repo).returncode
+        == 0
+    )
+    for args in (["ls"], ["ls", "--search", "late"], ["show", "late"]):
+        r = run_ledger(*args, cwd=repo, PYTHONPROFILEIMPORTTIME="1")
+        assert r.returncode == 0, r.stderr
+        imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", r.stderr, re.M))
+        assert "ledger.index.db" in imported, "no import timings"
+        assert not {m for m in imported if m.split(".")[0] in ("sqlite_utils", "pandas")}, args
+
+
+def test_the_web_views_search_box(repo: Path) -> None:
+    from ledger.ui.server import route
+
+    store = Store.open(repo / ".ledger")
+    status, _, body = route(store, "/index.html?search=imagenet")
+    page = body.decode()
+    assert status == 200 and "gelu-large" in page and "relu-small" not in page
+    assert 'name="search" type="search" value="imagenet"' in page  # the box keeps the query
+    status, _, body = route(store, "/index.html?search=%22unclosed")
+    page = body.decode()
+    assert status == 200 and 'id="error"' in page and "unterminated string" in page
+    assert "FTS5 query syntax" in page
