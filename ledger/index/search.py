@@ -29,7 +29,7 @@ from ..errors import LedgerError, UsageError
 from ._indexers import Indexer, JsonReader, Row, register_indexer
 from ._sqlite import Database
 
-__all__ = ["SEARCH_COLUMNS", "SEARCH_INDEXER", "Search", "fts_query", "run_text"]
+__all__ = ["SEARCH_COLUMNS", "SEARCH_INDEXER", "Search", "curated_text", "fts_query", "run_text"]
 
 SEARCH_COLUMNS = ("name", "tags", "command", "notes")
 _COLS = ", ".join(SEARCH_COLUMNS)
@@ -128,6 +128,20 @@ def run_text(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, str | N
     }
 
 
+def curated_text(text: dict[str, str | None], row: dict[str, Any]) -> dict[str, str | None]:
+    """``text`` (a run record's, ``run_text``) with the curation ``ledger.run.find`` laid
+    over ``row``: the curated name beside the recorded one (either finds the run), the tags as
+    curated."""
+    name = row.get("name")
+    if isinstance(name, str) and name != text["name"]:
+        text = {**text, "name": " ".join(n for n in (text["name"], name) if n)}
+    tags = row.get("tags")
+    if isinstance(tags, dict):
+        pairs = sorted((str(k), str(v)) for k, v in tags.items())
+        text = {**text, "tags": " ".join(f"{k}={v}" for k, v in pairs) or None}
+    return text
+
+
 def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if ref.startswith("runs/"):
         text = run_text(store, rec)
@@ -164,8 +178,11 @@ class Search:
 
     def sql(self) -> tuple[str, tuple[Any, ...]]:
         return (
-            "r.run_id IN (SELECT run_id FROM run_text WHERE rowid IN "
-            "(SELECT rowid FROM run_text_fts WHERE run_text_fts MATCH ?))",
+            "(r.run_id IN (SELECT run_id FROM run_text WHERE rowid IN "
+            "(SELECT rowid FROM run_text_fts WHERE run_text_fts MATCH ?)) "
+            # a curated run's name and tags are not in run_text: every curated run is a
+            # candidate, matched in memory on its curated text (``curated_text``)
+            "OR r.run_id IN (SELECT run_id FROM curation))",
             (self.text,),
         )
 

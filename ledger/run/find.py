@@ -365,7 +365,7 @@ def list_runs(
 
     from ..index import Index
     from ..index.checked import checked_curation, checked_runs, newest_runs
-    from ..index.search import run_text
+    from ..index.search import curated_text, run_text
     from ..index.tables import run_values
     from .lineage import original_ids
 
@@ -454,7 +454,9 @@ def list_runs(
             values = extra(row)
             if values is None or not all(f.matches(values) for f in where):
                 continue
-            if search is not None and not search.matches(run_text(store, record_of(row))):
+            if search is not None and not search.matches(
+                curated_text(run_text(store, record_of(row)), row)
+            ):
                 continue
             if columns is not None:
                 row["columns"] = {c: values.get(c) for c in columns}

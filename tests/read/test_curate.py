@@ -85,6 +85,27 @@ def test_curated_names_and_tags_answer_filters(proj: tuple[Path, dict[str, str]]
     assert json.loads(ledger_ok("show", "chosen", "--json", cwd=repo))["run"]["run_id"] == ids["a"]
 
 
+def test_search_finds_runs_by_their_curated_name_and_tags(
+    proj: tuple[Path, dict[str, str]],
+) -> None:
+    """``ls --search`` reads the curation too: a tag or a name given after the fact finds the
+    run, the recorded name still does, and a tag the curation replaced no longer does."""
+    repo, ids = proj
+    ledger_ok("tag", ids["a"], "team=y", "stage=shortlisted", cwd=repo)
+    ledger_ok("rename", ids["a"], "chosen", cwd=repo)
+    for query, want in [
+        ("shortlisted", [ids["a"]]),
+        ("chosen", [ids["a"]]),
+        ("stage=shortlisted", [ids["a"]]),
+        ("tags:team=y", [ids["a"]]),
+        ("tags:team=x", []),  # recorded, then replaced by the curation
+        ("nothing-like-this", []),
+    ]:
+        assert [r["run_id"] for r in ls(repo, "--search", query, replays=False)] == want, query
+    # The recorded name finds it too (the name column holds both).
+    assert ids["a"] in [r["run_id"] for r in ls(repo, "--search", "sweep", replays=False)]
+
+
 def test_bad_input_is_refused_and_writes_nothing(proj: tuple[Path, dict[str, str]]) -> None:
     repo, ids = proj
     before = log_lines(repo)
