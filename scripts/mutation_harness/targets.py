@@ -1411,6 +1411,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "on one side of the bound or on it: supported or not_supported, never the "
         "inconclusive branch this line is in"
     ),
+    ("ledger/stats/bounds.py", "if gap > 0 and s > 0:", "0 -> -1"): (
+        "two mutants share this key: `s > -1` is `s >= 0` above (a spread is never negative); "
+        "`gap > -1` is killed by test_bounds_edges.py (a mean on the bound asked "
+        "bound_seeds_needed for a gap of 0, a ValueError)"
+    ),
+    ("ledger/stats/bounds.py", "lo, hi = 2, 4", "4 -> 5"): (
+        "the bisection's first bracket: reaches(n) grows with n, so the smallest n that "
+        "reaches the power is the same whichever bracket the search starts from"
+    ),
+    ("ledger/stats/bounds.py", "lo, hi = hi, min(hi * 2, MAX_SEEDS)", "2 -> 3"): (
+        "how fast the bracket grows: the bisection that follows finds the same smallest n "
+        "(reaches(n) grows with n), and MAX_SEEDS still caps it"
+    ),
     # mutverdict (issue 37): single.py and engine.py.
     (
         "ledger/replay/single.py",
