@@ -1424,6 +1424,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "how fast the bracket grows: the bisection that follows finds the same smallest n "
         "(reaches(n) grows with n), and MAX_SEEDS still caps it"
     ),
+    (
+        "ledger/stats/twosample.py",
+        "p_two = min(1.0, 2 * float(stats.t.sf(abs(t), df)))",
+        "1.0 -> 2.0",
+    ): (
+        "the survival function at |t| >= 0 is at most 0.5, so twice it never exceeds 1: the "
+        "min clips nothing, at 1.0 or at 2.0"
+    ),
+    ("ledger/stats/twosample.py", "return 1.0", "1.0 -> 2.0"): (
+        "_normal_sf's every-value-tied case: its three callers (mann_whitney) clip each "
+        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0"
+    ),
     # mutverdict (issue 37): single.py and engine.py.
     (
         "ledger/replay/single.py",
