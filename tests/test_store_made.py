@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from ledger.store import Store
 from ledger.store.made import MADE_FILE, made_paths, note_made
@@ -59,3 +62,24 @@ def test_a_list_over_16_mib_is_not_read(tmp_path: Path) -> None:
     assert made_paths(root) == []
     os.truncate(made, 16 * MIB)
     assert [m.path for m in made_paths(root)] == [report]
+
+
+def test_each_note_is_one_canonical_line_and_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    """The format docs' line: canonical JSON (keys sorted, no spaces); and a writer that notes
+    many reports (an audit per run) does not run out of descriptors."""
+    root, report = _ledger(tmp_path)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        note_made(root, report, "report")
+    assert len(os.listdir("/proc/self/fd")) == before
+    st = report.stat()
+    line = (root / MADE_FILE).read_bytes().splitlines()[0]
+    assert (
+        line
+        == (
+            f'{{"kind":"report","mtime_ns":{st.st_mtime_ns},"path":"{report}","size":{st.st_size}}}'
+        ).encode()
+    )
+    made = made_paths(root)[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.kind = "site"  # type: ignore[misc]

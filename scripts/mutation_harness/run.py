@@ -72,9 +72,10 @@ def _pytest_args(copy: Path, args: list[str]) -> list[str]:
         listing = copy / ".mutation-tests"
         listing.write_text("\n".join(args) + "\n")
         args = [f"@{listing}"]
-    # -v: each test's node id is written as it starts, so the last line of a run the
-    # timeout stopped names the test that hung (kept with the result, see _tail).
-    return ["-x", "-v", *PYTEST_PLUGINS_OFF, *args]
+    # -q, not -v: under -v a forked child nested in a pytest run (tests/test_mutation_fork.py)
+    # spent over 3 s printing its header, past that test's timeout. The output goes to a log
+    # beside the copy; a kill keeps its end (_tail).
+    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *args]
 
 
 TAIL_LINES = 15

@@ -321,6 +321,7 @@ MODULES: dict[str, list[str]] = {
         "tests/audit/test_audit_comparison_cases.py",
     ],
     "ledger/stats/twosample.py": [
+        "tests/stats/test_twosample_edges.py",  # no spread at all, a mistyped method, frozen
         "tests/stats/test_stats_twosample.py",
         "tests/stats/test_stats_api.py",
         "tests/audit/test_audit_comparison_cases.py",
@@ -1413,6 +1414,31 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "with a spread of 0 over two or more runs both intervals are the mean itself, which is "
         "on one side of the bound or on it: supported or not_supported, never the "
         "inconclusive branch this line is in"
+    ),
+    ("ledger/stats/bounds.py", "if gap > 0 and s > 0:", "0 -> -1"): (
+        "two mutants share this key: `s > -1` is `s >= 0` above (a spread is never negative); "
+        "`gap > -1` is killed by test_bounds_edges.py (a mean on the bound asked "
+        "bound_seeds_needed for a gap of 0, a ValueError)"
+    ),
+    ("ledger/stats/bounds.py", "lo, hi = 2, 4", "4 -> 5"): (
+        "the bisection's first bracket: reaches(n) grows with n, so the smallest n that "
+        "reaches the power is the same whichever bracket the search starts from"
+    ),
+    ("ledger/stats/bounds.py", "lo, hi = hi, min(hi * 2, MAX_SEEDS)", "2 -> 3"): (
+        "how fast the bracket grows: the bisection that follows finds the same smallest n "
+        "(reaches(n) grows with n), and MAX_SEEDS still caps it"
+    ),
+    (
+        "ledger/stats/twosample.py",
+        "p_two = min(1.0, 2 * float(stats.t.sf(abs(t), df)))",
+        "1.0 -> 2.0",
+    ): (
+        "the survival function at |t| >= 0 is at most 0.5, so twice it never exceeds 1: the "
+        "min clips nothing, at 1.0 or at 2.0"
+    ),
+    ("ledger/stats/twosample.py", "return 1.0", "1.0 -> 2.0"): (
+        "_normal_sf's every-value-tied case: its three callers (mann_whitney) clip each "
+        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0"
     ),
     # mutverdict (issue 37): single.py and engine.py.
     (
