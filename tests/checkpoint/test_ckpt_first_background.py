@@ -36,12 +36,20 @@ def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """As in a new process: no staging buffers; and fork for any size, as a large state would."""
     wait_for_checkpoints()
     ckpt_background._staging.clear()
-    monkeypatch.setattr(ckpt_background, "_FORK_MIN", 0)
+    monkeypatch.setattr(ckpt_background, "_fork_pays", lambda nbytes: True)
 
 
 def _state() -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(3)
     return {f"w{i}": torch.randn(300_000 + i, generator=g) for i in range(4)}
+
+
+def test_forking_pays_for_a_large_share_of_the_process_only() -> None:
+    assert forkcopy.pays(1 << 40, 32 << 20)  # far more than this process holds
+    assert not forkcopy.pays(1 << 20, 32 << 20)  # under the floor
+    resident = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    assert not forkcopy.pays(resident // 64, 0)  # a sliver of the process: copying is cheaper
+    assert forkcopy.pays(resident // 4, 0)
 
 
 def _staged_in_shared_memory() -> bool:

@@ -103,7 +103,7 @@ _staging: dict[str, torch.Tensor] = {}
 _PIECE = 4 << 20  # copies are split into pieces of this size, spread over a few threads
 _COPY_THREADS = max(1, min(4, os.cpu_count() or 1))
 # Fresh bytes from which a first save forks its copy (forking costs tens of ms for a large
-# process, more than copying a few MB); tests lower it.
+# process, more than copying a few MB).
 _FORK_MIN = 32 << 20
 # The child still copying the last snapshot's fresh buffers (``take_copying``).
 _copying: forkcopy.ForkedCopy | None = None
@@ -115,7 +115,7 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
     The copies go into the previous background save's buffers where key, shape and dtype
     match (pinned memory for CUDA tensors); buffers of keys this save lacks are freed. Plain
     CPU tensors without such a buffer (a process's first save) are copied by a forked child
-    into new shared buffers (``forkcopy``) once they come to ``_FORK_MIN`` bytes; the save's
+    into new shared buffers (``forkcopy``) where that pays (``_fork_pays``); the save's
     thread waits for it (``take_copying``) before reading them.
     """
     global _copying
@@ -144,7 +144,7 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
             if src.device.type == "cuda":
                 devices.add(src.device)
             copy.copy_(src, non_blocking=copy.is_pinned())
-    if fresh and (sum(len(raw) for _i, _s, raw in fresh) < _FORK_MIN or not forkcopy.available()):
+    if fresh and not _fork_pays(sum(len(raw) for _i, _s, raw in fresh)):
         for i, src, raw in fresh:
             copy, _ = _buffer(out[i][0], src)
             out[i] = (out[i][0], copy)
@@ -173,6 +173,11 @@ def take_copying() -> forkcopy.ForkedCopy | None:
     global _copying
     copying, _copying = _copying, None
     return copying
+
+
+def _fork_pays(nbytes: int) -> bool:
+    """Whether a child copies this many fresh bytes (tests make it always)."""
+    return forkcopy.pays(nbytes, _FORK_MIN)
 
 
 def _kept(key: str, src: torch.Tensor) -> bool:
