@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from . import forkcopy
 from .common import CheckpointInfo
 from .io import map_threads
 from .reuse import MEMCMP
@@ -37,6 +38,7 @@ __all__ = [
     "caller_lock",
     "snapshot",
     "start",
+    "take_copying",
     "wait_for_checkpoints",
     "wait_inflight",
 ]
@@ -100,23 +102,38 @@ class PendingCheckpoint:
 _staging: dict[str, torch.Tensor] = {}
 _PIECE = 4 << 20  # copies are split into pieces of this size, spread over a few threads
 _COPY_THREADS = max(1, min(4, os.cpu_count() or 1))
+# Fresh bytes from which a first save forks its copy (forking costs tens of ms for a large
+# process, more than copying a few MB).
+_FORK_MIN = 32 << 20
+# The child still copying the last snapshot's fresh buffers (``take_copying``).
+_copying: forkcopy.ForkedCopy | None = None
 
 
 def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
     """Contiguous CPU copies of ``tensors``, so the caller may modify the originals at once.
 
     The copies go into the previous background save's buffers where key, shape and dtype
-    match (pinned memory for CUDA tensors); buffers of keys this save lacks are freed.
+    match (pinned memory for CUDA tensors); buffers of keys this save lacks are freed. Plain
+    CPU tensors without such a buffer (a process's first save) are copied by a forked child
+    into new shared buffers (``forkcopy``) where that pays (``_fork_pays``); the save's
+    thread waits for it (``take_copying``) before reading them.
     """
+    global _copying
     out: list[tuple[str, torch.Tensor]] = []
     pieces: list[tuple[Any, Any, bool]] = []
+    fresh: list[tuple[int, torch.Tensor, Any]] = []  # (index in out, source, its bytes)
     devices: set[torch.device] = set()
     for key, t in tensors:
         src = t.detach()
+        plain = src.device.type == "cpu" and src.is_contiguous()
+        plain = plain and not (src.is_conj() or src.is_neg()) and bool(src.numel())
+        if plain and not _kept(key, src):
+            fresh.append((len(out), src, _bytes(src)))
+            out.append((key, src))  # replaced by its new buffer below
+            continue
         copy, kept = _buffer(key, src)
         out.append((key, copy))
-        plain = src.device.type == "cpu" and src.is_contiguous()
-        if plain and not (src.is_conj() or src.is_neg()) and src.numel():
+        if plain:
             # Byte copies on plain threads: torch's copy_ goes to its intra-op thread pool,
             # which on a busy machine was 10-40x slower than memcpy (docs/benchmarks.md).
             dst, raw = _bytes(copy), _bytes(src)
@@ -127,13 +144,50 @@ def snapshot(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.T
             if src.device.type == "cuda":
                 devices.add(src.device)
             copy.copy_(src, non_blocking=copy.is_pinned())
+    if fresh and not _fork_pays(sum(len(raw) for _i, _s, raw in fresh)):
+        for i, src, raw in fresh:
+            copy, _ = _buffer(out[i][0], src)
+            out[i] = (out[i][0], copy)
+            pieces.extend(
+                (_bytes(copy)[j : j + _PIECE], raw[j : j + _PIECE], False)
+                for j in range(0, len(raw), _PIECE)
+            )
+        fresh = []
     map_threads(lambda p: _copyto(*p), pieces, _COPY_THREADS)
     for device in devices:  # the copies were queued on each device's stream
         torch.cuda.synchronize(device)
     keys = {key for key, _t in out}
     for key in [k for k in _staging if k not in keys]:
         del _staging[key]
+    if fresh:  # last: the child's image is the memory as the caller left it, copies done
+        buffers, _copying = forkcopy.fork_copy([(src, raw) for _i, src, raw in fresh])
+        for (i, _src, _raw), buf in zip(fresh, buffers, strict=True):
+            out[i] = (out[i][0], buf)
+            _staging[out[i][0]] = buf
     return out
+
+
+def take_copying() -> forkcopy.ForkedCopy | None:
+    """The child still filling the last ``snapshot``'s new buffers (the save's thread waits
+    for it before reading them), or None; called once, right after ``snapshot``."""
+    global _copying
+    copying, _copying = _copying, None
+    return copying
+
+
+def _fork_pays(nbytes: int) -> bool:
+    """Whether a child copies this many fresh bytes (tests make it always)."""
+    return forkcopy.pays(nbytes, _FORK_MIN)
+
+
+def _kept(key: str, src: torch.Tensor) -> bool:
+    buf = _staging.get(key)
+    return (
+        buf is not None
+        and buf.shape == src.shape
+        and buf.dtype == src.dtype
+        and not buf.is_pinned()
+    )
 
 
 def _buffer(key: str, src: torch.Tensor) -> tuple[torch.Tensor, bool]:

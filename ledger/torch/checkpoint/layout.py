@@ -16,6 +16,7 @@ them). A key without a DTensor target is loaded as the whole tensor.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import torch
@@ -30,11 +31,13 @@ Box = tuple[tuple[int, ...], tuple[int, ...]]  # (offset, shape)
 
 
 def _dtensor_type() -> Any:
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:  # torch built without distributed
-        return None
-    return DTensor
+    """DTensor's class, or None while nothing has imported it: then no value can be one.
+
+    Importing ``torch.distributed.tensor`` costs about a second (sympy, torch.fx), which a
+    process that never made a DTensor would pay inside its first save; a DTensor can only exist
+    once its class's module is loaded, so asking ``sys.modules`` is exact."""
+    module = sys.modules.get("torch.distributed.tensor")
+    return getattr(module, "DTensor", None)
 
 
 def is_dtensor(value: Any) -> bool:

@@ -40,7 +40,14 @@ from ...records.checkpoint import (
 )
 from ...runtime.rng import capture_rng
 from ...store import Store
-from .background import PendingCheckpoint, caller_lock, snapshot, start, wait_inflight
+from .background import (
+    PendingCheckpoint,
+    caller_lock,
+    snapshot,
+    start,
+    take_copying,
+    wait_inflight,
+)
 from .codec import encode_state
 from .collectives import all_gather_json, background_group, rank_and_world
 from .common import (
@@ -54,6 +61,7 @@ from .common import (
     step_ref,
     write_event,
 )
+from .forkcopy import ForkedCopy
 from .io import CHUNK_SIZE, min_saving, write_tensors
 from .layout import describe, is_dtensor
 
@@ -186,6 +194,7 @@ def save_checkpoint(
             job.skeleton = skeleton
             tensors, job.layouts = local_pieces(tensors)
             job.tensors = snapshot(tensors) if background else tensors
+            job.copying = take_copying() if background else None
         except LedgerError as e:
             if world == 1:
                 raise
@@ -224,6 +233,7 @@ class _Job:
         self.t0 = 0.0
         self.compress: bool | None = None
         self.layouts: dict[int, ShardLayout] = {}
+        self.copying: ForkedCopy | None = None  # a child still filling the staged tensors
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -231,6 +241,8 @@ class _Job:
         shard_oid: str | None = None
         if error is None:
             try:
+                if self.copying is not None:
+                    self.copying.wait()
                 shard_oid = self._write_shard()
             except LedgerError as e:
                 error = f"rank {rank}: {e}"
