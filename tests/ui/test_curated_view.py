@@ -9,6 +9,7 @@ import re
 import threading
 from pathlib import Path
 
+from _support import run_ledger
 from conftest import Project
 from test_web_view import _get
 
@@ -72,3 +73,18 @@ def _toggle(body: str) -> str:
     m = re.search(r'<input type="checkbox" name="retracted"[^>]*>', body)
     assert m is not None, "no show-retracted toggle"
     return m.group(0)
+
+
+def test_a_static_report_marks_a_retracted_run_it_names(project: Project, tmp_path: Path) -> None:
+    repo, ids = project
+    store = Store.open(repo / ".ledger")
+    gone, kept = ids["seed0"], ids["seed1"]
+    retract_run(store, gone, "label leak")
+    out = tmp_path / "site"
+    r = run_ledger("report", gone, kept, "-o", str(out), cwd=repo)
+    assert r.returncode == 0, r.stderr
+    rows = _rows((out / "index.html").read_text(encoding="utf-8"))
+    assert "retracted-mark" in rows[gone] and "label leak" in rows[gone]
+    assert "retracted-mark" not in rows[kept]
+    page = (out / "runs" / f"{gone}.html").read_text(encoding="utf-8")
+    assert 'id="retracted-reason">label leak</span>' in page
