@@ -203,3 +203,22 @@ def test_a_remote_whose_curation_drops_a_retraction_in_its_chain_is_refused(
     r = run_ledger("pull", str(remote), cwd=review)
     assert r.returncode != 0 and "drops the retraction" in r.stderr, r.stderr
     assert ledger_state(review / ".ledger") == before
+
+
+def test_a_teammates_retraction_reaches_the_author_and_a_third_puller(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "authors")
+    run_id = record(repo)
+    remote = tmp_path / "remote"
+    _ok("tag", run_id, "owner=ana", cwd=repo)
+    _ok("push", str(remote), cwd=repo)
+    mate = tmp_path / "mate"
+    _ok("clone", str(remote), str(mate), cwd=tmp_path)
+    _ok("retract", run_id, "--reason", "duplicate of another run", cwd=mate)
+    _ok("push", str(remote), cwd=mate)  # a second origin on the remote, its chain longer
+    third = _fresh(tmp_path / "third")
+    _ok("pull", str(remote), cwd=third)
+    assert retracted_runs(Store.open(third / ".ledger"))[run_id]["reason"].startswith("duplicate")
+    _ok("pull", str(remote), cwd=repo)  # the author's own chain is extended
+    assert run_id in retracted_runs(Store.open(repo / ".ledger"))
+    _verify_ok(third)
+    _verify_ok(repo)
