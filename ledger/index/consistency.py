@@ -192,7 +192,8 @@ def _line_problems(store: Store, where: str, d: dict[str, Any]) -> list[Problem]
     if op == "import":
         for key in sorted(_ORIGIN_KEYS - set(d)):
             bad(f"op 'import' must name the {key} it came from, and this line does not")
-    origin_keys = _ORIGIN_KEYS if op == "import" else set()
+    # A curation link pulled or imported says where it came from, as an import line does.
+    origin_keys = _ORIGIN_KEYS if op == "import" or _OP_KIND.get(op) == "curation" else set()
     for key in sorted(set(d) - _LINE_KEYS - _NOTE_KEYS - origin_keys):
         if rec.get(key) != d[key]:
             bad(f"the line says {key}={d[key]!r} but record {new} says {rec.get(key)!r}")

@@ -1,8 +1,10 @@
 """What a set of runs needs to travel: their refs and every object those refs reach.
 
-The refs of a run are ``runs/<id>``, its verdicts ``verdicts/<id>/…`` with the replay runs they
-name, its checkpoint refs, and ``sources/git/<commit>`` for its code's commit (carried from the
-repository the run was recorded in: ``capture/gitsource.py``). The objects are what gc keeps
+The refs of a run are ``runs/<id>``, its curation ``curation/<id>`` (``ledger tag``,
+``rename``, ``retract``: the chain of records travels through their ``previous`` links), its
+verdicts ``verdicts/<id>/…`` with the replay runs they name, its checkpoint refs, and
+``sources/git/<commit>`` for its code's commit (carried from the repository the run was
+recorded in: ``capture/gitsource.py``). The objects are what gc keeps
 for those refs (``store.walk.reachable``): the same reachability, so whatever survives gc and
 replays here travels.
 """
@@ -57,6 +59,9 @@ def _run_refs(
     log does not back is refused; a verdict or checkpoint ref file it does not back is left
     out, with a note."""
     refs[f"runs/{run_id}"] = backed_record(store, run_id)
+    curation = backed_ref(store, f"curation/{run_id}")  # its tags, name, retraction travel
+    if curation is not None:
+        refs[f"curation/{run_id}"] = curation
     for prefix in (f"verdicts/{run_id}/", f"checkpoints/{run_id}/"):
         for name, target in backed_refs(store, prefix, notes):
             refs[name] = target

@@ -13,6 +13,11 @@ through verify's own functions, and refuses the whole arrival if one fails:
   only refs an import may make (not ``checks/`` or ``gates/``);
 - a carried commit is the commit it names, file by file (``capture.gitsource``).
 
+A curation ref (``curation/<run_id>``) is not made like the others: its chain of records is
+checked link by link and appended with its own ops (``curation_chain``: a chain brought that
+the chain here holds changes nothing, one that extends it is appended, diverged chains are
+refused), so a pulled retraction is never dropped.
+
 A refused arrival makes no ref and no log line; the objects it already stored stay unreferenced
 until gc takes them. A ref already here is left alone: equal, it is already here; different, it
 is a collision, reported and never overwritten.
@@ -42,6 +47,7 @@ from ..store import Store
 from ..store.staging import open_staging, release_staging, scan_staging
 from ..store.verify import Problem
 from ..store.walk import reachable
+from .curation_chain import CURATION_PREFIX, Link, curation_links
 
 __all__ = ["Arrival", "RefsReport", "admit", "door_problems", "entry_lease", "from_origin"]
 
@@ -104,55 +110,88 @@ def _source_problems(store: Store, a: Arrival) -> list[Problem]:
     ]
 
 
-def door_problems(store: Store, arrivals: list[Arrival]) -> list[Problem]:
-    """What ``ledger verify`` would report once ``arrivals`` are made (nothing: ``[]``)."""
-    make = _to_make(store, arrivals)
+def _plan(store: Store, arrivals: list[Arrival]) -> tuple[list[Arrival], list[Link], list[Problem]]:
+    """The refs to make, the curation links to append (``curation_chain``) and what
+    ``ledger verify`` would report once they are (nothing: ``[]``)."""
+    plain = [a for a in arrivals if not a.ref.startswith(CURATION_PREFIX)]
+    make = _to_make(store, plain)
+    brought: dict[str, dict[str, dict[str, Any]]] = {}
+    for a in arrivals:
+        if a.ref.startswith(CURATION_PREFIX):
+            brought.setdefault(a.ref, {}).setdefault(a.oid, a.note)
+    links: list[Link] = []
     problems: list[Problem] = []
+    for ref, heads in sorted(brought.items()):
+        got, wrong = curation_links(store, ref, heads)
+        links += got
+        problems += wrong
 
     def missing(oid: str, parent: str | None) -> None:
         if parent is None:
-            names = ", ".join(a.ref for a in make if a.oid == oid)
+            names = ", ".join(sorted({a.ref for a in arrivals if a.oid == oid}))
             text = f"ref {names} points at {oid}, which is neither here nor brought"
         else:
             text = f"record {parent} links to {oid}, which is neither here nor brought"
         problems.append(Problem("missing-object", oid, text))
 
-    reachable(store.objects, [a.oid for a in make], on_missing=missing, touch=True)
+    roots = [a.oid for a in make] + [oid for heads in brought.values() for oid in heads]
+    reachable(store.objects, roots, on_missing=missing, touch=True)
     now = format_datetime(datetime.now(UTC))
     lines = [
         {**a.note, "op": "import", "ref": a.ref, "old": None, "new": a.oid, "time": now}
         for a in make
+    ] + [
+        {**k.note, "op": k.op, "ref": k.ref, "old": k.old, "new": k.oid, "time": now}
+        for k in links
     ]
     problems += check_new_lines(store, lines)
     for a in make:
         problems += _source_problems(store, a)
-    return problems
+    return make, links, problems
+
+
+def door_problems(store: Store, arrivals: list[Arrival]) -> list[Problem]:
+    """What ``ledger verify`` would report once ``arrivals`` are made (nothing: ``[]``)."""
+    with store.lock("curation"):
+        return _plan(store, arrivals)[2]
 
 
 def admit(store: Store, arrivals: list[Arrival], *, source: str, hint: str) -> RefsReport:
-    """Make every ref of ``arrivals`` this ledger lacks, once all pass the door; else raise
-    IntegrityError (exit 5) naming what failed, having made nothing."""
-    problems = door_problems(store, arrivals)
-    if problems:
-        shown = "; ".join(
-            f"{p.subject}: {p.message}" if p.kind == "log-record" else p.message
-            for p in problems[:_SHOWN]
+    """Make every ref of ``arrivals`` this ledger lacks, and bring each curation chain up to
+    date (``curation_chain``), once all pass the door; else raise IntegrityError (exit 5)
+    naming what failed, having made nothing. Curation is planned and written under the lock
+    ``ledger tag`` holds, so the chain here cannot move in between."""
+    with store.lock("curation"):
+        _, links, problems = _plan(store, arrivals)
+        if problems:
+            shown = "; ".join(
+                f"{p.subject}: {p.message}" if p.kind == "log-record" else p.message
+                for p in problems[:_SHOWN]
+            )
+            more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
+            raise IntegrityError(
+                f"{source} holds what `ledger verify` would reject here, so nothing was added: "
+                f"{shown}{more}",
+                hint=hint,
+            )
+        report = RefsReport()
+        for a in sorted(arrivals, key=_rank):
+            if a.ref.startswith(CURATION_PREFIX):
+                continue
+            here = store.create_ref(a.ref, a.oid, op="import", **a.note)
+            if here is None:
+                report.added.append(a.ref)
+            elif here == a.oid:
+                report.present.append(a.ref)
+            else:
+                report.collisions.append((a.ref, here, a.oid))
+        if links:
+            store.set_refs([(k.ref, k.oid, k.op, k.note) for k in links])
+        moved = {k.ref for k in links}
+        report.added += sorted(moved)
+        report.present += sorted(
+            {a.ref for a in arrivals if a.ref.startswith(CURATION_PREFIX)} - moved
         )
-        more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
-        raise IntegrityError(
-            f"{source} holds what `ledger verify` would reject here, so nothing was added: "
-            f"{shown}{more}",
-            hint=hint,
-        )
-    report = RefsReport()
-    for a in sorted(arrivals, key=_rank):
-        here = store.create_ref(a.ref, a.oid, op="import", **a.note)
-        if here is None:
-            report.added.append(a.ref)
-        elif here == a.oid:
-            report.present.append(a.ref)
-        else:
-            report.collisions.append((a.ref, here, a.oid))
     return report
 
 

@@ -93,9 +93,12 @@ def runs_table(
     page: int = 1,
     per_page: int = 50,
     only: Sequence[str] | None = None,
+    retracted: bool = False,
 ) -> dict[str, Any]:
     """One page of original runs with their main metrics, the config keys that vary, tags and
-    the newest replay verdict. ``only``: exactly these run ids (a static report)."""
+    the newest replay verdict. ``only``: exactly these run ids (a static report). Names and
+    tags are as curated (``ledger tag``, ``rename``), the recorded name beside; retracted runs
+    are left out unless ``retracted`` (or named in ``only``), and marked with their reason."""
     from ..index.short_ids import short_ids_of
     from ..run.find import list_runs
 
@@ -113,6 +116,7 @@ def runs_table(
             where=where,
             search=search,
             warnings=warnings,
+            retracted=retracted,
         )
         has_next = len(rows) > page * per_page
         rows = rows[(page - 1) * per_page : page * per_page]
@@ -142,6 +146,8 @@ def runs_table(
                 "linked": bool(SAFE_ID.match(rid)),
                 "short_id": short.get(rid, rid),
                 "name": r.get("name") or "",
+                "recorded_name": r.get("recorded_name") or "",
+                "retracted": r.get("retracted"),
                 "status": r.get("status"),
                 "started": (r.get("started") or "")[:19].replace("T", " "),
                 "wall_seconds": r.get("wall_seconds"),
@@ -196,17 +202,18 @@ def runs_table(
 
 
 def _only_rows(store: Store, run_ids: Sequence[str], warnings: list[str]) -> list[dict[str, Any]]:
+    import json
+
     from ..index.checked import checked_runs
-    from ..run.find import run_ref
+    from ..run.curate import read_curation
+    from ..run.find import apply_curation, run_ref
 
     rows = [{"ref": run_ref(r), "run_id": r} for r in run_ids]
     # Rows built from the records themselves: no index row to disagree with.
     out = []
     for row in checked_runs(store, rows, [], every_run=False):
-        import json
-
         row["tags"] = json.loads(row["tags"] or "{}")
-        out.append(row)
+        out.append(apply_curation(row, read_curation(store, row["run_id"])[1]))
     order = {r: i for i, r in enumerate(run_ids)}
     return sorted(out, key=lambda r: order.get(r["run_id"], 0))
 
@@ -465,8 +472,19 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
     }
     from ..capture.scheduler import describe_job
 
+    curation = _dict(info.get("curation"))
+    recorded_tags = _dict(run.get("tags"))
     return {
         "run": run,
+        "curated": {
+            "name": curation.get("name") or run.get("name"),
+            "recorded_name": run.get("name"),
+            "renamed": bool(curation.get("name")) and curation.get("name") != run.get("name"),
+            "tags": {**recorded_tags, **_dict(curation.get("tags"))},
+            "retracted": curation.get("retracted") is True,
+            "reason": curation.get("reason"),
+            "when": curation.get("created"),
+        },
         "record": info.get("record"),
         "job": describe_job(run.get("job") if isinstance(run.get("job"), dict) else None),
         "short_id": rid,

@@ -68,7 +68,9 @@ def _one(q: dict[str, list[str]], key: str) -> str:
 def _runs(store: Store, q: dict[str, list[str]]) -> str:
     from ..index.query import MAX_FILTERS, parse_where
 
-    form = {k: _one(q, k) for k in ("name", "status", "tag", "where", "search")}
+    form = {k: _one(q, k) for k in ("name", "status", "tag", "where", "search", "retracted")}
+    # The "show retracted" toggle: retracted runs are hidden unless asked for, as in `ls`.
+    form["retracted"] = "1" if form["retracted"].lower() in ("1", "on", "true", "yes") else ""
     error = None
     try:
         page = max(1, int(_one(q, "page") or "1"))
@@ -108,6 +110,7 @@ def _runs(store: Store, q: dict[str, list[str]]) -> str:
         tags=tags,
         page=page,
         per_page=PER_PAGE,
+        retracted=bool(form["retracted"]),
     )
 
     def page_href(p: int) -> str:
