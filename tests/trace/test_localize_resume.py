@@ -100,3 +100,10 @@ def test_no_checkpoint_before_the_divergence_is_a_clear_refusal(
     assert loc["found"] is False and loc["comparable"] is False
     assert "the run saved no checkpoint before step 1" in loc["line"]
     assert "ledger.torch.save_checkpoint" in verdict["summary"]
+
+
+def test_the_replay_and_the_loader_agree_on_the_variable() -> None:
+    from ledger.replay.localize_resume import STEPS_ENV
+    from ledger.torch.localize_pass import ENV
+
+    assert STEPS_ENV == ENV
