@@ -102,6 +102,23 @@ def test_no_checkpoint_before_the_divergence_is_a_clear_refusal(
     assert "ledger.torch.save_checkpoint" in verdict["summary"]
 
 
+def test_a_program_that_resumes_by_hand_gets_a_refusal_saying_what_to_add(
+    recorded: tuple[Path, str],
+) -> None:
+    """load_checkpoint without state hands ledger no model: the passes record no trace."""
+    root, run_id = recorded
+    code, verdict, err = _localize(root, run_id, T_UNSEEDED_FROM="5", T_BY_HAND="1")
+    assert code == 1 and COST in err
+    loc = verdict["settings"]["localization"]
+    assert loc["found"] is False and loc["comparable"] is False
+    assert loc["line"].startswith(
+        "--localize: the two passes from the checkpoint of step 2 recorded no trace: the "
+        "program must resume through ledger.torch.load_checkpoint(ledger.resume_from(), "
+        "state={'model': model, 'optimizer': opt, ...})"
+    )
+    assert len(loc["resumed"]["passes"]) == 2
+
+
 def test_the_replay_and_the_loader_agree_on_the_variable() -> None:
     from ledger.replay.localize_resume import STEPS_ENV
     from ledger.torch.localize_pass import ENV
