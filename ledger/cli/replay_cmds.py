@@ -66,6 +66,11 @@ def _seed_line(total: int) -> Callable[[int, int, Any, float | None], None] | No
     return line
 
 
+def _say(line: str) -> None:
+    """What --localize is about to run (its cost), on stderr before it starts."""
+    err_console().print(line, markup=False, highlight=False)
+
+
 def _executor_options(
     mode: ReplayMode,
     name: SeedExecutor,
@@ -179,6 +184,12 @@ def replay(
         metavar="STEP|ID",
         help="Resume from a checkpoint the run saved (step or id prefix) and check the rest.",
     ),
+    localize: bool = typer.Option(
+        False,
+        "--localize",
+        help="Where neither run has a trace: replay twice, traced, from the last checkpoint "
+        "before the first divergence, and name where they part.",
+    ),
     executor: SeedExecutor = typer.Option(
         SeedExecutor.local,
         "--executor",
@@ -244,6 +255,8 @@ def replay(
         timing_metrics=list(timing_metric),
         original_group=list(against),
         from_checkpoint=from_checkpoint,
+        localize=localize,
+        on_localize=_say,
         workspace_parent=workspace_dir,
         on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
         warm=() if json_out else PRINTER_MODULES,

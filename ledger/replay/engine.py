@@ -275,6 +275,10 @@ def _replay_and_judge(
             from .localize import localize_runs
 
             loc = localize_runs(store, run, replay_run)
+            if loc is None and not ok and opts.localize:  # no trace: two traced passes
+                from .localize_resume import localize_from_checkpoint
+
+                loc = localize_from_checkpoint(store, run, contract, opts, series, root, made)
             if loc is not None and not ok:
                 settings["localization"] = loc
                 doc = f" (what to do: {loc['doc']})" if loc.get("found") else ""
@@ -319,7 +323,7 @@ def _replay_and_judge(
     with Index(store) as index:
         index.sync()
     if not opts.keep_workspace:
-        for path in workspaces:
+        for path in dict.fromkeys([*workspaces, *made]):  # the --localize passes' too
             shutil.rmtree(path, ignore_errors=True)
     return ReplayOutcome(verdict, oid, workspaces)
 

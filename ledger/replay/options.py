@@ -113,6 +113,10 @@ class ReplayOptions:
     bootstrap_seed: int | None = None
     original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
+    # Where neither run has a trace: two traced passes from the original's last checkpoint
+    # before the first divergence (replay/localize_resume.py); on_localize hears the cost first.
+    localize: bool = False
+    on_localize: Callable[[str], None] | None = None
     # Seeds mode: called as each replay ends with (index, seed, replay run, its main metric).
     on_seed: Callable[[int, int, Run, float | None], None] | None = None
     # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
@@ -144,5 +148,7 @@ class ReplayOptions:
             )
         if self.jobs < 1:
             raise UsageError("--jobs must be at least 1")
+        if self.localize and self.mode == "seeds":
+            raise UsageError("--localize localizes one replay: use bitwise or tolerance")
         if self.executor is not None:
             self.executor.validate()

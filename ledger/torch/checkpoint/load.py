@@ -121,6 +121,10 @@ def load_checkpoint(
             }
         )
     info = info_of(rec, oid, seconds=time.perf_counter() - t0)
+    if mode == "resume":
+        from ..localize_pass import start_if_asked
+
+        start_if_asked(state)  # a pass of `ledger replay --localize` traces from here
     return LoadedCheckpoint(info, mode, decoded, shard_rank, restored, mode == "resume" and exact)
 
 

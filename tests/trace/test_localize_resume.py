@@ -1,0 +1,126 @@
+"""`ledger replay RUN --localize` of a run recorded WITHOUT a trace: two traced passes from
+the original's last checkpoint before the first divergence name where they part. The real
+recorder, the real replay, a real (small) training program with ledger checkpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import run_ledger
+
+pytest.importorskip("torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+HERE = Path(__file__).parent
+COST = "localizing: metrics first diverged at step"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("ck") / "proj"
+    root.mkdir()
+    shutil.copy(HERE / "train_ckpt.py", root / "train_ckpt.py")
+    (root / ".gitignore").write_text(".ledger/\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e")
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env)
+    assert run_ledger("init", cwd=root).returncode == 0
+    r = run_ledger("record", "--json", "--", sys.executable, "train_ckpt.py", cwd=root)
+    assert r.returncode == 0, r.stderr
+    return root, json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+
+
+def _localize(root: Path, run_id: str, **env: str) -> tuple[int, dict[str, Any], str]:
+    r = run_ledger("replay", run_id, "--localize", "--json", cwd=root, **env)
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout[r.stdout.index("{\n") :]), r.stderr
+
+
+def test_an_unseeded_dropout_is_named_from_two_passes(recorded: tuple[Path, str]) -> None:
+    root, run_id = recorded
+    code, verdict, err = _localize(root, run_id, T_UNSEEDED_FROM="5")
+    assert code == 1 and verdict["outcome"] == "not-reproduced"
+    assert verdict["metrics"]["first_divergence"]["step"] == 5
+    # The cost is said before the passes start: checkpoints at steps 2, 5, 8; resume at 2.
+    cost = err.index(COST)
+    assert err.index("--localize pass: stopped after 4 traced step(s)") > cost
+    assert (
+        "replaying twice from the checkpoint of step 2 with tracing on, 4 step(s) per pass" in err
+    )
+    loc = verdict["settings"]["localization"]
+    assert loc["found"] is True
+    # Step 5 is the 3rd step the passes ran after the checkpoint of step 2: their step 2.
+    assert (loc["step"], loc["phase"], loc["module"], loc["kind"]) == (2, "forward", "2", "Drop")
+    assert loc["cause"] == "nondeterministic-op"
+    assert loc["resumed"]["checkpoint_step"] == 2 and loc["resumed"]["steps_per_pass"] == 4
+    assert len(loc["resumed"]["passes"]) == 2
+    assert (
+        "localized: two traced passes from the checkpoint of step 2, at their step 2 (step 3 "
+        "of those they ran): batch identical; forward of 2 (Drop) differs (inputs identical"
+    ) in verdict["summary"]
+
+
+def test_a_replay_that_reproduces_runs_no_pass(recorded: tuple[Path, str]) -> None:
+    code, verdict, err = _localize(*recorded)
+    assert code == 0 and verdict["outcome"] == "reproduced", verdict["summary"]
+    assert "localization" not in verdict["settings"] and COST not in err
+
+
+def test_a_cause_the_passes_share_is_not_blamed_on_an_operation(
+    recorded: tuple[Path, str],
+) -> None:
+    """Both passes run with the replay's halved rate: they agree, so no culprit is named."""
+    root, run_id = recorded
+    code, verdict, err = _localize(root, run_id, T_LR_FROM="5")
+    assert code == 1 and COST in err
+    assert verdict["metrics"]["first_divergence"]["step"] == 6  # the loss before the step
+    loc = verdict["settings"]["localization"]
+    assert loc["found"] is False and loc["comparable"] is True
+    assert loc["line"].startswith(
+        "two traced passes from the checkpoint of step 5: traces identical in all 2 step(s)"
+    )
+    assert "the cause is what differs between the recording and this replay" in loc["line"]
+
+
+def test_no_checkpoint_before_the_divergence_is_a_clear_refusal(
+    recorded: tuple[Path, str],
+) -> None:
+    root, run_id = recorded
+    code, verdict, err = _localize(root, run_id, T_UNSEEDED_FROM="1")
+    assert code == 1 and COST not in err  # nothing was run
+    loc = verdict["settings"]["localization"]
+    assert loc["found"] is False and loc["comparable"] is False
+    assert "the run saved no checkpoint before step 1" in loc["line"]
+    assert "ledger.torch.save_checkpoint" in verdict["summary"]
+
+
+def test_a_program_that_resumes_by_hand_gets_a_refusal_saying_what_to_add(
+    recorded: tuple[Path, str],
+) -> None:
+    """load_checkpoint without state hands ledger no model: the passes record no trace."""
+    root, run_id = recorded
+    code, verdict, err = _localize(root, run_id, T_UNSEEDED_FROM="5", T_BY_HAND="1")
+    assert code == 1 and COST in err
+    loc = verdict["settings"]["localization"]
+    assert loc["found"] is False and loc["comparable"] is False
+    assert loc["line"].startswith(
+        "--localize: the two passes from the checkpoint of step 2 recorded no trace: the "
+        "program must resume through ledger.torch.load_checkpoint(ledger.resume_from(), "
+        "state={'model': model, 'optimizer': opt, ...})"
+    )
+    assert len(loc["resumed"]["passes"]) == 2
+
+
+def test_the_replay_and_the_loader_agree_on_the_variable() -> None:
+    from ledger.replay.localize_resume import STEPS_ENV
+    from ledger.torch.localize_pass import ENV
+
+    assert STEPS_ENV == ENV
