@@ -19,7 +19,9 @@ from ledger.cli.app import app
 # cat prints raw bytes, record's JSON goes to stderr (stdout is the program's), ui is a server
 # that prints only the address it listens on, report writes a site and names its folder, and
 # remote add / remove change the config and print nothing but a confirmation.
-NO_STDOUT_JSON = {"cat", "record", "ui", "report", "remote add", "remote remove"}
+# `metrics` writes the export itself: its machine-readable form is `--format jsonl` (or csv,
+# parquet), tested in tests/read/test_metrics_export.py.
+NO_STDOUT_JSON = {"cat", "record", "ui", "report", "remote add", "remote remove", "metrics"}
 
 
 def _leaf_commands() -> dict[str, Any]:
