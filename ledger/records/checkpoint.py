@@ -8,9 +8,9 @@ No checkpoint links an older checkpoint: retention could otherwise never free on
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .base import Oid, Record, Timestamp
 from .rng import RngState
@@ -79,7 +79,8 @@ class TensorEntry(BaseModel):
     shape: list[int]
     nbytes: int = Field(ge=0)
     chunks: list[Oid]
-    layout: ShardLayout | None = None
+    # absent, not null, on a plain tensor's entry: its bytes (and the shard's id) stay as before
+    layout: ShardLayout | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _shape_fits(self) -> TensorEntry:
@@ -94,13 +95,6 @@ class TensorEntry(BaseModel):
                 f"tensor {self.key}: piece {self.shape} at {lay.offset} lies outside {lay.shape}"
             )
         return self
-
-    @model_serializer(mode="wrap")
-    def _no_empty_layout(self, handler: Any) -> Any:
-        out = handler(self)
-        if isinstance(out, dict) and out.get("layout", 0) is None:
-            del out["layout"]
-        return out
 
 
 class CheckpointShard(Record):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .base import Oid, Record, Timestamp
 from .metrics import MetricSummary
@@ -80,17 +80,10 @@ class CheckpointEvent(BaseModel):
     # Resumes: "exact" (each rank read its own saved pieces, same world size) or "warm" (resharded
     # to another world size or layout: reductions reorder), and the world size of the save.
     # Absent, not null, when unset, so events recorded before these keys keep their encoding.
-    continuation: Literal["exact", "warm"] | None = None
-    saved_world_size: int | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_unset_resume_keys(self, handler: Any) -> Any:
-        out = handler(self)
-        if isinstance(out, dict):
-            for key in ("continuation", "saved_world_size"):
-                if out.get(key, 0) is None:
-                    del out[key]
-        return out
+    continuation: Literal["exact", "warm"] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
+    saved_world_size: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Imported(BaseModel):
