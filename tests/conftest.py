@@ -36,6 +36,13 @@ def _terminal_signals() -> None:
 
 _terminal_signals()
 
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, and tables fit
+# COLUMNS even when piped (ledger._columns): without this, every `ledger` a test starts under
+# `-n` would print 80-column tables while the same test run alone prints them whole. Tests of
+# the width set COLUMNS themselves (tests/ui/test_ls_width.py).
+for _var in ("COLUMNS", "LINES"):
+    os.environ.pop(_var, None)
+
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
