@@ -93,7 +93,15 @@ def fast_options(args: FastReplayArgs) -> ReplayOptions:
         strict_env="--strict-env" in args.flags,
         include_logs="--include-logs" in args.flags,
         warm=() if "--json" in args.flags else PRINTER_MODULES,
+        on_localize=say_localize,
     )
+
+
+def say_localize(line: str) -> None:
+    """What --localize is about to run (its cost), on stderr before it starts (both parsers)."""
+    from ._common import err_console
+
+    err_console().print(line, markup=False, highlight=False)
 
 
 # The verdict is printed through rich: imported while the replayed command runs.

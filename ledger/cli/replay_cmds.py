@@ -20,7 +20,7 @@ from ._common import (
     out_console,
     print_json,
 )
-from .replay_cmd import PRINTER_MODULES, replay_and_print
+from .replay_cmd import PRINTER_MODULES, replay_and_print, say_localize
 
 __all__ = ["register"]
 
@@ -64,11 +64,6 @@ def _seed_line(total: int) -> Callable[[int, int, Any, float | None], None] | No
         )
 
     return line
-
-
-def _say(line: str) -> None:
-    """What --localize is about to run (its cost), on stderr before it starts."""
-    err_console().print(line, markup=False, highlight=False)
 
 
 def _executor_options(
@@ -256,7 +251,7 @@ def replay(
         original_group=list(against),
         from_checkpoint=from_checkpoint,
         localize=localize,
-        on_localize=_say,
+        on_localize=say_localize,
         workspace_parent=workspace_dir,
         on_seed=_seed_line(seeds) if mode is ReplayMode.seeds else None,
         warm=() if json_out else PRINTER_MODULES,

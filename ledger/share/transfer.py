@@ -207,6 +207,10 @@ def _fetch(store: Store, remote: Remote, oid: str, listed: int, expected: int | 
     limit = listed
     if expected is not None and (expected != listed if expected >= 0 else listed > -expected):
         said = f"{expected}" if expected >= 0 else f"at most {-expected} (a record)"
+        # A FIFO, a device or a link planted as the object lists a size too (0, say): opening
+        # it refuses it by name as what it is (NotRegularError), before "corrupt" is said.
+        with remote.reaching():
+            remote.fs.open(remote.object_path(oid), "rb").close()
         raise CorruptObjectError(
             oid,
             f"object {oid} on remote {remote.url} is corrupt: it holds {listed} bytes, where "
