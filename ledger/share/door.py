@@ -141,8 +141,7 @@ def _plan(store: Store, arrivals: list[Arrival]) -> tuple[list[Arrival], list[Li
         {**a.note, "op": "import", "ref": a.ref, "old": None, "new": a.oid, "time": now}
         for a in make
     ] + [
-        {**k.note, "op": k.op, "ref": k.ref, "old": k.old, "new": k.oid, "time": now}
-        for k in links
+        {**k.note, "op": k.op, "ref": k.ref, "old": k.old, "new": k.oid, "time": now} for k in links
     ]
     problems += check_new_lines(store, lines)
     for a in make:
