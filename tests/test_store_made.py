@@ -83,3 +83,37 @@ def test_each_note_is_one_canonical_line_and_leaves_no_descriptor_open(tmp_path:
     made = made_paths(root)[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.kind = "site"  # type: ignore[misc]
+
+
+def test_lines_that_are_not_notes_are_skipped_without_being_parsed_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list padded up to its 16 MiB read with lines ledger never writes (blank, torn, planted
+    braces, a note missing its end) is read on every code capture: each such line handed to the
+    JSON parser cost a raised error (16 MiB of blank lines: 52 s of CPU). Only lines of the one
+    canonical shape ``note_made`` writes reach the parser; the real notes among them still count,
+    the last one per path winning."""
+    root, report = _ledger(tmp_path)
+    note_made(root, report, "report")
+    gone = tmp_path / "gone.html"
+    made = root / MADE_FILE
+    junk = [b"", b"{", b'{"}', b"{}", b"  ", b'{"kind":"report","path":"x"', b"\x00\xff"]
+    with open(made, "ab") as f:
+        for i in range(20_000):
+            f.write(junk[i % len(junk)] + b"\n")
+        # a note of another path, in the canonical shape, for a file that is gone
+        f.write(b'{"kind":"report","mtime_ns":1,"path":"' + str(gone).encode() + b'","size":3}\n')
+        f.write(b" " * 100 + b"\n")
+    parsed: list[bytes] = []
+    real_loads = json.loads
+
+    def counting_loads(s: bytes | str, *args: object, **kwargs: object) -> object:
+        parsed.append(s if isinstance(s, bytes) else s.encode())
+        return real_loads(s, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("ledger.store.made.json.loads", counting_loads)
+    assert [m.path for m in made_paths(root)] == [report]
+    assert len(parsed) == 2, parsed[:5]
+    assert all(p.startswith(b'{"kind":"report","mtime_ns":') for p in parsed)
+    gone.write_text("abc")  # its size matches, its mtime does not: still not ledger's
+    assert [m.path for m in made_paths(root)] == [report]

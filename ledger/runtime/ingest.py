@@ -45,7 +45,36 @@ def _files(run_dir: Path, kind: str, notes: list[str]) -> Iterator[tuple[Path, r
         yield path, m
 
 
-def _lines(path: Path, rel: str, notes: list[str]) -> Iterator[dict[str, Any]]:
+_NAMED_LINES = 10  # lines skipped that a file's notes name one by one; the rest are counted
+
+
+class _Skips:
+    """The lines of one staging file that were skipped: the first ``_NAMED_LINES`` named in the
+    notes, the rest counted in one note at ``close`` (one note per line would copy a flood of
+    junk, a program writing into ledger's staging file, into the run record)."""
+
+    def __init__(self, rel: str, notes: list[str]) -> None:
+        self.rel = rel
+        self.notes = notes
+        self.lines: list[int] = []
+
+    def add(self, line: int, what: str) -> None:
+        self.lines.append(line)
+        if len(self.lines) <= _NAMED_LINES:
+            self.notes.append(f"{self.rel}:{line}: skipped {what}")
+
+    def close(self) -> None:
+        more = self.lines[_NAMED_LINES:]
+        if more:
+            self.notes.append(
+                f"{self.rel}: skipped {len(more)} more lines (lines {more[0]}-{more[-1]})"
+            )
+
+
+def _lines(
+    path: Path, rel: str, notes: list[str], skips: _Skips
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each line of a staging file that holds a JSON object, with its line number."""
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -62,12 +91,12 @@ def _lines(path: Path, rel: str, notes: list[str]) -> Iterator[dict[str, Any]]:
         try:
             obj = json.loads(line)
         except ValueError:
-            notes.append(f"{rel}:{i}: skipped an unreadable line")
+            skips.add(i, "an unreadable line")
             continue
         if isinstance(obj, dict):
-            yield obj
+            yield i, obj
         else:
-            notes.append(f"{rel}:{i}: skipped a line that is not an object")
+            skips.add(i, "a line that is not an object")
 
 
 def _json(path: Path, rel: str, notes: list[str]) -> dict[str, Any] | None:
@@ -99,7 +128,8 @@ def _read_metrics(
             continue
         ranks.add(rank)
         start: float | None = None
-        for obj in _lines(path, rel, notes):
+        skips = _Skips(rel, notes)
+        for i, obj in _lines(path, rel, notes, skips):
             if "header" in obj:
                 h = obj["header"] if isinstance(obj["header"], dict) else {}
                 ws = h.get("wall_start")
@@ -115,7 +145,8 @@ def _read_metrics(
             elif isinstance(obj.get("v"), dict):
                 out.append((rank, start if start is not None else math.nan, obj))
             else:
-                notes.append(f"{rel}: skipped a line that is neither header, note nor point")
+                skips.add(i, "a line that is neither header, note nor point")
+        skips.close()
     return out, ranks
 
 
@@ -253,13 +284,15 @@ def _traces(run_dir: Path, store: Store, notes: list[str]) -> list[dict[str, Any
             continue
         header: dict[str, Any] | None = None
         steps: list[dict[str, Any]] = []
-        for obj in _lines(path, rel, notes):
+        skips = _Skips(rel, notes)
+        for i, obj in _lines(path, rel, notes, skips):
             if isinstance(obj.get("header"), dict):
                 header = header or obj["header"]
             elif _int(obj.get("s")) is not None:
                 steps.append(obj)
             else:
-                notes.append(f"{rel}: skipped a line that is neither header nor step")
+                skips.add(i, "a line that is neither header nor step")
+        skips.close()
         every = _int((header or {}).get("every"))
         if header is None or not every:
             notes.append(f"{rel}: no header; the trace was not kept")
@@ -336,11 +369,13 @@ def _validated_parts(
                 notes.append(f"determinism/{path.name}: invalid ({e.error_count()} errors)")
 
     for path, m in _files(run_dir, "alerts", notes):
-        for obj in _lines(path, f"alerts/{path.name}", notes):
+        skips = _Skips(f"alerts/{path.name}", notes)
+        for i, obj in _lines(path, skips.rel, notes, skips):
             try:
                 alert = MonitorAlert.model_validate(obj)
                 parts["alerts"].append(alert.model_dump(mode="json"))
                 ranks.add(int(m.group(1)))
             except ValidationError as e:
-                notes.append(f"alerts/{path.name}: invalid alert ({e.error_count()} errors)")
+                skips.add(i, f"an invalid alert ({e.error_count()} errors)")
+        skips.close()
     return parts

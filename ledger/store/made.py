@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,6 +38,14 @@ MadeKind = Literal["site", "remote", "package", "report"]
 # A folder is still ledger's while its writer's marker is there.
 _FOLDER_MARKERS: dict[str, str] = {"site": ".ledger-site.json", "remote": "ledgerremote.json"}
 FOLDER_MARKERS = frozenset(_FOLDER_MARKERS.values())
+# The one line ``note_made`` writes (canonical JSON: keys sorted, no spaces). Lines are picked
+# out by this pattern in one pass over the bytes, so a list padded with lines that are not notes
+# (blank, torn, planted: up to the 16 MiB read) costs a scan, not a parse and a raised error per
+# line (16 MiB of blank lines took 52 s of CPU on every code capture that way).
+_NOTE = re.compile(
+    rb'^\{"kind":"[a-z]+","mtime_ns":-?[0-9]+,"path":"(?:[^"\\\n]|\\[^\n])*","size":[0-9]+\}$',
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -98,11 +107,11 @@ def _latest(ledger_root: Path) -> dict[str, dict[str, object]]:
     except (OSError, NotRegularError):
         return {}
     latest: dict[str, dict[str, object]] = {}
-    for raw in data.splitlines():
+    for m in _NOTE.finditer(data):
         try:
-            entry = json.loads(raw)
+            entry = json.loads(m.group())
         except ValueError:
-            continue  # a torn or damaged line names nothing
+            continue  # an escape JSON does not know: a damaged line names nothing
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):
             latest[entry["path"]] = entry
     return latest

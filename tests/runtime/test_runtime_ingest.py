@@ -117,7 +117,7 @@ def test_damaged_staging_dir_gives_notes_not_exceptions(tmp_path: Path, store: S
         "rng/rank-0-bad.json: invalid",
         "seeds/rank-0.json: unreadable",
         "determinism/rank-0.json",
-        "invalid alert",
+        "an invalid alert",
     ):
         assert expected in text, expected
 
@@ -125,3 +125,27 @@ def test_damaged_staging_dir_gives_notes_not_exceptions(tmp_path: Path, store: S
 def test_empty_staging_dir(tmp_path: Path, store: Store) -> None:
     cap = collect_runtime(tmp_path, store)
     assert cap.ranks == [] and cap.metrics == [] and cap.notes == []
+
+
+def test_a_flood_of_damaged_lines_is_counted_not_copied_into_the_notes(
+    tmp_path: Path, store: Store
+) -> None:
+    """A metrics file with 100,000 junk lines (a program writing into ledger's staging file, a
+    disk filled with garbage) still gives its points, names the first ten damaged lines, and
+    counts the rest in one note, instead of copying one note per line into the run record."""
+    run = Run(run_dir=tmp_path, rank=RankInfo())
+    run.log(step=0, loss=1.0)
+    run.close()
+    metrics = tmp_path / "metrics" / "rank-0.jsonl"
+    with metrics.open("ab") as f:
+        f.write(b"[1]\n" + b"junk\n" * 99_999)
+    cap = collect_runtime(tmp_path, store)
+    assert cap.metrics[0].count == 1
+    mine = [n for n in cap.notes if n.startswith("metrics/rank-0.jsonl")]
+    assert len(mine) == 11, mine[:3]
+    assert "not an object" in mine[0] and all("unreadable line" in n for n in mine[1:10])
+    first_counted = int(mine[9].split(":")[1]) + 1
+    assert mine[10] == (
+        f"metrics/rank-0.jsonl: skipped 99990 more lines"
+        f" (lines {first_counted}-{first_counted + 99_989})"
+    )
