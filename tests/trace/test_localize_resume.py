@@ -57,14 +57,15 @@ def test_an_unseeded_dropout_is_named_from_two_passes(recorded: tuple[Path, str]
     )
     loc = verdict["settings"]["localization"]
     assert loc["found"] is True
-    # Step 5 is the 3rd step the passes ran after the checkpoint of step 2: their step 2.
-    assert (loc["step"], loc["phase"], loc["module"], loc["kind"]) == (2, "forward", "2", "Drop")
+    # The report names the original's step 5, the passes' own step 2 (they start at step 3).
+    assert (loc["step"], loc["phase"], loc["module"], loc["kind"]) == (5, "forward", "2", "Drop")
+    assert loc["trace_step"] == 2
     assert loc["cause"] == "nondeterministic-op"
     assert loc["resumed"]["checkpoint_step"] == 2 and loc["resumed"]["steps_per_pass"] == 4
     assert len(loc["resumed"]["passes"]) == 2
     assert (
-        "localized: two traced passes from the checkpoint of step 2, at their step 2 (step 3 "
-        "of those they ran): batch identical; forward of 2 (Drop) differs (inputs identical"
+        "localized: step 5 (two traced passes from the checkpoint of step 2): batch identical; "
+        "forward of 2 (Drop) differs (inputs identical"
     ) in verdict["summary"]
 
 
@@ -85,7 +86,8 @@ def test_a_cause_the_passes_share_is_not_blamed_on_an_operation(
     loc = verdict["settings"]["localization"]
     assert loc["found"] is False and loc["comparable"] is True
     assert loc["line"].startswith(
-        "two traced passes from the checkpoint of step 5: traces identical in all 2 step(s)"
+        "two traced passes from the checkpoint of step 5: traces identical in all 2 step(s) "
+        "traced in both runs (steps 6 to 7)"  # the original's steps, not the passes' 0 to 1
     )
     assert "the cause is what differs between the recording and this replay" in loc["line"]
 
