@@ -19,6 +19,14 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "compare the determinism settings both runs recorded (`ledger show RUN`)",
         "nondeterministic-operation",
     ),
+    "unflagged-nondeterminism": (
+        "something nondeterministic that torch does not flag (a thread pool's order, an "
+        "unseeded generator)",
+        "look in that module's forward for a generator not seeded from ledger.seed() "
+        "(a torch.Generator seeded from the clock or os.urandom) or for work split across "
+        "threads whose results are combined in the order they finish, and seed or order it",
+        "not-flagged-by-torch",
+    ),
     "thread-count": (
         "the thread count changed",
         "set OMP_NUM_THREADS / torch.set_num_threads to the recorded value",

@@ -101,6 +101,7 @@ class Trace:
         self._ran = False  # the model ran forward in the open step
         self._cache: dict[tuple[int, int], tuple[Any, Any]] = {}
         self._stacks: dict[int, list[Any]] = {}
+        self._open: list[int] = []  # modules whose forward began and has not returned
         self._step_hooks: list[Any] = []
         self._hooks = [model.register_forward_pre_hook(self._root_pre, with_kwargs=True)]
         if optimizer is not None:
@@ -150,6 +151,14 @@ class Trace:
         self._hooks = []
         self.closed = True
 
+    def running(self) -> tuple[str, str] | None:
+        """(name, class) of the innermost module whose forward is running on a traced step:
+        where an exception raised in a forward came from, while it propagates."""
+        if not self._open:
+            return None
+        name, module = self.modules[self._open[-1]]
+        return name, type(module).__name__
+
     def __enter__(self) -> Trace:
         return self
 
@@ -193,6 +202,7 @@ class Trace:
         self._step_hooks = []
         self._cache.clear()
         self._stacks.clear()
+        self._open.clear()
         self._step = None
         self._traced = False
         self._ran = False
@@ -213,6 +223,7 @@ class Trace:
     # Each hook body is guarded: a trace must never stop training (a warning says what failed).
     def _pre_hook(self, index: int) -> Any:
         def pre(module: Any, args: Any, kwargs: Any) -> None:
+            self._open.append(index)
             try:
                 inputs = [args, kwargs] if kwargs else list(args)
                 self._stacks.setdefault(index, []).append(self._digest(inputs))
@@ -223,6 +234,8 @@ class Trace:
 
     def _post_hook(self, index: int) -> Any:
         def post(module: Any, args: Any, kwargs: Any, output: Any) -> None:
+            if index in self._open:
+                del self._open[len(self._open) - 1 - self._open[::-1].index(index)]
             step = self._step
             if step is None:
                 return
