@@ -175,11 +175,36 @@ def _data(ha: Any, hb: Any, sa: dict[str, Any], sb: dict[str, Any]) -> dict[str,
     if sa.get("batch") == sb.get("batch"):
         return None
     ia, ib = sa.get("ids"), sb.get("ids")
+    workers = _workers_differ(sa, sb)
+    if workers and (ia is None or ib is None or ia == ib):
+        # Same samples (or none named), other values, and the worker that made them was in
+        # another state: its seeding. Other sample ids are the sampler's doing (data order).
+        shown = "; ".join(f"worker {w} RNG state differs ({', '.join(g)})" for w, g in workers)
+        same = " (same sample ids)" if ia is not None else ""
+        return _hit(
+            "data",
+            "worker-seeding",
+            f"batch differs{same}; {shown}",
+            workers=[w for w, _ in workers],
+        )
     if ia is not None and ib is not None:
         if ia == ib:
             return _hit("data", "data-content", "batch differs (same sample ids)")
         return _hit("data", "data-order", f"batch differs (sample ids {_ids(ia)} vs {_ids(ib)})")
     return _hit("data", "data-order", "batch differs (no sample ids recorded)")
+
+
+def _workers_differ(sa: dict[str, Any], sb: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The DataLoader workers (traced through ``Trace.loader``) whose generators differ, with
+    the generators; a worker traced in one run only is not compared."""
+    wa, wb = sa.get("workers") or {}, sb.get("workers") or {}
+    out = []
+    for w in sorted(wa.keys() & wb.keys(), key=str):
+        ra, rb = wa[w] or {}, wb[w] or {}
+        gens = sorted(k for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k))
+        if gens:
+            out.append((str(w), gens))
+    return out
 
 
 def _rng_differs(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:

@@ -48,6 +48,12 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "(`ledger diff A B`)",
         "data-content",
     ),
+    "worker-seeding": (
+        "data loader worker seeding",
+        "seed each worker from the run's root: DataLoader(..., worker_init_fn="
+        "ledger.torch.worker_init_fn), and draw augmentations from generators it seeds",
+        "worker-seeding",
+    ),
     "random-state": (
         "random state",
         "seed every generator from the recorded root (ledger.seed()) before the first step",
