@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records.audit import ClaimAudit
+from ..records.audit import Audit, ClaimAudit, RunEvidence
 
 VERDICT_LABELS = {
     "supported": "supported",
@@ -131,3 +131,22 @@ def summary_cells(c: ClaimAudit) -> list[str]:
         claimed_text(c),
         recorded_text(c),
     ]
+
+
+LOCALIZED_TITLE = "Where the failed replays diverged"
+LOCALIZED_LINK = "where it diverged"
+
+
+def localization_anchor(run_id: str) -> str:
+    """The id of a run's localization section: the runs tables link to it."""
+    return f"localization-{run_id}"
+
+
+def localized_runs(rec: Audit) -> list[RunEvidence]:
+    """Each run (once) whose replay failed and was localized, in the order the claims name it."""
+    seen: dict[str, RunEvidence] = {}
+    for c in rec.claims:
+        for e in c.runs:
+            if e.localization and e.run_id not in seen:
+                seen[e.run_id] = e
+    return list(seen.values())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records.audit import AuditCheck, RunEvidence
+from ..records.audit import AuditCheck, Localized, RunEvidence
 from ..store import Store
 from .claims import RunSelector
 from .replays import NO_REPLAY, REPRODUCED, ReplayCheck, Replayer
@@ -50,6 +50,27 @@ def _replay_check(evidence: list[RunEvidence]) -> AuditCheck:
     return AuditCheck(name="runs_reproducible", passed=True, detail=f"all {len(used)} reproduced")
 
 
+def _localized(run_id: str, check: ReplayCheck) -> Localized | None:
+    """Where a failed replay diverged, and which two runs' traces show it."""
+    loc = check.localization
+    if loc is None:
+        return None
+    from ..replay.localize import render_localization
+
+    try:
+        lines = render_localization(loc)
+    except (KeyError, TypeError):
+        return None
+    traces: list[str] = []
+    passes = (loc.get("resumed") or {}).get("passes")
+    if loc.get("comparable"):
+        if loc.get("resumed"):  # ledger replay --localize: the two traced passes
+            traces = [str(p) for p in (passes or [])[:2]]
+        elif check.replay_run:
+            traces = [run_id, check.replay_run]
+    return Localized(replay=check.replay_run, lines=lines, traces=traces)
+
+
 def evidence_of(
     ctx: AuditContext,
     run_id: str,
@@ -65,6 +86,7 @@ def evidence_of(
 ) -> RunEvidence:
     """One run's line of evidence, with its replay (now or recorded) when its value is used."""
     check = ctx.replay_of(run_id) if used else None
+    where = _localized(run_id, check) if check is not None and check.outcome != REPRODUCED else None
     return RunEvidence(
         run_id=run_id,
         record=record,
@@ -78,4 +100,5 @@ def evidence_of(
         replay_detail=check.describe() if check else None,
         method=method,
         task=task,
+        localization=where,
     )

@@ -32,6 +32,8 @@ class ReplayCheck:
     mode: str | None = None
     summary: str | None = None
     verdict: str | None = None  # oid of the stored verdict record, when there is one
+    replay_run: str | None = None  # the replay's run id
+    localization: dict[str, Any] | None = None  # where it diverged (settings.localization)
 
     def describe(self) -> str:
         head = f"{self.outcome} ({self.mode})" if self.mode else self.outcome
@@ -58,12 +60,23 @@ def recorded_replays(store: Store, warnings: list[str] | None = None) -> dict[st
                 mode=_str(row.get("mode")),
                 summary=_str(row.get("summary")),
                 verdict=_str(row.get("oid")),
+                replay_run=_first(row.get("replays")),
+                localization=_localization(row.get("settings")),
             )
     return out
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _first(value: Any) -> str | None:
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], str) else None
+
+
+def _localization(settings: Any) -> dict[str, Any] | None:
+    loc = settings.get("localization") if isinstance(settings, dict) else None
+    return loc if isinstance(loc, dict) and isinstance(loc.get("line"), str) else None
 
 
 def _from_refs(store: Store, warnings: list[str] | None) -> list[dict[str, Any]]:
@@ -92,4 +105,11 @@ def bitwise_replayer(store: Store, run_id: str) -> ReplayCheck:
     except LedgerError as e:
         return ReplayCheck("could-not-replay", "bitwise", e.message, None)
     v = outcome.verdict
-    return ReplayCheck(v.outcome, v.mode, v.summary, outcome.verdict_oid)
+    return ReplayCheck(
+        v.outcome,
+        v.mode,
+        v.summary,
+        outcome.verdict_oid,
+        _first(v.replays),
+        _localization(v.settings),
+    )

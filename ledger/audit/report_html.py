@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
+from ..records.audit import RunEvidence
 from ._format import (
+    LOCALIZED_LINK,
+    LOCALIZED_TITLE,
     check_mark,
+    localization_anchor,
+    localized_runs,
     run_label,
     summary_cells,
     verdict_label,
@@ -34,7 +40,9 @@ section.claim{border-top:2px solid #e2e8f0;margin-top:1.5rem}
 """
 
 
-def render_html(result: AuditResult) -> str:
+def render_html(result: AuditResult, *, diff_href: Callable[[str, str], str] | None = None) -> str:
+    """The report; ``diff_href(run, replay)`` is the web view's page of a failed replay
+    (the web view passes it; a report read on its own names the command instead)."""
     rec = result.record
     h = [
         "<!DOCTYPE html>",
@@ -99,10 +107,50 @@ def render_html(result: AuditResult) -> str:
                     f"<tr><td><code>{escape(run_label(e.run_id, e.method, e.task))}</code>"
                     f"{used}</td><td>{value}</td>"
                     f"<td>{'' if e.step is None else e.step}</td>"
-                    f"<td>{escape(e.replay_detail or e.replay)}</td>"
+                    f"<td>{escape(e.replay_detail or e.replay)}{_link(e)}"
+                    "</td>"
                     f"<td>{escape(e.note or '')}</td></tr>"
                 )
             h.append("</table>")
         h.append("</section>")
+    h += _localizations(result, diff_href)
     h.append("</body></html>\n")
     return "\n".join(h)
+
+
+def _link(e: RunEvidence) -> str:
+    if e.localization is None:
+        return ""
+    return f' <a href="#{escape(localization_anchor(e.run_id))}">{LOCALIZED_LINK}</a>'
+
+
+def _localizations(result: AuditResult, diff_href: Callable[[str, str], str] | None) -> list[str]:
+    runs = localized_runs(result.record)
+    if not runs:
+        return []
+    h = [f'<section class="claim" id="localizations"><h2>{LOCALIZED_TITLE}</h2>']
+    for e in runs:
+        loc = e.localization
+        if loc is None:
+            continue
+        replay = loc.replay or "?"
+        h.append(f'<div id="{escape(localization_anchor(e.run_id))}">')
+        h.append(
+            f"<h3>run <code>{escape(e.run_id)}</code>, replay <code>{escape(replay)}</code></h3>"
+        )
+        h += [f"<p>{escape(line)}</p>" for line in loc.lines]
+        if len(loc.traces) == 2:
+            a, b = loc.traces
+            if diff_href is not None:
+                h.append(
+                    f'<p><a href="{escape(diff_href(a, b))}">the traces of {escape(a)} and '
+                    f"{escape(b)} side by side, module tree drawn</a></p>"
+                )
+            else:
+                h.append(
+                    f"<p>The traces side by side: <code>ledger diff {escape(a)} {escape(b)}"
+                    "</code>; the web view (<code>ledger ui</code>) draws the module tree.</p>"
+                )
+        h.append("</div>")
+    h.append("</section>")
+    return h

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from ..records.audit import RunEvidence
 from ._format import (
+    LOCALIZED_LINK,
+    LOCALIZED_TITLE,
     check_mark,
+    localization_anchor,
+    localized_runs,
     run_label,
     summary_cells,
     verdict_label,
@@ -15,6 +20,10 @@ __all__ = ["render_markdown"]
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _link(e: RunEvidence) -> str:
+    return f" [{LOCALIZED_LINK}](#{localization_anchor(e.run_id)})" if e.localization else ""
 
 
 def render_markdown(result: AuditResult) -> str:
@@ -52,7 +61,20 @@ def render_markdown(result: AuditResult) -> str:
                 out.append(
                     f"| `{run_label(e.run_id, e.method, e.task)}`{used} | {value} | "
                     f"{'' if e.step is None else e.step} | "
-                    f"{_cell(e.replay_detail or e.replay)} | {_cell(e.note or '')} |"
+                    f"{_cell(e.replay_detail or e.replay)}{_link(e)} | "
+                    f"{_cell(e.note or '')} |"
                 )
+    runs = localized_runs(rec)
+    if runs:
+        out += ["", f"## {LOCALIZED_TITLE}"]
+    for e in runs:
+        if e.localization is None:
+            continue
+        out += ["", f'<a id="{localization_anchor(e.run_id)}"></a>', ""]
+        out += [f"### run `{e.run_id}`, replay `{e.localization.replay or '?'}`", ""]
+        out += [f"- {_cell(line)}" for line in e.localization.lines]
+        if len(e.localization.traces) == 2:
+            a, b = e.localization.traces
+            out.append(f"- the traces side by side: `ledger diff {a} {b}`")
     out.append("")
     return "\n".join(out)

@@ -18,6 +18,7 @@ __all__ = [
     "ClaimAudit",
     "ClaimProblem",
     "ClaimVerdictName",
+    "Localized",
     "RunEvidence",
 ]
 
@@ -55,6 +56,18 @@ class AuditCheck(BaseModel):
     detail: str
 
 
+class Localized(BaseModel):
+    """Where a run's failed replay diverged, as ``ledger.replay.localize`` reported it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    replay: str | None  # the replay's run id
+    lines: list[str]  # the chain, then what to do (``localized: …``, ``next: …``)
+    # The two runs whose traces were compared: the run and its replay, or the two passes of
+    # ``ledger replay --localize`` for a run recorded without a trace; empty when none were.
+    traces: list[str] = Field(default_factory=list)
+
+
 class RunEvidence(BaseModel):
     """One run the selector matched, the value taken from it and whether it was used."""
 
@@ -72,6 +85,9 @@ class RunEvidence(BaseModel):
     replay_detail: str | None = None
     method: str | None = None  # comparative claims: the method the run stands for
     task: str | None = None  # multi-task comparative claims: the run's task
+    # Where a replay that failed diverged from the run; absent when it reproduced or was not
+    # localized.
+    localization: Localized | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ClaimAudit(BaseModel):

@@ -62,8 +62,14 @@ def localize_pair(store: Store, a_text: str, b_text: str) -> dict[str, Any] | No
     return localize_runs(store, load_run(store, a_text)[1], load_run(store, b_text)[1])
 
 
-def localize(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Compare two runs' traces (rank -> ``{"header", "steps"}``); see the module doc."""
+def localize(
+    a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]], *, offset: int = 0
+) -> dict[str, Any]:
+    """Compare two runs' traces (rank -> ``{"header", "steps"}``); see the module doc.
+
+    ``offset`` is added to every step the result names: a trace counts its steps from 0, the
+    first step it saw, and a pass resumed from a checkpoint starts after the original's step
+    (``localize_resume``). ``trace_step`` keeps the trace's own count."""
     ranks = sorted(a.keys() & b.keys())
     multi = len(a.keys() | b.keys()) > 1
     for r in ranks:
@@ -85,7 +91,8 @@ def localize(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]]) -> dict
             # The rank whose difference comes earliest in the step: the others may only have
             # received it (a gradient all-reduce carries one rank's change to every rank).
             _, r, found = min(hits, key=lambda h: h[:2])
-            return _finish(found, step, r if multi else None, len(common))
+            found["trace_step"] = step
+            return _finish(found, step + offset, r if multi else None, len(common))
     if not common:
         return {"found": False, "comparable": False, "line": "no step was traced in both runs"}
     missing = sorted((a.keys() | b.keys()) - set(ranks))
@@ -106,7 +113,7 @@ def localize(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]]) -> dict
         "comparable": True,
         "compared_steps": len(common),
         "line": f"traces identical in all {len(common)} step(s) traced in both runs"
-        f" (steps {common[0]} to {common[-1]}){extra}: no divergence there",
+        f" (steps {common[0] + offset} to {common[-1] + offset}){extra}: no divergence there",
     }
 
 
@@ -168,11 +175,36 @@ def _data(ha: Any, hb: Any, sa: dict[str, Any], sb: dict[str, Any]) -> dict[str,
     if sa.get("batch") == sb.get("batch"):
         return None
     ia, ib = sa.get("ids"), sb.get("ids")
+    workers = _workers_differ(sa, sb)
+    if workers and (ia is None or ib is None or ia == ib):
+        # Same samples (or none named), other values, and the worker that made them was in
+        # another state: its seeding. Other sample ids are the sampler's doing (data order).
+        shown = "; ".join(f"worker {w} RNG state differs ({', '.join(g)})" for w, g in workers)
+        same = " (same sample ids)" if ia is not None else ""
+        return _hit(
+            "data",
+            "worker-seeding",
+            f"batch differs{same}; {shown}",
+            workers=[w for w, _ in workers],
+        )
     if ia is not None and ib is not None:
         if ia == ib:
             return _hit("data", "data-content", "batch differs (same sample ids)")
         return _hit("data", "data-order", f"batch differs (sample ids {_ids(ia)} vs {_ids(ib)})")
     return _hit("data", "data-order", "batch differs (no sample ids recorded)")
+
+
+def _workers_differ(sa: dict[str, Any], sb: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The DataLoader workers (traced through ``Trace.loader``) whose generators differ, with
+    the generators; a worker traced in one run only is not compared."""
+    wa, wb = sa.get("workers") or {}, sb.get("workers") or {}
+    out = []
+    for w in sorted(wa.keys() & wb.keys(), key=str):
+        ra, rb = wa[w] or {}, wb[w] or {}
+        gens = sorted(k for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k))
+        if gens:
+            out.append((str(w), gens))
+    return out
 
 
 def _rng_differs(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:

@@ -19,6 +19,14 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "compare the determinism settings both runs recorded (`ledger show RUN`)",
         "nondeterministic-operation",
     ),
+    "unflagged-nondeterminism": (
+        "something nondeterministic that torch does not flag (a thread pool's order, an "
+        "unseeded generator)",
+        "look in that module's forward for a generator not seeded from ledger.seed() "
+        "(a torch.Generator seeded from the clock or os.urandom) or for work split across "
+        "threads whose results are combined in the order they finish, and seed or order it",
+        "not-flagged-by-torch",
+    ),
     "thread-count": (
         "the thread count changed",
         "set OMP_NUM_THREADS / torch.set_num_threads to the recorded value",
@@ -39,6 +47,12 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "seed the augmentation per sample (ledger.torch.worker_init_fn) and compare the inputs "
         "(`ledger diff A B`)",
         "data-content",
+    ),
+    "worker-seeding": (
+        "data loader worker seeding",
+        "seed each worker from the run's root: DataLoader(..., worker_init_fn="
+        "ledger.torch.worker_init_fn), and draw augmentations from generators it seeds",
+        "worker-seeding",
     ),
     "random-state": (
         "random state",

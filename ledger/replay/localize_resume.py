@@ -9,7 +9,9 @@ costs at most one checkpoint interval (and one step). The two passes' traces are
 by the rules of ``localize``: two passes of the same program under the same conditions that
 differ name an operation, a module or a generator that is not deterministic here. Passes
 that agree say the cause is not in this replay's own nondeterminism but in what differs
-between the recording and now (the environment drift, ``ledger diff``).
+between the recording and now (the environment drift, ``ledger diff``). Passes that differ
+in an operation on identical inputs get a third, under torch's deterministic algorithms, to
+name it (``localize_determinism``). The steps reported are the original's.
 
 Refused, with what to add, when the run saved no checkpoint before S or when the passes
 recorded no trace (the program does not resume through ``load_checkpoint``).
@@ -26,6 +28,7 @@ from ..records.run import Run
 from ..stats import SeriesComparison
 from ..store import Store
 from .localize import load_traces, localize
+from .localize_determinism import name_the_operation
 from .options import ReplayOptions
 from .single import _one_replay
 
@@ -105,17 +108,18 @@ def localize_from_checkpoint(
             "traces the model and optimizer it restores), or call ledger.torch.trace itself",
             resumed=where,
         )
-    loc = localize(ta, tb)
+    # A pass counts its steps from 0, the first step it ran: the step after the checkpoint's
+    # (save_checkpoint(state, step=step) saves a step once it is done, and the program resumes
+    # from the next one). The report names the original's steps.
+    loc = localize(ta, tb, offset=step + 1)
     loc["resumed"] = where
     prefix = f"two traced passes from the checkpoint of step {step}"
     if loc.get("found"):
-        # The passes count their steps from 0, the first step they ran after the checkpoint.
-        head = f"step {loc['step']}: "
-        line = loc["line"][len(head) :] if loc["line"].startswith(head) else loc["line"]
-        loc["line"] = (
-            f"{prefix}, at their step {loc['step']} (step {loc['step'] + 1} of those they "
-            f"ran): {line}"
-        )
+        rank = loc.get("rank")
+        head = f"rank {rank}, step {loc['step']}" if rank is not None else f"step {loc['step']}"
+        rest = loc["line"][len(head) :] if loc["line"].startswith(head) else f": {loc['line']}"
+        loc["line"] = f"{head} ({prefix}){rest}"
+        name_the_operation(store, run, contract, opts, root, made, loc, ckpt, step)
     elif loc.get("comparable"):
         loc["line"] = (
             f"{prefix}: {loc['line']}: this replay is deterministic from there, so the cause "

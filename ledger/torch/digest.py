@@ -34,6 +34,7 @@ __all__ = [
     "digest_bytes",
     "digest_value",
     "finish_device_digest",
+    "rng_digests",
     "tensor_bytes",
     "tensor_digest",
     "weights",
@@ -134,3 +135,25 @@ def digest_value(value: Any, *, on_device: bool | None = None) -> str:
     if isinstance(d, str):
         return d
     return finish_device_digest(d[0], d[1].tolist())
+
+
+def rng_digests() -> dict[str, str]:
+    """A digest of each RNG the process holds: torch CPU, each CUDA device, Python, numpy."""
+    import random
+    import sys
+
+    import torch
+
+    out = {
+        "torch": digest_bytes(tensor_bytes(torch.get_rng_state())),
+        "python": digest_bytes(repr(random.getstate()).encode()),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        out["cuda"] = digest_bytes(
+            b"".join(bytes(tensor_bytes(s)) for s in torch.cuda.get_rng_state_all())
+        )
+    np = sys.modules.get("numpy")
+    if np is not None:
+        state = np.random.get_state()
+        out["numpy"] = digest_bytes(bytes(state[1].data) + repr(state[2:]).encode())
+    return out

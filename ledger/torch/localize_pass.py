@@ -7,6 +7,13 @@ and the optimizer: the first ``nn.Module`` and the first optimizer among ``state
 are traced on every step (``ledger.torch.trace(model, optimizer, every=1)``) and the pass
 ends, exit status 0, after N steps: the cost of a pass is bounded by what the replay asked
 for. Nothing is traced without the variable, and nothing is installed anywhere else.
+
+With ``LEDGER_LOCALIZE_DETERMINISTIC=1`` too (the third pass, run when two passes differ in
+an operation on identical inputs), ``torch.use_deterministic_algorithms(True)`` is turned on
+as the state is restored, and an exception that ends the program is preceded on stderr by a
+line saying where it was raised (the pass's step, the innermost module whose forward was
+running): torch's own error then names the operation, and the replay reads both back from
+the pass's stderr (``ledger.replay.localize_determinism``).
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from typing import Any
 
 from .tracing import Trace
 
-__all__ = ["ENV", "VALUES", "start_if_asked"]
+__all__ = ["DETERMINISTIC_ENV", "ENV", "MARK", "VALUES", "start_if_asked"]
 
 ENV = "LEDGER_LOCALIZE_STEPS"
+DETERMINISTIC_ENV = "LEDGER_LOCALIZE_DETERMINISTIC"
+MARK = "ledger: --localize deterministic pass: raised at"
 VALUES = 4096  # values of tensors up to this size are kept, so the line gives max |Δ|
 
 
@@ -62,4 +71,27 @@ def start_if_asked(state: dict[str, Any] | None) -> Trace | None:
             file=sys.stderr,
         )
         return None
-    return _PassTrace(model, optimizer, limit)
+    trace = _PassTrace(model, optimizer, limit)
+    if os.environ.get(DETERMINISTIC_ENV) == "1":
+        torch.use_deterministic_algorithms(True)
+        _say_where_it_raised(trace)
+    return trace
+
+
+def _say_where_it_raised(trace: _PassTrace) -> None:
+    """Chain sys.excepthook: name the step and module before the traceback is printed."""
+    previous = sys.excepthook
+
+    def hook(kind: Any, value: Any, tb: Any) -> None:
+        try:
+            running = trace.running()
+            where = (
+                f"the forward of {running[0]} ({running[1]})"
+                if running is not None
+                else "no module's forward (the backward pass, the loss or the optimizer)"
+            )
+            print(f"{MARK} pass step {trace.calls - 1}, in {where}", file=sys.stderr, flush=True)
+        finally:
+            previous(kind, value, tb)
+
+    sys.excepthook = hook

@@ -10,12 +10,13 @@
         optimizer.zero_grad()
 
 On a traced step (every ``every``-th, from step 0) it records, in this order: the RNG states
-at the start of the step, the batch, each module's input and output digest in order of
-completion (input digest taken as the module is entered), the loss, each parameter's
-gradient when backward accumulates it (in backward's order), and each parameter after the
-optimizer's step with the optimizer's hyperparameters (lr, eps, betas, ...). Digests are
-exact (``ledger.torch.digest``); ``values=N`` also keeps the values of tensors of at most N
-elements, so a report can give max |Δ| and how many values differ.
+at the start of the step (and those of the DataLoader worker that made the batch, when the
+loader is iterated through ``tr.loader(loader)``), the batch, each module's input and output
+digest in order of completion (input digest taken as the module is entered), the loss, each
+parameter's gradient when backward accumulates it (in backward's order), and each parameter
+after the optimizer's step with the optimizer's hyperparameters (lr, eps, betas, ...).
+Digests are exact (``ledger.torch.digest``); ``values=N`` also keeps the values of tensors of
+at most N elements, so a report can give max |Δ| and how many values differ.
 
 Between traced steps nothing is hooked but one forward pre-hook on the model (it starts a
 step) and the optimizer's post-hook (it ends one): the hooks of a traced step are added when
@@ -27,14 +28,12 @@ parameters; the recorder stores it as one object per rank (``runtime.traces``).
 from __future__ import annotations
 
 import base64
-import random
-import sys
 from typing import Any
 
 from ..runtime._files import append_line
 from ..runtime._warn import warn_once
 from ..runtime.run import Run, current_run
-from .digest import digest_bytes, finish_device_digest, tensor_bytes, tensor_digest
+from .digest import digest_bytes, finish_device_digest, rng_digests, tensor_bytes, tensor_digest
 
 __all__ = ["FORMAT", "OPTIMIZER_KEYS", "Trace", "trace"]
 
@@ -101,11 +100,13 @@ class Trace:
         self._ran = False  # the model ran forward in the open step
         self._cache: dict[tuple[int, int], tuple[Any, Any]] = {}
         self._stacks: dict[int, list[Any]] = {}
+        self._open: list[int] = []  # modules whose forward began and has not returned
         self._step_hooks: list[Any] = []
         self._hooks = [model.register_forward_pre_hook(self._root_pre, with_kwargs=True)]
         if optimizer is not None:
             self._hooks.append(optimizer.register_step_post_hook(self._after_optimizer))
         self.closed = False
+        self._loaders: list[Any] = []  # trace_workers.LoaderTap, from loader()
 
     # -- the public calls ---------------------------------------------------------------------
     def batch(self, *tensors: Any, ids: Any = None) -> None:
@@ -124,6 +125,15 @@ class Trace:
         self._step["batch"] = digest
         if ids is not None:
             self._step["ids"] = _plain_ids(ids)
+
+    def loader(self, loader: Any) -> Any:
+        """Iterate ``loader`` through this: the same batches, and each traced step records the
+        RNG state digests of the DataLoader worker that made its batch (``trace_workers``)."""
+        from .trace_workers import LoaderTap
+
+        tap = LoaderTap(loader)
+        self._loaders.append(tap)
+        return tap
 
     def loss(self, loss: Any) -> None:
         """Record the loss (call before ``backward``)."""
@@ -149,6 +159,14 @@ class Trace:
             h.remove()
         self._hooks = []
         self.closed = True
+
+    def running(self) -> tuple[str, str] | None:
+        """(name, class) of the innermost module whose forward is running on a traced step:
+        where an exception raised in a forward came from, while it propagates."""
+        if not self._open:
+            return None
+        name, module = self.modules[self._open[-1]]
+        return name, type(module).__name__
 
     def __enter__(self) -> Trace:
         return self
@@ -184,7 +202,12 @@ class Trace:
         self._step = {"s": s}
         if not self._traced:
             return
-        self._step.update(rng=_rng_digests(), fwd=[], grad=[], vals={})
+        self._step.update(rng=rng_digests(), fwd=[], grad=[], vals={})
+        workers: dict[str, Any] = {}
+        for tap in self._loaders:
+            workers.update(tap.rng() or {})
+        if workers:
+            self._step["workers"] = workers
         self._install()
 
     def _end(self) -> None:
@@ -193,6 +216,7 @@ class Trace:
         self._step_hooks = []
         self._cache.clear()
         self._stacks.clear()
+        self._open.clear()
         self._step = None
         self._traced = False
         self._ran = False
@@ -213,6 +237,7 @@ class Trace:
     # Each hook body is guarded: a trace must never stop training (a warning says what failed).
     def _pre_hook(self, index: int) -> Any:
         def pre(module: Any, args: Any, kwargs: Any) -> None:
+            self._open.append(index)
             try:
                 inputs = [args, kwargs] if kwargs else list(args)
                 self._stacks.setdefault(index, []).append(self._digest(inputs))
@@ -223,6 +248,8 @@ class Trace:
 
     def _post_hook(self, index: int) -> Any:
         def post(module: Any, args: Any, kwargs: Any, output: Any) -> None:
+            if index in self._open:
+                del self._open[len(self._open) - 1 - self._open[::-1].index(index)]
             step = self._step
             if step is None:
                 return
@@ -405,25 +432,6 @@ def _hyper(group: dict[str, Any]) -> dict[str, Any]:
             out[k] = [float(x) for x in v] if isinstance(v, list | tuple) else float(v)
         except (TypeError, ValueError):
             continue
-    return out
-
-
-def _rng_digests() -> dict[str, str]:
-    """A digest of each RNG the process holds: torch CPU, each CUDA device, Python, numpy."""
-    import torch
-
-    out = {
-        "torch": digest_bytes(tensor_bytes(torch.get_rng_state())),
-        "python": digest_bytes(repr(random.getstate()).encode()),
-    }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
-        out["cuda"] = digest_bytes(
-            b"".join(bytes(tensor_bytes(s)) for s in torch.cuda.get_rng_state_all())
-        )
-    np = sys.modules.get("numpy")
-    if np is not None:
-        state = np.random.get_state()
-        out["numpy"] = digest_bytes(bytes(state[1].data) + repr(state[2:]).encode())
     return out
 
 

@@ -564,4 +564,7 @@ def audits(
 def audit_html(store: Store, audit_id: str) -> str:
     from ..audit import load_audit, render_html
 
-    return render_html(load_audit(store, audit_id))
+    # The audit page is audits/<id>.html; a failed replay's page is diff/<run>--<replay>.html.
+    return render_html(
+        load_audit(store, audit_id), diff_href=lambda a, b: f"../diff/{a}--{b}.html#localization"
+    )
