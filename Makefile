@@ -1,10 +1,11 @@
 # Two commands do all the set-up on a fresh machine (see README):
 #   make demo   install what the demo needs, then record a small training run and replay it
 #   make test   install everything, then run the test suite, docs build, ruff and mypy
+#               (make test-heavy: the few tests it leaves out; CI runs both)
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install install-demo lock demo test bench docs mutation
+.PHONY: install install-demo lock demo test test-heavy bench docs mutation
 
 # Exact versions from the lock (requirements/lock.txt: every package, each with its sha256
 # hashes, torch's CPU build among them), then ledger itself, editable, built by the locked
@@ -31,6 +32,11 @@ demo: install-demo
 
 test: install
 	bash scripts/test.sh
+
+# The tests marked heavy, which `make test` leaves out (minutes each, beside cheaper tests of
+# the same thing); pytest only. CI runs `make test test-heavy`.
+test-heavy: install
+	LEDGER_TEST_HEAVY=1 bash scripts/test.sh
 
 bench: install
 	$(PYTHON) -m bench

@@ -5,8 +5,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # pytest-xdist: a worker per core (at most 4: a distributed test starts up to 4 processes),
 # an idle worker taking tests from a busy one; LEDGER_TEST_WORKERS=0 runs all in this process.
+# The tests marked heavy (minutes each, beside cheaper tests of the same thing) are left out;
+# LEDGER_TEST_HEAVY=1 runs only them, and no checks after (`make test-heavy`; CI runs both).
+# A -m of your own in the arguments comes last and wins.
+if [ "${LEDGER_TEST_HEAVY:-0}" = 1 ]; then
+  marks="heavy"
+else
+  marks="not heavy"
+fi
 python3 -m pytest -q -p no:cacheprovider -n "${LEDGER_TEST_WORKERS:-auto}" --maxprocesses 4 \
-  --dist worksteal "$@"
+  --dist worksteal -m "$marks" "$@"
 rc=$?
 if [ $rc -eq 5 ]; then
   echo "scripts/test.sh: pytest collected no tests: failing" >&2
@@ -15,7 +23,7 @@ elif [ $rc -ne 0 ]; then
   exit $rc
 fi
 # LEDGER_TEST_CHECKS=0: pytest only (a subset run by hand, scripts/test-under-load.sh).
-if [ "${LEDGER_TEST_CHECKS:-1}" = 0 ]; then
+if [ "${LEDGER_TEST_CHECKS:-1}" = 0 ] || [ "${LEDGER_TEST_HEAVY:-0}" = 1 ]; then
   exit 0
 fi
 set -e

@@ -19,6 +19,13 @@ import mutation  # noqa: E402
 from mutation_harness import mutate, run  # noqa: E402
 from mutation_harness.fork import ForkServer, shared_modules  # noqa: E402
 
+# heavy: the mutation harness's own fork server (a development tool, not ledger): an inner
+# pytest per test, 446 s of one worker in a run on a loaded 2-core machine, 183 s of it the
+# four harness runs of test_a_survivor_... `make test-heavy` and CI run it; the harness's
+# selection and operators (test_mutation_select.py, test_mutation_operators.py) stay in
+# `make test`.
+pytestmark = [pytest.mark.heavy]
+
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:

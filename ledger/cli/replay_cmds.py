@@ -138,7 +138,18 @@ def replay(
     tol: list[str] = typer.Option(
         [], "--tol", metavar="METRIC=RTOL,ATOL", help="Per-metric METRIC=RTOL,ATOL (repeatable)."
     ),
-    seeds: int = typer.Option(5, "--seeds", metavar="N", help="Seeds to run in seeds mode."),
+    seeds: int | None = typer.Option(
+        None,
+        "--seeds",
+        metavar="N",
+        help="Seeds to run in seeds mode (default 5, or one per --seed-values).",
+    ),
+    seed_values: str | None = typer.Option(
+        None,
+        "--seed-values",
+        metavar="LIST",
+        help="Seeds mode: replay these seeds, e.g. 11,12,13, instead of drawing them at random.",
+    ),
     margin: float | None = typer.Option(
         None,
         "--margin",
@@ -232,8 +243,11 @@ def replay(
     """Rebuild a run in an isolated workspace, run it again and give a verdict.
 
     Exit 0 reproduced, 1 not reproduced or inconclusive, 7 could not replay, 130 interrupted."""
-    from ..replay.options import ReplayOptions
+    from ..replay.options import ReplayOptions, parse_seed_values
 
+    values = parse_seed_values(seed_values) if seed_values is not None else None
+    if seeds is None:
+        seeds = len(values) if values is not None else 5
     opts = ReplayOptions(
         mode=mode.value,  # type: ignore[arg-type]
         rtol=rtol,
@@ -243,6 +257,7 @@ def replay(
         margin=margin,
         metric=metric,
         seed_arg=seed_arg,
+        seed_values=values,
         jobs=jobs,
         keep_workspace=keep_workspace,
         strict_env=strict_env,

@@ -445,6 +445,7 @@ def _seeds(
     import secrets
 
     from ..stats import compare_seeds
+    from .seed_values import seed_roots
 
     metric = opts.metric or _main_metric(run)
     original_value = _value_of(run, metric)
@@ -459,7 +460,8 @@ def _seeds(
     # that the seed cannot reach the program, and stop early when two seeds agree exactly.
     refuse_unvarying_seed(store, run, contract.argv, opts.seed_arg)
     boot_seed = opts.bootstrap_seed if opts.bootstrap_seed is not None else secrets.randbits(63)
-    roots = [secrets.randbits(63) for _ in range(opts.seeds)]
+    own_root = contract.seed_root if contract.seed_root is not None else _recorded_root(run)
+    roots = seed_roots(opts, store, run, contract.argv, own_root)  # --seed-values, else drawn
     given_seeds = [r % (2**31) for r in roots] if opts.seed_arg else roots
     finished: list[tuple[Run, int, float | None]] = []
 
@@ -545,6 +547,7 @@ def _seeds(
         metric=metric,
         seeds=opts.seeds,
         roots=roots,
+        seed_values=opts.seed_values,  # None: the roots were drawn at random
         bootstrap_seed=boot_seed,
         margin=opts.margin,
         original_group=group_ids,

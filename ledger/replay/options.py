@@ -20,7 +20,9 @@ __all__ = [
     "ExecutorOptions",
     "Mode",
     "ReplayOptions",
+    "check_seed_values",
     "check_tolerance",
+    "parse_seed_values",
 ]
 
 Mode = Literal["bitwise", "tolerance", "seeds"]
@@ -35,6 +37,59 @@ def check_tolerance(name: str, value: float | None) -> None:
         raise UsageError(
             f"{name} must be a finite number, 0 or more; got {value}",
             hint="e.g. --rtol 1e-5 --atol 1e-8",
+        )
+
+
+ARG_LIMIT = 2**31  # a seed on the command line (--seed-arg): drawn roots are taken modulo it
+ROOT_LIMIT = 2**63  # a LEDGER_SEED_ROOT: drawn roots have 63 bits
+
+_HINT = "e.g. --seed-values 11,12,13 with --seeds 3 (or without --seeds: one seed per value)"
+
+
+def parse_seed_values(text: str) -> list[int]:
+    """``11,12,13`` as integers; refused unless every item is a decimal integer."""
+    items = [item.strip() for item in text.split(",")]
+    try:
+        if not all(items):
+            raise ValueError
+        return [int(item, 10) for item in items]
+    except ValueError:
+        raise UsageError(
+            f"--seed-values {text!r} is not a comma-separated list of integers", hint=_HINT
+        ) from None
+
+
+def check_seed_values(opts: ReplayOptions) -> None:
+    """Refuse given seeds that no seeds replay can use (before the ledger is opened)."""
+    values = opts.seed_values
+    if values is None:
+        return
+    if opts.mode != "seeds":
+        raise UsageError("--seed-values is for seeds mode", hint="add --mode seeds")
+    if len(values) != opts.seeds:
+        raise UsageError(
+            f"--seed-values gives {len(values)} seed(s) for --seeds {opts.seeds}: give one "
+            "value per seed",
+            hint=_HINT,
+        )
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise UsageError(
+            f"--seed-values repeats {', '.join(map(str, repeated))}: the same seed twice is "
+            "one run counted twice, not two draws",
+            hint="give distinct seeds",
+        )
+    limit, what = (
+        (ARG_LIMIT, f"a seed on the command line ({opts.seed_arg})")
+        if opts.seed_arg
+        else (ROOT_LIMIT, "a LEDGER_SEED_ROOT")
+    )
+    bad = [v for v in values if not 0 <= v < limit]
+    if bad:
+        raise UsageError(
+            f"--seed-values {bad[0]} is out of range for {what}: each must be from 0 to "
+            f"{limit - 1}",
+            hint=_HINT,
         )
 
 
@@ -111,6 +166,10 @@ class ReplayOptions:
     include_logs: bool = False
     workspace_parent: Path | None = None
     bootstrap_seed: int | None = None
+    # Seeds mode: the seeds to replay, one per --seeds (--seed-values); None draws them at
+    # random. With --seed-arg each is the value put on the command line, else the root of
+    # LEDGER_SEED_ROOT (check_seed_values; seed_values.py: not the original's own seed).
+    seed_values: list[int] | None = None
     original_group: list[str] = field(default_factory=list)  # more original seeds (run ids)
     from_checkpoint: str | None = None  # checkpoint id/prefix or step saved by the original
     # Where neither run has a trace: two traced passes from the original's last checkpoint
@@ -148,6 +207,7 @@ class ReplayOptions:
             )
         if self.jobs < 1:
             raise UsageError("--jobs must be at least 1")
+        check_seed_values(self)
         if self.localize and self.mode == "seeds":
             raise UsageError("--localize localizes one replay: use bitwise or tolerance")
         if self.executor is not None:

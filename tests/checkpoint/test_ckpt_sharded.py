@@ -127,6 +127,9 @@ def test_resume_at_the_same_world_size_is_bitwise(saved4: tuple[Path, Path]) -> 
     assert (load["continuation"], load["saved_world_size"], load["world_size"]) == ("exact", 4, 4)
 
 
+# heavy: two more torchruns (4 -> 2 -> 4); the resume at 4 and the whole load in one process
+# (other world sizes' reading of the same pieces) stay in `make test`
+@pytest.mark.heavy
 def test_four_ranks_reshard_to_two_and_back_to_four(
     saved4: tuple[Path, Path], tmp_path: Path
 ) -> None:

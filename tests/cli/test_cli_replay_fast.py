@@ -34,6 +34,8 @@ LEFT_TO_TYPER = [
     ["replay", "baseline", "-h"],
     ["replay", "baseline", "--mode", "tolerance"],
     ["replay", "baseline", "--seeds", "3"],
+    ["replay", "baseline", "--seed-values", "2,3"],  # seeds mode's: typer refuses it alone
+    ["replay", "baseline", "--seed-values=2,3"],
     ["replay", "a", "b"],  # a second argument: typer's usage error
     ["replay", "--", "baseline"],
     ["replay", "-L"],

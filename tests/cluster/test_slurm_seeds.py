@@ -128,7 +128,15 @@ def _cancel_new(cluster: SlurmCluster, before: set[str]) -> None:
         cluster.run("scancel", *left, check=False)
 
 
-@pytest.mark.parametrize("accounting", [False, True], ids=["no-accounting", "accounting"])
+@pytest.mark.parametrize(
+    "accounting",
+    [
+        pytest.param(False, id="no-accounting"),
+        # heavy: a second cluster with slurmdbd and MariaDB, for what no-accounting checks
+        # with sacct answering
+        pytest.param(True, id="accounting", marks=pytest.mark.heavy),
+    ],
+)
 def test_jobs_cancelled_while_pending_are_reported_not_waited_for(
     request: pytest.FixtureRequest, repo: Path, tmp_path: Path, accounting: bool
 ) -> None:
@@ -182,6 +190,7 @@ def test_the_deadline_cancels_jobs_that_never_start(
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a minute or more of waiting for Slurm's time limit
 def test_a_job_that_reaches_its_time_limit_seals_its_run(
     slurm: SlurmCluster, repo: Path, tmp_path: Path
 ) -> None:

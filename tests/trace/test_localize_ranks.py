@@ -85,6 +85,8 @@ def _record(root: Path, **extra: str) -> str:
     return str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
 
 
+# heavy: a torchrun recording and its traced replay (87 s of a worker under load)
+@pytest.mark.heavy
 def test_the_first_differing_rank_is_named(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(SCRIPT)
     env = subprocess_env()

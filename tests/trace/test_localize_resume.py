@@ -116,6 +116,9 @@ def test_a_replay_that_reproduces_runs_no_pass(recorded: tuple[Path, str]) -> No
     assert "localization" not in verdict["settings"] and COST not in err
 
 
+# heavy: two more traced passes; test_an_unseeded_dropout_is_named_from_two_passes runs the same
+# path in `make test`
+@pytest.mark.heavy
 def test_a_cause_the_passes_share_is_not_blamed_on_an_operation(
     recorded: tuple[Path, str],
 ) -> None:
@@ -145,6 +148,9 @@ def test_no_checkpoint_before_the_divergence_is_a_clear_refusal(
     assert "ledger.torch.save_checkpoint" in verdict["summary"]
 
 
+# heavy: a replay and its two traced passes before the refusal; the other refusal
+# (test_no_checkpoint_before_the_divergence_is_a_clear_refusal) stays in `make test`
+@pytest.mark.heavy
 def test_a_program_that_resumes_by_hand_gets_a_refusal_saying_what_to_add(
     recorded: tuple[Path, str],
 ) -> None:

@@ -97,6 +97,9 @@ def _paths_per_chart(dom: str) -> list[int]:
     return [len(re.findall(r'<path class="series', c)) for c in charts]
 
 
+# heavy: every live page in chromium, the longest browser test (116 s under load, the static
+# report 55 s); tests/ui/test_browser_compare.py loads the live run table and charts too
+@pytest.mark.heavy
 def test_live_pages_in_chromium(served: tuple[int, Project], tmp_path: Path) -> None:
     port, (_, ids) = served
     base = f"http://127.0.0.1:{port}"
