@@ -150,6 +150,9 @@ def test_a_failed_seed_job_is_reported_per_seed(repo: Path, tmp_path: Path) -> N
     assert failed["run"] is None and "without a replay run" in failed["error"]
     assert Path(failed["log"]).is_file()  # kept, with the job folder
     assert any(n.startswith("seed job 1 (seed ") for n in verdict["notes"])
+    # The folder kept for the failed job's log is named, so the user can read it.
+    (folder,) = [p for p in jobs.iterdir() if p.name.startswith("ledger-seed-jobs-")]
+    assert f"the seed jobs' logs are kept in {folder}" in verdict["notes"]
     assert [j["run"] for j in jobs_seen[1:]] == verdict["replays"]
     # Every planned seed stays in the verdict, the failed one included.
     roots = verdict["settings"]["roots"]

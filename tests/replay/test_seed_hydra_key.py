@@ -28,12 +28,12 @@ if __name__ == "__main__":
 """
 
 
-def _recorded(tmp_path: Path) -> tuple[Path, str]:
+def _recorded(tmp_path: Path, conf: str = "seed: 1\nlr: 0.1\n") -> tuple[Path, str]:
     require_module("hydra")
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "app.py").write_text(APP)
-    (proj / "conf.yaml").write_text("seed: 1\nlr: 0.1\n")
+    (proj / "conf.yaml").write_text(conf)
     assert run_ledger("init", cwd=proj).returncode == 0
     r = run_ledger("record", "--metric", METRIC, "--json", "--", sys.executable, "app.py", cwd=proj)
     assert r.returncode == 0, r.stderr
@@ -77,5 +77,19 @@ def test_a_hydra_seed_key_is_named_when_the_seed_cannot_vary(tmp_path: Path) -> 
     hint = (
         "ledger: hint: its command line takes a seed: replay with --seed-arg seed, or call "
         "ledger.seed() in the script\n"
+    )
+    assert hint in r.stderr, r.stderr
+
+
+def test_every_seed_key_of_a_nested_hydra_config_is_named(tmp_path: Path) -> None:
+    """A seed key, then a config group with a seed of its own (the captured config is stored
+    with its keys sorted): both are named, in that order. A key found before a group was once
+    lost when the group was read."""
+    proj, run_id = _recorded(tmp_path, "seed: 1\ntrainer:\n  seed: 2\n  width: 8\n")
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "2", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    hint = (
+        "ledger: hint: its command line takes a seed: replay with --seed-arg seed (seed "
+        "parameters found: seed, trainer.seed), or call ledger.seed() in the script\n"
     )
     assert hint in r.stderr, r.stderr

@@ -53,6 +53,18 @@ cfg = json.load(open(sys.argv[1]))
 print(f"epoch 0 acc {random.Random(cfg['seed']).random()!r}")
 """
 
+# Two argument parsers, each with a seed option: the script's own, then one for the rest.
+TWO_PARSERS = """
+import argparse
+first = argparse.ArgumentParser()
+first.add_argument("--seed", type=int, default=1)
+_, rest = first.parse_known_args()
+second = argparse.ArgumentParser()
+second.add_argument("--data-seed", type=int, default=2)
+second.parse_args(rest)
+print("epoch 0 acc 0.5")
+"""
+
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
@@ -64,6 +76,7 @@ def proj(tmp_path: Path) -> Path:
         ("many_options", MANY_OPTIONS),
         ("no_options", NO_OPTIONS),
         ("config_file", CONFIG_FILE),
+        ("two_parsers", TWO_PARSERS),
     ):
         (root / f"{name}.py").write_text(text)
     (root / "config.json").write_text(json.dumps({"seed": 3, "model": {"seed": 4, "width": 8}}))
@@ -95,6 +108,14 @@ def test_every_seed_option_is_named_as_the_command_line_spells_it(proj: Path) ->
     assert hint == (
         "its command line takes a seed: replay with --seed-arg --data_seed (seed parameters "
         "found: --data_seed, --seed), or call ledger.seed() in the script"
+    )
+
+
+def test_the_seed_options_of_every_argument_parser_are_named(proj: Path) -> None:
+    _, hint = _refused(proj, ["two_parsers.py"])
+    assert hint == (
+        "its command line takes a seed: replay with --seed-arg --seed (seed parameters "
+        "found: --seed, --data-seed), or call ledger.seed() in the script"
     )
 
 
