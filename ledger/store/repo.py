@@ -395,11 +395,9 @@ class Store:
             fold = self.fold()
             want = fold.values()
             have: dict[str, str | None] = {}
-            for name, text in self.refs.iter():  # each ref read once, judged as ``get`` judges
-                try:
-                    check_ref_name(name)
-                except LedgerError:
-                    text = ""
+            # Each ref read once. A file whose name no ref may have is never in ``want`` (the
+            # fold refuses such lines) nor in ``touched``: it is left, whatever it holds.
+            for name, text in self.refs.iter():
                 have[name] = text if OID_RE.match(text) else None
             for name in sorted(set(want) | set(have)):
                 target = want.get(name)
