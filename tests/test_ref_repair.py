@@ -10,9 +10,12 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from ledger._canonical import format_datetime
 from ledger.store import Store
 from ledger.store.gc import collect_garbage
+from ledger.store.safe_read import NotRegularError
 from ledger.store.verify import verify_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +101,24 @@ def test_repair_leaves_a_ref_file_no_log_line_made(store: Store) -> None:
     assert stray.read_text() == oid + "\n"
     (p,) = verify_store(store).problems
     assert p.kind == "ref-mismatch" and "it is not repaired" in p.message
+
+
+def test_repair_judges_each_ref_file_from_one_read(store: Store) -> None:
+    """``repair_refs`` reads each ref file once and judges its text as ``refs.get`` does: a
+    damaged file the log names is written again; a file at a name no ref may have (the fold
+    refuses every line naming it) is left as it is, whatever it holds; a FIFO is refused by
+    name, never waited on."""
+    oid = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref("notes/kept", oid)
+    store.refs.path_of("notes/kept").chmod(0o644)
+    store.refs.path_of("notes/kept").write_text("b3:not-an-id\n")
+    odd = store.refs.root / "notes" / "has space"
+    odd.write_text(oid + "\n")
+    fixed = store.repair_refs()
+    assert fixed.repaired == ["notes/kept"] and fixed.left == ["notes/has space"]
+    assert store.refs.get("notes/kept") == oid
+    assert odd.read_text() == oid + "\n"
+    fifo = store.refs.root / "notes" / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularError, match="fifo is a FIFO"):
+        store.repair_refs()

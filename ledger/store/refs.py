@@ -55,9 +55,10 @@ class RefStore:
         return text
 
     def iter(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        root = str(self.root)
         for name in self.names(prefix):
             try:
-                raw = read_regular(self.root.joinpath(*name.split("/")), MAX_REF)
+                raw = read_regular(os.path.join(root, name), MAX_REF)  # (no Path a ref)
             except (FileNotFoundError, NotADirectoryError):
                 continue  # deleted since it was listed
             yield name, raw.decode("ascii", errors="replace").strip()

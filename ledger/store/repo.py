@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._canonical import canonical_json, format_datetime, parse_json
+from .._hashing import OID_RE
 from ..errors import (
     FormatVersionError,
     LedgerAccessError,
@@ -394,11 +395,10 @@ class Store:
             fold = self.fold()
             want = fold.values()
             have: dict[str, str | None] = {}
-            for name, _ in self.refs.iter():
-                try:
-                    have[name] = self.refs.get(name)
-                except LedgerError:
-                    have[name] = None
+            # Each ref read once. A file whose name no ref may have is never in ``want`` (the
+            # fold refuses such lines) nor in ``touched``: it is left, whatever it holds.
+            for name, text in self.refs.iter():
+                have[name] = text if OID_RE.match(text) else None
             for name in sorted(set(want) | set(have)):
                 target = want.get(name)
                 if target == have.get(name) and (target is not None or name not in have):

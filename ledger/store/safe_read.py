@@ -20,9 +20,10 @@ from typing import BinaryIO, cast
 
 from ..errors import IntegrityError
 
-__all__ = ["NotRegularError", "open_regular", "read_regular"]
+__all__ = ["NotRegularError", "open_regular", "read_regular", "read_small"]
 
 _FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_PIECE = 1 << 16  # the least a read asks for once the size read at the open is passed
 _MODES = {"rb": os.O_RDONLY, "r+b": os.O_RDWR, "ab": os.O_WRONLY | os.O_APPEND}
 
 
@@ -50,15 +51,14 @@ def _refuse(path: str | Path, what: str) -> NotRegularError:
     )
 
 
-def open_regular(
-    path: str | Path, mode: str = "rb", *, dir_fd: int | None = None, shown: str | Path = ""
-) -> BinaryIO:
-    """``path`` opened (``rb``, ``r+b`` or ``ab``) if it is a regular file and not a symlink;
-    FileNotFoundError as ``open`` raises it; NotRegularError for anything else there.
-    ``shown``: how errors name the file (default: ``path``)."""
-    shown = shown or path
+def _open_fd(
+    path: str | Path, flags: int, dir_fd: int | None, shown: str | Path
+) -> tuple[int, int]:
+    """(descriptor, size) of ``path`` if it is a regular file and not a symlink (still
+    ``O_NONBLOCK``); FileNotFoundError as ``open`` raises it; NotRegularError for anything
+    else there. Nothing is left open when it refuses."""
     try:
-        fd = os.open(path, _MODES[mode] | _FLAGS, dir_fd=dir_fd)
+        fd = os.open(path, flags | _FLAGS, dir_fd=dir_fd)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise _refuse(shown, "a symbolic link") from None
@@ -69,6 +69,20 @@ def open_regular(
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(shown, _kind(st.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def open_regular(
+    path: str | Path, mode: str = "rb", *, dir_fd: int | None = None, shown: str | Path = ""
+) -> BinaryIO:
+    """``path`` opened (``rb``, ``r+b`` or ``ab``) if it is a regular file and not a symlink;
+    FileNotFoundError as ``open`` raises it; NotRegularError for anything else there.
+    ``shown``: how errors name the file (default: ``path``)."""
+    fd, _ = _open_fd(path, _MODES[mode], dir_fd, shown or path)
+    try:
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return cast(BinaryIO, os.fdopen(fd, mode))
     except BaseException:
@@ -76,17 +90,49 @@ def open_regular(
         raise
 
 
+def _read_fd(fd: int, max_bytes: int, guess: int) -> bytes | None:
+    """What ``fd`` holds from its position to the end, or None once past ``max_bytes``
+    (never more than ``max_bytes + 1`` in memory). ``guess``: the size fstat gave, a hint for
+    the first read; the reads go on to the end, wherever that is by then."""
+    parts: list[bytes] = []
+    got = 0
+    while got <= max_bytes:
+        piece = os.read(fd, min(max_bytes + 1 - got, max(guess + 1 - got, _PIECE)))
+        if not piece:
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        parts.append(piece)
+        got += len(piece)
+    return None
+
+
 def read_regular(
     path: str | Path, max_bytes: int, *, dir_fd: int | None = None, shown: str | Path = ""
 ) -> bytes:
     """The content of the regular file ``path``; NotRegularError if it is not one, or holds
-    more than ``max_bytes`` (read in pieces: never more than ``max_bytes + 1`` in memory)."""
-    with open_regular(path, dir_fd=dir_fd, shown=shown) as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
+    more than ``max_bytes`` (read in pieces: never more than ``max_bytes + 1`` in memory).
+
+    Read with ``os.read`` on the descriptor, no file object: readers of many small files
+    (``reindex`` reads every ref and every record) paid more for the buffered file object
+    than for the read (18 us a ref against 7 us)."""
+    shown = shown or path
+    fd, size = _open_fd(path, os.O_RDONLY, dir_fd, shown)
+    try:  # O_NONBLOCK is kept: it changes nothing for a regular file
+        data = _read_fd(fd, max_bytes, size)
+    finally:
+        os.close(fd)
+    if data is None:
         raise NotRegularError(
-            f"{shown or path} holds more than the {max_bytes} bytes such a file may hold; "
-            "it was not read",
+            f"{shown} holds more than the {max_bytes} bytes such a file may hold; it was not read",
             hint="it was damaged or planted: restore it from a copy or a remote",
         )
     return data
+
+
+def read_small(path: str | Path, max_bytes: int) -> bytes | None:
+    """``read_regular`` for files that may be large: None, with nothing read, for one that
+    holds more than ``max_bytes`` (the caller reads it in pieces instead)."""
+    fd, size = _open_fd(path, os.O_RDONLY, None, path)
+    try:
+        return None if size > max_bytes else _read_fd(fd, max_bytes, size)
+    finally:
+        os.close(fd)
