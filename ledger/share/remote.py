@@ -390,6 +390,17 @@ class Remote:
         with self.reaching():
             upload.close()  # the upload completes here, and the object appears whole
 
+    def put_whole(self, oid: str, data: bytes) -> None:
+        """Store ``data``, checked to be ``oid``'s content, as the object ``oid`` in one
+        write: on S3 one PUT to its key (an object appears whole or not at all), elsewhere
+        through ``writing``."""
+        if not self.uploads_commit:
+            with self.writing(oid) as dst, self.reaching():
+                dst.write(data)
+            return
+        with self.reaching():
+            self.fs.pipe_file(self.object_path(oid), data)
+
     def sweep_tmp(self, older_than_s: float) -> int:
         """Remove uploads left in ``tmp/`` by killed pushes once older than ``older_than_s``
         (younger ones may be a teammate's push in progress); returns how many went. Best

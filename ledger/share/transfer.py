@@ -39,6 +39,9 @@ WORKERS = 8
 # An upload left in the remote's tmp/ by a push that was killed is removed by a later push
 # once it is this old; younger ones may belong to a teammate's push still running.
 STALE_UPLOAD_S = 24 * 3600
+# Objects up to this size go to S3 whole, in one PUT (s3fs buffers as much before it starts a
+# multipart upload); at most WORKERS of them are in memory at once.
+WHOLE_UPLOAD = 50 << 20
 
 
 @dataclass
@@ -61,7 +64,17 @@ class PullReport:
 
 def _send(store: Store, remote: Remote, oid: str) -> int:
     """Upload ``oid``, hashed as it is read: it appears on the remote only if its bytes hash
-    to its id (``Remote.writing``)."""
+    to its id (``Remote.writing``). To S3, an object up to ``WHOLE_UPLOAD`` bytes is read
+    whole, hashed and sent with one PUT: what s3fs would buffer anyway, without copying it
+    piece by piece into that buffer and out again."""
+    if remote.uploads_commit and _content_size(store, oid) <= WHOLE_UPLOAD:
+        with store.objects.open(oid) as src:
+            data = src.read(WHOLE_UPLOAD + 1)
+        if len(data) <= WHOLE_UPLOAD:
+            if hash_bytes(data) != oid:
+                raise _corrupt_here(oid)
+            remote.put_whole(oid, data)
+            return len(data)
     hasher, n = new_hasher(), 0
     with remote.writing(oid) as dst, store.objects.open(oid) as src:
         while chunk := src.read(CHUNK):
@@ -70,12 +83,16 @@ def _send(store: Store, remote: Remote, oid: str) -> int:
                 dst.write(chunk)
             n += len(chunk)
         if ALGO_PREFIX + hasher.hexdigest() != oid:
-            raise CorruptObjectError(
-                oid,
-                f"object {oid} is corrupt here; it was not pushed",
-                hint="run `ledger verify`; restore it from another copy",
-            )
+            raise _corrupt_here(oid)
     return n
+
+
+def _corrupt_here(oid: str) -> CorruptObjectError:
+    return CorruptObjectError(
+        oid,
+        f"object {oid} is corrupt here; it was not pushed",
+        hint="run `ledger verify`; restore it from another copy",
+    )
 
 
 def _content_size(store: Store, oid: str) -> int:
