@@ -6,6 +6,7 @@ server, and an object whose bytes do not hash to its id never appears there."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import uuid
 from pathlib import Path
@@ -175,3 +176,33 @@ def test_push_and_clone_keep_working_through_a_path_remote(tmp_path: Path) -> No
     assert json.loads(r.stdout)["fetched"] == sent
     assert run_ledger("verify", cwd=tmp_path / "clone").returncode == 0
     assert list((tmp_path / "remote" / "tmp").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_large_object_corrupt_here_is_aborted_on_s3_not_completed(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object over ``WHOLE_UPLOAD`` goes as a multipart upload, its parts sent before its
+    hash is known: one that does not hash to its id is aborted, never completed."""
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    store = Store.init(tmp_path / "here" / ".ledger")
+    big = store.objects.put_bytes(os.urandom(transfer.WHOLE_UPLOAD + (6 << 20)), compress=False)
+    path = store.objects.path_of(big)
+    path.chmod(0o644)
+    with path.open("r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last[0] ^ 1]))
+    url = f"s3://{s3_server.bucket}/{uuid.uuid4().hex}"
+    remote = Remote(url)
+    remote.check(create=True)
+    calls = _s3_calls(remote)
+    with pytest.raises(CorruptObjectError, match="it was not pushed"):
+        transfer._send(store, remote, big)
+    assert "CreateMultipartUpload" in calls and "AbortMultipartUpload" in calls, calls
+    assert "CompleteMultipartUpload" not in calls, calls
+    assert big not in RemoteUnderTest(url).objects()
+    pending = [u for u in remote.fs.list_multipart_uploads(s3_server.bucket) if url[5:] in u["Key"]]
+    assert pending == []
