@@ -10,9 +10,13 @@ Layout under the remote's root::
 
 Objects are content-addressed and never change, so two ledgers pushing at once cannot lose
 each other's objects; each ledger writes only its own ``origins/`` file, so they cannot lose
-each other's refs. An object is uploaded under ``tmp/`` and renamed into place after its hash
-checked; the ``origins/`` file is written after every object it names is in place. A push
-killed at any point leaves at most unnamed objects and temp files; run again, it completes.
+each other's refs. An object becomes visible only once complete and its hash checked
+(``Remote.writing``): on a path it is written under ``tmp/`` and renamed into place; on S3,
+which shows an object only once its upload completes, it is uploaded to its own key and the
+upload completed only then (aborted otherwise: no copy out of ``tmp/`` on the server). The
+``origins/`` file is written after every object it names is in place. A push killed at any
+point leaves at most unnamed objects, temp files and unfinished uploads (which a later push
+removes once a day old); run again, it completes.
 Names are kept in the ledger's ``config.json`` (``remotes``, and ``default_remote``);
 credentials never are: s3fs reads them from the standard AWS environment and config files.
 
@@ -31,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .._canonical import canonical_json, parse_json
 from .._hashing import ALGO_PREFIX, OID_RE
@@ -256,6 +260,9 @@ class Remote:
         # A path remote is walked without following links (``path_fs``); S3 has none.
         self.fs = PathFS(self.root) if isinstance(fs, LocalFileSystem) else fs
         self.errors = _backend_errors()
+        # S3 (s3fs) shows an object only once its upload completes: ``writing`` uploads to
+        # the object's own key. Any other filesystem may show a file as it is written.
+        self.uploads_commit = type(fs).__name__ == "S3FileSystem"
 
     def _p(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -346,17 +353,66 @@ class Remote:
     def tmp_path(self) -> str:
         return self._p("tmp", uuid.uuid4().hex)
 
+    @contextmanager
+    def writing(self, oid: str) -> Iterator[BinaryIO]:
+        """A file to write ``oid``'s content into, which becomes the remote's object only if
+        the block ends without an exception (a hash that does not match raises one): on S3
+        the object's own key, whose upload (one PUT, or a multipart upload for large objects)
+        is completed then, or aborted; elsewhere a file under ``tmp/``, renamed into place."""
+        final = self.object_path(oid)
+        if not self.uploads_commit:
+            tmp = self.tmp_path()
+            with self.reaching():
+                dst = self.fs.open(tmp, "wb")
+            try:
+                yield dst
+                with self.reaching():
+                    dst.close()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    dst.close()
+                with contextlib.suppress(Exception):
+                    self.fs.rm(tmp)
+                raise
+            with self.reaching():
+                self.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
+                self.fs.mv(tmp, final)
+            return
+        with self.reaching():
+            upload: Any = self.fs.open(final, "wb")  # an s3fs S3File
+        try:
+            yield upload
+        except BaseException:
+            with contextlib.suppress(Exception):
+                upload.discard()  # aborts a multipart upload begun; a small one never left here
+            upload.closed = True  # neither close() nor the file's __del__ may complete it now
+            raise
+        with self.reaching():
+            upload.close()  # the upload completes here, and the object appears whole
+
+    def put_whole(self, oid: str, data: bytes) -> None:
+        """Store ``data``, checked to be ``oid``'s content, as the object ``oid`` in one
+        write: on S3 one PUT to its key (an object appears whole or not at all), elsewhere
+        through ``writing``."""
+        if not self.uploads_commit:
+            with self.writing(oid) as dst, self.reaching():
+                dst.write(data)
+            return
+        with self.reaching():
+            self.fs.pipe_file(self.object_path(oid), data)
+
     def sweep_tmp(self, older_than_s: float) -> int:
         """Remove uploads left in ``tmp/`` by killed pushes once older than ``older_than_s``
         (younger ones may be a teammate's push in progress); returns how many went. Best
         effort: an upload that cannot be listed or removed is left for a later push."""
+        now = time.time()
+        gone = self._sweep_uploads(now - older_than_s) if self.uploads_commit else 0
         try:
             entries = self.fs.ls(self._p("tmp"), detail=True)
         except FileNotFoundError:
-            return 0
+            return gone
         except self.errors as e:
             raise self._unreachable(e) from None
-        now, gone = time.time(), 0
         for entry in entries:
             if entry.get("type") != "file":
                 continue
@@ -366,6 +422,25 @@ class Remote:
             with contextlib.suppress(*self.errors):
                 self.fs.rm_file(str(entry["name"]))
                 gone += 1
+        return gone
+
+    def _sweep_uploads(self, before: float) -> int:
+        """Abort the unfinished S3 uploads of objects begun before ``before`` (epoch seconds):
+        what a killed push of a large object leaves, invisible but stored. Best effort."""
+        bucket, _, key = self.root.partition("/")
+        prefix = (key + "/" if key else "") + "objects/"
+        fs: Any = self.fs  # s3fs
+        gone = 0
+        with contextlib.suppress(*self.errors):
+            for up in fs.list_multipart_uploads(bucket):
+                begun = _modified({"created": up.get("Initiated")})
+                name, upload = up.get("Key"), up.get("UploadId")
+                if not (isinstance(name, str) and name.startswith(prefix) and upload):
+                    continue
+                if begun is not None and begun < before:
+                    with contextlib.suppress(*self.errors):
+                        fs.abort_mpu(bucket, name, upload)
+                        gone += 1
         return gone
 
     def origins(self) -> dict[str, dict[str, Any]]:
@@ -405,10 +480,16 @@ class Remote:
         return out
 
     def write_origin(self, ledger_id: str, data: dict[str, Any]) -> None:
-        tmp = self.tmp_path()
+        """Replace this ledger's ``origins/`` file whole: on S3 one PUT (it replaces an object
+        at once), elsewhere a new name renamed over it."""
+        final = self._p("origins", f"{ledger_id}.json")
         with self.reaching():
+            if self.uploads_commit:
+                self.fs.pipe_file(final, canonical_json(data))
+                return
+            tmp = self.tmp_path()
             self.fs.pipe_file(tmp, canonical_json(data))
-            self.fs.mv(tmp, self._p("origins", f"{ledger_id}.json"))
+            self.fs.mv(tmp, final)
 
 
 def open_remote(store: Store, name_or_url: str | None) -> Remote:

@@ -5,11 +5,10 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -40,6 +39,9 @@ WORKERS = 8
 # An upload left in the remote's tmp/ by a push that was killed is removed by a later push
 # once it is this old; younger ones may belong to a teammate's push still running.
 STALE_UPLOAD_S = 24 * 3600
+# Objects up to this size go to S3 whole, in one PUT (s3fs buffers as much before it starts a
+# multipart upload); at most WORKERS of them are in memory at once.
+WHOLE_UPLOAD = 50 << 20
 
 
 @dataclass
@@ -61,31 +63,36 @@ class PullReport:
 
 
 def _send(store: Store, remote: Remote, oid: str) -> int:
-    tmp = remote.tmp_path()
+    """Upload ``oid``, hashed as it is read: it appears on the remote only if its bytes hash
+    to its id (``Remote.writing``). To S3, an object up to ``WHOLE_UPLOAD`` bytes is read
+    whole, hashed and sent with one PUT: what s3fs would buffer anyway, without copying it
+    piece by piece into that buffer and out again."""
+    if remote.uploads_commit and _content_size(store, oid) <= WHOLE_UPLOAD:
+        with store.objects.open(oid) as src:
+            data = src.read(WHOLE_UPLOAD + 1)
+        if len(data) <= WHOLE_UPLOAD:
+            if hash_bytes(data) != oid:
+                raise _corrupt_here(oid)
+            remote.put_whole(oid, data)
+            return len(data)
     hasher, n = new_hasher(), 0
-    with remote.reaching():
-        dst = remote.fs.open(tmp, "wb")
-    with store.objects.open(oid) as src:
+    with remote.writing(oid) as dst, store.objects.open(oid) as src:
         while chunk := src.read(CHUNK):
             hasher.update(chunk)
             with remote.reaching():
                 dst.write(chunk)
             n += len(chunk)
-    with remote.reaching():
-        dst.close()  # an S3 upload completes here
-    if ALGO_PREFIX + hasher.hexdigest() != oid:
-        with contextlib.suppress(OSError):
-            remote.fs.rm(tmp)
-        raise CorruptObjectError(
-            oid,
-            f"object {oid} is corrupt here; it was not pushed",
-            hint="run `ledger verify`; restore it from another copy",
-        )
-    final = remote.object_path(oid)
-    with remote.reaching():
-        remote.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
-        remote.fs.mv(tmp, final)
+        if ALGO_PREFIX + hasher.hexdigest() != oid:
+            raise _corrupt_here(oid)
     return n
+
+
+def _corrupt_here(oid: str) -> CorruptObjectError:
+    return CorruptObjectError(
+        oid,
+        f"object {oid} is corrupt here; it was not pushed",
+        hint="run `ledger verify`; restore it from another copy",
+    )
 
 
 def _content_size(store: Store, oid: str) -> int:
@@ -356,6 +363,19 @@ def _sizes_named(store: Store, oid: str) -> dict[str, int]:
     return out
 
 
+def _follow(
+    store: Store, remote: Remote, oid: str, fetch: tuple[int, int | None] | None
+) -> tuple[int, list[str], dict[str, int]]:
+    """One step of a pull's walk, in a worker: fetch ``oid`` when ``fetch`` is given (its
+    listed and expected sizes, ``_fetch``), then read its links and the sizes its record
+    states for them. Returns (bytes fetched, links, ``{link: size}``)."""
+    n = 0 if fetch is None else _fetch(store, remote, oid, *fetch)
+    if not store.objects.has(oid):
+        return n, [], {}
+    links = [c for c, _ in links_of(store.objects, oid)]
+    return n, links, (_sizes_named(store, oid) if links else {})
+
+
 def _fetch_closure(
     store: Store,
     remote: Remote,
@@ -366,31 +386,44 @@ def _fetch_closure(
     ticker: Callable[[int, int], None],
 ) -> None:
     """Fetch ``frontier`` (ref targets: records, at most ``MAX_RECORD`` bytes each) and every
-    object it links to that this ledger lacks, round by round, each object no larger than the
-    record linking it says (``_sizes_named``)."""
-    seen: set[str] = set()
-    expected = dict.fromkeys(frontier, -MAX_RECORD)  # refs name records
-    while frontier:
-        seen |= frontier
+    object it links to that this ledger lacks, each object no larger than the record linking
+    it says (``_sizes_named``; the first record that names it decides).
+
+    Pipelined: an object's links are followed as soon as it is stored (or found here), by the
+    pool's workers, not once every object at its depth is: a run's data starts arriving while
+    another run's records are still on their way, and a slow object holds up only what it
+    links to. The first failure stops the walk: nothing more is started, and it is raised."""
+    seen = set(frontier)
+    expected: dict[str, int] = dict.fromkeys(frontier, -MAX_RECORD)  # refs name records
+    running: dict[Future[tuple[int, list[str], dict[str, int]]], tuple[str, bool]] = {}
+
+    def visit(oid: str) -> None:
         # Touched, not only looked at: gc keeps what a pull holding its lease relies on.
-        todo = sorted(o for o in frontier if o in have_remote and not store.objects.touch(o))
-        sizes = [expected.get(o) for o in todo]
-        fetch = functools.partial(_fetch, store, remote)
-        for n in pool.map(fetch, todo, [have_remote[o] for o in todo], sizes):
-            report.fetched += 1
-            report.bytes_fetched += n
-            ticker(1, n)
-        nxt: set[str] = set()
-        expected = {}
-        for oid in frontier:
-            if store.objects.has(oid):
-                children = {c for c, _ in links_of(store.objects, oid)}
-                if children - seen:
-                    for c, size in _sizes_named(store, oid).items():
-                        if c in children:
-                            expected.setdefault(c, size)
-                nxt |= children
-        frontier = nxt - seen
+        fetch = oid in have_remote and not store.objects.touch(oid)
+        size = (have_remote[oid], expected.get(oid)) if fetch else None
+        running[pool.submit(_follow, store, remote, oid, size)] = (oid, fetch)
+
+    for oid in sorted(frontier):
+        visit(oid)
+    try:
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f][0]):
+                _, fetched = running.pop(future)
+                n, links, sizes = future.result()
+                if fetched:
+                    report.fetched += 1
+                    report.bytes_fetched += n
+                    ticker(1, n)
+                fresh = sorted(set(links) - seen)
+                seen.update(fresh)
+                for c in fresh:
+                    if c in sizes:
+                        expected[c] = sizes[c]
+                    visit(c)
+    finally:
+        for future in running:
+            future.cancel()  # not started yet: the pool's exit waits for the ones running
 
 
 def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullReport:
