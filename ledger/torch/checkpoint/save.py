@@ -23,6 +23,7 @@ group of its own, in the same order.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from datetime import UTC, datetime
@@ -340,7 +341,13 @@ def _put_json(st: Store, value: Any, out: list[Any]) -> None:
         out.append(e)
 
 
-def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:
+def _check_shard(
+    st: Store, oid: str, run: str, step: int, rank: int, world: int
+) -> tuple[ShardSummary, CheckpointShard]:
+    """Rank ``rank``'s shard manifest, read once (its summary for the record, and the record
+    itself for the layout check), after checking it is that rank's for this step and that its
+    objects are stored: one ``stat`` per chunk, and a look at the codec byte only of a chunk
+    whose size is not that of its raw bytes (compressed, or cut short)."""
     rec = record_from_json(st.get_json(oid), CheckpointShard)
     if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
         raise IntegrityError(
@@ -354,27 +361,30 @@ def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int
         for c in e.chunks:
             want = min(left, rec.chunk_size)
             left -= want
-            path = st.objects.path_of(c)
+            name = st.objects.name_of(c)
             try:
-                size = path.stat().st_size
-                with open(path, "rb") as f:
+                size = os.stat(name).st_size
+                if size == want + 1:
+                    continue  # a raw object of the chunk's size (or a compressed one as long)
+                with open(name, "rb") as f:
                     codec = f.read(1)
             except FileNotFoundError:
                 raise MissingObjectError(
                     c, f"rank {rank}: tensor {e.key}: object {c} is missing"
                 ) from None
-            if codec == b"\x00" and size != want + 1:
+            if codec == b"\x00":
                 raise IntegrityError(
                     f"rank {rank}: tensor {e.key}: object {c} holds {size - 1} bytes, "
                     f"expected {want}"
                 )
-    return ShardSummary(
+    summary = ShardSummary(
         rank=rank,
         manifest=oid,
         tensors=len(rec.tensors),
         bytes_total=rec.bytes_total,
         bytes_new=rec.bytes_new,
     )
+    return summary, rec
 
 
 def _publish(
@@ -392,8 +402,9 @@ def _publish(
     steps = {r["step"] for r in reports}
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
-    shards = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
-    gap = _layout_gap([record_from_json(st.get_json(s.manifest), CheckpointShard) for s in shards])
+    checked = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+    shards = [summary for summary, _rec in checked]
+    gap = _layout_gap([rec for _summary, rec in checked])
     if gap:
         return {"error": gap}
     rec = Checkpoint(
