@@ -235,9 +235,10 @@ class Store:
     ) -> list[LogEntry]:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
-        together (one fsync, the commit point of all), then each ref file is replaced in order
-        (``after_each(name)`` once it is; ``after_log()`` before the first), then each
-        directory that changed is fsynced once.
+        together (one fsync, the commit point of all; each ref file's temp copy is written and
+        fsynced meanwhile), then each ref file is replaced in order (``after_each(name)`` once
+        it is; ``after_log()`` before the first), then each directory that changed is fsynced
+        once.
         A ref named twice is logged as moved twice, the second move from the first's object."""
         for name, oid, _op, note in moves:
             check_ref_name(name)

@@ -4,14 +4,17 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
-   (fsynced; written side by side), then the shard manifest; a DTensor is stored as its
-   local piece, its entry carries the layout (``layout``);
-2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
+   (fsynced; written side by side), then the shard manifest (its content fsynced while the
+   chunks' names are made durable, its name given after: ``write.StagedObject``); a DTensor
+   is stored as its local piece, its entry carries the layout (``layout``);
+2. every rank sends (step, shard id) to all as JSON (one ``all_gather``,
+   ``collectives.all_gather_json``); rank 0 re-reads every shard manifest,
    checks equal steps and world size, that every chunk object exists with its size and that
    the ranks' pieces of each DTensor make it whole;
 3. rank 0 writes the ``checkpoint`` record, then moves ``checkpoints/<run>/step-<n>`` and
-   ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, then the
-   step ref's file, then ``latest``'s, then one fsync of their folder: ``Store.set_refs``);
+   ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, their
+   files' temp copies fsynced meanwhile, then the step ref's file renamed, then ``latest``'s,
+   then one fsync of their folder: ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
 
@@ -30,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from ..._canonical import canonical_json
 from ...errors import IntegrityError, LedgerError, MissingObjectError, UsageError
 from ...records.base import record_from_json
 from ...records.checkpoint import (
@@ -63,8 +67,9 @@ from .common import (
     write_event,
 )
 from .forkcopy import ForkedCopy
-from .io import CHUNK_SIZE, min_saving, write_tensors
+from .io import CHUNK_SIZE, WriteStats, min_saving, write_tensors
 from .layout import describe, is_dtensor
+from .write import StagedObject
 
 __all__ = ["save_checkpoint"]
 
@@ -235,6 +240,8 @@ class _Job:
         self.compress: bool | None = None
         self.layouts: dict[int, ShardLayout] = {}
         self.copying: ForkedCopy | None = None  # a child still filling the staged tensors
+        # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
+        self.record: tuple[Checkpoint, StagedObject] | None = None
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -260,11 +267,22 @@ class _Job:
         verdict: dict[str, Any] = {}
         if rank == 0:
             try:
-                verdict = _publish(st, reports, self.run_id, step, world, self.keep_last, self.note)
+                verdict = _publish(
+                    st,
+                    reports,
+                    self.run_id,
+                    step,
+                    world,
+                    self.keep_last,
+                    self.note,
+                    self.record,
+                )
             except LedgerError as e:
                 if world == 1:
                     raise
                 verdict = {"error": str(e)}
+        if self.record is not None:
+            self.record[1].discard()  # unless named: an error came first
         verdict = all_gather_json(verdict, self.group)[0]
         if verdict.get("error"):
             raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
@@ -285,39 +303,62 @@ class _Job:
         skeleton: list[Any] = []
         thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
         thread.start()
+        staged: list[StagedObject] = []
+
+        def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
+            """The shard manifest's content, made durable while the chunks' names are;
+            named once they are (it links to them)."""
+            thread.join()
+            if isinstance(skeleton[0], BaseException):
+                raise skeleton[0]
+            for i, layout in self.layouts.items():
+                entries[i] = entries[i].model_copy(update={"layout": layout})
+            shard = CheckpointShard(
+                run_id=self.run_id,
+                step=self.step,
+                rank=self.rank,
+                world_size=self.world,
+                chunk_size=self.chunk_size,
+                tensors=entries,
+                state=skeleton[0],
+                rng=self.rng,
+                created=datetime.now(UTC),
+                bytes_total=stats.bytes_total,
+                bytes_new=stats.bytes_new,
+            )
+            manifest = StagedObject(st.objects, canonical_json(shard.to_json()))
+            staged.append(manifest)
+            if self.world == 1:  # the record is known too: staged beside it, named after it
+                summary = ShardSummary(
+                    rank=0,
+                    manifest=manifest.oid,
+                    tensors=len(entries),
+                    bytes_total=stats.bytes_total,
+                    bytes_new=stats.bytes_new,
+                )
+                rec = _record(self.run_id, self.step, 1, [summary], self.note)
+                self.record = (rec, StagedObject(st.objects, canonical_json(rec.to_json())))
+
         try:
-            entries, stats = write_tensors(
+            write_tensors(
                 st.objects,
                 self.tensors,
                 chunk_size=self.chunk_size,
                 fault=fault,
                 trust_version_counter=self.trust,
                 compress=self.compress,
+                meanwhile=stage,
             )
+            fault("after-objects")
+            staged[0].name()
         finally:
             thread.join()
+            for s in staged:
+                s.discard()
         if isinstance(skeleton[0], BaseException):
             raise skeleton[0]
-        skeleton_oid: str = skeleton[0]
-        for i, layout in self.layouts.items():
-            entries[i] = entries[i].model_copy(update={"layout": layout})
-        fault("after-objects")
-        shard = CheckpointShard(
-            run_id=self.run_id,
-            step=self.step,
-            rank=self.rank,
-            world_size=self.world,
-            chunk_size=self.chunk_size,
-            tensors=entries,
-            state=skeleton_oid,
-            rng=self.rng,
-            created=datetime.now(UTC),
-            bytes_total=stats.bytes_total,
-            bytes_new=stats.bytes_new,
-        )
-        oid = st.put_json(shard.to_json())
         fault("after-shard")
-        return oid
+        return staged[0].oid
 
 
 def local_pieces(
@@ -395,7 +436,11 @@ def _publish(
     world: int,
     keep_last: int | None,
     note: str,
+    staged: tuple[Checkpoint, StagedObject] | None = None,
 ) -> dict[str, Any]:
+    """Check the ranks' shards, write the record and move the refs. ``staged``: the record
+    as one process staged it beside its shard manifest (its content durable already), named
+    here if it is the record the checks give."""
     errors = [r["error"] for r in reports if r.get("error")]
     if errors:
         return {"error": "; ".join(errors)}
@@ -407,17 +452,12 @@ def _publish(
     gap = _layout_gap([rec for _summary, rec in checked])
     if gap:
         return {"error": gap}
-    rec = Checkpoint(
-        run_id=run,
-        step=step,
-        world_size=world,
-        shards=shards,
-        created=datetime.now(UTC),
-        bytes_total=sum(s.bytes_total for s in shards),
-        bytes_new=sum(s.bytes_new for s in shards),
-        note=note,
-    )
-    oid = st.put_json(rec.to_json())
+    rec = _record(run, step, world, shards, note)
+    if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
+        rec, oid = staged[0], staged[1].oid
+        staged[1].name()
+    else:
+        oid = st.put_json(rec.to_json())
     fault("after-record")
     # Both log entries in one append (the commit point), then the step ref's file, then
     # ``latest``'s: until ``latest`` moves, the previous checkpoint is the latest.
@@ -446,6 +486,19 @@ def _publish(
         }
     )
     return {"oid": oid, "refs": refs}
+
+
+def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:
+    return Checkpoint(
+        run_id=run,
+        step=step,
+        world_size=world,
+        shards=shards,
+        created=datetime.now(UTC),
+        bytes_total=sum(s.bytes_total for s in shards),
+        bytes_new=sum(s.bytes_new for s in shards),
+        note=note,
+    )
 
 
 def _layout_gap(recs: list[CheckpointShard]) -> str | None:
