@@ -3,14 +3,16 @@
 ``python -m torch.distributed.run --nproc_per_node=N sharded_cost_prog.py STORE OUT``: every
 rank holds four DTensors sharded on dim 0 (local pieces of 128 KiB, above ``reuse.MIN_BYTES``),
 saves step 1, adds 1 to one of them and saves step 2. During the second save it counts the
-collectives it issues and, per chunk, whether it was found equal to the last save by a
-comparison or hashed; then it exchanges a value longer than ``collectives.SLOT``. Each rank
-writes what it saw to ``OUT/rank<r>.json``.
+collectives it issues, per chunk whether it was found equal to the last save by a comparison
+or hashed, and the folders it fsyncs; then it exchanges a value longer than
+``collectives.SLOT``. Each rank writes what it saw to ``OUT/rank<r>.json``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ import ledger.torch.checkpoint.write as ckpt_write
 from ledger.store import Store
 from ledger.torch.checkpoint import save_checkpoint
 from ledger.torch.checkpoint.collectives import all_gather_json
+from ledger.torch.checkpoint.common import read_checkpoint, resolve_checkpoint
 
 COLLECTIVES = ("all_gather", "all_gather_object", "broadcast", "barrier", "gather", "all_reduce")
 
@@ -68,7 +71,20 @@ def main() -> None:
         return put(writer, data, *a, **k)
 
     ckpt_io.reused, ckpt_write.ChunkWriter.put = spy_reused, spy_put  # type: ignore[assignment,method-assign]
+    synced: list[str] = []  # folders fsynced during the save, in order
+    fsync = os.fsync
+
+    def spy_fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        fsync(fd)
+
+    os.fsync = spy_fsync
     info = save_checkpoint(state, step=2, store=store, run_id="r")
+    os.fsync = fsync
+    st = Store.open(store)
+    rec = read_checkpoint(st, resolve_checkpoint(st, "latest", "r"))
+    manifests = [str(st.objects.path_of(s.manifest).parent) for s in rec.shards]
     ckpt_io.reused, ckpt_write.ChunkWriter.put = reused, put  # type: ignore[method-assign]
     save_calls = dict(calls)
     calls.clear()
@@ -81,6 +97,8 @@ def main() -> None:
         "compared": sorted(compared),
         "hashed": hashed,
         "bytes_new": info.bytes_new,
+        "synced": synced,
+        "manifest_folders": manifests,
     }
     (out / f"rank{rank}.json").write_text(json.dumps(report))
     dist.barrier()

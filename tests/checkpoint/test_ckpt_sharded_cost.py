@@ -70,3 +70,14 @@ def test_a_value_longer_than_a_slot_takes_a_second_round(reports: list[dict[str,
     for got in reports:
         assert got["long"] == [[0, 0], [1, 3000]]
         assert got["long_calls"] == {"all_gather": 2}
+
+
+def test_rank_0_makes_every_shard_manifest_s_name_durable(reports: list[dict[str, Any]]) -> None:
+    """Each rank names its shard manifest without waiting for its folder's fsync; rank 0
+    fsyncs every rank's manifest folder (while it stages the record) before it publishes: one
+    fsync fewer in a row on every rank before the exchange. On the old code each rank
+    fsynced its own, and rank 0 never rank 1's."""
+    folders = reports[0]["manifest_folders"]
+    assert len(folders) == 2
+    for folder in folders:
+        assert folder in reports[0]["synced"], (folder, reports[0]["synced"])

@@ -11,10 +11,12 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    ``collectives.all_gather_json``); rank 0 re-reads every shard manifest,
    checks equal steps and world size, that every chunk object exists with its size and that
    the ranks' pieces of each DTensor make it whole;
-3. rank 0 writes the ``checkpoint`` record, then moves ``checkpoints/<run>/step-<n>`` and
-   ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, their
-   files' temp copies fsynced meanwhile, then the step ref's file renamed, then ``latest``'s,
-   then one fsync of their folder: ``Store.set_refs``);
+3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries while it fsyncs
+   the folders of their shard manifests, which each rank named without that fsync), then
+   moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
+   lock: both log entries in one append, their files' temp copies fsynced meanwhile, then
+   the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
+   ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
 
@@ -45,6 +47,7 @@ from ...records.checkpoint import (
 )
 from ...runtime.rng import capture_rng
 from ...store import Store
+from ...store.atomic import fsync_dir
 from .background import (
     PendingCheckpoint,
     caller_lock,
@@ -67,7 +70,7 @@ from .common import (
     write_event,
 )
 from .forkcopy import ForkedCopy
-from .io import CHUNK_SIZE, WriteStats, min_saving, write_tensors
+from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, write_tensors
 from .layout import describe, is_dtensor
 from .write import StagedObject
 
@@ -242,6 +245,7 @@ class _Job:
         self.copying: ForkedCopy | None = None  # a child still filling the staged tensors
         # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
         self.record: tuple[Checkpoint, StagedObject] | None = None
+        self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -262,7 +266,14 @@ class _Job:
                 error = f"rank {rank}: {type(e).__name__}: {e}"
         self.tensors = []  # a background save's copy is no longer needed
         reports = all_gather_json(
-            {"rank": rank, "step": step, "shard": shard_oid, "error": error}, self.group
+            {
+                "rank": rank,
+                "step": step,
+                "shard": shard_oid,
+                "error": error,
+                "summary": self.summary,
+            },
+            self.group,
         )
         verdict: dict[str, Any] = {}
         if rank == 0:
@@ -328,6 +339,11 @@ class _Job:
             )
             manifest = StagedObject(st.objects, canonical_json(shard.to_json()))
             staged.append(manifest)
+            self.summary = {
+                "tensors": len(entries),
+                "bytes_total": stats.bytes_total,
+                "bytes_new": stats.bytes_new,
+            }
             if self.world == 1:  # the record is known too: staged beside it, named after it
                 summary = ShardSummary(
                     rank=0,
@@ -350,7 +366,9 @@ class _Job:
                 meanwhile=stage,
             )
             fault("after-objects")
-            staged[0].name()
+            # Ranks of a group name their manifest; rank 0 makes the names durable, beside
+            # staging the record (``_publish``): one fsync fewer in a row before the exchange.
+            staged[0].name(durable=self.world == 1)
         finally:
             thread.join()
             for s in staged:
@@ -447,17 +465,23 @@ def _publish(
     steps = {r["step"] for r in reports}
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
-    checked = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
-    shards = [summary for summary, _rec in checked]
-    gap = _layout_gap([rec for _summary, rec in checked])
-    if gap:
-        return {"error": gap}
-    rec = _record(run, step, world, shards, note)
-    if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
-        rec, oid = staged[0], staged[1].oid
-        staged[1].name()
-    else:
-        oid = st.put_json(rec.to_json())
+    if world > 1:
+        staged = _stage_record(st, reports, run, step, world, note)
+    try:
+        checked = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+        shards = [summary for summary, _rec in checked]
+        gap = _layout_gap([rec for _summary, rec in checked])
+        if gap:
+            return {"error": gap}
+        rec = _record(run, step, world, shards, note)
+        if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
+            rec, oid = staged[0], staged[1].oid
+            staged[1].name()
+        else:  # (a rank's summary that its manifest contradicts: the manifest is believed)
+            oid = st.put_json(rec.to_json())
+    finally:
+        if staged is not None:
+            staged[1].discard()
     fault("after-record")
     # Both log entries in one append (the commit point), then the step ref's file, then
     # ``latest``'s: until ``latest`` moves, the previous checkpoint is the latest.
@@ -486,6 +510,39 @@ def _publish(
         }
     )
     return {"oid": oid, "refs": refs}
+
+
+def _stage_record(
+    st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
+) -> tuple[Checkpoint, StagedObject] | None:
+    """The record as the ranks' reports describe it, its content made durable on a thread
+    while this one fsyncs the folders of the ranks' shard manifests (each rank named its own,
+    ``_write_shard``): the record's name comes only after both, once the checks agree.
+    None (the folders fsynced all the same) when the reports cannot make a record: the
+    record is then written after the checks, as before."""
+    fans = {st.objects.path_of(r["shard"]).parent for r in reports}
+    out: list[tuple[Checkpoint, StagedObject] | None] = []
+
+    def stage() -> None:
+        try:
+            summaries = [
+                ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
+                for i, r in enumerate(reports)
+            ]
+            rec = _record(run, step, world, summaries, note)
+            out.append((rec, StagedObject(st.objects, canonical_json(rec.to_json()))))
+        except Exception:  # a report without its summary: written after the checks
+            out.append(None)
+
+    jobs: list[Path | None] = [None, *sorted(fans | {f.parent for f in fans})]
+    try:
+        map_threads(lambda job: stage() if job is None else fsync_dir(job), jobs, len(jobs))
+    except BaseException:
+        for staged in out:
+            if staged is not None:
+                staged[1].discard()
+        raise
+    return out[0]
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:

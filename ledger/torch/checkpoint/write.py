@@ -521,9 +521,11 @@ class StagedObject:
             self.discard()
             raise
 
-    def name(self) -> bool:
+    def name(self, durable: bool = True) -> bool:
         """Give the object its name and make the name durable; False if it was stored
-        already (found then, or named by another writer meanwhile: touched, as reused)."""
+        already (found then, or named by another writer meanwhile: touched, as reused).
+        ``durable=False`` leaves the fsync of its folder (and of the one above, where the
+        folder is new) to the caller: a rank's shard manifest, whose folder rank 0 fsyncs."""
         if self._fd is None:
             return False
         try:
@@ -540,7 +542,7 @@ class StagedObject:
             if not new:
                 self.objects.touch(self.oid)
                 return False
-            for d in [fan, *(d.parent for d in new_dirs)]:
+            for d in [fan, *(d.parent for d in new_dirs)] if durable else []:
                 fsync_dir(d)
             return True
         finally:
