@@ -120,8 +120,12 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
     dist.destroy_process_group()
 
 
-def _torchrun(n: int, mode: str, work: Path, rounds: int, total: int) -> dict[str, list[float]]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+def _torchrun(
+    n: int, mode: str, work: Path, rounds: int, total: int, path: str = str(ROOT)
+) -> dict[str, list[float]]:
+    """``_worker`` at ``n`` ranks; ``path``: the PYTHONPATH (the baseline's ``ledger`` first)."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1")
     for var in ("LEDGER_DIR", "LEDGER_RUN_ID", "LEDGER_RUN_DIR"):
         env.pop(var, None)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}"]
@@ -137,11 +141,37 @@ def _torchrun(n: int, mode: str, work: Path, rounds: int, total: int) -> dict[st
 
 
 def run(quick: bool) -> list[Row]:
+    from . import baseline_checkout
+
     rounds, total = (2, TOTAL // 4) if quick else (5, TOTAL)
+    before: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-sharded-") as tmp:
         work = Path(tmp)
-        times = _torchrun(4, "save", work, rounds, total)
-        times.update(_torchrun(2, "reshard", work, rounds, total))
+        base = baseline_checkout(work / "baseline")
+        if base is None:
+            times = _torchrun(4, "save", work, rounds, total)
+        else:
+            # The baseline's saves in the same run: half the rounds each, in the order
+            # now, before, before, now (neither always runs first or on a cooler machine).
+            half = max(1, rounds // 2)
+            times, path = {}, f"{base[1]}:{ROOT}"
+            parts = (("now", half), ("before", half), ("before", rounds - half))
+            for n, (which, part) in enumerate(parts):
+                got = _torchrun(
+                    4,
+                    "save",
+                    work / f"{which}-{n}",
+                    part,
+                    total,
+                    path if which == "before" else str(ROOT),
+                )
+                for k, v in got.items():
+                    (before if which == "before" else times).setdefault(k, []).extend(v)
+            for k, v in _torchrun(4, "save", work, rounds - half, total).items():
+                times.setdefault(k, []).extend(v)
+        # The reshard loads the stores of the last torchrun of this checkout, in ``work``.
+        last = rounds if base is None else rounds - max(1, rounds // 2)
+        times.update(_torchrun(2, "reshard", work, last, total))
     med = {k: statistics.median(v) for k, v in times.items()}
     mib = total / 2**20
     pairs = [
@@ -189,6 +219,21 @@ def run(quick: bool) -> list[Row]:
                 "so the slowest rank counts (torchrun, gloo, CPU)",
             )
         )
+        if base is not None and ours in before:
+            old = {k: statistics.median(v) for k, v in before.items()}
+            ratio = old[ours] / old[theirs]
+            rows.append(
+                Row(
+                    NAME,
+                    f"{what} ({mib:.0f} MiB, {N_TENSORS} DTensors) at {base[0]} (before)",
+                    old[ours] * 1000,
+                    "ms",
+                    reference=f"{ref} {old[theirs] * 1000:.0f} ms",
+                    ratio=ratio,
+                    note=f"the same at {base[0]} (LEDGER_BENCH_BASELINE), in the same run: "
+                    f"{len(before[ours])} rounds, in torchruns between this checkout's",
+                )
+            )
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,51 @@ def test_no_moves_change_nothing(store: Store) -> None:
     before = store.log.path.read_bytes()
     assert store.set_refs([]) == []
     assert store.log.path.read_bytes() == before
+
+
+def test_ref_files_are_made_durable_while_the_log_append_is(store: Store, monkeypatch: Any) -> None:
+    """The ref files' temp copies are written and fsynced beside the log append's fsync, not
+    after it (a checkpoint's publish: three fsyncs in a row became two); renamed in order
+    only once the append is durable."""
+    a, b = _objects(store, 2)
+    store.set_ref("checkpoints/r/latest", a, op="publish", step=1)
+    refs_synced = threading.Semaphore(0)
+    seen_at_log: list[bool] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if path == str(store.log.path):  # the commit point waits for both ref temp files
+            seen_at_log.append(
+                all(refs_synced.acquire(timeout=30) for _ in range(2))  # generous deadline
+            )
+            assert store.refs.get("checkpoints/r/latest") == a  # nothing renamed yet
+        real(fd)
+        if Path(path).parent == store.tmp_dir:
+            refs_synced.release()
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store.set_refs(
+        [
+            ("checkpoints/r/step-2", b, "checkpoint", {"step": 2}),
+            ("checkpoints/r/latest", b, "publish", {"step": 2}),
+        ]
+    )
+    assert seen_at_log == [True]
+    assert store.refs.get("checkpoints/r/step-2") == b
+    assert store.refs.get("checkpoints/r/latest") == b
+    assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith(".w-")]
+
+
+def test_a_failed_log_append_leaves_no_ref_temp_file(store: Store, monkeypatch: Any) -> None:
+    a, b = _objects(store, 2)
+    store.set_ref("checkpoints/r/latest", a, op="publish", step=1)
+
+    def broken(entries: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store.log, "append_many", broken)
+    with pytest.raises(OSError, match="No space"):
+        store.set_refs([("checkpoints/r/latest", b, "publish", {"step": 2})])
+    assert store.refs.get("checkpoints/r/latest") == a
+    assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith(".w-")]

@@ -18,6 +18,8 @@ import contextlib
 import errno
 import fcntl
 import os
+import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from ..errors import (
     LedgerNotFoundError,
     UsageError,
 )
-from .atomic import atomic_write_bytes, fsync_dir, replace_bytes
+from .atomic import atomic_write_bytes, fsync_dir
 from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
@@ -234,9 +236,10 @@ class Store:
     ) -> list[LogEntry]:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
-        together (one fsync, the commit point of all), then each ref file is replaced in order
-        (``after_each(name)`` once it is; ``after_log()`` before the first), then each
-        directory that changed is fsynced once.
+        together (one fsync, the commit point of all; each ref file's temp copy is written and
+        fsynced meanwhile), then each ref file is replaced in order (``after_each(name)`` once
+        it is; ``after_log()`` before the first), then each directory that changed is fsynced
+        once.
         A ref named twice is logged as moved twice, the second move from the first's object."""
         for name, oid, _op, note in moves:
             check_ref_name(name)
@@ -258,16 +261,27 @@ class Store:
                 old = None if state is None else state.oid
                 lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
                 held[name] = RefState(oid, after)
-            entries = self.log.append_many(lines)
-            after_log()
-            dirs: list[Path] = []
-            for name, oid, _op, _note in moves:
-                path = self.refs.path_of(name)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                replace_bytes(path, oid.encode() + b"\n", self.tmp_dir)
-                after_each(name)
-                if path.parent not in dirs:
-                    dirs.append(path.parent)
+            # Each ref file's new content is known before the commit point: its temp file is
+            # written and fsynced on a thread of its own while the log append is fsynced (a
+            # crash before the append leaves temp files only); after it, the files are
+            # renamed into place in order. Three fsyncs in a row became two.
+            staged = [
+                _StagedRef(self.refs.path_of(name), oid, self.tmp_dir) for name, oid, *_ in moves
+            ]
+            try:
+                entries = self.log.append_many(lines)
+                for ref in staged:
+                    ref.wait()
+                after_log()
+                dirs: list[Path] = []
+                for (name, *_), ref in zip(moves, staged, strict=True):
+                    ref.commit()
+                    after_each(name)
+                    if ref.path.parent not in dirs:
+                        dirs.append(ref.path.parent)
+            finally:
+                for ref in staged:
+                    ref.discard()
             for d in dirs:
                 fsync_dir(d)
         return entries
@@ -420,3 +434,46 @@ class Store:
     def ref_state_from_log(self) -> dict[str, str]:
         """What every ref should hold according to the log (its accepted lines)."""
         return self.fold().values()
+
+
+class _StagedRef:
+    """A ref file's new content in a temp file, written and fsynced on a thread started at
+    once; ``commit`` renames it into place (``replace_bytes`` in two halves)."""
+
+    def __init__(self, path: Path, oid: str, tmp_dir: Path) -> None:
+        self.path = path
+        self._tmp: Path | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write, args=(oid.encode() + b"\n", tmp_dir))
+        self._thread.start()
+
+    def _write(self, data: bytes, tmp_dir: Path) -> None:
+        try:
+            fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".w-")
+            self._tmp = Path(name)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(name, 0o644)
+        except BaseException as e:  # raised by ``wait``
+            self._error = e
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def commit(self) -> None:
+        if self._tmp is None:
+            raise RuntimeError("a staged ref is committed after wait() only")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+
+    def discard(self) -> None:
+        """Remove the temp file if it was not renamed (an error before, or in, the commit)."""
+        self._thread.join()
+        if self._tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self._tmp.unlink()

@@ -191,7 +191,7 @@ def test_publish_refuses_ranks_that_saved_different_steps(store: Store) -> None:
 def test_a_shard_of_another_step_rank_or_run_is_refused(store: Store) -> None:
     save_checkpoint({"w": torch.zeros(2)}, step=1, store=store, run_id="r")
     oid, _ = _shard(store)
-    assert _check_shard(store, oid, "r", 1, 0, 1).manifest == oid
+    assert _check_shard(store, oid, "r", 1, 0, 1)[0].manifest == oid
     for run, step, rank, world in [("q", 1, 0, 1), ("r", 2, 0, 1), ("r", 1, 1, 2)]:
         with pytest.raises(IntegrityError, match=f"^shard {oid} is for run r step 1 rank 0/1"):
             _check_shard(store, oid, run, step, rank, world)

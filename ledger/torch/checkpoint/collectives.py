@@ -12,7 +12,7 @@ import torch
 
 from ..._canonical import canonical_json, parse_json
 
-__all__ = ["all_gather_json", "background_group", "barrier", "rank_and_world"]
+__all__ = ["SLOT", "all_gather_json", "background_group", "barrier", "rank_and_world"]
 
 # The gloo group background saves talk on, made once per default group (see background_group).
 _bg_groups: dict[int, Any] = {}
@@ -61,8 +61,22 @@ def background_group() -> Any:
     return _bg_groups[key]
 
 
+# Bytes each rank sends in the one ``all_gather`` of ``all_gather_json``: an 8-byte length,
+# then the JSON. A save's reports and verdict are a few hundred bytes; a longer value (a long
+# error message) costs one more round, for the rest.
+SLOT = 4096
+_HEAD = 8
+
+
 def all_gather_json(value: Any, group: Any = None) -> list[Any]:
-    """Every rank's ``value`` (JSON types), in rank order, over ``group`` (default: world)."""
+    """Every rank's ``value`` (JSON types), in rank order, over ``group`` (default: world).
+
+    One ``all_gather`` of ``SLOT`` bytes per rank, each slot holding its length and as much of
+    the JSON as fits: a save exchanges twice (reports, verdict), and each round trip of gloo
+    costs milliseconds on a busy machine (wake-ups of every rank), where a first round of
+    sizes and a second of data cost two. Only when some rank's JSON is longer than the slot
+    does a second ``all_gather`` carry the rest (every rank knows every length by then).
+    """
     _, world = rank_and_world()
     if world == 1:
         return [parse_json(canonical_json(value))]
@@ -70,20 +84,25 @@ def all_gather_json(value: Any, group: Any = None) -> list[Any]:
 
     dev = _device(group)
     data = canonical_json(value)
-    size = torch.tensor([len(data)], dtype=torch.int64, device=dev)
-    sizes = [torch.zeros_like(size) for _ in range(world)]
-    dist.all_gather(sizes, size, group=group)
-    longest = max(int(s.item()) for s in sizes)
-    buf = torch.zeros(longest, dtype=torch.uint8)
-    if data:
-        buf[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-    buf = buf.to(dev)
-    bufs = [torch.zeros(longest, dtype=torch.uint8, device=dev) for _ in range(world)]
-    dist.all_gather(bufs, buf, group=group)
-    out = []
-    for b, s in zip(bufs, sizes, strict=True):
-        out.append(parse_json(b[: int(s.item())].cpu().numpy().tobytes()))
-    return out
+    head = len(data).to_bytes(_HEAD, "little") + data[: SLOT - _HEAD]
+    slot = torch.zeros(SLOT, dtype=torch.uint8)
+    slot[: len(head)] = torch.frombuffer(bytearray(head), dtype=torch.uint8)
+    slots = [torch.zeros(SLOT, dtype=torch.uint8, device=dev) for _ in range(world)]
+    dist.all_gather(slots, slot.to(dev), group=group)
+    got = [s.cpu().numpy().tobytes() for s in slots]
+    sizes = [int.from_bytes(g[:_HEAD], "little") for g in got]
+    parts = [g[_HEAD : _HEAD + min(n, SLOT - _HEAD)] for g, n in zip(got, sizes, strict=True)]
+    rest = max(n - (SLOT - _HEAD) for n in sizes)
+    if rest > 0:  # every rank takes this branch: each knows every length
+        tail = data[SLOT - _HEAD :]
+        buf = torch.zeros(rest, dtype=torch.uint8)
+        if tail:
+            buf[: len(tail)] = torch.frombuffer(bytearray(tail), dtype=torch.uint8)
+        bufs = [torch.zeros(rest, dtype=torch.uint8, device=dev) for _ in range(world)]
+        dist.all_gather(bufs, buf.to(dev), group=group)
+        for i, (b, n) in enumerate(zip(bufs, sizes, strict=True)):
+            parts[i] += b[: max(0, n - (SLOT - _HEAD))].cpu().numpy().tobytes()
+    return [parse_json(p) for p in parts]
 
 
 def barrier() -> None:

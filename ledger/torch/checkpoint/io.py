@@ -145,9 +145,12 @@ def write_tensors(
     fault: Callable[[str], None] = lambda phase: None,
     trust_version_counter: bool = False,
     compress: bool | None = None,
+    meanwhile: Callable[[list[TensorEntry], WriteStats], None] | None = None,
 ) -> tuple[list[TensorEntry], WriteStats]:
     """Write every tensor's chunks as objects; entries in the order given. ``compress``: see
-    ``min_saving``."""
+    ``min_saving``. ``meanwhile(entries, stats)`` runs once every chunk is durable and named,
+    while their names are made durable (``ChunkWriter.finish``): a manifest of them may be
+    staged then, not named."""
     saving = min_saving(compress)
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise UsageError(
@@ -211,7 +214,7 @@ def write_tensors(
     except BaseException:
         writer.abort()
         raise
-    writer.finish()
+    writer.settle()  # every ``Written`` is known from here
     for n, result in zip(order, done, strict=True):
         results[n] = result
     for (i, _j, chunk), (oid, written, was_reused) in zip(jobs, results, strict=True):
@@ -224,6 +227,17 @@ def write_tensors(
     for i, ids in known.items():
         chunk_ids[i] = ids
     stats.bytes_total = sum(nbytes)
+    entries = [
+        TensorEntry(
+            key=key,
+            dtype=str(t.dtype).removeprefix("torch."),  # type: ignore[arg-type]
+            shape=list(t.shape),
+            nbytes=nbytes[i],
+            chunks=chunk_ids[i],
+        )
+        for i, (key, t) in enumerate(tensors)
+    ]
+    writer.finish(None if meanwhile is None else lambda: meanwhile(entries, stats))
     keep_only(
         objects,
         {
@@ -238,16 +252,6 @@ def write_tensors(
             vkey = _version_key(t)
             if vkey is not None:  # the storage ref keeps its address from being reused
                 _version_cache[vkey] = (t._version, chunk_ids[i], t.untyped_storage())
-    entries = [
-        TensorEntry(
-            key=key,
-            dtype=str(t.dtype).removeprefix("torch."),  # type: ignore[arg-type]
-            shape=list(t.shape),
-            nbytes=nbytes[i],
-            chunks=chunk_ids[i],
-        )
-        for i, (key, t) in enumerate(tensors)
-    ]
     return entries, stats
 
 

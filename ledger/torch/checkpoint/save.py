@@ -4,14 +4,19 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
-   (fsynced; written side by side), then the shard manifest; a DTensor is stored as its
-   local piece, its entry carries the layout (``layout``);
-2. every rank sends (step, shard id) to all as JSON; rank 0 re-reads every shard manifest,
+   (fsynced; written side by side), then the shard manifest (its content fsynced while the
+   chunks' names are made durable, its name given after: ``write.StagedObject``); a DTensor
+   is stored as its local piece, its entry carries the layout (``layout``);
+2. every rank sends (step, shard id) to all as JSON (one ``all_gather``,
+   ``collectives.all_gather_json``); rank 0 re-reads every shard manifest,
    checks equal steps and world size, that every chunk object exists with its size and that
    the ranks' pieces of each DTensor make it whole;
-3. rank 0 writes the ``checkpoint`` record, then moves ``checkpoints/<run>/step-<n>`` and
-   ``checkpoints/<run>/latest`` (under the ref lock: both log entries in one append, then the
-   step ref's file, then ``latest``'s, then one fsync of their folder: ``Store.set_refs``);
+3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries while it fsyncs
+   the folders of their shard manifests, which each rank named without that fsync), then
+   moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
+   lock: both log entries in one append, their files' temp copies fsynced meanwhile, then
+   the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
+   ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
    appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
 
@@ -23,12 +28,14 @@ group of its own, in the same order.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from ..._canonical import canonical_json
 from ...errors import IntegrityError, LedgerError, MissingObjectError, UsageError
 from ...records.base import record_from_json
 from ...records.checkpoint import (
@@ -40,6 +47,7 @@ from ...records.checkpoint import (
 )
 from ...runtime.rng import capture_rng
 from ...store import Store
+from ...store.atomic import fsync_dir
 from .background import (
     PendingCheckpoint,
     caller_lock,
@@ -62,8 +70,9 @@ from .common import (
     write_event,
 )
 from .forkcopy import ForkedCopy
-from .io import CHUNK_SIZE, min_saving, write_tensors
+from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, write_tensors
 from .layout import describe, is_dtensor
+from .write import StagedObject
 
 __all__ = ["save_checkpoint"]
 
@@ -234,6 +243,9 @@ class _Job:
         self.compress: bool | None = None
         self.layouts: dict[int, ShardLayout] = {}
         self.copying: ForkedCopy | None = None  # a child still filling the staged tensors
+        # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
+        self.record: tuple[Checkpoint, StagedObject] | None = None
+        self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -254,16 +266,34 @@ class _Job:
                 error = f"rank {rank}: {type(e).__name__}: {e}"
         self.tensors = []  # a background save's copy is no longer needed
         reports = all_gather_json(
-            {"rank": rank, "step": step, "shard": shard_oid, "error": error}, self.group
+            {
+                "rank": rank,
+                "step": step,
+                "shard": shard_oid,
+                "error": error,
+                "summary": self.summary,
+            },
+            self.group,
         )
         verdict: dict[str, Any] = {}
         if rank == 0:
             try:
-                verdict = _publish(st, reports, self.run_id, step, world, self.keep_last, self.note)
+                verdict = _publish(
+                    st,
+                    reports,
+                    self.run_id,
+                    step,
+                    world,
+                    self.keep_last,
+                    self.note,
+                    self.record,
+                )
             except LedgerError as e:
                 if world == 1:
                     raise
                 verdict = {"error": str(e)}
+        if self.record is not None:
+            self.record[1].discard()  # unless named: an error came first
         verdict = all_gather_json(verdict, self.group)[0]
         if verdict.get("error"):
             raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
@@ -284,39 +314,69 @@ class _Job:
         skeleton: list[Any] = []
         thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
         thread.start()
+        staged: list[StagedObject] = []
+
+        def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
+            """The shard manifest's content, made durable while the chunks' names are;
+            named once they are (it links to them)."""
+            thread.join()
+            if isinstance(skeleton[0], BaseException):
+                raise skeleton[0]
+            for i, layout in self.layouts.items():
+                entries[i] = entries[i].model_copy(update={"layout": layout})
+            shard = CheckpointShard(
+                run_id=self.run_id,
+                step=self.step,
+                rank=self.rank,
+                world_size=self.world,
+                chunk_size=self.chunk_size,
+                tensors=entries,
+                state=skeleton[0],
+                rng=self.rng,
+                created=datetime.now(UTC),
+                bytes_total=stats.bytes_total,
+                bytes_new=stats.bytes_new,
+            )
+            manifest = StagedObject(st.objects, canonical_json(shard.to_json()))
+            staged.append(manifest)
+            self.summary = {
+                "tensors": len(entries),
+                "bytes_total": stats.bytes_total,
+                "bytes_new": stats.bytes_new,
+            }
+            if self.world == 1:  # the record is known too: staged beside it, named after it
+                summary = ShardSummary(
+                    rank=0,
+                    manifest=manifest.oid,
+                    tensors=len(entries),
+                    bytes_total=stats.bytes_total,
+                    bytes_new=stats.bytes_new,
+                )
+                rec = _record(self.run_id, self.step, 1, [summary], self.note)
+                self.record = (rec, StagedObject(st.objects, canonical_json(rec.to_json())))
+
         try:
-            entries, stats = write_tensors(
+            write_tensors(
                 st.objects,
                 self.tensors,
                 chunk_size=self.chunk_size,
                 fault=fault,
                 trust_version_counter=self.trust,
                 compress=self.compress,
+                meanwhile=stage,
             )
+            fault("after-objects")
+            # Ranks of a group name their manifest; rank 0 makes the names durable, beside
+            # staging the record (``_publish``): one fsync fewer in a row before the exchange.
+            staged[0].name(durable=self.world == 1)
         finally:
             thread.join()
+            for s in staged:
+                s.discard()
         if isinstance(skeleton[0], BaseException):
             raise skeleton[0]
-        skeleton_oid: str = skeleton[0]
-        for i, layout in self.layouts.items():
-            entries[i] = entries[i].model_copy(update={"layout": layout})
-        fault("after-objects")
-        shard = CheckpointShard(
-            run_id=self.run_id,
-            step=self.step,
-            rank=self.rank,
-            world_size=self.world,
-            chunk_size=self.chunk_size,
-            tensors=entries,
-            state=skeleton_oid,
-            rng=self.rng,
-            created=datetime.now(UTC),
-            bytes_total=stats.bytes_total,
-            bytes_new=stats.bytes_new,
-        )
-        oid = st.put_json(shard.to_json())
         fault("after-shard")
-        return oid
+        return staged[0].oid
 
 
 def local_pieces(
@@ -340,7 +400,13 @@ def _put_json(st: Store, value: Any, out: list[Any]) -> None:
         out.append(e)
 
 
-def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int) -> ShardSummary:
+def _check_shard(
+    st: Store, oid: str, run: str, step: int, rank: int, world: int
+) -> tuple[ShardSummary, CheckpointShard]:
+    """Rank ``rank``'s shard manifest, read once (its summary for the record, and the record
+    itself for the layout check), after checking it is that rank's for this step and that its
+    objects are stored: one ``stat`` per chunk, and a look at the codec byte only of a chunk
+    whose size is not that of its raw bytes (compressed, or cut short)."""
     rec = record_from_json(st.get_json(oid), CheckpointShard)
     if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
         raise IntegrityError(
@@ -354,27 +420,30 @@ def _check_shard(st: Store, oid: str, run: str, step: int, rank: int, world: int
         for c in e.chunks:
             want = min(left, rec.chunk_size)
             left -= want
-            path = st.objects.path_of(c)
+            name = st.objects.name_of(c)
             try:
-                size = path.stat().st_size
-                with open(path, "rb") as f:
+                size = os.stat(name).st_size
+                if size == want + 1:
+                    continue  # a raw object of the chunk's size (or a compressed one as long)
+                with open(name, "rb") as f:
                     codec = f.read(1)
             except FileNotFoundError:
                 raise MissingObjectError(
                     c, f"rank {rank}: tensor {e.key}: object {c} is missing"
                 ) from None
-            if codec == b"\x00" and size != want + 1:
+            if codec == b"\x00":
                 raise IntegrityError(
                     f"rank {rank}: tensor {e.key}: object {c} holds {size - 1} bytes, "
                     f"expected {want}"
                 )
-    return ShardSummary(
+    summary = ShardSummary(
         rank=rank,
         manifest=oid,
         tensors=len(rec.tensors),
         bytes_total=rec.bytes_total,
         bytes_new=rec.bytes_new,
     )
+    return summary, rec
 
 
 def _publish(
@@ -385,28 +454,34 @@ def _publish(
     world: int,
     keep_last: int | None,
     note: str,
+    staged: tuple[Checkpoint, StagedObject] | None = None,
 ) -> dict[str, Any]:
+    """Check the ranks' shards, write the record and move the refs. ``staged``: the record
+    as one process staged it beside its shard manifest (its content durable already), named
+    here if it is the record the checks give."""
     errors = [r["error"] for r in reports if r.get("error")]
     if errors:
         return {"error": "; ".join(errors)}
     steps = {r["step"] for r in reports}
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
-    shards = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
-    gap = _layout_gap([record_from_json(st.get_json(s.manifest), CheckpointShard) for s in shards])
-    if gap:
-        return {"error": gap}
-    rec = Checkpoint(
-        run_id=run,
-        step=step,
-        world_size=world,
-        shards=shards,
-        created=datetime.now(UTC),
-        bytes_total=sum(s.bytes_total for s in shards),
-        bytes_new=sum(s.bytes_new for s in shards),
-        note=note,
-    )
-    oid = st.put_json(rec.to_json())
+    if world > 1:
+        staged = _stage_record(st, reports, run, step, world, note)
+    try:
+        checked = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+        shards = [summary for summary, _rec in checked]
+        gap = _layout_gap([rec for _summary, rec in checked])
+        if gap:
+            return {"error": gap}
+        rec = _record(run, step, world, shards, note)
+        if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
+            rec, oid = staged[0], staged[1].oid
+            staged[1].name()
+        else:  # (a rank's summary that its manifest contradicts: the manifest is believed)
+            oid = st.put_json(rec.to_json())
+    finally:
+        if staged is not None:
+            staged[1].discard()
     fault("after-record")
     # Both log entries in one append (the commit point), then the step ref's file, then
     # ``latest``'s: until ``latest`` moves, the previous checkpoint is the latest.
@@ -435,6 +510,52 @@ def _publish(
         }
     )
     return {"oid": oid, "refs": refs}
+
+
+def _stage_record(
+    st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
+) -> tuple[Checkpoint, StagedObject] | None:
+    """The record as the ranks' reports describe it, its content made durable on a thread
+    while this one fsyncs the folders of the ranks' shard manifests (each rank named its own,
+    ``_write_shard``): the record's name comes only after both, once the checks agree.
+    None (the folders fsynced all the same) when the reports cannot make a record: the
+    record is then written after the checks, as before."""
+    fans = {st.objects.path_of(r["shard"]).parent for r in reports}
+    out: list[tuple[Checkpoint, StagedObject] | None] = []
+
+    def stage() -> None:
+        try:
+            summaries = [
+                ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
+                for i, r in enumerate(reports)
+            ]
+            rec = _record(run, step, world, summaries, note)
+            out.append((rec, StagedObject(st.objects, canonical_json(rec.to_json()))))
+        except Exception:  # a report without its summary: written after the checks
+            out.append(None)
+
+    jobs: list[Path | None] = [None, *sorted(fans | {f.parent for f in fans})]
+    try:
+        map_threads(lambda job: stage() if job is None else fsync_dir(job), jobs, len(jobs))
+    except BaseException:
+        for staged in out:
+            if staged is not None:
+                staged[1].discard()
+        raise
+    return out[0]
+
+
+def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:
+    return Checkpoint(
+        run_id=run,
+        step=step,
+        world_size=world,
+        shards=shards,
+        created=datetime.now(UTC),
+        bytes_total=sum(s.bytes_total for s in shards),
+        bytes_new=sum(s.bytes_new for s in shards),
+        note=note,
+    )
 
 
 def _layout_gap(recs: list[CheckpointShard]) -> str | None:

@@ -57,7 +57,14 @@ from ...store.atomic import fsync_dir
 from ...store.durable import link_named, link_unnamed, open_unnamed
 from ...store.objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING
 
-__all__ = ["LEVEL", "SAVING_BY_DEFAULT", "ChunkWriter", "Written", "compression_pays"]
+__all__ = [
+    "LEVEL",
+    "SAVING_BY_DEFAULT",
+    "ChunkWriter",
+    "StagedObject",
+    "Written",
+    "compression_pays",
+]
 
 # Tensor chunks are compressed at zstd level 1, not the store's 3: what float weights give up
 # is the exponent bytes' entropy, which both levels code alike (randn + 4: 0.850 of the size
@@ -330,12 +337,20 @@ class ChunkWriter:
             _pool().submit(self._sync_queued)
         return oid, written
 
-    def finish(self) -> None:
-        """Wait until every queued object is durable under its name, and every directory that
-        changed is too; the first error of a syncer is raised."""
+    def settle(self) -> None:
+        """Wait until every queued object is durable and has its name (each ``Written`` is
+        settled); the first error of a syncer is raised. The names are made durable by
+        ``finish``."""
         self._stop()
         if self._errors:
             raise self._errors[0]
+
+    def finish(self, meanwhile: Callable[[], None] | None = None) -> None:
+        """``settle``, then make every directory that changed durable; the first error is
+        raised. ``meanwhile`` runs on this thread while those directories are fsynced: work
+        that needs the objects' ids and whether each was new, but must not name anything that
+        links to them yet (a manifest's content, ``StagedObject``)."""
+        self.settle()
         # One fsync per directory, all at once: they share the file system's journal commits.
         errors: list[BaseException] = []
         left = [len(self._dirs)]
@@ -353,8 +368,12 @@ class ChunkWriter:
 
         for d in sorted(self._dirs):
             _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
-        with synced:
-            synced.wait_for(lambda: left[0] == 0)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            with synced:
+                synced.wait_for(lambda: left[0] == 0)
         if errors:
             raise errors[0]
 
@@ -465,3 +484,77 @@ class ChunkWriter:
                 with contextlib.suppress(FileExistsError):  # another writer made it meanwhile
                     d.mkdir()
                 self._dirs.add(d.parent)
+
+
+class StagedObject:
+    """One object (a manifest) whose content is made durable now, in a temp file without a
+    name where the platform allows, and whose name is given later by ``name``.
+
+    A manifest's name must not appear before the objects it links to are durable under
+    theirs (docs/format.md, "Write ordering"); its content may be. A save stages its shard
+    manifest while the directories of its chunks are fsynced (``ChunkWriter.finish``), and
+    names it after: the manifest's own fsync is off the save's critical path. Stored as
+    ``put_bytes`` would store it: the id is the hash of the content, compressed when that
+    makes it 10% smaller. ``name`` or ``discard`` must be called once.
+    """
+
+    def __init__(self, objects: ObjectStore, data: bytes) -> None:
+        self.objects = objects
+        self.oid = hash_bytes(data)
+        self._fd: int | None = None
+        self._tmp: Path | None = None
+        if objects.touch(self.oid):  # stored already: nothing to write
+            return
+        pays = compression_pays(memoryview(data)[: 64 << 10])
+        payload = _compressor().compress(data) if pays else data
+        fd = open_unnamed(objects.tmp_dir)
+        if fd is None:
+            fd, name = tempfile.mkstemp(dir=objects.tmp_dir, prefix="obj-")
+            self._tmp = Path(name)
+        self._fd = fd
+        try:
+            if self._tmp is not None:
+                os.fchmod(fd, 0o444)
+            _write_buffered(fd, CODEC_ZSTD if pays else CODEC_RAW, payload)
+            os.fsync(fd)
+        except BaseException:
+            self.discard()
+            raise
+
+    def name(self, durable: bool = True) -> bool:
+        """Give the object its name and make the name durable; False if it was stored
+        already (found then, or named by another writer meanwhile: touched, as reused).
+        ``durable=False`` leaves the fsync of its folder (and of the one above, where the
+        folder is new) to the caller: a rank's shard manifest, whose folder rank 0 fsyncs."""
+        if self._fd is None:
+            return False
+        try:
+            final = self.objects.path_of(self.oid)
+            fan = final.parent
+            new_dirs = [d for d in (fan.parent, fan) if not d.is_dir()]
+            for d in new_dirs:
+                with contextlib.suppress(FileExistsError):
+                    d.mkdir()
+            if self._tmp is None:
+                new = link_unnamed(self._fd, final)
+            else:
+                new = not self.objects.touch(self.oid) and link_named(self._tmp, final)
+            if not new:
+                self.objects.touch(self.oid)
+                return False
+            for d in [fan, *(d.parent for d in new_dirs)] if durable else []:
+                fsync_dir(d)
+            return True
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Close and remove the temp file (after ``name``, or instead of it)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+        if self._tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self._tmp.unlink()
+            self._tmp = None
