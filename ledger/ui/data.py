@@ -512,11 +512,32 @@ def run_page(store: Store, text: str) -> dict[str, Any]:
         ],
         "verdicts": info.get("verdicts", []),
         "first_divergence": first_div,
+        "localization": _run_localization(store, rid, run.get("replay_of"), replays),
         "charts": charts,
         "log": _log_tail(store, run.get("stdout")),
         "linked": bool(SAFE_ID.match(rid)),
         "warnings": warnings,
     }
+
+
+def _run_localization(
+    store: Store, rid: str, replay_of: Any, replays: list[str]
+) -> dict[str, Any] | None:
+    """Where this run and its first replay (or this replay and its original) first diverged,
+    when both are traced: the same chain and module tree as their diff page, with its link."""
+    from .localization import localization_view
+
+    if replays:
+        a, b = rid, replays[0]
+    elif isinstance(replay_of, str) and replay_of:
+        a, b = replay_of, rid
+    else:
+        return None
+    loc = localization_view(store, a, b)
+    if loc is None:
+        return None
+    linked = SAFE_ID.match(a) is not None and SAFE_ID.match(b) is not None
+    return loc | {"diff": f"{a}--{b}" if linked else None}
 
 
 def diff_page(store: Store, a: str, b: str) -> dict[str, Any]:

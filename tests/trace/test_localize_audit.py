@@ -108,3 +108,18 @@ def test_the_audit_report_links_where_a_failed_replay_diverged(tmp_path: Path) -
         d=data.diff_page(store, run_id, replay_id),
     )
     assert f'<p id="localization">{LINE[len("localized: ") :]}' in diff
+    # The run pages of the original and of its replay draw the same chain (with the module
+    # tree when a module is to blame: an optimizer cause has none) and link the diff page.
+    for rid in (run_id, replay_id):
+        page = render(
+            "run.html",
+            root="../",
+            live=False,
+            curves_href="../curves.html",
+            log_lines=data.LOG_TAIL_LINES,
+            **data.run_page(store, rid),
+        )
+        assert f'<p id="localization">{LINE[len("localized: ") :]}' in page, rid
+        assert '<p id="localization-next">Next: compare the optimizer' in page
+        link = f'<a href="../diff/{run_id}--{replay_id}.html#localization">'
+        assert f'<p id="localization-diff">{link}the traces side by side</a></p>' in page
