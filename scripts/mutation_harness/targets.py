@@ -358,6 +358,8 @@ MODULES: dict[str, list[str]] = {
     "ledger/share/package.py": [
         "tests/test_format_examples.py",  # the manifest example of docs/format.md
         "tests/share/test_package_import.py",
+        "tests/share/test_package_refusals.py",  # each manifest check, digests on both sides
+        "tests/share/test_package_export_details.py",  # members, note_made, the API default
         "tests/share/test_package_limits.py",  # each size limit met exactly, and one byte over
         "tests/share/test_package_export.py",
         "tests/share/test_size_bombs.py",
@@ -1581,5 +1583,70 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "two mutants share this key: maxsplit 1 -> 2 gives the same second part, since a backed "
         "`runs/` ref matches ^runs/[^/]+$ (store/fold.py) and so holds one slash; "
         "`[1] -> [2]` raises IndexError and is killed"
+    ),
+    ("ledger/share/package.py", "ZSTD_LEVEL = 3", "3 -> 4"): (
+        "the compression level is not part of the format (docs/format.md): import reads a zstd "
+        "stream of any level, and the members, manifest and digests are the same; only the "
+        "package's compressed bytes differ, and the same runs still give the same bytes"
+    ),
+    ("ledger/share/package.py", "raw.flush()", "drop call: raw.flush()"): (
+        "closing the file flushes it before tmp.replace, so the package holds the same bytes; "
+        "only the fsync just after could miss the buffered tail: a power loss tells, as for "
+        "the fsync calls the harness leaves alone"
+    ),
+    ("ledger/share/package.py", "tmp.unlink(missing_ok=True)", "True -> False"): (
+        "the temporary file exists whenever the handler runs: mkstemp made it, and the only "
+        "step that moves it, tmp.replace(out), is the last of the try"
+    ),
+    ("ledger/share/package.py", "break", "break -> continue"): (
+        "unreachable: _receive reads a regular member of exactly `size` bytes, and tarfile's "
+        "stream reader raises ReadError ('unexpected end of data') rather than return short, "
+        "so `chunk` is never empty while `left` is not 0"
+    ),
+    ("ledger/share/package.py", "left -= len(chunk)", "left -= len(chunk) -> ="): (
+        "`left` only bounds each read: with `left = len(chunk)` the loop still reads on until "
+        "the member's reader returns b'' at its end (it yields exactly member.size bytes), so "
+        "the same bytes are hashed and written"
+    ),
+    (
+        "ledger/share/package.py",
+        'f"{path} ({packed} bytes) would unpack to {total} bytes, {total / max(packed, 1):.0f} "',
+        "1 -> 2",
+    ): (
+        "packed is the size of a file that held a zstd frame with a tar header and a manifest "
+        "(hundreds of bytes at least): max(packed, 2) is packed, as max(packed, 1) is"
+    ),
+    ("ledger/share/package.py", "if 2 * total > free:", "2 * total > free -> 2 * total >= free"): (
+        "the free space of a real disk moves under every test (other writers, the filesystem's "
+        "own blocks): no test can make twice the claimed total equal it to the byte; "
+        "2 -> 3 and 2 / total are killed by test_package_limits.py (60% and 40% of it)"
+    ),
+    (
+        "ledger/share/package.py",
+        'raise _bad(path, f"entry {name!r} has no content to read")',
+        "raise -> pass",
+    ): (
+        "unreachable: _member_name lets only regular members through (links and every other "
+        "type are refused first), and tarfile.extractfile returns a reader for each of them"
+    ),
+    (
+        "ledger/share/package.py",
+        "os.set_blocking(fd, True)",
+        "drop call: os.set_blocking(fd, True)",
+    ): (
+        "the descriptor was just checked to be a regular file, and O_NONBLOCK has no effect on "
+        "a regular file's reads: every read returns the same bytes"
+    ),
+    ("ledger/share/package.py", "os.set_blocking(fd, True)", "True -> False"): (
+        "as dropping the call: a regular file's reads do not block either way"
+    ),
+    (
+        "ledger/share/package.py",
+        "for oid, stored_as in zip(todo, got, strict=True):",
+        "True -> False",
+    ): "put_files returns one id per path it is given, so todo and got are the same length",
+    ("ledger/share/package.py", "shutil.rmtree(staging, ignore_errors=True)", "True -> False"): (
+        "staging is a folder mkdtemp made in the ledger's tmp/ and only this import writes "
+        "regular files into it: rmtree removes it without an error either way"
     ),
 }

@@ -221,3 +221,73 @@ def test_an_unreadable_run_record_is_skipped_and_the_runs_after_it_are_audited(l
     got = run_claims(lab, claim("c"))["c"]
     assert got.verdict == "supported", got.reasons
     assert len(got.values) == 8 and "0-not-a-run" not in {e.run_id for e in got.runs}
+
+
+def _three_steps(lab: Lab, metrics: dict[str, list[float]]) -> None:
+    _add(lab, "r-00", {k: [("api", None, list(enumerate(v)))] for k, v in metrics.items()})
+
+
+def _best(lab: Lab, **fields: str) -> Any:
+    got = run_claims(lab, claim("c", spread=None, n_seeds=1, **fields))["c"]
+    (e,) = got.runs
+    return e
+
+
+def test_a_best_val_claim_finds_the_series_spelled_valid(lab: Lab) -> None:
+    """The selection series is the metric with its split word swapped, in whichever spelling
+    the run recorded (val, valid, validation)."""
+    _three_steps(lab, {"test/acc": [91.0, 92.0, 93.0], "valid/acc": [80.0, 85.0, 84.0]})
+    e = _best(lab, value="92", checkpoint="best-val")
+    assert (e.step, e.value, e.note) == (1, 92.0, "step 1: best valid/acc 85"), e
+
+
+def test_only_the_first_split_word_of_a_metric_is_swapped(lab: Lab) -> None:
+    _three_steps(
+        lab,
+        {
+            "test_acc_at_best_val": [91.0, 92.0, 93.0],
+            "val_acc_at_best_val": [80.0, 85.0, 84.0],
+        },
+    )
+    e = _best(lab, metric="test_acc_at_best_val", value="92", checkpoint="best-val")
+    assert (e.step, e.value) == (1, 92.0), e
+    assert e.note == "step 1: best val_acc_at_best_val 85", e
+
+
+@pytest.mark.parametrize("split", ["test", "val"])
+def test_a_metric_without_a_split_word_selects_on_itself_for_its_own_split(
+    lab: Lab, split: str
+) -> None:
+    """`accuracy`, claimed on the test split with checkpoint best-test, is its own selection
+    series (the best step is its maximum); claimed on val, best-test has no series to use."""
+    _three_steps(lab, {"accuracy": [91.0, 93.0, 92.0]})
+    e = _best(lab, metric="accuracy", value="93", checkpoint="best-test", split=split)
+    if split == "test":
+        assert (e.step, e.value, e.note) == (1, 93.0, None), e
+    else:
+        assert e.value is None and e.note is not None, e
+        assert "checkpoint best-test needs a selection series; 'none' is not recorded" in e.note
+
+
+def test_a_selection_series_not_recorded_is_named_as_the_claim_would_spell_it(lab: Lab) -> None:
+    _three_steps(lab, {"test_acc_at_best_val": [91.0, 92.0, 93.0]})
+    e = _best(lab, metric="test_acc_at_best_val", value="92", checkpoint="best-val")
+    assert e.value is None and e.note is not None, e
+    assert "'val_acc_at_best_val' is not recorded (set selection_metric)" in e.note, e.note
+
+
+@pytest.mark.parametrize("runs", ["{ids: [z-]}", "{tags: {arch: resnet}}"])
+def test_runs_that_do_not_match_do_not_stop_the_selection(lab: Lab, runs: str) -> None:
+    """Runs are read oldest id first: the ones a selector skips (another id, another tag)
+    come before the ones it takes."""
+    lab.seeds("a", SEEDS, tags={"arch": "vit"})
+    lab.seeds("z", SEEDS, tags={"arch": "resnet"})
+    got = run_claims(lab, claim("c", runs=runs))["c"]
+    assert got.verdict == "supported", got.reasons
+    assert {e.run_id for e in got.runs} == {f"z-{i:02d}" for i in range(8)}
+
+
+def test_a_given_selection_metric_is_the_series_used(lab: Lab) -> None:
+    _three_steps(lab, {"test/acc": [91.0, 92.0, 93.0], "dev/acc": [80.0, 85.0, 84.0]})
+    e = _best(lab, value="92", checkpoint="best-val", selection_metric="dev/acc")
+    assert (e.step, e.value, e.note) == (1, 92.0, "step 1: best dev/acc 85"), e

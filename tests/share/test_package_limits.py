@@ -283,3 +283,43 @@ def test_a_member_type_tar_knows_but_a_package_never_holds_is_refused(
     write_members(bad, [*members[:-1], (fifo, b"")])
     code, err = _import(fresh, bad)
     assert code == 2 and "is not a regular file" in err, err
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_before_its_manifest_a_package_may_spend_64_mib_and_not_a_byte_more(
+    packaged: tuple[Path, str, Path], fresh: Path, tmp_path: Path, over: int
+) -> None:
+    """A stream that is a PAX header and the manifest, its last byte the manifest's last, 64
+    MiB long (the manifest is read, and the package then lacks its README) or one byte longer
+    (refused as a bomb before the manifest is read)."""
+    _, _, pkg = packaged
+    manifest = read_members(pkg)[0]
+    end = MIB64 + over
+
+    def tar_bytes(pad: int, size: int) -> tuple[bytes, int]:
+        info = tarfile.TarInfo("manifest.json")
+        info.pax_headers = {"comment": "p" * pad}
+        data = manifest[1] + b" " * (size - len(manifest[1]))
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        with tarfile.open(fileobj=io.BytesIO(raw.getvalue()), mode="r") as tar:
+            offset = tar.getmembers()[0].offset_data
+        return raw.getvalue(), offset
+
+    pad = MIB64 - (16 << 10)
+    _, offset = tar_bytes(pad, len(manifest[1]))
+    size = end - offset  # the manifest padded with spaces to end the stream at ``end``
+    whole, again = tar_bytes(pad, size)
+    assert again == offset and size >= len(manifest[1])
+    stream = whole[:end]  # no end-of-archive blocks: the stream ends with the manifest
+    assert len(stream) == end
+    short = tmp_path / "short.ledgerpkg"
+    short.write_bytes(zstandard.ZstdCompressor().compress(stream))
+    code, err = _import(fresh, short)
+    assert code == 2, err
+    if over:
+        assert f"unpacks to more than the {MIB64} bytes its manifest allows" in err, err
+    else:
+        assert "it has no README.md" in err, err
