@@ -1649,4 +1649,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "staging is a folder mkdtemp made in the ledger's tmp/ and only this import writes "
         "regular files into it: rmtree removes it without an error either way"
     ),
+    (
+        "ledger/audit/select.py",
+        "for i, (s, v) in enumerate(zip(series.step, series.value, strict=True))",
+        "True -> False",
+    ): (
+        "MetricSeries validates that its columns have equal lengths (records/metrics.py "
+        "_same_length), so step and value always zip whole"
+    ),
 }

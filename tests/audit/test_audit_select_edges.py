@@ -291,3 +291,43 @@ def test_a_given_selection_metric_is_the_series_used(lab: Lab) -> None:
     _three_steps(lab, {"test/acc": [91.0, 92.0, 93.0], "dev/acc": [80.0, 85.0, 84.0]})
     e = _best(lab, value="92", checkpoint="best-val", selection_metric="dev/acc")
     assert (e.step, e.value, e.note) == (1, 92.0, "step 1: best dev/acc 85"), e
+
+
+def test_a_run_without_the_metric_names_what_it_recorded(lab: Lab) -> None:
+    _three_steps(lab, {"val/acc": [1.0, 2.0, 3.0], "test/loss": [3.0, 2.0, 1.0]})
+    _add(lab, "r-01", {"test/acc": [("api", None, [(0, 91.0)])]})
+    got = run_claims(lab, claim("c", value="91", spread=None, n_seeds=1))["c"]
+    notes = {e.run_id: e.note for e in got.runs}
+    assert notes["r-00"] == "no metric 'test/acc' (recorded: test/loss, val/acc)", notes
+
+
+def test_an_empty_series_and_a_selection_without_a_finite_value_are_said(lab: Lab) -> None:
+    nan = float("nan")
+    _add(lab, "r-00", {"test/acc": [("api", None, [])], "val/acc": [("api", None, [(0, 1.0)])]})
+    _add(
+        lab,
+        "r-01",
+        {
+            "test/acc": [("api", None, [(0, 92.0), (1, 92.0)])],
+            "val/acc": [("api", None, [(0, nan), (1, nan)])],
+        },
+    )
+    final = run_claims(lab, claim("f", value="92", spread=None, n_seeds=None))["f"]
+    assert {e.run_id: e.note for e in final.runs}["r-00"] == "metric 'test/acc' has no values"
+    best = run_claims(lab, claim("b", value="92", spread=None, checkpoint="best-val"))["b"]
+    notes = {e.run_id: e.note for e in best.runs}
+    assert notes["r-01"] == "selection series 'val/acc' has no finite value", notes
+
+
+def test_a_metric_without_a_value_at_the_best_step_says_so(lab: Lab) -> None:
+    _add(
+        lab,
+        "r-00",
+        {
+            "test/acc": [("api", None, [(0, 91.0), (2, 93.0)])],
+            "val/acc": [("api", None, [(0, 80.0), (1, 85.0), (2, 84.0)])],
+        },
+    )
+    e = _best(lab, value="92", checkpoint="best-val")
+    assert (e.value, e.step) == (None, 1), e
+    assert e.note == "test/acc has no value at step 1, where val/acc is best", e.note
