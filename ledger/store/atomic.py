@@ -45,11 +45,29 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> 
 def replace_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
     """``atomic_write_bytes`` but for the fsync of ``path``'s folder, which the caller does
     (once for several files)."""
-    tmp_dir = tmp_dir or path.parent
-    with temp_file(tmp_dir, prefix=".w-") as (f, tmp):
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-        os.chmod(tmp, 0o644)
+    tmp = stage_bytes(data, tmp_dir or path.parent)
+    try:
         os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def stage_bytes(data: bytes, tmp_dir: Path) -> Path:
+    """``data`` in a new temp file in ``tmp_dir``, fsynced and readable by all (0o644), for
+    the caller to rename into place (``replace_bytes``; ``Store.set_refs`` stages its ref
+    files while the log append is fsynced). Removed again if writing it fails."""
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".w-")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return tmp

@@ -18,7 +18,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +35,7 @@ from ..errors import (
     LedgerNotFoundError,
     UsageError,
 )
-from .atomic import atomic_write_bytes, fsync_dir
+from .atomic import atomic_write_bytes, fsync_dir, stage_bytes
 from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
@@ -449,13 +448,7 @@ class _StagedRef:
 
     def _write(self, data: bytes, tmp_dir: Path) -> None:
         try:
-            fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".w-")
-            self._tmp = Path(name)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(name, 0o644)
+            self._tmp = stage_bytes(data, tmp_dir)
         except BaseException as e:  # raised by ``wait``
             self._error = e
 
