@@ -71,10 +71,9 @@ class _Skips:
             )
 
 
-def _lines(
-    path: Path, rel: str, notes: list[str], skips: _Skips
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _lines(path: Path, skips: _Skips) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each line of a staging file that holds a JSON object, with its line number."""
+    rel, notes = skips.rel, skips.notes
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -129,7 +128,7 @@ def _read_metrics(
         ranks.add(rank)
         start: float | None = None
         skips = _Skips(rel, notes)
-        for i, obj in _lines(path, rel, notes, skips):
+        for i, obj in _lines(path, skips):
             if "header" in obj:
                 h = obj["header"] if isinstance(obj["header"], dict) else {}
                 ws = h.get("wall_start")
@@ -285,7 +284,7 @@ def _traces(run_dir: Path, store: Store, notes: list[str]) -> list[dict[str, Any
         header: dict[str, Any] | None = None
         steps: list[dict[str, Any]] = []
         skips = _Skips(rel, notes)
-        for i, obj in _lines(path, rel, notes, skips):
+        for i, obj in _lines(path, skips):
             if isinstance(obj.get("header"), dict):
                 header = header or obj["header"]
             elif _int(obj.get("s")) is not None:
@@ -370,7 +369,7 @@ def _validated_parts(
 
     for path, m in _files(run_dir, "alerts", notes):
         skips = _Skips(f"alerts/{path.name}", notes)
-        for i, obj in _lines(path, skips.rel, notes, skips):
+        for i, obj in _lines(path, skips):
             try:
                 alert = MonitorAlert.model_validate(obj)
                 parts["alerts"].append(alert.model_dump(mode="json"))
