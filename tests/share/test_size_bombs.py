@@ -128,3 +128,13 @@ def test_a_remote_object_growing_past_its_listed_size_is_not_read_on() -> None:
     assert len(reader.read(600)) == 600
     with pytest.raises(CorruptObjectError, match="more than the 1000 bytes"):
         reader.read(-1)
+
+
+def test_the_import_help_states_the_package_modules_limit() -> None:
+    # `ledger import` leaves --max-ratio unset unless given, and import_package applies
+    # MAX_RATIO; the help text names the number without importing the package module.
+    from ledger.share.package import MAX_RATIO
+
+    r = run_ledger("import", "--help", COLUMNS="200")
+    assert r.returncode == 0, r.stderr
+    assert f"default {MAX_RATIO})" in " ".join(r.stdout.split()), r.stdout
