@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hang import HANG_ENV, communicate_or_explain
 from _support import run_ledger, subprocess_env
 
 from ledger.run.find import load_run
@@ -180,7 +181,7 @@ def _record_until_ready(project: Path) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", "record", "--", sys.executable, "-c", _TERM_SCRIPT],
         cwd=project,
-        env=subprocess_env(),
+        env=subprocess_env(**HANG_ENV),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -193,7 +194,7 @@ def _record_until_ready(project: Path) -> subprocess.Popen[bytes]:
 def test_sigterm_is_forwarded_and_run_marked_interrupted(project: Path) -> None:
     proc = _record_until_ready(project)
     proc.send_signal(signal.SIGTERM)
-    out, _err = proc.communicate(timeout=60)
+    out, _err = communicate_or_explain(proc, 60, "ledger record after SIGTERM")
     assert b"got term" in out
     assert proc.returncode == 143
     _, run = load_run(Store.open(project / ".ledger"), _run_ids(project)[0])

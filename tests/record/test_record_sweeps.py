@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hang import HANG_ENV, communicate_or_explain
 from _support import require_component, run_ledger, subprocess_env
 
 from ledger.records.base import record_from_json
@@ -162,7 +163,7 @@ def test_ctrl_c_in_the_middle_of_a_sweep(repo: Path) -> None:
             sys.executable, "app.py", "-m", "lr=0.1,0.2,0.3", "hydra.sweep.dir=sweep",
         ],
         cwd=repo,
-        env=subprocess_env(PAUSE="1"),
+        env=subprocess_env(PAUSE="1", **HANG_ENV),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -173,7 +174,7 @@ def test_ctrl_c_in_the_middle_of_a_sweep(repo: Path) -> None:
         if line == b"ready\n":
             break
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = communicate_or_explain(proc, 120, "ledger record of a Hydra sweep")
     assert proc.returncode == 130, err
     summary = json.loads(err.decode().strip().splitlines()[-1])
     assert summary["status"] == "interrupted"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hang import HANG_ENV, communicate_or_explain
 from _support import run_ledger, subprocess_env
 
 from ledger.audit.replays import recorded_replays
@@ -56,7 +57,7 @@ def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT) -> tuple[int
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", *cmd],
         cwd=cwd,
-        env=subprocess_env(PAUSE="1"),
+        env=subprocess_env(PAUSE="1", **HANG_ENV),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -70,7 +71,7 @@ def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT) -> tuple[int
             break
     time.sleep(0.2)
     os.killpg(proc.pid, sig)
-    _, err = proc.communicate(timeout=240)
+    _, err = communicate_or_explain(proc, 240, "the stopped ledger")
     return proc.returncode, err.decode()
 
 
