@@ -28,9 +28,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
-__all__ = ["ExecResult", "LogFilter", "Sink", "execute", "interrupt_running", "terminal_streams"]
+__all__ = [
+    "ExecResult",
+    "LogFilter",
+    "Sink",
+    "execute",
+    "held_signals",
+    "interrupt_running",
+    "terminal_streams",
+]
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 STRAGGLER_GRACE = 5.0
@@ -59,6 +67,50 @@ def terminal_streams(out: TerminalStream, err: TerminalStream) -> Iterator[None]
         yield
     finally:
         del _TERMINAL.streams
+
+
+@contextlib.contextmanager
+def held_signals(what: str) -> Iterator[list[int]]:
+    """Hold SIGINT/SIGTERM/SIGHUP/SIGQUIT while ``what`` is done, then obey the first one held.
+
+    For the record of a command that has ended: a second Ctrl-C or a scheduler's SIGTERM
+    landing then used to kill the recorder mid-seal, leaving the run unsealed (its staging dir
+    abandoned, its output never stored). Here it waits, as a signal blocked with sigprocmask
+    would: the first one held is said on stderr and, when the block ends, sent again to this
+    process under the handler that was there before (the default ends it; a caller's own, such
+    as a replay's, acts as it would have). A second one ends the process at once (SIGKILL
+    always does). Yields the signals held. Outside the main thread, does nothing: Python runs
+    signal handlers in the main thread only."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    old: dict[int, Any] = {}
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+        if len(held) > 1:  # asked twice: give up the seal, die as the signal would have
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+            os.kill(os.getpid(), signum)
+            return
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(
+                f"ledger: {signal.Signals(signum).name} while {what}; finishing that first, "
+                "then stopping (send it again to stop at once, leaving the run unsealed)\n"
+            )
+            sys.stderr.flush()
+
+    for sig in FORWARDED:
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # ignored (nohup, `cmd &`): stays so
+            old[sig] = signal.signal(sig, hold)
+    try:
+        yield held
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if held:
+        os.kill(os.getpid(), held[0])  # obeyed now, by the handler from before
 
 
 def interrupt_running(signum: int = signal.SIGINT) -> int:

@@ -32,7 +32,7 @@ from ..store import Store
 from ..store.staging import open_staging, release_staging
 from . import contract as contract_mod
 from .contract import contract_digest
-from .execute import ExecResult, execute
+from .execute import ExecResult, execute, held_signals
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
 from .warm import SEAL_MODULES, warm_imports
@@ -318,21 +318,25 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     warmer = warm_imports((*SEAL_MODULES, *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
     scrubber = b.frozen.scrubber
-    result = execute(
-        opts.command,
-        run_id=b.run_id,
-        cwd=opts.cwd,
-        env=_child_env(opts, store, b.run_id, b.staging),
-        stdout_log=b.staging / "stdout.log",
-        stderr_log=b.staging / "stderr.log",
-        stdout_sink=parser.stream() if b.patterns else None,
-        stderr_sink=parser.stream() if b.patterns else None,
-        stdout_filter=scrubber.stream("stdout") if scrubber is not None else None,
-        stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
-    )
-    importer.cancel()
-    warmer.join()
-    return finish(b, parser, result)
+    # held_signals: once the command has ended, a signal would cut the seal short. Entered
+    # before execute(), which forwards signals while the command runs and then puts this
+    # handler back: no moment between the two when a signal kills the recorder.
+    with held_signals("the run's record is written"):
+        result = execute(
+            opts.command,
+            run_id=b.run_id,
+            cwd=opts.cwd,
+            env=_child_env(opts, store, b.run_id, b.staging),
+            stdout_log=b.staging / "stdout.log",
+            stderr_log=b.staging / "stderr.log",
+            stdout_sink=parser.stream() if b.patterns else None,
+            stderr_sink=parser.stream() if b.patterns else None,
+            stdout_filter=scrubber.stream("stdout") if scrubber is not None else None,
+            stderr_filter=scrubber.stream("stderr") if scrubber is not None else None,
+        )
+        importer.cancel()
+        warmer.join()
+        return finish(b, parser, result)
 
 
 def _notes(notes: list[str], scrubber: Any) -> list[str]:

@@ -1,0 +1,125 @@
+"""A signal that lands after the command ended, while ``ledger record`` writes the run's record,
+is held until the record is sealed, then obeyed (ledger/run/execute.py, ``held_signals``): a
+second Ctrl-C or a scheduler's SIGTERM there used to kill the recorder mid-seal, leaving the
+run unsealed (its staging dir abandoned, its output never stored). Sent twice, it ends the
+process at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _hang import HANG_ENV, communicate_or_explain
+from _support import run_ledger, subprocess_env
+
+HELD = """
+import os, signal, sys, time
+from ledger.run.execute import held_signals
+with held_signals("the test's work") as held:
+    for _ in range(int(sys.argv[1])):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.1)  # the handler runs
+    print("held", held, flush=True)
+print("not reached", flush=True)  # the SIGTERM held is obeyed as the block ends
+"""
+
+
+def _held(times: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", HELD, str(times)],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_one_signal_is_held_and_said_then_obeyed_when_the_work_is_done() -> None:
+    r = _held(1)
+    assert r.stdout == "held [15]\n", r.stderr
+    assert r.returncode == -signal.SIGTERM
+    assert "ledger: SIGTERM while the test's work; finishing that first, then stopping" in r.stderr
+    assert "send it again to stop at once" in r.stderr
+
+
+def test_a_signal_ignored_before_stays_ignored() -> None:
+    # nohup and `cmd &` start a process with signals ignored: nothing to hold or say.
+    code = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + HELD
+    r = subprocess.run(
+        [sys.executable, "-c", code, "1"], env=subprocess_env(), capture_output=True, text=True
+    )
+    assert r.returncode == 0 and r.stdout == "held []\nnot reached\n" and not r.stderr
+
+
+def test_a_second_signal_ends_the_process_at_once() -> None:
+    r = _held(2)
+    assert r.returncode == -signal.SIGTERM
+    assert "held" not in r.stdout and r.stderr.count("finishing that first") == 1
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    (root / ".gitignore").write_text(".ledger/\nout/\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+    assert run_ledger("init", cwd=root).returncode == 0
+    return root
+
+
+# Writes an output the seal must store (hashing and copying it takes a while), says its pid,
+# and exits 0.
+WRITER = """
+import os
+os.makedirs("out", exist_ok=True)
+with open("out/big.bin", "wb") as f:
+    for i in range(96):
+        f.write(os.urandom(1 << 20))
+print("pid", os.getpid(), flush=True)
+"""
+
+
+def _objects(root: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(root / ".ledger" / "objects"))
+
+
+def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ledger", "record", "--json", "-o", "out", "--",
+         sys.executable, "-c", WRITER],
+        cwd=project,
+        env=subprocess_env(**HANG_ENV),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    assert line[0] == b"pid", line
+    child = int(line[1])
+    deadline = time.monotonic() + 120
+    while os.path.exists(f"/proc/{child}"):  # until the recorder has reaped the command
+        assert time.monotonic() < deadline and proc.poll() is None, "the command did not end"
+        time.sleep(0.005)
+    ended = _objects(project)
+    while _objects(project) == ended:  # until the seal writes its first object
+        assert time.monotonic() < deadline and proc.poll() is None, "the seal was not seen"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGTERM)
+    _, err = communicate_or_explain(proc, 120, "ledger record after SIGTERM while sealing")
+    text = err.decode()
+    assert proc.returncode == -signal.SIGTERM, text  # obeyed once the run was sealed
+    rows = json.loads(run_ledger("ls", "--json", cwd=project).stdout)
+    assert [r["status"] for r in rows] == ["succeeded"], rows  # the command ended by itself
+    assert not list((project / ".ledger" / "staging").glob("*")), "a staging dir was left"
+    assert "SIGTERM while the run's record is written; finishing that first" in text
+    assert run_ledger("verify", cwd=project).returncode == 0
