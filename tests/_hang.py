@@ -67,10 +67,10 @@ def communicate_or_explain(
         except OSError:
             continue
     try:
-        out, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, err = proc.communicate()
+        _, err = proc.communicate()
     text = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err or "")
     raise AssertionError(
         f"{what} had not ended {timeout:g} s after it was stopped; what was running:\n{tree}\n"

@@ -13,7 +13,8 @@ from _support import subprocess_env
 STUCK = """
 import signal, subprocess, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-child = subprocess.Popen([sys.executable, "-c", "import time\\ndef wait_forever():\\n    time.sleep(3600)\\nwait_forever()"])
+code = "import time\\ndef wait_forever():\\n    time.sleep(3600)\\nwait_forever()"
+child = subprocess.Popen([sys.executable, "-c", code])
 print("ready", flush=True)
 child.wait()
 """
