@@ -1,6 +1,7 @@
 """Store put/get of one large file vs a plain copy (+ BLAKE3 of the same file), with peak RSS
-growth at two sizes to show memory stays flat. ``LEDGER_BENCH_BASELINE=REV`` adds the get of
-the code at REV, interleaved with the others (wall and CPU time: the steadier on a busy host)."""
+growth at two sizes to show memory stays flat. ``LEDGER_BENCH_BASELINE=REV`` adds the put and
+the get of the code at REV, interleaved with the others (wall and CPU time: the steadier on a
+busy host); REV's get reads the object REV's put stored, in REV's object format."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def _make(path: Path, size: int) -> None:
 
 def _measure(op: str, src: str, dst: str, code: Path | None = None) -> tuple[float, int, float]:
     """(seconds, peak RSS growth, CPU seconds) of ``op`` in a fresh process; ``code``: the
-    ``ledger`` package of another revision (the bench's own child module stays this one's)."""
+    ``ledger`` package of another revision (the bench's own child module stays this one's).
+    Run from this file's folder, not ``REPO``: ``python -m`` puts its working directory first
+    on ``sys.path``, where this checkout's ``ledger`` shadowed ``code``'s (every ``before``
+    row measured this checkout until then)."""
     path = f"{code}{os.pathsep}{REPO}" if code is not None else str(REPO)
     env = {**os.environ, "PYTHONPATH": path}
     out = subprocess.run(
@@ -49,10 +53,25 @@ def _measure(op: str, src: str, dst: str, code: Path | None = None) -> tuple[flo
         check=True,
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=Path(__file__).resolve().parent,
     ).stdout
     res = json.loads(out)
     return float(res["seconds"]), int(res["rss_growth"]), float(res["cpu"])
+
+
+def _imports_from(code: Path) -> None:
+    """Fail unless a child started as ``_measure`` starts them imports ``ledger`` from ``code``."""
+    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{REPO}"}
+    found = subprocess.run(
+        [sys.executable, "-c", "import ledger; print(ledger.__file__)"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent,
+    ).stdout.strip()
+    if not Path(found).resolve().is_relative_to(code.resolve()):
+        raise RuntimeError(f"the baseline's children import {found}, not the code under {code}")
 
 
 def run(quick: bool) -> list[Row]:
@@ -61,6 +80,8 @@ def run(quick: bool) -> list[Row]:
     tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-store-", dir="/tmp"))
     base = baseline_checkout(tmp / "baseline")
     try:
+        if base is not None:
+            _imports_from(base[1])
         for size in sizes:
             label = f"{size // MB} MB"
             src = tmp / "src.bin"
@@ -69,16 +90,19 @@ def run(quick: bool) -> list[Row]:
 
             oid = hash_file(src)
             runs: dict[str, list[tuple[float, int, float]]] = {op: [] for op in OPS}
-            before: list[tuple[float, int, float]] = []
+            before: dict[str, list[tuple[float, int, float]]] = {"put": [], "get": []}
             for i in range(REPEAT):  # interleaved, so drifts in disk speed hit every op alike
                 for op, (a, b) in OPS.items():
                     args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
-                    if op == "get" and base is not None and i % 2:  # before and after in turn
-                        before.append(_measure(op, *args, code=base[1]))
+                    # REV's own store (its object format): REV's put fills it, its get reads it.
+                    was = [x.replace(f"{tmp}/ledger", f"{tmp}/ledger-before") for x in args]
+                    if op in before and base is not None and i % 2:  # before and after in turn
+                        before[op].append(_measure(op, *was, code=base[1]))
                     runs[op].append(_measure(op, *args))
-                    if op == "get" and base is not None and not i % 2:
-                        before.append(_measure(op, *args, code=base[1]))
+                    if op in before and base is not None and not i % 2:
+                        before[op].append(_measure(op, *was, code=base[1]))
                 shutil.rmtree(tmp / "ledger")
+                shutil.rmtree(tmp / "ledger-before", ignore_errors=True)
             copy_s, hash_s, put_s, get_s = (statistics.median(r[0] for r in runs[op]) for op in OPS)
             copy_rss, hash_rss, put_rss, get_rss = (max(r[1] for r in runs[op]) for op in OPS)
             copy_cpu, get_cpu = (
@@ -112,6 +136,9 @@ def run(quick: bool) -> list[Row]:
                     get_s / copy_s,
                     target="≤ 1.2×",
                     passed=get_s / copy_s <= 1.2,
+                    note="store get: a raw object of 64 KiB or more holds its content from "
+                    "offset 4096 (codec 0x02, docs/format.md), so the kernel's copy (sendfile) "
+                    "moves whole pages as cp's does; from offset 1, before it, no page lined up",
                 ),
                 Row(
                     NAME,
@@ -123,9 +150,22 @@ def run(quick: bool) -> list[Row]:
                     note="CPU time: of the measured process, user + system, median of the runs",
                 ),
             ]
-            if before:
-                b_s, b_cpu = (statistics.median(r[k] for r in before) for k in (0, 2))
+            if before["get"]:
+                p_s = statistics.median(r[0] for r in before["put"])
+                b_s, b_cpu = (statistics.median(r[k] for r in before["get"]) for k in (0, 2))
                 rows += [
+                    Row(
+                        NAME,
+                        f"store put_file at {base[0]} (before), {label}",  # type: ignore[index]
+                        gbs / p_s,
+                        "GB/s",
+                        "copy + hash time",
+                        p_s / ref,
+                        note="rows at REV (before): REV's put fills a store of its own and REV's "
+                        "get reads it (REV's object format), each in turn with this checkout's; "
+                        "before 2026-12-05 22:38 UTC these children ran from the repository "
+                        "root, where `python -m` imported this checkout's ledger, not REV's",
+                    ),
                     Row(
                         NAME,
                         f"store get at {base[0]} (before), {label}",  # type: ignore[index]

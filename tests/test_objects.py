@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ledger._hashing import hash_bytes
 from ledger.errors import CorruptObjectError, MissingObjectError
 from ledger.store import Store
-from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, compression_pays
+from ledger.store.objects import CODEC_RAW_ALIGNED, CODEC_ZSTD, compression_pays
 from ledger.store.verify import verify_store
 
 
@@ -45,10 +45,10 @@ def test_compression_only_when_it_pays(store: Store) -> None:
     t, n = store.objects.put_bytes(text), store.objects.put_bytes(noise)
     assert _codec(store, t) == CODEC_ZSTD
     assert store.objects.size_on_disk(t) < len(text) // 10
-    assert _codec(store, n) == CODEC_RAW
+    assert _codec(store, n) == CODEC_RAW_ALIGNED  # raw, and over 64 KiB
     ts = store.objects.put_stream(io.BytesIO(text * 20))
     ns = store.objects.put_stream(io.BytesIO(os.urandom(3 << 20)))
-    assert _codec(store, ts) == CODEC_ZSTD and _codec(store, ns) == CODEC_RAW
+    assert _codec(store, ts) == CODEC_ZSTD and _codec(store, ns) == CODEC_RAW_ALIGNED
     assert store.objects.get_bytes(ts) == text * 20
 
 
@@ -57,7 +57,7 @@ def test_float_weights_are_stored_raw(store: Store) -> None:
 
     weights = np.random.default_rng(0).standard_normal(250_000).astype(np.float32).tobytes()
     oid = store.objects.put_bytes(weights)
-    assert _codec(store, oid) == CODEC_RAW
+    assert _codec(store, oid) == CODEC_RAW_ALIGNED
 
 
 def test_streaming_put_of_a_large_file(store: Store, tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_put_bytes_new_says_whether_it_stored(store: Store) -> None:
     assert w_new and p_new and w_oid != p_oid
     assert store.objects.get_bytes(w_oid) == weights.tobytes()
     assert store.objects.get_bytes(p_oid) == weights.tobytes()[4096 : 4096 + 65536]
-    assert _codec(store, p_oid) == CODEC_RAW
+    assert _codec(store, p_oid) == CODEC_RAW_ALIGNED
     assert not any(store.tmp_dir.iterdir())  # no temp file left behind
     # The codec rule is public, so a writer may judge its own (smaller) sample.
     assert compression_pays(text[:4096]) and not compression_pays(os.urandom(4096))

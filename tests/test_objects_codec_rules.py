@@ -1,6 +1,7 @@
 """The object file's codec byte and the rules that choose it, pinned at their boundaries.
 
-docs/format.md: one codec byte (``0x00`` raw, ``0x01`` one zstd frame) then the payload; zstd
+docs/format.md: a codec byte (``0x00`` raw, ``0x01`` one zstd frame, ``0x02`` raw from offset
+4096: tests/test_objects_aligned.py) then the payload; zstd
 is kept only when it saves at least 10%; content under 64 bytes is stored raw; content over
 4 KiB whose first 4 KiB does not save 10% is stored raw without judging more; a stream (and
 content over 1 MiB) is judged by its first MiB. Mutation testing (issue #18) showed that no
@@ -62,11 +63,11 @@ def test_large_content_is_judged_by_its_first_mib(store: Store) -> None:
     content = bytes(2 * HEAD) + random.Random(3).randbytes(mib - 2 * HEAD) + bytes(3 * mib)
     assert compression_pays(content)
     from_bytes = store.objects.put_bytes(content)
-    assert _file(store, from_bytes)[:1] == b"\x00"
+    assert _file(store, from_bytes)[:1] == b"\x02"  # raw, and over 64 KiB: aligned
     store.objects.delete(from_bytes)
     from_stream = store.objects.put_stream(io.BytesIO(content))
     assert from_stream == from_bytes
-    assert _file(store, from_stream)[:1] == b"\x00"
+    assert _file(store, from_stream)[:1] == b"\x02"
     # Zeros first: the sample compresses, and so does the whole.
     flipped = store.objects.put_bytes(content[mib:] + content[:mib])
     assert _file(store, flipped)[:1] == b"\x01"
@@ -121,10 +122,10 @@ class _ShortFirstRead(io.BytesIO):
 
 def test_a_stream_is_judged_on_exactly_its_first_mib_like_put_bytes(store: Store) -> None:
     """The codec of a stream longer than SAMPLE is decided on its first SAMPLE bytes, not one
-    more, as put_bytes decides; a first read one byte short (a pipe) is topped up to SAMPLE by
-    the one-byte look-ahead that tells whether the stream has ended."""
+    more, as put_bytes decides; a first read one byte short (a pipe) is topped up to SAMPLE
+    before it is judged."""
     content = _judged_apart_by_one_byte()
-    want = b"\x01" if compression_pays(content[:SAMPLE]) else b"\x00"
+    want = b"\x01" if compression_pays(content[:SAMPLE]) else b"\x02"  # raw: over 64 KiB
     from_bytes = store.objects.put_bytes(content)
     assert _file(store, from_bytes)[:1] == want
     for stream in (io.BytesIO(content), _ShortFirstRead(content)):

@@ -15,7 +15,7 @@ import pytest
 from ledger._hashing import hash_bytes
 from ledger.store import Store
 from ledger.store import objects as objects_module
-from ledger.store.objects import PIPE_CHUNK, SAMPLE
+from ledger.store.objects import PIPE_CHUNK, SAMPLE, header_for
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "copy_file_range"), reason="no copy_file_range on this platform"
@@ -68,7 +68,8 @@ def test_a_large_file_is_copied_by_the_kernel_and_named_by_what_was_stored(
     assert oid == hash_bytes(data)
     assert store.objects.get_bytes(oid) == data
     raw = store.objects.path_of(oid).read_bytes()
-    assert raw == b"\0" + data  # the raw codec byte, then the bytes: no compression here
+    # The raw header (zeros to 4096), then the bytes: no compression here.
+    assert raw == header_for(len(data), compressed=False) + data
     assert sum(copies) == size - SAMPLE and copies[-1] == 0
     assert _leftovers(store) == []
 
@@ -96,7 +97,7 @@ def test_a_refused_copy_is_read_and_written_instead(
     path, data = big
     oid = store.objects.put_file(path)
     assert oid == hash_bytes(data)
-    assert store.objects.path_of(oid).read_bytes() == b"\0" + data
+    assert store.objects.path_of(oid).read_bytes() == header_for(len(data), compressed=False) + data
 
 
 def test_a_copy_that_stops_early_is_finished_by_reading(

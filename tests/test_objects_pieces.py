@@ -16,7 +16,12 @@ import pytest
 
 from ledger._hashing import hash_bytes
 from ledger.store import Store
-from ledger.store.objects import PIPE_CHUNK, _hash_and_write, _hash_and_write_copies
+from ledger.store.objects import (
+    CODEC_RAW_ALIGNED,
+    PIPE_CHUNK,
+    _hash_and_write,
+    _hash_and_write_copies,
+)
 
 
 def test_a_raw_stream_of_several_pieces_is_stored_whole(store: Store, tmp_path: Path) -> None:
@@ -25,7 +30,7 @@ def test_a_raw_stream_of_several_pieces_is_stored_whole(store: Store, tmp_path: 
     path.write_bytes(data)
     for oid in (store.objects.put_stream(io.BytesIO(data)), store.objects.put_file(path)):
         assert oid == hash_bytes(data)
-        assert store.objects.path_of(oid).read_bytes()[:1] == b"\x00"
+        assert store.objects.path_of(oid).read_bytes()[0] == CODEC_RAW_ALIGNED
         assert store.objects.get_bytes(oid) == data
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from ledger._hashing import hash_bytes, hash_file
 from ledger.store import Store, batch
-from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, PIPE_CHUNK
+from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, PIPE_CHUNK, header_for
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_pipelined_put_file_round_trip(store: Store, tmp_path: Path, size: int) 
     oid = store.objects.put_file(src)
     assert oid == hash_bytes(data)
     assert store.objects.get_bytes(oid) == data
-    assert store.objects.path_of(oid).read_bytes()[0] == CODEC_RAW or size < 64
+    assert store.objects.path_of(oid).read_bytes() == header_for(size, compressed=False) + data
 
 
 def _stored_names(store: Store) -> list[Path]:
@@ -146,7 +146,8 @@ def test_content_is_durable_before_any_object_has_a_name(
     monkeypatch.setattr(durable, "_DIRTY_SLACK", 1 << 62)  # a quiet machine: one barrier
     batch.put_files(store.objects, paths)
     assert len(seen) == 1
-    assert [p.stat().st_size for p in seen[0]] == [big + 1]  # only the streamed one
+    streamed = len(header_for(big, compressed=False)) + big
+    assert [p.stat().st_size for p in seen[0]] == [streamed]  # only the streamed one
 
 
 @pytest.mark.parametrize("unnamed", [True, False])

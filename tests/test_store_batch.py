@@ -410,7 +410,7 @@ def test_content_is_judged_on_its_head_first(tmp_path: Path) -> None:
     # Content longer than 4 KiB whose first 4 KiB zstd does not shrink by 10% is stored raw
     # without compressing the rest, though the rest would pack; one whose head packs is judged
     # whole, as before. put_bytes, put_file and the batch writer agree.
-    from ledger.store.objects import CODEC_RAW, CODEC_ZSTD, HEAD
+    from ledger.store.objects import CODEC_RAW, CODEC_RAW_ALIGNED, CODEC_ZSTD, HEAD
 
     rng = __import__("random").Random(11)
     contents = {
@@ -423,9 +423,9 @@ def test_content_is_judged_on_its_head_first(tmp_path: Path) -> None:
     want = {
         "random_head": CODEC_RAW,
         "zero_head": CODEC_ZSTD,
-        "head_only_packs": CODEC_RAW,
+        "head_only_packs": CODEC_RAW_ALIGNED,  # raw, 164 KiB: from offset 4096
         "short_random_then_zeros": CODEC_ZSTD,
-        "long_stream": CODEC_RAW,
+        "long_stream": CODEC_RAW_ALIGNED,
     }
     paths = _write(tmp_path / "in", contents)
     one = Store.init(tmp_path / "one")

@@ -20,7 +20,7 @@ import zstandard
 
 from ledger._hashing import hash_bytes
 from ledger.store import Store, batch, durable
-from ledger.store.objects import ZSTD_LEVEL
+from ledger.store.objects import ZSTD_LEVEL, header_for
 
 O_DIRECT = getattr(os, "O_DIRECT", 0)
 BLOCK = 4096
@@ -67,22 +67,24 @@ def _open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-# Payload sizes around the block boundaries: the object is the codec byte and the payload,
-# so a payload of BLOCK - 1 fills one block exactly.
+# Payload sizes around the block boundaries: the object is the header (one codec byte, or a
+# whole block from 64 KiB on) and the payload, so a payload of BLOCK - 1 fills one block
+# exactly.
 SIZES = [1, BLOCK - 2, BLOCK - 1, BLOCK, 2 * BLOCK - 1, 2 * BLOCK, 40_000, 1 << 20]
 
 
-def test_raw_objects_hold_exactly_the_codec_byte_and_the_payload(
+def test_raw_objects_hold_exactly_the_header_and_the_payload(
     store: Store, tmp_path: Path, opened: dict[int, bool]
 ) -> None:
     contents = {f"{n}": os.urandom(n) for n in SIZES}
     oids = batch.put_files(store.objects, _write(tmp_path / "in", contents))
-    # O_DIRECT on for every object of a whole block or more (1 + n bytes), off below.
-    assert opened == {1 + n: 1 + n >= batch.DIRECT_MIN for n in SIZES}
+    # O_DIRECT on for every object of a whole block or more (header and n bytes), off below.
+    total = {n: len(header_for(n, compressed=False)) + n for n in SIZES}
+    assert opened == {total[n]: total[n] >= batch.DIRECT_MIN for n in SIZES}
     assert batch.DIRECT_MIN <= BLOCK
     for (name, data), oid in zip(contents.items(), oids, strict=True):
         assert oid == hash_bytes(data)
-        assert _object_file(store, oid) == b"\0" + data, name
+        assert _object_file(store, oid) == header_for(len(data), compressed=False) + data, name
         store.objects.verify(oid)
     assert list(store.objects.tmp_dir.iterdir()) == []
 

@@ -4,16 +4,12 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
-
-import zstandard
 
 from .._canonical import parse_json
 from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, new_hasher
@@ -25,8 +21,7 @@ from ..records.run import Run
 from ..store import Store
 from ..store.anchor import chain_head
 from ..store.made import note_made
-from ..store.objects import CODEC_RAW
-from ..store.safe_read import NotRegularError, open_regular
+from ..store.safe_read import NotRegularError
 from ..store.walk import MAX_RECORD, links_of
 from .closure import commit_of_run, run_closure
 from .door import RefsReport, admit, entry_lease, from_origin
@@ -96,22 +91,8 @@ def _corrupt_here(oid: str) -> CorruptObjectError:
 
 
 def _content_size(store: Store, oid: str) -> int:
-    """The size of ``oid``'s content (what a remote holds): a raw object's file size, the
-    size a zstd frame's header states, or counted by reading where the header lacks it."""
-    with open_regular(store.objects.path_of(oid)) as f:
-        codec = f.read(1)
-        if codec == bytes([CODEC_RAW]):
-            return os.fstat(f.fileno()).st_size - 1
-        head = f.read(18)  # a zstd frame header is at most 18 bytes
-    with contextlib.suppress(zstandard.ZstdError):
-        size = zstandard.frame_content_size(head)
-        if size >= 0:
-            return int(size)
-    n = 0
-    with store.objects.open(oid) as src:
-        while chunk := src.read(CHUNK):
-            n += len(chunk)
-    return n
+    """The size of ``oid``'s content (what a remote holds), mostly without reading it."""
+    return store.objects.content_size(oid)
 
 
 def _remote_hash(remote: Remote, oid: str, size: int) -> str:

@@ -52,13 +52,12 @@ from .durable import (
     sync_files,
 )
 from .objects import (
-    CODEC_RAW,
-    CODEC_ZSTD,
     MIN_COMPRESS,
     MIN_SAVING,
     ZSTD_LEVEL,
     ObjectStore,
     head_pays,
+    header_for,
 )
 
 __all__ = ["SMALL", "put_files"]
@@ -79,9 +78,10 @@ DIRECT_MIN = 4096
 # O_DIRECT wants the buffer, the file offset and the length aligned to the device's logical
 # block; 4 KiB covers 512-byte and 4 KiB devices.
 _ALIGN = 4096
-# A thread's buffer (page-aligned, by mmap): the object's bytes from offset 0 (the codec
-# byte, then the payload: an aligned start, which O_DIRECT needs), and a file's bytes read
-# at ``_READ``, then moved to offset 1. Copies whose source and destination lie at nearly
+# A thread's buffer (page-aligned, by mmap): the object's bytes from offset 0 (the header,
+# ``objects.header_for``, then the payload: an aligned start, which O_DIRECT needs), and a
+# file's bytes read at ``_READ``, then moved to the payload's offset (1, or ``PAGE`` for
+# content of ``ALIGN_MIN`` bytes or more). Copies whose source and destination lie at nearly
 # the same offset in their 4 KiB pages, but not the same, run at a third of the speed
 # (the CPU's 4K aliasing): reading 40 kB from the page cache straight to offset 1 took
 # 16 us; to an offset half a page away 5 us, and the move from there to offset 1 1 us
@@ -145,7 +145,7 @@ def _pwrite_all(fd: int, view: memoryview, at: int) -> None:
 
 
 def _write_object(fd: int, buf: mmap.mmap, total: int, direct: bool, tmp_dir: Path) -> None:
-    """Write ``buf``'s first ``total`` bytes (codec byte and payload) to the empty temp file
+    """Write ``buf``'s first ``total`` bytes (header and payload) to the empty temp file
     ``fd``. ``direct``: ``fd`` may have been opened with O_DIRECT: its whole blocks are
     written that way (an aligned buffer, offset and length), the last partial block through
     the page cache, O_DIRECT turned off first. Padding the tail to a block and cutting the
@@ -190,15 +190,18 @@ def _stage(
     # Not checked against the store here: the caller skips the ids it knows are stored, and
     # an object found at naming time is touched instead (``_publish``).
     oid = hash_bytes(data)
-    codec, total = CODEC_RAW, 1 + n
+    packed = b""
     if n >= MIN_COMPRESS and head_pays(data, _compressor()):
         packed = _compressor().compress(data)
-        if len(packed) <= n * (1 - MIN_SAVING):
-            codec, total = CODEC_ZSTD, 1 + len(packed)
-            buf[1:total] = packed
-    if codec == CODEC_RAW:
-        buf.move(1, _READ, n)
-    buf[0] = codec
+        if len(packed) > n * (1 - MIN_SAVING):
+            packed = b""
+    head = header_for(len(packed) if packed else n, compressed=bool(packed))
+    total = len(head) + (len(packed) if packed else n)
+    if packed:
+        buf[len(head) : total] = packed
+    else:
+        buf.move(len(head), _READ, n)
+    buf[: len(head)] = head
     name: Path | None = None
     direct = total >= DIRECT_MIN and direct_io(objects.tmp_dir)
     out = open_unnamed(objects.tmp_dir, umask=umask, direct=direct)

@@ -1,12 +1,14 @@
 """Large chunks that changed since the last save are written with O_DIRECT
-(``checkpoint.write._write_direct``): through an aligned buffer, piece by piece, then cut to size.
-The object file must hold exactly the codec byte and the payload at every size around the
-piece and block boundaries, raw or compressed, with both kinds of temp file; a file system
-that refuses O_DIRECT (a refusal to turn it on, or at the first write) gets buffered writes,
-remembered per folder; a write that fails midway leaves nothing; and in real saves only a
-chunk that changed at two saves in a row goes this way (a chunk saved for the first time, or
-changed once after a save that found it the same, goes through the page cache, for the next
-save to compare with), and every checkpoint loads back bitwise.
+(``checkpoint.write._write_direct``): through an aligned buffer, piece by piece, then cut to
+size. The object file must hold exactly the header (``objects.header_for``: the codec byte, and
+for raw chunks of ``ALIGN_MIN`` bytes or more zeros to 4096) and the payload at every size
+around the piece and block boundaries and the aligned threshold, raw or compressed, with both
+kinds of temp file; a file system that refuses O_DIRECT (a refusal to turn it on, or at the
+first write) gets buffered writes, remembered per folder; a write that fails midway leaves
+nothing; and in real saves only a chunk that changed at two saves in a row goes this way (a
+chunk saved for the first time, or changed once after a save that found it the same, goes
+through the page cache, for the next save to compare with), and every checkpoint loads back
+bitwise.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 from ledger._hashing import hash_bytes
 from ledger.store import Store
+from ledger.store.objects import ALIGN_MIN, header_for
 
 torch = pytest.importorskip("torch")
 
@@ -78,9 +81,10 @@ def _put_all(store: Store, payloads: list[bytes], compress: bool) -> list[str]:
 
 
 SIZES = [1, 4094, 4095, 4096, 8191, 8192, 8193, 3 * PIECE + 5, 5 * PIECE - 1]
+SIZES += [ALIGN_MIN - 1, ALIGN_MIN, ALIGN_MIN + PIECE - 4096, ALIGN_MIN + PIECE + 3]
 
 
-def test_object_files_hold_exactly_the_codec_byte_and_the_payload(
+def test_object_files_hold_exactly_the_header_and_the_payload(
     store: Store, small_pieces: list[bool], temp_kind: str
 ) -> None:
     if not _direct_works(store.objects.tmp_dir):
@@ -91,7 +95,7 @@ def test_object_files_hold_exactly_the_codec_byte_and_the_payload(
     assert small_pieces == [True] * len(SIZES)
     for oid, p in zip(oids, payloads, strict=True):
         assert oid == hash_bytes(p)
-        assert store.objects.path_of(oid).read_bytes() == b"\x00" + p
+        assert store.objects.path_of(oid).read_bytes() == header_for(len(p), compressed=False) + p
         assert store.objects.get_bytes(oid) == p
     assert os.listdir(store.objects.tmp_dir) == []
 
@@ -126,7 +130,7 @@ def test_a_file_system_that_refuses_o_direct_gets_buffered_writes(
     assert small_pieces == [False]
     assert str(store.objects.tmp_dir) in ckpt_write._direct_refused
     for oid, p in zip(oids, payloads, strict=True):
-        assert store.objects.path_of(oid).read_bytes() == b"\x00" + p
+        assert store.objects.path_of(oid).read_bytes() == header_for(len(p), compressed=False) + p
 
 
 def test_a_refusal_at_the_first_write_falls_back_with_the_file_emptied(
@@ -143,7 +147,7 @@ def test_a_refusal_at_the_first_write_falls_back_with_the_file_emptied(
     monkeypatch.setattr(os, "pwrite", real)
     assert small_pieces == [False]
     assert str(store.objects.tmp_dir) in ckpt_write._direct_refused
-    assert store.objects.path_of(oid).read_bytes() == b"\x00" + p
+    assert store.objects.path_of(oid).read_bytes() == header_for(len(p), compressed=False) + p
 
 
 @pytest.mark.parametrize(
@@ -187,7 +191,7 @@ def test_a_direct_write_that_fails_midway_leaves_nothing(
     # The buffer went back to the pool, and the next write is whole.
     assert len(ckpt_write._buffers._free) == 1
     (oid,) = _put_all(store, [p], compress=False)
-    assert store.objects.path_of(oid).read_bytes() == b"\x00" + p
+    assert store.objects.path_of(oid).read_bytes() == header_for(len(p), compressed=False) + p
 
 
 def test_a_short_write_is_an_error_not_a_hole(

@@ -28,7 +28,7 @@ from ledger.torch.checkpoint.io import map_threads, write_tensors  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
-CODEC_RAW, CODEC_ZSTD = 0, 1
+CODEC_RAW_ALIGNED, CODEC_ZSTD = 2, 1  # docs/format.md, "Object encoding"
 
 
 def _codec(store: Store, oid: str) -> int:
@@ -58,7 +58,7 @@ def test_a_chunk_s_codec_is_judged_on_its_first_64_kib(store: Store) -> None:
     entries, _ = write_tensors(
         store.objects, [("late", _bytes_tensor(late)), ("early", _bytes_tensor(early))]
     )
-    assert _codec(store, entries[0].chunks[0]) == CODEC_RAW
+    assert _codec(store, entries[0].chunks[0]) == CODEC_RAW_ALIGNED  # raw, 128 KiB
     assert _codec(store, entries[1].chunks[0]) == CODEC_ZSTD
     for entry, data in zip(entries, (late, early), strict=True):
         assert store.objects.get_bytes(entry.chunks[0]) == data.tobytes()

@@ -48,6 +48,7 @@ from ...records.checkpoint import (
 from ...runtime.rng import capture_rng
 from ...store import Store
 from ...store.atomic import fsync_dir
+from ...store.objects import header_for, raw_payload_offset
 from .background import (
     PendingCheckpoint,
     caller_lock,
@@ -405,8 +406,9 @@ def _check_shard(
 ) -> tuple[ShardSummary, CheckpointShard]:
     """Rank ``rank``'s shard manifest, read once (its summary for the record, and the record
     itself for the layout check), after checking it is that rank's for this step and that its
-    objects are stored: one ``stat`` per chunk, and a look at the codec byte only of a chunk
-    whose size is not that of its raw bytes (compressed, or cut short)."""
+    objects are stored: one ``stat`` per chunk, and a look at the header only of a chunk whose
+    size is not that of its raw bytes as written now (compressed, stored by an older ledger
+    with a one-byte header, or cut short)."""
     rec = record_from_json(st.get_json(oid), CheckpointShard)
     if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
         raise IntegrityError(
@@ -423,17 +425,17 @@ def _check_shard(
             name = st.objects.name_of(c)
             try:
                 size = os.stat(name).st_size
-                if size == want + 1:
+                if size == len(header_for(want, compressed=False)) + want:
                     continue  # a raw object of the chunk's size (or a compressed one as long)
                 with open(name, "rb") as f:
-                    codec = f.read(1)
+                    at = raw_payload_offset(f.fileno(), oid=c)
             except FileNotFoundError:
                 raise MissingObjectError(
                     c, f"rank {rank}: tensor {e.key}: object {c} is missing"
                 ) from None
-            if codec == b"\x00":
+            if at is not None and size - at != want:
                 raise IntegrityError(
-                    f"rank {rank}: tensor {e.key}: object {c} holds {size - 1} bytes, "
+                    f"rank {rank}: tensor {e.key}: object {c} holds {size - at} bytes, "
                     f"expected {want}"
                 )
     summary = ShardSummary(

@@ -55,7 +55,7 @@ from ..._hashing import hash_bytes
 from ...store import ObjectStore
 from ...store.atomic import fsync_dir
 from ...store.durable import link_named, link_unnamed, open_unnamed
-from ...store.objects import CODEC_RAW, CODEC_ZSTD, MIN_COMPRESS, MIN_SAVING
+from ...store.objects import MIN_COMPRESS, MIN_SAVING, header_for
 
 __all__ = [
     "LEVEL",
@@ -194,17 +194,20 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-def _write_buffered(fd: int, codec: int, payload: bytes | memoryview) -> None:
-    os.write(fd, bytes([codec]))
+def _write_buffered(fd: int, compressed: bool, payload: bytes | memoryview) -> None:
+    view = memoryview(header_for(len(payload), compressed=compressed))
+    while view:
+        view = view[os.write(fd, view) :]
     view = memoryview(payload)
     while view:
         view = view[os.write(fd, view) :]
 
 
-def _write_direct(fd: int, codec: int, payload: bytes | memoryview) -> bool:
-    """Write the codec byte and ``payload`` to the empty file ``fd`` with O_DIRECT, piece by
-    piece through an aligned buffer, then cut the file to its size. False, with the file
-    empty and O_DIRECT off again, if the file system refuses O_DIRECT: write it buffered."""
+def _write_direct(fd: int, compressed: bool, payload: bytes | memoryview) -> bool:
+    """Write the header (``objects.header_for``) and ``payload`` to the empty file ``fd`` with
+    O_DIRECT, piece by piece through an aligned buffer, then cut the file to its size. False,
+    with the file empty and O_DIRECT off again, if the file system refuses O_DIRECT: write it
+    buffered."""
     import numpy as np
 
     try:
@@ -215,7 +218,9 @@ def _write_direct(fd: int, codec: int, payload: bytes | memoryview) -> bool:
             return False
         raise
     src = np.frombuffer(payload, dtype=np.uint8)
-    total = 1 + len(src)
+    head = header_for(len(src), compressed=compressed)
+    at = len(head)  # the payload's offset in the file (1, or a whole block)
+    total = at + len(src)
     buf = _buffers.take()
     try:
         dst = np.frombuffer(buf, dtype=np.uint8)
@@ -224,10 +229,10 @@ def _write_direct(fd: int, codec: int, payload: bytes | memoryview) -> bool:
         while off < total:
             n = min(_PIECE, total - off)
             if off == 0:
-                dst[0] = codec
-                dst[1:n] = src[: n - 1]
+                dst[:at] = np.frombuffer(head, dtype=np.uint8)
+                dst[at:n] = src[: n - at]
             else:
-                dst[:n] = src[off - 1 : off - 1 + n]
+                dst[:n] = src[off - at : off - at + n]
             # Rounded up to a whole block: what lies past the content is cut off below (the
             # file system never shows a file's bytes past its end).
             end = -(-n // _ALIGN) * _ALIGN
@@ -323,7 +328,7 @@ class ChunkWriter:
             self._slots.release()
             raise
         try:
-            self._write(fd, CODEC_ZSTD if compress else CODEC_RAW, payload, direct)
+            self._write(fd, compress, payload, direct)
         except BaseException:
             self._discard(fd, name)
             raise
@@ -387,16 +392,16 @@ class ChunkWriter:
         with self._done:
             self._done.wait_for(lambda: self._running == 0)
 
-    def _write(self, fd: int, codec: int, payload: bytes | memoryview, direct: bool) -> None:
-        """The codec byte and the payload into the empty temp file ``fd``: O_DIRECT if asked
+    def _write(self, fd: int, compressed: bool, payload: bytes | memoryview, direct: bool) -> None:
+        """The header and the payload into the empty temp file ``fd``: O_DIRECT if asked
         for, the payload is large and the folder's file system takes it, else through the
         page cache."""
         folder = str(self.objects.tmp_dir)
         if direct and _O_DIRECT and len(payload) >= DIRECT_MIN and folder not in _direct_refused:
-            if _write_direct(fd, codec, payload):
+            if _write_direct(fd, compressed, payload):
                 return
             _direct_refused.add(folder)
-        _write_buffered(fd, codec, payload)
+        _write_buffered(fd, compressed, payload)
 
     def _temp(self) -> tuple[int, Path | None]:
         fd = open_unnamed(self.objects.tmp_dir)
@@ -515,7 +520,7 @@ class StagedObject:
         try:
             if self._tmp is not None:
                 os.fchmod(fd, 0o444)
-            _write_buffered(fd, CODEC_ZSTD if pays else CODEC_RAW, payload)
+            _write_buffered(fd, pays, payload)
             os.fsync(fd)
         except BaseException:
             self.discard()
