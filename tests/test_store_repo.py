@@ -17,17 +17,17 @@ from ledger.store import Store
 from ledger.store.repo import FORMAT_VERSION, find_ledger_dir
 
 
-def test_init_writes_format_version_1_and_open_refuses_the_next(tmp_path: Path) -> None:
-    # docs/format.md: version 1. A ledger written by a newer format is refused, not misread.
+def test_init_writes_format_version_2_and_open_refuses_the_next(tmp_path: Path) -> None:
+    # docs/format.md: version 2. A ledger written by a newer format is refused, not misread.
     store = Store.init(tmp_path / "l")
     config = json.loads((tmp_path / "l" / "config.json").read_bytes())
-    assert config["version"] == 1 == FORMAT_VERSION
+    assert config["version"] == 2 == FORMAT_VERSION
     assert config["format"] == "ledger" and config["hash"] == "blake3-256"
     assert store.id == config["id"] and isinstance(store.id, str) and len(store.id) == 36
     assert Store.open(tmp_path / "l").id == store.id
-    config["version"] = 2
+    config["version"] = 3
     (tmp_path / "l" / "config.json").write_text(json.dumps(config))
-    with pytest.raises(FormatVersionError, match="version 2; this ledger reads up to 1"):
+    with pytest.raises(FormatVersionError, match="version 3; this ledger reads up to 2"):
         Store.open(tmp_path / "l")
 
 
@@ -282,7 +282,7 @@ def test_init_finishes_an_unfinished_init(tmp_path: Path) -> None:
     for sub in ("objects", "refs", "log", "tmp", "locks"):
         (tmp_path / "l" / sub).mkdir(parents=True)
     Store.init(tmp_path / "l")
-    assert Store.open(tmp_path / "l").config["version"] == 1
+    assert Store.open(tmp_path / "l").config["version"] == FORMAT_VERSION
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")

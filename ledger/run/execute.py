@@ -85,7 +85,7 @@ def held_signals(what: str) -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
-    old: dict[int, Any] = {}
+    old: dict[signal.Signals, Any] = {}
 
     def hold(signum: int, _frame: object) -> None:
         held.append(signum)

@@ -313,6 +313,7 @@ def put_files(
     if its object is stored already (then dropped): callers leave out the ids they know.
     ``sizes``: each file's expected size, if known (it saves a read a file; any size works)."""
     oids: list[str] = []
+    objects.writing()
     if sizes is None:
         sizes = [None] * len(paths)
     elif len(sizes) != len(paths):

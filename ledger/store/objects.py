@@ -16,7 +16,7 @@ import io
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -339,11 +339,25 @@ def _sendfile_copy(src: int, dest: int, offset: int) -> int | None:
 class ObjectStore:
     """Content-addressed, write-once objects under ``root`` (``.ledger/objects``)."""
 
-    def __init__(self, root: Path, tmp_dir: Path) -> None:
+    def __init__(
+        self, root: Path, tmp_dir: Path, before_write: Callable[[], None] | None = None
+    ) -> None:
         self.root = root
         self.tmp_dir = tmp_dir
+        # Called before this store writes its first object (``writing``): Store raises the
+        # ledger's format version there, so that a ledger too old to read the 0x02 layout
+        # refuses the store by its version instead of calling its objects corrupt.
+        self._before_write = before_write
         # The fan directories' parent as a str: ``name_of`` builds names from it.
         self._fans = os.path.join(root, "b3")
+
+    def writing(self) -> None:
+        """Every writer calls this before it writes an object file (the first call runs the
+        ``before_write`` hook; later ones cost an attribute read)."""
+        hook = self._before_write
+        if hook is not None:
+            hook()
+            self._before_write = None
 
     # -- addressing ---------------------------------------------------------------------------
     def path_of(self, oid: str) -> Path:
@@ -504,6 +518,7 @@ class ObjectStore:
         payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data) if use_zstd else data
         if use_zstd and compress is None and len(payload) > len(data) * (1 - MIN_SAVING):
             use_zstd, payload = False, data
+        self.writing()
         with temp_file(self.tmp_dir, prefix="obj-") as (f, tmp):
             f.write(header_for(len(payload), compressed=use_zstd))
             f.write(payload)
@@ -536,6 +551,7 @@ class ObjectStore:
                 return oid
         use_zstd = compression_pays(first) if compress is None else compress
         hasher = new_hasher()
+        self.writing()
         with temp_file(self.tmp_dir, prefix="obj-") as (f, tmp):
             # ``first`` is all the content, or SAMPLE >= ALIGN_MIN bytes of more.
             f.write(header_for(len(first), compressed=use_zstd))

@@ -45,7 +45,9 @@ from .safe_read import NotRegularError, read_regular
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "RefRepair", "Store", "find_ledger_dir"]
 
 FORMAT_NAME = "ledger"
-FORMAT_VERSION = 1
+# 2: object files may use codec 0x02 (raw content from offset 4096, docs/format.md). A
+# version 1 ledger is read as it is, and raised to 2 before this code writes to it.
+FORMAT_VERSION = 2
 DIRNAME = ".ledger"
 ENV_VAR = "LEDGER_DIR"
 # The fields of a ref change's log line that the change itself sets (a note may not).
@@ -99,13 +101,35 @@ class Store:
         self.root = root
         self.config = config
         self.tmp_dir = root / "tmp"
-        self.objects = ObjectStore(root / "objects", self.tmp_dir)
+        self.objects = ObjectStore(root / "objects", self.tmp_dir, self._raise_version)
         self.refs = RefStore(root / "refs")
         self.log = HashLog(root / "log" / "chain.jsonl")
 
     @property
     def id(self) -> str:
         return str(self.config["id"])
+
+    def _raise_version(self) -> None:
+        """Before this code writes its first object here: a ledger of an older format version
+        (1: before object files of codec 0x02) is marked with this one, so that an older
+        ledger refuses it by its version rather than call the new objects corrupt. Written
+        like init's config (atomic, durable); two writers racing write the same bytes. A
+        ledger this process cannot write keeps its version: nothing is written to it."""
+        version = self.config.get("version")
+        if not isinstance(version, int) or version >= FORMAT_VERSION:
+            return
+        config = {**self.config, "version": FORMAT_VERSION}
+        try:
+            atomic_write_bytes(
+                self.root / "config.json", canonical_json(config) + b"\n", self.tmp_dir
+            )
+        except OSError as e:
+            raise LedgerAccessError(
+                f"cannot write {self.root / 'config.json'} (raising the ledger's format "
+                f"version from {version} to {FORMAT_VERSION} before writing to it): {e.strerror}",
+                hint="check the ledger's permissions",
+            ) from None
+        self.config = config
 
     # -- lifecycle -------------------------------------------------------------------------------
     @classmethod

@@ -295,6 +295,7 @@ class ChunkWriter:
     def __init__(self, objects: ObjectStore, named: Callable[[], None] = lambda: None) -> None:
         """``named`` is called after each object this writer gave a name (a test hook)."""
         self.objects = objects
+        objects.writing()
         self._named = named
         self._jobs: collections.deque[_Job] = collections.deque()
         self._slots = threading.BoundedSemaphore(_PENDING)
@@ -505,6 +506,7 @@ class StagedObject:
 
     def __init__(self, objects: ObjectStore, data: bytes) -> None:
         self.objects = objects
+        objects.writing()
         self.oid = hash_bytes(data)
         self._fd: int | None = None
         self._tmp: Path | None = None
