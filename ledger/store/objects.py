@@ -31,7 +31,15 @@ from .atomic import fsync_dir, temp_file
 from .durable import link_named
 from .safe_read import open_regular, read_small
 
-__all__ = ["CODEC_RAW", "CODEC_ZSTD", "HEAD", "ObjectStore", "compression_pays", "head_pays"]
+__all__ = [
+    "CODEC_RAW",
+    "CODEC_ZSTD",
+    "HEAD",
+    "ObjectStore",
+    "compression_pays",
+    "head_pays",
+    "raw_payload_offset",
+]
 
 CODEC_RAW = 0
 CODEC_ZSTD = 1
@@ -101,6 +109,14 @@ def _real_fd(stream: object) -> int | None:
     import stat
 
     return fd if isinstance(fd, int) and stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+def raw_payload_offset(fd: int) -> int | None:
+    """Where the payload of the open object file ``fd`` starts when it is stored raw (its bytes
+    are the content), or None when it is not: compressed, or a codec byte this version does
+    not know (``ObjectStore.open`` names that one). Every reader that takes an object's bytes
+    at an offset of its file (a mapping, a ``pread``) asks here, so the layout is told once."""
+    return 1 if os.pread(fd, 1, 0) == bytes([CODEC_RAW]) else None
 
 
 # Raw streams are copied in pieces of this size: BLAKE3 hashes one piece (in its own threads,

@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ...store import ObjectStore
+from ...store.objects import raw_payload_offset
 from ...store.safe_read import NotRegularError, open_regular
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
 
 MIN_BYTES = 64 << 10  # smaller chunks hash in microseconds; not worth a mapping each
 _STORES = 4  # ledgers remembered per process (least recently saved to is dropped first)
-_CODEC_RAW = 0
 
 
 def _budget() -> int:
@@ -83,22 +83,22 @@ MEMCMP = _memcmp()
 
 
 class _Mapped:
-    """One object file mapped read-only; ``addr`` points at its content (after the codec).
-    ``changed``: whether the save that mapped it found the chunk changed since the save
+    """One object file mapped read-only; ``addr`` points at its content (``at`` bytes into the
+    file: ``objects.raw_payload_offset``). ``changed``: whether the save that mapped it found the chunk changed since the save
     before (and no save has found it unchanged since)."""
 
-    def __init__(self, oid: str, mm: mmap.mmap, size: int, changed: bool) -> None:
+    def __init__(self, oid: str, mm: mmap.mmap, at: int, size: int, changed: bool) -> None:
         import numpy as np
 
-        self.oid, self.mm, self.size, self.changed = oid, mm, size, changed
-        self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + 1
+        self.oid, self.mm, self.at, self.size, self.changed = oid, mm, at, size, changed
+        self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + at
 
     def readable(self, size: int) -> bool:
         """Whether ``size`` bytes may be read through the mapping: the chunk's own size, still
         mapped, and the file not cut short since. An object file is never truncated in place,
         but a damaged one may be, and reading a mapping past its file's end is SIGBUS (the
         process dies), not an error: every read checks this first."""
-        return size == self.size and not self.mm.closed and self.mm.size() == size + 1
+        return size == self.size and not self.mm.closed and self.mm.size() == self.at + size
 
     def equals(self, addr: int, size: int) -> bool:
         if not self.readable(size):
@@ -219,12 +219,13 @@ def remember(
 def _map(objects: ObjectStore, oid: str, size: int, changed: bool) -> _Mapped | None:
     try:
         with open_regular(objects.path_of(oid)) as f:
-            if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:
+            at = raw_payload_offset(f.fileno())
+            if at is None or os.fstat(f.fileno()).st_size != at + size:
                 return None  # compressed: its file is not the bytes
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError, NotRegularError):
         return None
-    return _Mapped(oid, mm, size, changed)
+    return _Mapped(oid, mm, at, size, changed)
 
 
 def _drop(maps: Any) -> None:
