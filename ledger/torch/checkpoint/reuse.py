@@ -84,8 +84,8 @@ MEMCMP = _memcmp()
 
 class _Mapped:
     """One object file mapped read-only; ``addr`` points at its content (``at`` bytes into the
-    file: ``objects.raw_payload_offset``). ``changed``: whether the save that mapped it found the chunk changed since the save
-    before (and no save has found it unchanged since)."""
+    file: ``objects.raw_payload_offset``). ``changed``: whether the save that mapped it found
+    the chunk changed since the save before (and no save has found it unchanged since)."""
 
     def __init__(self, oid: str, mm: mmap.mmap, at: int, size: int, changed: bool) -> None:
         import numpy as np
