@@ -7,8 +7,10 @@ barrier to a barrier, so the slowest rank counts): ``save_checkpoint`` into an e
 store) against ``dcp.save`` of it; the time a background save holds training
 (``background=True`` against ``dcp.async_save``); a load at the same world size (every byte
 verified) against ``dcp.load``. Then 2 ranks load the 4-rank checkpoints (a reshard) with
-each. A first round is not timed (imports, first use). Figures are medians over the rounds;
-ratios are ledger over DCP.
+each. The loads run in an order that alternates from round to round, each after a ``sync``
+and into DTensors made before the clock starts. A first round is not timed (imports, first
+use). Figures are medians over the rounds; a ratio is the median over the rounds of the
+round's ledger figure over its DCP figure.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
 
     out: dict[str, list[float]] = {}
     warm = [True]
+    turn = [0]  # rounds so far: which load goes first
 
     def put(k: str, v: float) -> None:
         if not warm[0]:
@@ -98,17 +101,34 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
             put("dcp async_save blocked", time.perf_counter() - t0)
             fut.result()
             dist.barrier()
-            put(
-                "ledger load",
-                timed(lambda: load_checkpoint(2, state=state(), store=store, run_id="b")),
-            )
-            put("dcp load", timed(lambda: dcp.load(state(), checkpoint_id=str(base / "dcp2"))))
+            loads(base, store, "load")
         else:  # reshard: the 4-rank checkpoints loaded at this world size
+            loads(base, store, "reshard")
+
+    def loads(base: Path, store: Path, what: str) -> None:
+        """``load_checkpoint`` and ``dcp.load`` of step 2, in an order that alternates from
+        round to round, each into a state made before its clock starts (the DTensors a
+        job's model holds; making them scatters the tensors, which neither load does), after
+        a ``sync`` (the saves' dirty pages written back, not written during a load)."""
+
+        def ledger() -> None:
+            st = state()
+            if rank == 0:
+                os.sync()
             put(
-                "ledger reshard",
-                timed(lambda: load_checkpoint(2, state=state(), store=store, run_id="b")),
+                f"ledger {what}",
+                timed(lambda: load_checkpoint(2, state=st, store=store, run_id="b")),
             )
-            put("dcp reshard", timed(lambda: dcp.load(state(), checkpoint_id=str(base / "dcp2"))))
+
+        def theirs() -> None:
+            st = state()
+            if rank == 0:
+                os.sync()
+            put(f"dcp {what}", timed(lambda: dcp.load(st, checkpoint_id=str(base / "dcp2"))))
+
+        for fn in (ledger, theirs) if turn[0] % 2 == 0 else (theirs, ledger):
+            fn()
+        turn[0] += 1
 
     # A first round untimed: imports and first-use costs (either side's) are not measured.
     one(work / ("r0" if mode == "reshard" else "warm"))
@@ -171,8 +191,16 @@ def run(quick: bool) -> list[Row]:
                 times.setdefault(k, []).extend(v)
         # The reshard loads the stores of the last torchrun of this checkout, in ``work``.
         last = rounds if base is None else rounds - max(1, rounds // 2)
+        if base is not None:  # the baseline's reshard of the same stores, just before
+            before.update(_torchrun(2, "reshard", work, last, total, f"{base[1]}:{ROOT}"))
         times.update(_torchrun(2, "reshard", work, last, total))
     med = {k: statistics.median(v) for k, v in times.items()}
+
+    def ratios(f: dict[str, list[float]], ours: str, theirs: str) -> list[float]:
+        """Each round's figure over the same round's DCP figure: the two ran side by side,
+        so a round the machine was busier slows both."""
+        return [a / b for a, b in zip(f[ours], f[theirs], strict=True)]
+
     mib = total / 2**20
     pairs = [
         ("save at 4 ranks", "ledger save", "dcp save", "dcp.save", "≤ 1.0×", 1.0),
@@ -204,34 +232,40 @@ def run(quick: bool) -> list[Row]:
     ]
     rows = []
     for what, ours, theirs, ref, target, bound in pairs:
-        ratio = med[ours] / med[theirs]
+        each = ratios(times, ours, theirs)
+        ratio = statistics.median(each)
         rows.append(
             Row(
                 NAME,
                 f"{what} ({mib:.0f} MiB, {N_TENSORS} DTensors)",
                 med[ours] * 1000,
                 "ms",
-                reference=f"{ref} {med[theirs] * 1000:.0f} ms",
+                reference=f"{ref} {med[theirs] * 1000:.0f} ms; "
+                f"rounds {min(each):.2f}-{max(each):.2f}×",
                 ratio=ratio,
                 target=target,
                 passed=ratio <= bound,
-                note=f"median of {rounds} rounds; each figure from a barrier to a barrier, "
-                "so the slowest rank counts (torchrun, gloo, CPU)",
+                note=f"median of {len(each)} rounds; each figure from a barrier to a barrier, "
+                "so the slowest rank counts (torchrun, gloo, CPU); ratio: the median of the "
+                "rounds' ratios (each round's figure over the same round's DCP figure)",
             )
         )
         if base is not None and ours in before:
             old = {k: statistics.median(v) for k, v in before.items()}
-            ratio = old[ours] / old[theirs]
+            each = ratios(before, ours, theirs)
+            ratio = statistics.median(each)
             rows.append(
                 Row(
                     NAME,
                     f"{what} ({mib:.0f} MiB, {N_TENSORS} DTensors) at {base[0]} (before)",
                     old[ours] * 1000,
                     "ms",
-                    reference=f"{ref} {old[theirs] * 1000:.0f} ms",
+                    reference=f"{ref} {old[theirs] * 1000:.0f} ms; "
+                    f"rounds {min(each):.2f}-{max(each):.2f}×",
                     ratio=ratio,
                     note=f"the same at {base[0]} (LEDGER_BENCH_BASELINE), in the same run: "
-                    f"{len(before[ours])} rounds, in torchruns between this checkout's",
+                    f"{len(before[ours])} rounds, in torchruns between this checkout's (the "
+                    "reshard: just before this checkout's, on the same stores)",
                 )
             )
     return rows

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ledger.errors import CorruptObjectError
 from ledger.records.base import record_from_json
 from ledger.records.checkpoint import CheckpointShard, ShardLayout, TensorEntry
 from ledger.run.contract import checkpoint_events
@@ -115,6 +116,99 @@ def test_a_reshard_reads_only_the_chunks_it_needs(
     assert torch.equal(got, whole[3:6, 2:4])
     first, second = entries[0][0].chunks, entries[1][0].chunks
     assert sorted(opened) == sorted([first[3], second[0], second[1]])
+
+
+def _saved_pieces(
+    store: Store, whole: Any, chunk: int, rows: int = 4
+) -> list[tuple[TensorEntry, int]]:
+    """``whole`` saved as pieces of ``rows`` rows (one per saved rank), in chunks of
+    ``chunk`` bytes, with their layouts."""
+    pieces = []
+    for at in range(0, whole.shape[0], rows):
+        part = whole[at : at + rows]
+        (e,), _ = write_tensors(store.objects, [("w", part)], chunk_size=chunk, compress=False)
+        layout = ShardLayout(shape=list(whole.shape), offset=[at, 0], placements=["S(0)"], mesh=[2])
+        pieces.append((e.model_copy(update={"layout": layout}), chunk))
+    return pieces
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """(object id, bytes) of every chunk a load reads from now on."""
+    import ledger.torch.checkpoint.io as ckpt_io
+
+    seen: list[tuple[str, int]] = []
+    real = ckpt_io._read_into
+
+    def spy(objects: ObjectStore, oid: str, dest: memoryview, *a: Any, **k: Any) -> None:
+        seen.append((oid, len(dest)))
+        real(objects, oid, dest, *a, **k)
+
+    monkeypatch.setattr(ckpt_io, "_read_into", spy)
+    return seen
+
+
+def test_a_cut_across_the_columns_reads_only_the_chunks_holding_its_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tensor-parallel cut (columns 0-2 of every row) of pieces saved in half-row chunks:
+    the chunks of the other half of each row hold none of its bytes and are not read. On the
+    old code every chunk from the first byte of the cut to its last was: 7 of each piece's 8,
+    168 bytes where 96 are needed."""
+    store = Store.init(tmp_path / "store")
+    whole = torch.arange(8 * 6, dtype=torch.float32).reshape(8, 6)
+    pieces = _saved_pieces(store, whole, chunk=3 * 4)
+    reads = _reads(monkeypatch)
+    got = assemble(store, pieces, "w", ((0, 0), (8, 3)))
+    assert torch.equal(got, whole[:, :3])
+    first, second = pieces[0][0].chunks, pieces[1][0].chunks
+    assert sorted(reads) == sorted((c[j], 12) for c in (first, second) for j in (0, 2, 4, 6))
+    assert sum(n for _oid, n in reads) == 8 * 3 * 4  # the bytes it needs, no more
+
+
+def test_a_cut_along_the_rows_reads_the_chunks_it_cuts_whole_and_verifies_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows 3-5 of pieces saved in chunks of 5 floats (no multiple of a row): the chunks the
+    cut begins and ends in are read whole and hashed; a byte changed in one of them, even one
+    the cut does not use, is refused, and nothing is returned."""
+    store = Store.init(tmp_path / "store")
+    whole = torch.arange(8 * 6, dtype=torch.float32).reshape(8, 6)
+    pieces = _saved_pieces(store, whole, chunk=5 * 4)
+    reads = _reads(monkeypatch)
+    got = assemble(store, pieces, "w", ((3, 0), (3, 6)))
+    assert torch.equal(got, whole[3:6])
+    first, second = pieces[0][0].chunks, pieces[1][0].chunks
+    # row 3 of the first piece: its floats 18-23, in chunks 3 (15-19) and 4 (20-23, the
+    # last, short); rows 0-1 of the second: floats 0-11, chunks 0-2 (the third cut at 12)
+    assert sorted(reads) == sorted(
+        [(first[3], 20), (first[4], 16), (second[0], 20), (second[1], 20), (second[2], 20)]
+    )
+    # float 14 of the second piece (row 2, not loaded) is the last byte of its chunk 2
+    path = store.objects.path_of(second[2])
+    path.chmod(0o644)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptObjectError, match=r"tensor w: object .* is corrupt"):
+        assemble(store, pieces, "w", ((3, 0), (3, 6)))
+
+
+def test_a_changed_byte_in_a_chunk_a_cut_skips_is_not_read(tmp_path: Path) -> None:
+    """The other side of reading only what is needed: a chunk holding none of the cut's bytes
+    is not read, so damage there is found by the load that needs it (or `ledger verify`),
+    and one holding any of them is refused."""
+    store = Store.init(tmp_path / "store")
+    whole = torch.arange(8 * 6, dtype=torch.float32).reshape(8, 6)
+    pieces = _saved_pieces(store, whole, chunk=3 * 4)
+    path = store.objects.path_of(pieces[0][0].chunks[2])  # columns 0-2 of row 1
+    path.chmod(0o644)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    got = assemble(store, pieces, "w", ((0, 3), (8, 3)))  # columns 3-5: chunk 2 not read
+    assert torch.equal(got, whole[:, 3:])
+    with pytest.raises(CorruptObjectError, match="tensor w"):
+        assemble(store, pieces, "w", ((0, 0), (8, 3)))  # columns 0-2: chunk 2 is read
 
 
 def _shard(rank: int, entries: list[TensorEntry]) -> CheckpointShard:

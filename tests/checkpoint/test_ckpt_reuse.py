@@ -163,6 +163,32 @@ def test_compressed_chunks_are_hashed_every_time(store: Store) -> None:
     assert stats.bytes_reused == 0 and stats.bytes_new == 0
 
 
+def test_the_payload_offset_is_asked_of_the_object_store(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mapping compares with the bytes from where ``objects.raw_payload_offset`` says the
+    content starts (the one place that knows the object file's layout): a raw object's file
+    holds its content there, a compressed one has none; a store that said none for a raw
+    object gets its chunks hashed again, never compared at a guessed offset."""
+    from ledger.store.objects import raw_payload_offset
+
+    t = torch.randn(N)
+    (packed,), _ = write_tensors(store.objects, [("z", torch.zeros(N))])
+    (raw,), _ = write_tensors(store.objects, [("t", t)])  # (a save maps only its own chunks)
+    with open(store.objects.path_of(raw.chunks[0]), "rb") as f:
+        at = raw_payload_offset(f.fileno())
+        assert at is not None and f.read()[at:] == t.numpy().tobytes()
+    with open(store.objects.path_of(packed.chunks[0]), "rb") as f:
+        assert raw_payload_offset(f.fileno()) is None
+    _, again = write_tensors(store.objects, [("t", t)])
+    assert again.bytes_reused == N * 4
+    ckpt_reuse.forget()
+    monkeypatch.setattr(ckpt_reuse, "raw_payload_offset", lambda fd: None)
+    write_tensors(store.objects, [("t", t)])
+    _, hashed = write_tensors(store.objects, [("t", t)])
+    assert hashed.bytes_reused == 0
+
+
 def test_views_and_conjugates_compare_their_resolved_bytes(store: Store) -> None:
     base = torch.randn(200, 200)
     z = torch.complex(base, base)

@@ -6,7 +6,9 @@ go on, and says which chunks were new (the save reports them).
 A chunk whose bytes equal what the last save of that tensor stored is not hashed again
 (``reuse``: a bitwise comparison with the mapped object file).
 Reads go straight into a freshly allocated tensor, hashed piece by piece as the bytes arrive;
-nobody sees it before its hash matched.
+nobody sees it before its hash matched. A range of a tensor (what a reshard needs of a saved
+piece) reads the chunks that hold it, each whole: an object's id is the hash of all its bytes,
+so a chunk is the smallest part whose bytes can be verified.
 """
 
 from __future__ import annotations
@@ -34,8 +36,7 @@ __all__ = [
     "WriteStats",
     "map_threads",
     "min_saving",
-    "read_span",
-    "read_spans",
+    "read_ranges",
     "read_tensors",
     "write_tensors",
 ]
@@ -337,35 +338,56 @@ def read_tensors(
     return out
 
 
-def read_span(
-    objects: ObjectStore, entry: TensorEntry, chunk_size: int, start: int, end: int
-) -> torch.Tensor:
-    """Bytes ``[start, end)`` of the tensor ``entry`` as a uint8 tensor (``read_spans``)."""
-    return read_spans(objects, [(entry, chunk_size, start, end)])[0]
+# (entry, chunk size, start, end, dest, wanted): bytes [start, end) of a tensor into ``dest``
+# (end - start bytes); ``wanted(a, b)`` says whether the tensor's bytes [a, b) hold any the
+# caller uses (None: all of them do).
+Range = tuple[TensorEntry, int, int, int, memoryview, Callable[[int, int], bool] | None]
 
 
-def read_spans(
-    objects: ObjectStore, spans: Sequence[tuple[TensorEntry, int, int, int]]
-) -> list[torch.Tensor]:
-    """For each ``(entry, chunk_size, start, end)``, bytes ``[start, end)`` of that tensor as a
-    uint8 tensor, reading and verifying only the chunks that hold them (each whole: an object
-    is hashed in full before use); the chunks of every span are read by one pool of threads."""
-    out: list[torch.Tensor] = []
-    jobs: list[tuple[str, memoryview, str]] = []
-    for entry, chunk_size, start, end in spans:
+def read_ranges(objects: ObjectStore, ranges: Sequence[Range]) -> None:
+    """For each ``(entry, chunk_size, start, end, dest, wanted)``, fill ``dest`` with bytes
+    ``[start, end)`` of the tensor ``entry``, reading only the chunks that hold them (and, with
+    ``wanted``, only those holding a byte it wants); the chunks of every range are read by one
+    pool of threads.
+
+    An object is verified whole (its id is the hash of all its bytes), so a chunk is read
+    whole and hashed before any of its bytes count: one inside the range is read straight
+    into ``dest``, one the range cuts (at either end) into a buffer of its own, and its part
+    copied into ``dest`` once its hash matched. On an error ``dest`` may hold bytes of chunks
+    read so far: it is the caller's own buffer, to drop, not to show."""
+    # (oid, where its bytes go, tensor key, chunk size, where the part starts in the chunk:
+    # None for a chunk read straight into place)
+    jobs: list[tuple[str, memoryview, str, int, int | None]] = []
+    for entry, chunk_size, start, end, dest, wanted in ranges:
         _check_entry(entry, chunk_size)
-        if not 0 <= start < end <= entry.nbytes:
+        if not 0 <= start < end <= entry.nbytes or len(dest) != end - start:
             raise UsageError(
                 f"tensor {entry.key}: bytes {start}..{end} are not in its {entry.nbytes}"
             )
-        first, last = start // chunk_size, (end - 1) // chunk_size
-        base = first * chunk_size
-        buf = torch.empty(min(entry.nbytes, (last + 1) * chunk_size) - base, dtype=torch.uint8)
-        view = buf.numpy().data.cast("B")
-        for j in range(first, last + 1):
-            part = view[j * chunk_size - base : min(entry.nbytes, (j + 1) * chunk_size) - base]
-            jobs.append((entry.chunks[j], part, entry.key))
-        out.append(buf[start - base : end - base])
+        for j in range(start // chunk_size, (end - 1) // chunk_size + 1):
+            lo, hi = j * chunk_size, min(entry.nbytes, (j + 1) * chunk_size)
+            a, b = max(lo, start), min(hi, end)
+            if wanted is not None and not wanted(a, b):
+                continue
+            whole = (a, b) == (lo, hi)
+            jobs.append(
+                (
+                    entry.chunks[j],
+                    dest[a - start : b - start],
+                    entry.key,
+                    hi - lo,
+                    None if whole else a - lo,
+                )
+            )
     streamed = len(jobs) >= _WORKERS
-    map_threads(lambda job: _read_into(objects, *job, streamed=streamed), jobs)
-    return out
+
+    def read(job: tuple[str, memoryview, str, int, int | None]) -> None:
+        oid, part, key, size, at = job
+        if at is None:
+            _read_into(objects, oid, part, key, streamed)
+            return
+        buf = memoryview(bytearray(size))
+        _read_into(objects, oid, buf, key, streamed)
+        part[:] = buf[at : at + len(part)]
+
+    map_threads(read, jobs)

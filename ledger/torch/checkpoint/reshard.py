@@ -1,17 +1,20 @@
 """Cut a sharded tensor again: the box one loading rank needs, from the pieces of every saved
-rank, reading only the chunks that overlap it.
+rank, reading only the chunks that hold bytes of it.
 
 Each saved piece is a box of the whole tensor (``ShardLayout``: offset, and the entry's
-shape); replicas hold the same box and are read once. The box is filled piece by piece: the
-bytes from the overlap's first element to its last (in the piece's C order) are read through
-``io.read_spans`` (every chunk hashed before use; the chunks of all the tensors a load cuts
-read by one pool of threads) and the overlap is copied out with strides.
+shape); replicas hold the same box and are read once. The box is filled piece by piece
+through ``io.read_ranges`` (the chunks of all the tensors a load cuts read by one pool of
+threads, each hashed whole before any of its bytes is used: a chunk is the unit of
+verification). An overlap that is one run of bytes in the piece and in the box (a cut along
+the first dimension, as FSDP2 makes) is read straight into the box; any other is read into a
+buffer, skipping the chunks that hold none of its runs, and copied out with strides.
 Bytes are copied, never computed, so the whole tensor after any number of reshards is
 bitwise the saved one; a box the pieces do not fill is an ``IntegrityError``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -21,7 +24,7 @@ from ...records.base import record_from_json
 from ...records.checkpoint import Checkpoint, CheckpointShard, TensorEntry
 from ...store import Store
 from .codec import torch_dtype
-from .io import read_spans, read_tensors
+from .io import Range, read_ranges, read_tensors
 from .layout import Box, target_box, target_of, targets, volume, wrap
 
 __all__ = ["Pieces", "assemble", "assemble_all", "read_state"]
@@ -66,11 +69,14 @@ def assemble(st: Store, pieces: list[tuple[TensorEntry, int]], key: str, box: Bo
 def assemble_all(
     st: Store, jobs: list[tuple[list[tuple[TensorEntry, int]], str, Box]]
 ) -> list[torch.Tensor]:
-    """``assemble`` for several tensors: every overlap planned first, all their chunks read
-    by one pool of threads (``io.read_spans``), then copied into place."""
+    """``assemble`` for several tensors: every overlap planned first, then all their chunks
+    read by one pool of threads (``io.read_ranges``). An overlap that is one run of bytes both
+    in the saved piece and in the box (a cut along the first dimension, as FSDP2's) is read
+    straight into place; any other into a buffer, skipping the chunks that hold none of its
+    bytes, then copied into place with strides."""
     outs: list[torch.Tensor] = []
-    spans: list[tuple[TensorEntry, int, int, int]] = []
-    copies: list[tuple[int, list[int], list[int], tuple[slice, ...]]] = []
+    ranges: list[Range] = []
+    copies: list[tuple[torch.Tensor, torch.Tensor, list[int], list[int], tuple[slice, ...]]] = []
     for pieces, key, box in jobs:
         if not pieces:
             raise IntegrityError(f"tensor {key}: no rank of the checkpoint holds a piece of it")
@@ -80,6 +86,8 @@ def assemble_all(
         out = torch.empty(shape, dtype=dtype)
         outs.append(out)
         itemsize = out.element_size()
+        flat = _bytes_of(out)
+        out_strides = _strides(shape)
         covered, seen = 0, set()
         for entry, chunk_size in pieces:
             lay = entry.layout
@@ -96,27 +104,87 @@ def assemble_all(
             strides = _strides(size)
             start = sum((low - p) * s for low, p, s in zip(lo, at, strides, strict=True))
             end = 1 + sum((high - 1 - p) * s for high, p, s in zip(hi, at, strides, strict=True))
-            spans.append((entry, chunk_size, start * itemsize, end * itemsize))
             extent = [high - low for low, high in zip(lo, hi, strict=True)]
-            index = tuple(slice(lw - a, hg - a) for lw, hg, a in zip(lo, hi, offset, strict=True))
-            copies.append((len(outs) - 1, extent, strides, index))
             covered += volume(extent)
+            span = (entry, chunk_size, start * itemsize, end * itemsize)
+            if _one_run(extent, size) and _one_run(extent, shape):
+                # the same bytes in the same order on both sides: no buffer, no second copy
+                there = sum(
+                    (low - o) * s for low, o, s in zip(lo, offset, out_strides, strict=True)
+                )
+                n = (end - start) * itemsize
+                ranges.append((*span, flat[there * itemsize : there * itemsize + n], None))
+                continue
+            buf = torch.empty((end - start) * itemsize, dtype=torch.uint8)
+            runs = _runs([low - p for low, p in zip(lo, at, strict=True)], extent, size)
+            wanted = None if runs is None else _holds(runs, itemsize)
+            ranges.append((*span, _bytes_of(buf), wanted))
+            index = tuple(slice(lw - a, hg - a) for lw, hg, a in zip(lo, hi, offset, strict=True))
+            copies.append((out, buf, extent, strides, index))
         if covered != volume(shape):
             raise IntegrityError(
                 f"tensor {key}: the saved pieces fill {covered} of the {volume(shape)} "
                 "elements this rank loads",
                 hint="the checkpoint's shard manifests are inconsistent; load an older checkpoint",
             )
-    for span, (n, extent, strides, index) in zip(
-        read_spans(st.objects, spans), copies, strict=True
-    ):
-        out = outs[n]
-        itemsize = out.element_size()
-        if span.storage_offset() % itemsize:  # a chunk size that is no multiple of the dtype
-            span = span.clone()
-        part = span.view(out.dtype).as_strided(extent, strides, span.storage_offset() // itemsize)
-        out[index].copy_(part)
+    read_ranges(st.objects, ranges)
+    for out, buf, extent, strides, index in copies:
+        out[index].copy_(buf.view(out.dtype).as_strided(extent, strides))
     return outs
+
+
+def _bytes_of(t: torch.Tensor) -> memoryview:
+    """The bytes of the fresh contiguous tensor ``t``, writable, as one flat view."""
+    return memoryview(t.reshape(-1).view(torch.uint8).numpy()).cast("B")
+
+
+def _one_run(extent: list[int], shape: tuple[int, ...]) -> bool:
+    """Whether a box ``extent`` of an array ``shape`` is one run of its C-order bytes: one
+    index along every dimension before some dimension, all of every dimension after it."""
+    k = 0
+    while k < len(extent) and extent[k] == 1:
+        k += 1
+    return all(e == n for e, n in zip(extent[k + 1 :], shape[k + 1 :], strict=True))
+
+
+# A box cut across more runs than this is read without asking which chunks hold them.
+_MAX_RUNS = 1 << 20
+
+
+def _runs(lo: list[int], extent: list[int], size: tuple[int, ...]) -> tuple[Any, int] | None:
+    """The runs of C-order elements the box (``lo``, ``extent``) covers in a piece of shape
+    ``size`` (at least two dimensions: a box of one is one run): (their first elements,
+    ascending, as an array; their length), or None when there are more than ``_MAX_RUNS``."""
+    import numpy as np
+
+    k = len(size) - 1
+    while k > 0 and extent[k] == size[k]:
+        k -= 1
+    strides = _strides(size)
+    count = volume(extent[:k])
+    if count > _MAX_RUNS:
+        return None
+    starts = np.array([lo[k] * strides[k]], dtype=np.int64)
+    for i in range(k):  # the outer dimensions, in C order
+        along = (np.arange(extent[i], dtype=np.int64) + lo[i]) * strides[i]
+        starts = (starts[:, None] + along[None, :]).reshape(-1)
+    length = extent[k] * strides[k]
+    return starts, length
+
+
+def _holds(runs: tuple[Any, int], itemsize: int) -> Callable[[int, int], bool]:
+    """``wanted`` of ``io.read_ranges`` for these runs: whether bytes ``[a, b)`` of the piece
+    hold a byte of any of them."""
+    import numpy as np
+
+    starts, length = runs
+
+    def wanted(a: int, b: int) -> bool:
+        # the last run starting before b, if any, and whether it reaches past a
+        i = int(np.searchsorted(starts, -(-b // itemsize), side="left")) - 1
+        return i >= 0 and (int(starts[i]) + length) * itemsize > a
+
+    return wanted
 
 
 def read_state(
