@@ -188,12 +188,7 @@ def _too_long(remote: Remote, oid: str, limit: int) -> CorruptObjectError:
 
 
 def _fetch(
-    store: Store,
-    remote: Remote,
-    incoming: Incoming,
-    oid: str,
-    listed: int,
-    expected: int | None,
+    remote: Remote, incoming: Incoming, oid: str, listed: int, expected: int | None
 ) -> Fetched:
     """Stream ``oid`` from the remote into ``incoming``: read straight into the writer's
     buffer, hashed once as it is written, staged only when its hash is its name (named at
@@ -384,7 +379,7 @@ def _follow(
     states for them: from the content fetched (it has no name until ``Incoming.commit``),
     or from the store for an object here."""
     if fetch is not None:
-        got = _fetch(store, remote, incoming, oid, *fetch)
+        got = _fetch(remote, incoming, oid, *fetch)
         value = as_record(got.content) if got.content is not None else None
         links = [c for c, _ in links_in(value)] if value is not None else []
         return got.size, links, (_sizes_named(value) if links else {}), got.later

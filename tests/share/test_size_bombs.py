@@ -152,6 +152,6 @@ def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
         Incoming(store.objects) as box,
         pytest.raises(CorruptObjectError, match="more than the 1000 bytes"),
     ):
-        _fetch(store, remote, box, oid, 1000, None)
+        _fetch(remote, box, oid, 1000, None)
     assert endless.served == (1001 if stated is None else 0)
     assert os.listdir(store.tmp_dir) == [] and list(store.objects) == []
