@@ -1,7 +1,9 @@
 """How ``push`` and ``pull`` move objects (issue 38): a pull follows an object's links as soon
-as that object is stored, not once every object at its depth is (a slow object holds up only
-what it links to); a push to S3 uploads each object once, to its own key, with no copy on the
-server, and an object whose bytes do not hash to its id never appears there."""
+as that object has arrived, not once every object at its depth is (a slow object holds up only
+what it links to), reads each with one GET, hashes each byte once, and makes what it fetched
+durable together before naming it (no fsync per object); a push to S3 uploads each object
+once, to its own key, with no copy on the server, and an object whose bytes do not hash to its
+id never appears there. A pull that fails or is killed leaves no partial object."""
 
 from __future__ import annotations
 
