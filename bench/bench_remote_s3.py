@@ -8,7 +8,9 @@ Sizes: 1 GiB (64 MiB with --quick). Both sides run as fresh processes, as `aws s
 botocore alone take about a second on this machine); ledger's bytecode is cached, as an
 installed package's is (``bench.bytecode_env``). Besides wall time, each side's CPU time (the
 process's, not the server's) is reported: on a shared machine it is the steadier figure.
-``LEDGER_BENCH_BASELINE=REV`` adds the push and clone of the code at REV, in the same run."""
+``ROUNDS`` rounds, each side once per round, the order turned round each round; a ratio is
+taken within each round (both sides under the same load) and the median reported.
+``LEDGER_BENCH_BASELINE=REV`` adds the push and clone of the code at REV, in the same rounds."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,8 @@ from .bench_remote import FILE
 
 _REPO = Path(__file__).resolve().parent.parent
 _TESTS = _REPO / "tests" / "share"
+# Rounds of push and clone beside s3fs's put and get (one with --quick).
+ROUNDS = 3
 
 
 _COPY = (
@@ -56,6 +61,11 @@ def _timed(args: list[str], cwd: Path | None, env: dict[str, str] | None) -> tup
 
 def _ledger(env: dict[str, str], *args: str, cwd: Path) -> tuple[float, float]:
     return _timed([sys.executable, "-m", "ledger", *args], cwd, env)
+
+
+def _ratios(mine: list[tuple[float, float]], ref: list[tuple[float, float]]) -> list[str]:
+    """Each round's wall and CPU ratio, as the note lists them."""
+    return [f"{a[0] / b[0]:.2f}× (CPU {a[1] / b[1]:.2f}×)" for a, b in zip(mine, ref, strict=True)]
 
 
 def run(quick: bool) -> list[Row]:
@@ -90,32 +100,35 @@ def run(quick: bool) -> list[Row]:
             os.environ.update(server.env())
             for env in sides.values():
                 env.update(server.env())
-            # Each reference runs before and after ledger's runs, and their mean is taken:
-            # on a shared machine the load moves between one measurement and the next.
-            first_up = _s3fs("put", str(data) + "/", "bench/copy/")
-            first_down = _s3fs("get", "bench/copy/", str(tmp / "copy-back") + "/")
-            copied = sum(p.stat().st_size for p in (tmp / "copy-back").rglob("*") if p.is_file())
-            assert copied == total, f"s3fs copied {copied} B of {total} B"
-            # With a baseline, each side runs twice in the order A B B A (the mean of its two
-            # runs): whichever runs first pays for what the machine caches meanwhile.
-            order = [*sides, *reversed(sides)] if len(sides) > 1 else list(sides)
-            pushes: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
-            clones: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
-            for k, side in enumerate(order):
-                url = f"s3://bench/ledger{k}"
-                pushes[side].append(_ledger(sides[side], "push", url, cwd=repo))
-            last_up = _s3fs("put", str(data) + "/", "bench/copy2/")
-            for k, side in enumerate(order):
-                url, dest = f"s3://bench/ledger{k}", str(tmp / f"clone{k}")
-                clones[side].append(_ledger(sides[side], "clone", url, dest, cwd=tmp))
-                shutil.rmtree(dest)
-            last_down = _s3fs("get", "bench/copy2/", str(tmp / "copy-back2") + "/")
-            up, up_cpu = ((a + b) / 2 for a, b in zip(first_up, last_up, strict=True))
-            down, down_cpu = ((a + b) / 2 for a, b in zip(first_down, last_down, strict=True))
+            # Rounds, each a push and a clone of every side beside s3fs's put and get, in an
+            # order that turns round each round (whoever goes first pays for what the
+            # machine caches meanwhile); each ratio is taken within its round, where the load
+            # is the same for both, and the median of the rounds' ratios is reported.
+            names = ["s3fs", *sides]
+            ups: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+            downs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+            for k in range(1 if quick else ROUNDS):
+                order = names if k % 2 == 0 else names[::-1]
+                for who in order:
+                    if who == "s3fs":
+                        ups[who].append(_s3fs("put", str(data) + "/", f"bench/copy{k}/"))
+                    else:
+                        url = f"s3://bench/ledger{k}{len(who)}"
+                        ups[who].append(_ledger(sides[who], "push", url, cwd=repo))
+                for who in order:
+                    dest = tmp / f"down{k}{len(who)}"
+                    if who == "s3fs":
+                        downs[who].append(_s3fs("get", f"bench/copy{k}/", str(dest) + "/"))
+                        copied = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
+                        assert copied == total, f"s3fs copied {copied} B of {total} B"
+                    else:
+                        url = f"s3://bench/ledger{k}{len(who)}"
+                        downs[who].append(_ledger(sides[who], "clone", url, str(dest), cwd=tmp))
+                    shutil.rmtree(dest)
             t = time.perf_counter()
             again = json.loads(
                 subprocess.run(
-                    [sys.executable, "-m", "ledger", "push", "s3://bench/ledger0", "--json"],
+                    [sys.executable, "-m", "ledger", "push", "s3://bench/ledger00", "--json"],
                     cwd=repo,
                     env=here,
                     capture_output=True,
@@ -125,29 +138,51 @@ def run(quick: bool) -> list[Row]:
             )
             push2 = time.perf_counter() - t
         gb = total / 1e9
+        rounds = len(ups["s3fs"])
         note = (
-            "reference: s3fs put/get of the same files (aws s3 sync to an empty destination), "
-            "a fresh process like ledger's, run once before and once after ledger's runs (the "
-            "mean of the two; the load moves meanwhile); with a baseline, each revision's push "
-            "and clone run twice, A B B A, and are averaged; ledger hashes every object on the way "
-            "and fsyncs it. CPU time: the client process's own (user + system), not the server's"
+            f"reference: s3fs put/get of the same files (aws s3 sync to an empty destination), "
+            f"a fresh process like ledger's; {rounds} rounds, each running every side once in "
+            "an order that turns round each round; values are medians over the rounds, ratios "
+            "the median of each round's ratio (both sides under that round's load). ledger "
+            "hashes every object on the way; a clone makes its objects durable before any ref "
+            "is made. CPU time: the client process's own (user + system), not the server's. "
         )
+        note += "; ".join(
+            f"{what} per round: " + ", ".join(_ratios(mine, ref))
+            for what, mine, ref in (
+                ("clone", downs[""], downs["s3fs"]),
+                ("push", ups[""], ups["s3fs"]),
+            )
+        )
+        med = statistics.median
+        up, down = med(x[0] for x in ups["s3fs"]), med(x[0] for x in downs["s3fs"])
         rows = [
             Row(name, "s3fs copy up", gb / up, "GB/s", note=note),
             Row(name, "s3fs copy down", gb / down, "GB/s", note=note),
         ]
+
+        def ratio(mine: list[tuple[float, float]], ref: list[tuple[float, float]], i: int) -> float:
+            return med(a[i] / b[i] for a, b in zip(mine, ref, strict=True))
+
         for side in sides:
-            push, push_cpu = (sum(x) / len(x) for x in zip(*pushes[side], strict=True))
-            pull, pull_cpu = (sum(x) / len(x) for x in zip(*clones[side], strict=True))
+            push, push_cpu = (med(x[i] for x in ups[side]) for i in (0, 1))
+            pull, pull_cpu = (med(x[i] for x in downs[side]) for i in (0, 1))
             rows += [
-                Row(name, f"ledger push{side}", gb / push, "GB/s", "s3fs copy up", push / up),
+                Row(
+                    name,
+                    f"ledger push{side}",
+                    gb / push,
+                    "GB/s",
+                    "s3fs copy up",
+                    ratio(ups[side], ups["s3fs"], 0),
+                ),
                 Row(
                     name,
                     f"ledger clone (pull){side}",
                     gb / pull,
                     "GB/s",
                     "s3fs copy down",
-                    pull / down,
+                    ratio(downs[side], downs["s3fs"], 0),
                 ),
                 Row(
                     name,
@@ -155,7 +190,7 @@ def run(quick: bool) -> list[Row]:
                     push_cpu,
                     "s",
                     "s3fs copy up: CPU",
-                    push_cpu / up_cpu,
+                    ratio(ups[side], ups["s3fs"], 1),
                 ),
                 Row(
                     name,
@@ -163,10 +198,10 @@ def run(quick: bool) -> list[Row]:
                     pull_cpu,
                     "s",
                     "s3fs copy down: CPU",
-                    pull_cpu / down_cpu,
+                    ratio(downs[side], downs["s3fs"], 1),
                 ),
             ]
-        first_push = pushes[""][0][0]
+        first_push = ups[""][0][0]
         return [
             *rows,
             Row(

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from .._canonical import canonical_json, parse_json
 from .._hashing import ALGO_PREFIX, OID_RE
@@ -48,6 +50,7 @@ from .path_fs import PathFS
 
 __all__ = [
     "REMOTE_VERSION",
+    "ObjectReader",
     "Remote",
     "add_remote",
     "default_remote",
@@ -390,6 +393,22 @@ class Remote:
         with self.reaching():
             upload.close()  # the upload completes here, and the object appears whole
 
+    @contextmanager
+    def reading(self, oid: str) -> Iterator[ObjectReader]:
+        """``oid``'s content on the remote, read into the caller's buffers (``readinto``).
+        On S3 one GET, its body read as it arrives (no HEAD first, no read-ahead cache
+        copying it piece by piece; a read that breaks off is resumed from where it stopped,
+        as often as s3fs retries a call); elsewhere the file, regular files only. Failures to
+        reach the remote are the caller's to turn into one error (``reaching``)."""
+        path = self.object_path(oid)
+        reader: ObjectReader = (
+            _S3Reader(self.fs, path) if self.uploads_commit else _FileReader(self.fs.open(path))
+        )
+        try:
+            yield reader
+        finally:
+            reader.close()
+
     def put_whole(self, oid: str, data: bytes) -> None:
         """Store ``data``, checked to be ``oid``'s content, as the object ``oid`` in one
         write: on S3 one PUT to its key (an object appears whole or not at all), elsewhere
@@ -490,6 +509,100 @@ class Remote:
             tmp = self.tmp_path()
             self.fs.pipe_file(tmp, canonical_json(data))
             self.fs.mv(tmp, final)
+
+
+class ObjectReader(Protocol):
+    """An object's content on a remote, read in order (``Remote.reading``)."""
+
+    size: int | None  # as the server states it before the first byte (None: not stated)
+
+    def readinto(self, view: memoryview) -> int:
+        """Fill ``view`` from the content (fewer bytes only at its end): how many."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _FileReader:
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self.size: int | None = os.fstat(f.fileno()).st_size
+
+    def readinto(self, view: memoryview) -> int:
+        n = 0
+        while n < len(view) and (got := int(self._f.readinto(view[n:]))):  # type: ignore[attr-defined]
+            n += got
+        return n
+
+    def close(self) -> None:
+        self._f.close()
+
+
+class _S3Reader:
+    """One object of an s3fs filesystem, read from its GET's body on s3fs's event loop: each
+    ``readinto`` copies what arrives into the caller's buffer until it is full (one hand-over
+    between threads per buffer, not per network read)."""
+
+    def __init__(self, fs: Any, path: str) -> None:
+        self._fs = fs
+        self._bucket, self._key, _ = fs.split_path(path)
+        self._at = 0  # bytes of the content read so far
+        self._failures = 0
+        self._body: Any = None
+        self.size: int | None = None
+        self._open()
+        self.size = self._stated
+
+    def _open(self) -> None:
+        ranged = {"Range": f"bytes={self._at}-"} if self._at else {}
+        resp = self._fs.call_s3("get_object", Bucket=self._bucket, Key=self._key, **ranged)
+        self._body = resp["Body"]
+        length = resp.get("ContentLength")
+        self._stated = self._at + length if isinstance(length, int) else None
+
+    def readinto(self, view: memoryview) -> int:
+        from fsspec.asyn import sync
+
+        n = 0
+        while True:
+            got: int
+            error: BaseException | None
+            got, error = sync(self._fs.loop, _fill, self._body, view[n:])
+            n += got
+            self._at += got
+            if error is None:
+                return n
+            # A body that broke off: read on from where it stopped, with s3fs's back-off.
+            self._failures += 1
+            if self._failures >= max(1, int(getattr(self._fs, "retries", 5))):
+                raise OSError(errno.EIO, f"reading s3://{self._bucket}/{self._key}: {error}")
+            time.sleep(min(1.7**self._failures * 0.1, 15))
+            self.close()
+            self._open()
+
+    def close(self) -> None:
+        if self._body is not None:
+            with contextlib.suppress(Exception):
+                self._body.close()
+            self._body = None
+
+
+async def _fill(body: Any, view: memoryview) -> tuple[int, BaseException | None]:
+    """Copy ``body``'s next bytes into ``view`` until it is full or the body ends: (bytes
+    copied, the error that broke the read off, if one that a new request may get past)."""
+    from s3fs.core import S3_RETRYABLE_ERRORS
+
+    n = 0
+    try:
+        while n < len(view):
+            chunk = await body.read(len(view) - n)
+            if not chunk:
+                break
+            view[n : n + len(chunk)] = chunk
+            n += len(chunk)
+    except S3_RETRYABLE_ERRORS as e:
+        return n, e
+    return n, None
 
 
 def open_remote(store: Store, name_or_url: str | None) -> Remote:

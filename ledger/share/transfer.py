@@ -4,12 +4,12 @@ parallel; refs last, so neither side ever holds a ref to a missing object."""
 
 from __future__ import annotations
 
-import io
+import contextlib
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .._canonical import parse_json
 from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, new_hasher
@@ -20,9 +20,10 @@ from ..records.base import record_from_json
 from ..records.run import Run
 from ..store import Store
 from ..store.anchor import chain_head
+from ..store.incoming import Fetched, Incoming
 from ..store.made import note_made
 from ..store.safe_read import NotRegularError
-from ..store.walk import MAX_RECORD, links_of
+from ..store.walk import MAX_RECORD, as_record, links_in, links_of
 from .closure import commit_of_run, run_closure
 from .door import RefsReport, admit, entry_lease, from_origin
 from .path_fs import PathFS
@@ -159,39 +160,25 @@ def push(store: Store, remote: Remote, runs: list[str] | None = None) -> PushRep
     )
 
 
-class _RemoteReader(io.RawIOBase):
-    """A remote file read through ``remote.reaching`` (its failures become one clear error),
-    refused as soon as it yields more than ``limit`` bytes."""
-
-    def __init__(self, remote: Remote, src: BinaryIO, oid: str, limit: int) -> None:
-        self._remote, self._src, self.n = remote, src, 0
-        self._oid, self._limit = oid, limit
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int | None = -1) -> bytes:
-        left = self._limit + 1 - self.n  # one more than allowed: enough to see it is too long
-        want = left if size is None or size < 0 else min(size, left)
-        with self._remote.reaching():
-            chunk = self._src.read(want) if want > 0 else b""
-        self.n += len(chunk)
-        if self.n > self._limit:
-            raise CorruptObjectError(
-                self._oid,
-                f"object {self._oid} on remote {self._remote.url} holds more than the "
-                f"{self._limit} bytes expected; it was not stored",
-                hint="push it again from a ledger that holds it intact",
-            )
-        return bytes(chunk)
+def _too_long(remote: Remote, oid: str, limit: int) -> CorruptObjectError:
+    return CorruptObjectError(
+        oid,
+        f"object {oid} on remote {remote.url} holds more than the {limit} bytes expected; "
+        "it was not stored",
+        hint="push it again from a ledger that holds it intact",
+    )
 
 
-def _fetch(store: Store, remote: Remote, oid: str, listed: int, expected: int | None) -> int:
-    """Stream ``oid`` from the remote into the object store, hashed as it is written and
-    published only when its hash is its name. ``expected``: its size as the record linking it
-    states, or ``-n`` for "at most n" (a ref's record), or None: a remote copy listed with
-    another size is refused before a byte is read, and no copy is read past its size (nor
-    past its listed size: a file growing as it is read). Raises CorruptObjectError."""
+def _fetch(
+    remote: Remote, incoming: Incoming, oid: str, listed: int, expected: int | None
+) -> Fetched:
+    """Stream ``oid`` from the remote into ``incoming``: read straight into the writer's
+    buffer, hashed once as it is written, staged only when its hash is its name (named at
+    ``Incoming.commit``). ``expected``: its size as the record linking it states, or ``-n``
+    for "at most n" (a ref's record), or None: a remote copy listed with another size is
+    refused before a byte is read, and no copy is read past its size (nor past its listed
+    size: a file growing as it is read, or a server stating more). Raises
+    CorruptObjectError."""
     limit = listed
     if expected is not None and (expected != listed if expected >= 0 else listed > -expected):
         said = f"{expected}" if expected >= 0 else f"at most {-expected} (a record)"
@@ -205,21 +192,30 @@ def _fetch(store: Store, remote: Remote, oid: str, listed: int, expected: int | 
             f"{said} were expected; nothing was downloaded",
             hint="push it again from a ledger that holds it intact",
         )
-    with remote.reaching():
-        src = remote.fs.open(remote.object_path(oid), "rb")
-    with src:
-        reader = _RemoteReader(remote, src, oid, limit)
+    with remote.reaching(), remote.reading(oid) as reader:
+        if reader.size is not None and reader.size > limit:
+            raise _too_long(remote, oid, limit)
+        writer = incoming.writer(oid)
         try:
-            store.objects.put_stream(reader, expect=oid)  # type: ignore[arg-type]
+            while True:
+                room = writer.room()
+                n = reader.readinto(room[: limit + 1 - writer.size])
+                if not n:
+                    break
+                writer.wrote(n)
+                if writer.size > limit:
+                    raise _too_long(remote, oid, limit)
+        except BaseException:
+            writer.abort()
+            raise
+        try:
+            return writer.finish()
         except CorruptObjectError as e:
-            if e.message.startswith(f"object {oid} on remote"):
-                raise
             raise CorruptObjectError(
                 oid,
                 f"object {oid} on remote {remote.url} is corrupt: {e.message}",
                 hint="push it again from a ledger that holds it intact",
             ) from None
-    return reader.n
 
 
 def _select(refs: dict[str, str], runs: list[str] | None, sources: bool) -> dict[str, str]:
@@ -319,15 +315,9 @@ def _remote_json(remote: Remote, oid: str) -> Any:
         ) from None
 
 
-def _sizes_named(store: Store, oid: str) -> dict[str, int]:
+def _sizes_named(value: Any) -> dict[str, int]:
     """``{id: size}`` for each id a record states the size of beside it (an entry with
     ``digest`` or ``oid`` and an integer ``size``: files of data manifests, trees, configs)."""
-    if store.objects.size_on_disk(oid) > MAX_RECORD:
-        return {}
-    try:
-        value = store.get_json(oid)
-    except (CorruptObjectError, MissingObjectError):
-        return {}
     out: dict[str, int] = {}
     stack = [value]
     while stack:
@@ -344,17 +334,41 @@ def _sizes_named(store: Store, oid: str) -> dict[str, int]:
     return out
 
 
+def _stored_record(store: Store, oid: str) -> Any:
+    """The JSON value of a stored object whose links were found (a record), or None."""
+    if store.objects.size_on_disk(oid) > MAX_RECORD:
+        return None
+    try:
+        return store.get_json(oid)
+    except (CorruptObjectError, MissingObjectError):
+        return None
+
+
+# What one step of the walk found: (bytes fetched, links, ``{link: size}``, whether the links
+# could not be read yet: a large object that starts like a record, read once it is named).
+_Step = tuple[int, list[str], dict[str, int], bool]
+
+
 def _follow(
-    store: Store, remote: Remote, oid: str, fetch: tuple[int, int | None] | None
-) -> tuple[int, list[str], dict[str, int]]:
+    store: Store,
+    remote: Remote,
+    incoming: Incoming,
+    oid: str,
+    fetch: tuple[int, int | None] | None,
+) -> _Step:
     """One step of a pull's walk, in a worker: fetch ``oid`` when ``fetch`` is given (its
     listed and expected sizes, ``_fetch``), then read its links and the sizes its record
-    states for them. Returns (bytes fetched, links, ``{link: size}``)."""
-    n = 0 if fetch is None else _fetch(store, remote, oid, *fetch)
+    states for them: from the content fetched (it has no name until ``Incoming.commit``),
+    or from the store for an object here."""
+    if fetch is not None:
+        got = _fetch(remote, incoming, oid, *fetch)
+        value = as_record(got.content) if got.content is not None else None
+        links = [c for c, _ in links_in(value)] if value is not None else []
+        return got.size, links, (_sizes_named(value) if links else {}), got.later
     if not store.objects.has(oid):
-        return n, [], {}
+        return 0, [], {}, False
     links = [c for c, _ in links_of(store.objects, oid)]
-    return n, links, (_sizes_named(store, oid) if links else {})
+    return 0, links, (_sizes_named(_stored_record(store, oid)) if links else {}), False
 
 
 def _fetch_closure(
@@ -368,43 +382,68 @@ def _fetch_closure(
 ) -> None:
     """Fetch ``frontier`` (ref targets: records, at most ``MAX_RECORD`` bytes each) and every
     object it links to that this ledger lacks, each object no larger than the record linking
-    it says (``_sizes_named``; the first record that names it decides).
+    it says (``_sizes_named``; the first record that names it decides). When it returns,
+    every object fetched is durable under its name (``Incoming.commit``: one barrier for
+    them all, not an fsync each); none is named before its content is durable.
 
-    Pipelined: an object's links are followed as soon as it is stored (or found here), by the
-    pool's workers, not once every object at its depth is: a run's data starts arriving while
-    another run's records are still on their way, and a slow object holds up only what it
-    links to. The first failure stops the walk: nothing more is started, and it is raised."""
+    Pipelined: an object's links are followed as soon as it is fetched (or found here), by
+    the pool's workers, not once every object at its depth is: a run's data starts arriving
+    while another run's records are still on their way, and a slow object holds up only what
+    it links to. The first failure stops the walk: nothing more is started, and it is raised;
+    what was staged is dropped."""
     seen = set(frontier)
     expected: dict[str, int] = dict.fromkeys(frontier, -MAX_RECORD)  # refs name records
-    running: dict[Future[tuple[int, list[str], dict[str, int]]], tuple[str, bool]] = {}
+    running: dict[Future[_Step], tuple[str, bool]] = {}
+    later: list[str] = []  # fetched, links to read once named
 
-    def visit(oid: str) -> None:
-        # Touched, not only looked at: gc keeps what a pull holding its lease relies on.
-        fetch = oid in have_remote and not store.objects.touch(oid)
-        size = (have_remote[oid], expected.get(oid)) if fetch else None
-        running[pool.submit(_follow, store, remote, oid, size)] = (oid, fetch)
+    with Incoming(store.objects) as incoming:
 
-    for oid in sorted(frontier):
-        visit(oid)
-    try:
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: running[f][0]):
-                _, fetched = running.pop(future)
-                n, links, sizes = future.result()
-                if fetched:
-                    report.fetched += 1
-                    report.bytes_fetched += n
-                    ticker(1, n)
-                fresh = sorted(set(links) - seen)
-                seen.update(fresh)
-                for c in fresh:
-                    if c in sizes:
-                        expected[c] = sizes[c]
-                    visit(c)
-    finally:
-        for future in running:
-            future.cancel()  # not started yet: the pool's exit waits for the ones running
+        def visit(oid: str) -> None:
+            # Touched, not only looked at: gc keeps what a pull holding its lease relies on.
+            fetch = oid in have_remote and not store.objects.touch(oid)
+            size = (have_remote[oid], expected.get(oid)) if fetch else None
+            running[pool.submit(_follow, store, remote, incoming, oid, size)] = (oid, fetch)
+
+        for oid in sorted(frontier):
+            visit(oid)
+        try:
+            while running or later:
+                if not running:  # only named objects' links are left to read
+                    incoming.commit()
+                    for oid in later:
+                        running[pool.submit(_follow, store, remote, incoming, oid, None)] = (
+                            oid,
+                            False,
+                        )
+                    later = []
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: running[f][0]):
+                    oid, fetched = running.pop(future)
+                    n, links, sizes, deferred = future.result()
+                    if fetched:
+                        report.fetched += 1
+                        report.bytes_fetched += n
+                        ticker(1, n)
+                    if deferred:
+                        later.append(oid)
+                    fresh = sorted(set(links) - seen)
+                    seen.update(fresh)
+                    for c in fresh:
+                        if c in sizes:
+                            expected[c] = sizes[c]
+                        visit(c)
+                if incoming.due():
+                    incoming.commit()
+        except BaseException:
+            for future in running:
+                future.cancel()  # not started yet
+            wait(running)  # the ones running end before what they staged is judged
+            # What arrived whole is kept (named after its barrier, as always; no ref is made):
+            # a pull run again fetches only the rest.
+            with contextlib.suppress(Exception):
+                incoming.commit()
+            raise
+        incoming.commit()
 
 
 def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullReport:

@@ -25,7 +25,7 @@ from .._canonical import parse_json
 from .._hashing import OID_RE
 from .objects import ObjectStore
 
-__all__ = ["NOT_LINKS", "iter_links", "links_of", "reachable"]
+__all__ = ["NOT_LINKS", "as_record", "iter_links", "links_in", "links_of", "reachable"]
 
 # Larger objects are never records: skip parsing them.
 MAX_RECORD = 64 << 20
@@ -62,12 +62,28 @@ def links_of(objects: ObjectStore, oid: str) -> list[tuple[str, bool]]:
         if head != b"{":
             return []
         data = head + f.read()
+    value = as_record(data)
+    return [] if value is None else links_in(value)
+
+
+def as_record(data: bytes) -> dict[str, Any] | None:
+    """The record ``data`` holds (a JSON object with ``kind`` and ``schema``), or None: a blob.
+    For content in hand that is not stored yet (a pull reads a fetched object's links before
+    it has its name); ``links_of`` reads stored ones."""
+    if data[:1] != b"{":
+        return None
     try:
         value = parse_json(data)
     except (ValueError, UnicodeDecodeError):
-        return []
+        return None
     if not isinstance(value, dict) or "kind" not in value or "schema" not in value:
-        return []
+        return None
+    return value
+
+
+def links_in(value: dict[str, Any]) -> list[tuple[str, bool]]:
+    """``(id, required)`` links of a record (``as_record``), each once: required if any
+    mention of it is."""
     found: dict[str, bool] = {}
     for link, required in iter_links(value):
         found[link] = found.get(link, False) or required

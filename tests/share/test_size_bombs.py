@@ -107,27 +107,54 @@ def test_pull_refuses_a_remote_object_larger_than_its_record_says_before_downloa
     assert not clone.exists() or list(clone.iterdir()) == []
 
 
-def test_a_remote_object_growing_past_its_listed_size_is_not_read_on() -> None:
-    """A remote file that yields more than its listing said (a file still growing, a stream
-    without end) is cut one byte past that size, not read to its end."""
-    import io
+class _Endless:
+    """A remote object that never ends (a file still growing, a stream without end), whose
+    server may state a size before the first byte."""
+
+    def __init__(self, size: int | None) -> None:
+        self.size, self.served = size, 0
+
+    def readinto(self, view: memoryview) -> int:
+        view[:] = bytes(len(view))
+        self.served += len(view)
+        return len(view)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("stated", [None, 1 << 20])
+def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
+    tmp_path: Path, stated: int | None
+) -> None:
+    """A remote file that yields more than its listing said is cut one byte past that size,
+    not read to its end; one whose server states more is refused before a byte is read."""
+    import contextlib
+    from collections.abc import Iterator
 
     from ledger.errors import CorruptObjectError
     from ledger.share.remote import Remote
-    from ledger.share.transfer import _RemoteReader
+    from ledger.share.transfer import _fetch
+    from ledger.store import Store
+    from ledger.store.incoming import Incoming
 
-    class Endless(io.RawIOBase):
-        def readable(self) -> bool:
-            return True
+    endless = _Endless(stated)
+    remote = Remote(str(tmp_path / "remote"))
 
-        def read(self, size: int = -1) -> bytes:
-            return b"\0" * (1 << 16 if size is None or size < 0 else size)
+    @contextlib.contextmanager
+    def reading(oid: str) -> Iterator[_Endless]:
+        yield endless
 
+    remote.reading = reading  # type: ignore[method-assign,assignment]
+    store = Store.init(tmp_path / ".ledger")
     oid = "b3:" + "0" * 64
-    reader = _RemoteReader(Remote("/nonexistent-remote"), Endless(), oid, 1000)  # type: ignore[arg-type]
-    assert len(reader.read(600)) == 600
-    with pytest.raises(CorruptObjectError, match="more than the 1000 bytes"):
-        reader.read(-1)
+    with (
+        Incoming(store.objects) as box,
+        pytest.raises(CorruptObjectError, match="more than the 1000 bytes"),
+    ):
+        _fetch(remote, box, oid, 1000, None)
+    assert endless.served == (1001 if stated is None else 0)
+    assert os.listdir(store.tmp_dir) == [] and list(store.objects) == []
 
 
 def test_the_import_help_states_the_package_modules_limit() -> None:

@@ -1,28 +1,37 @@
 """How ``push`` and ``pull`` move objects (issue 38): a pull follows an object's links as soon
-as that object is stored, not once every object at its depth is (a slow object holds up only
-what it links to); a push to S3 uploads each object once, to its own key, with no copy on the
-server, and an object whose bytes do not hash to its id never appears there."""
+as that object has arrived, not once every object at its depth is (a slow object holds up only
+what it links to), reads each with one GET, hashes each byte once, and makes what it fetched
+durable together before naming it (no fsync per object); a push to S3 uploads each object
+once, to its own key, with no copy on the server, and an object whose bytes do not hash to its
+id never appears there. A pull that fails or is killed leaves no partial object."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
+import time
+import types
 import uuid
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
+import blake3
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import make_repo, record
-from _support import run_ledger
+from _support import run_ledger, subprocess_env
 
+from ledger import _hashing as hashing
 from ledger.errors import CorruptObjectError
 from ledger.share import transfer
 from ledger.share.path_fs import PathFS
 from ledger.share.remote import Remote
 from ledger.share.transfer import pull, push
-from ledger.store import Store
+from ledger.store import Store, durable, incoming
+from ledger.store.incoming import PIECE
 from ledger.store.walk import links_of
 
 
@@ -206,3 +215,285 @@ def test_a_large_object_corrupt_here_is_aborted_on_s3_not_completed(
     assert big not in RemoteUnderTest(url).objects()
     pending = [u for u in remote.fs.list_multipart_uploads(s3_server.bucket) if url[5:] in u["Key"]]
     assert pending == []
+
+
+def _s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+
+
+def _pushed(tmp_path: Path, s3_server: S3Server, big: int = 0) -> tuple[Path, str]:
+    """Two runs pushed to a fresh S3 prefix (with an input of ``big`` random bytes beside
+    the small ones when ``big``): (repo, remote URL)."""
+    repo, _, _ = _two_runs(tmp_path)
+    if big:
+        (repo / "big.bin").write_bytes(os.urandom(big))
+        record(repo, "--input", "big.bin")
+    url = f"s3://{s3_server.bucket}/{uuid.uuid4().hex}"
+    assert run_ledger("push", url, cwd=repo).returncode == 0
+    return repo, url
+
+
+def _walk_calls(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The S3 operations a pull's walk sends through ``remote`` (not those before it: the
+    marker, the origins, the listing)."""
+    calls, walked = _s3_calls(remote), []
+    real = transfer._fetch_closure
+
+    def closure(*args: Any) -> None:
+        calls.clear()
+        real(*args)
+        walked.extend(calls)
+
+    monkeypatch.setattr(transfer, "_fetch_closure", closure)
+    return walked
+
+
+def test_an_s3_pull_reads_each_object_with_one_get_whatever_its_size(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk sends one GET per object and nothing else (no HEAD, no second ranged GET):
+    the body is copied into the writer's buffer as it arrives, one piece at a time."""
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=PIECE + 5000)
+    remote = Remote(url)
+    walked = _walk_calls(remote, monkeypatch)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    report = pull(here, remote)
+    assert report.fetched > 5 and report.refs.added
+    assert walked == ["GetObject"] * report.fetched, walked
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+
+
+class _CountedHash:
+    """blake3 that counts the bytes it is given (``ledger._hashing`` makes every object id)."""
+
+    AUTO = blake3.blake3.AUTO
+    fed: ClassVar[list[int]] = []
+
+    def __init__(self, data: bytes = b"", max_threads: int = 1) -> None:
+        self._h = blake3.blake3(max_threads=max_threads)
+        self.update(data)
+
+    def update(self, data: Any) -> _CountedHash:
+        self.fed.append(memoryview(data).nbytes)
+        self._h.update(data)
+        return self
+
+    def hexdigest(self, length: int = 32) -> str:
+        return self._h.hexdigest(length)
+
+    def digest(self, length: int = 32) -> bytes:
+        return self._h.digest(length)
+
+
+def test_a_pull_hashes_each_byte_it_fetches_once(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each fetched byte is hashed once, as it is written: a record is not hashed again to
+    read the sizes it states, nor a blob on its way into the store."""
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=PIECE * 2 + 10)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    fed: list[int] = []
+    real = transfer._fetch_closure
+
+    def counted(*args: Any) -> None:
+        monkeypatch.setattr(_CountedHash, "fed", fed)
+        monkeypatch.setattr(hashing, "blake3", types.SimpleNamespace(blake3=_CountedHash))
+        try:
+            real(*args)
+        finally:
+            monkeypatch.setattr(hashing, "blake3", blake3)
+
+    monkeypatch.setattr(transfer, "_fetch_closure", counted)
+    report = pull(here, Remote(url))
+    assert report.refs.added and report.bytes_fetched > PIECE * 2
+    assert sum(fed) == report.bytes_fetched
+
+
+def test_a_pull_fsyncs_no_object_on_its_own_and_makes_refs_after_one_barrier(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The objects a pull fetches are made durable together (``Incoming.commit``: one
+    ``sync_files`` over all of them, then their names, then their folders), not by an fsync
+    of each object and of its folder; every ref is made after the last barrier."""
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    events: list[str] = []
+    inside: list[bool] = []
+
+    def track(name: str, fn: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            events.append(name)
+            inside.append(True)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                inside.pop()
+
+        return wrapped
+
+    fetching: list[bool] = []
+
+    def syncing(fn: Any) -> Any:
+        def wrapped(fd: int) -> None:
+            if fetching and not inside:
+                events.append("fsync")
+            fn(fd)
+
+        return wrapped
+
+    real_closure = transfer._fetch_closure
+
+    def closure(*args: Any) -> None:
+        fetching.append(True)
+        try:
+            real_closure(*args)
+        finally:
+            fetching.pop()
+
+    monkeypatch.setattr(transfer, "_fetch_closure", closure)
+    monkeypatch.setattr(incoming, "sync_files", track("barrier", durable.sync_files))
+    monkeypatch.setattr(incoming, "sync_dirs", track("folders", durable.sync_dirs))
+    monkeypatch.setattr(Store, "create_ref", track("ref", Store.create_ref))
+    monkeypatch.setattr(os, "fsync", syncing(os.fsync))
+    monkeypatch.setattr(os, "fdatasync", syncing(os.fdatasync))
+    report = pull(here, Remote(url))
+    assert report.fetched > 5 and report.refs.added
+    first_ref = events.index("ref")
+    # While objects arrive: barriers, each followed by one pass over the new names' folders
+    # (one for them all here; a pull that takes longer makes one every half second), and
+    # no other fsync.
+    before = events[:first_ref]
+    assert before[-2:] == ["barrier", "folders"] and "fsync" not in before, events
+    assert before == ["barrier", "folders"] * (len(before) // 2), events
+
+
+def test_an_object_corrupt_on_s3_is_refused_and_no_ref_is_made(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large object whose bytes on the remote are not its content (same size, one byte
+    changed in its last piece) is refused: no ref is made, it is not stored, no temp file is
+    left, and the ledger passes ``ledger verify``."""
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=PIECE * 2 + 3000)
+    seen = RemoteUnderTest(url)
+    big = max(seen.objects().items(), key=lambda kv: seen.fs.size(kv[1]))
+    data = bytearray(seen.fs.cat_file(big[1]))
+    data[-2] ^= 1
+    seen.fs.pipe_file(big[1], bytes(data))
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(CorruptObjectError, match=f"object {big[0]} on remote .* is corrupt"):
+        pull(here, Remote(url))
+    assert list(here.refs.iter("")) == [] and not here.objects.has(big[0])
+    assert os.listdir(here.tmp_dir) == []
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+
+
+def test_a_broken_off_s3_read_is_resumed_where_it_stopped(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body that breaks off midway (a dropped connection) is read on with a ranged GET from
+    the byte it stopped at, as s3fs retries its own reads; the object arrives whole."""
+    from aiohttp import ClientPayloadError
+
+    from ledger.share import remote as remote_mod
+
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=PIECE + 70_000)
+    real = remote_mod._fill
+    broken: list[int] = []
+
+    async def breaks_once(body: Any, view: memoryview) -> tuple[int, BaseException | None]:
+        if broken or len(view) < 100_000:
+            return await real(body, view)
+        n, _ = await real(body, view[:50_000])
+        broken.append(n)
+        return n, ClientPayloadError("connection dropped")
+
+    monkeypatch.setattr(remote_mod, "_fill", breaks_once)
+    remote = Remote(url)
+    walked = _walk_calls(remote, monkeypatch)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    report = pull(here, remote)
+    assert broken == [50_000]
+    assert walked == ["GetObject"] * (report.fetched + 1), walked
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+
+
+def test_what_a_failed_pull_fetched_whole_is_kept_and_the_next_pull_fetches_the_rest(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull that fails midway (the remote unreachable after a few objects) names what
+    arrived whole, after its barrier, and makes no ref; run again, it fetches only the rest."""
+    from ledger.errors import LedgerAccessError
+
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server)
+    real = Remote.reading
+    opened: list[str] = []
+
+    def fails_after_three(self: Remote, oid: str) -> Any:
+        if len(opened) >= 3:
+            raise OSError("connection refused")
+        opened.append(oid)
+        return real(self, oid)
+
+    monkeypatch.setattr(transfer, "WORKERS", 1)
+    monkeypatch.setattr(Remote, "reading", fails_after_three)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(LedgerAccessError, match="cannot be reached"):
+        pull(here, Remote(url))
+    assert sorted(here.objects) == sorted(opened) and list(here.refs.iter("")) == []
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+    monkeypatch.setattr(Remote, "reading", real)
+    total = len(RemoteUnderTest(url).objects())
+    report = pull(here, Remote(url))
+    assert report.fetched == total - 3 and report.refs.added
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+
+
+def _wait_for(check: Any, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_a_clone_killed_midway_leaves_a_sound_store_and_a_second_clone_completes(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kill -9`` while objects arrive: no ledger appears, the hidden one the clone was
+    filling holds no partial object (``ledger verify`` finds only the pull's lease, left
+    by a process that is gone), and a second clone completes."""
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=48 << 20)
+    dest = tmp_path / "dest"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ledger", "clone", url, str(dest)],
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # The pull's lease is taken just before the first object is fetched.
+        _wait_for(lambda: list(dest.glob(".ledger-clone-*/staging/pull-*")), "the pull")
+        time.sleep(0.3)
+        assert proc.poll() is None, "the clone ended before it could be killed"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (dest / ".ledger").exists()
+    (work,) = dest.glob(".ledger-clone-*")
+    assert os.listdir(work / "tmp") == []  # its temp files had no names: gone with it
+    r = run_ledger("verify", "--json", "--ledger", str(work))
+    # No partial object: only the killed pull's (empty) lease, which the next pull removes.
+    problems = [(p["kind"], p["subject"][:13]) for p in json.loads(r.stdout)["problems"]]
+    assert problems == [("abandoned-staging", "staging/pull-")], r.stdout
+    r = run_ledger("clone", url, str(dest), "--json")
+    assert r.returncode == 0, r.stderr
+    assert run_ledger("verify", cwd=dest).returncode == 0
