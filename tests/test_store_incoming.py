@@ -13,7 +13,14 @@ from ledger._hashing import hash_bytes
 from ledger.errors import CorruptObjectError
 from ledger.store import Store, durable, incoming
 from ledger.store.incoming import PIECE, Incoming, ObjectWriter
-from ledger.store.objects import CODEC_RAW, CODEC_ZSTD
+from ledger.store.objects import (
+    ALIGN_MIN,
+    CODEC_RAW,
+    CODEC_RAW_ALIGNED,
+    CODEC_ZSTD,
+    PAGE,
+    header_for,
+)
 
 
 @pytest.fixture
@@ -45,11 +52,13 @@ def _fetch(store: Store, data: bytes, oid: str | None = None, step: int = 1 << 1
     [
         b"",
         b"x",
-        os.urandom(PIECE - 1),  # the first piece exactly (its first byte is the codec's)
+        os.urandom(PIECE - PAGE),  # the first piece exactly (its first page is the header's)
+        os.urandom(ALIGN_MIN - 1),  # the largest content with a one-byte header
+        os.urandom(ALIGN_MIN),  # the smallest one from offset 4096
         os.urandom(2 * PIECE + 4097),  # whole pieces, then a tail that is not whole blocks
         b"0123456789abcdef" * (PIECE // 8),  # compressible: zstd, over two pieces
     ],
-    ids=["empty", "one-byte", "one-piece", "pieces-and-tail", "zstd"],
+    ids=["empty", "one-byte", "one-piece", "below-align", "align", "pieces-and-tail", "zstd"],
 )
 def test_what_is_committed_reads_back_as_it_was_fetched(store: Store, data: bytes) -> None:
     oid = hash_bytes(data)
@@ -58,8 +67,13 @@ def test_what_is_committed_reads_back_as_it_was_fetched(store: Store, data: byte
         box.commit()
     assert store.objects.get_bytes(oid) == data
     store.objects.verify(oid)
-    codec = store.objects.path_of(oid).read_bytes()[:1]
-    assert codec == bytes([CODEC_ZSTD if len(set(data)) == 16 else CODEC_RAW])
+    # The layout every writer gives the same content (objects.header_for).
+    zstd = len(set(data)) == 16
+    raw = store.objects.path_of(oid).read_bytes()
+    head = header_for(len(data), compressed=zstd)
+    assert raw[: len(head)] == head
+    big = len(data) >= ALIGN_MIN
+    assert raw[0] == (CODEC_ZSTD if zstd else CODEC_RAW_ALIGNED if big else CODEC_RAW)
     assert os.listdir(store.tmp_dir) == []
 
 
