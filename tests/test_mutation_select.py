@@ -3,6 +3,7 @@ included, and the rules that pick a mutant's tests and key its cached result."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -10,12 +11,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from _support import require_module
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 from mutation_harness.selection import (  # noqa: E402
+    ENV,
     CoverMap,
     Spans,
     coverage_env,
@@ -135,6 +138,43 @@ def test_contexts_name_the_test_in_process_in_children_and_in_wide_fixtures(
     assert select(cover, spans, (18, 19), (18, 20)) == ([ids[0]], "selected")
     # LIMIT = 3 runs at import: every mapped test
     assert select(cover, spans, (1, 4), (1, 8)) == (None, "import-time")
+
+
+def test_a_child_under_coverage_imports_nothing_from_the_harness_work_folder(
+    tmp_path: Path,
+) -> None:
+    """coverage 7.10 and later start themselves in every child through their own .pth: the
+    sitecustomize.py the harness wrote for older versions was imported from its work folder by
+    every child, and a program `ledger record` ran listed it among the files read from outside
+    the repository (a warning test_metric_names.py forbids: engine.py's coverage pass failed)."""
+    import coverage
+
+    if coverage.version_info < (7, 10):
+        pytest.skip("coverage before 7.10 starts in children only through the sitecustomize")
+    copy, work = tmp_path / "copy", tmp_path / "work"
+    copy.mkdir()
+    work.mkdir()
+    (copy / "mod.py").write_text(MODULE)
+    env = coverage_env(work, copy, "mod.py")
+    code = (
+        "import json, sys, mod; mod.small(1); "
+        "print(json.dumps([getattr(m, '__file__', '') or '' for m in list(sys.modules.values())]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=copy,
+        env={**os.environ, **env, ENV: "tests/test_x.py::test_child"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    files = json.loads(run.stdout)
+    assert not [f for f in files if f.startswith(str(work))], files
+    # and the child was measured all the same, under the test that started it
+    (work / "items.json").write_text("[]")  # what the pytest plugin writes; no pytest here
+    cover = read_coverage(work, "mod.py", 1.0)
+    assert cover.lines, "the child was not measured"
+    assert {c for cs in cover.lines.values() for c in cs} == {"tests/test_x.py::test_child"}
 
 
 def test_a_line_covered_outside_any_test_selects_all() -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import coverage
 from coverage import CoverageData
 from coverage.exceptions import DataError
 
@@ -60,19 +61,24 @@ def coverage_env(work: Path, copy: Path, module: str) -> dict[str, str]:
         # each child's static context is the test (or wide fixture) that started it
         f"context = ${{{ENV}}}\n"
     )
-    # coverage >= 7.10 installs a .pth that starts it in every process given
-    # COVERAGE_PROCESS_START; a sitecustomize on the path does the same for older ones
-    startup = work / "startup"
-    startup.mkdir(exist_ok=True)
-    (startup / "sitecustomize.py").write_text("import coverage\ncoverage.process_startup()\n")
     # scripts/, the folder of mutation_contexts.py (never this package's folder: its module
     # names would take the place of others on the path)
     here = Path(__file__).resolve().parent.parent
+    path = f"{copy}:{here}"
+    # coverage >= 7.10 installs a .pth that starts it in every process given
+    # COVERAGE_PROCESS_START; a sitecustomize on the path does the same for older ones. Only
+    # for those: a program `ledger record` runs would list that file among what it read from
+    # outside the repository, and warn (test_metric_names.py asserts no warning).
+    if coverage.version_info < (7, 10):
+        startup = work / "startup"
+        startup.mkdir(exist_ok=True)
+        (startup / "sitecustomize.py").write_text("import coverage\ncoverage.process_startup()\n")
+        path += f":{startup}"
     return {
         "COVERAGE_PROCESS_START": str(rc),
         ITEMS_ENV: str(work / "items.json"),
         ENV: "",
-        "PYTHONPATH": f"{copy}:{here}:{startup}",
+        "PYTHONPATH": path,
     }
 
 
