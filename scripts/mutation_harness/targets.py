@@ -322,8 +322,10 @@ MODULES: dict[str, list[str]] = {
         # only on the tests' one-node cluster (skipped without Slurm, failed on CI)
         "tests/cluster/test_slurm_seeds.py",
     ],
-    "ledger/audit/evaluate.py": _AUDIT_TESTS,
+    # round 6: each module's own edge cases first (in process, a second or two each)
+    "ledger/audit/evaluate.py": ["tests/audit/test_mut6_evaluate.py", *_AUDIT_TESTS],
     "ledger/audit/compare.py": [
+        "tests/audit/test_mut6_compare.py",  # evidence lines word for word, seeds, tasks
         "tests/audit/test_audit_comparison_cases.py",
         "tests/audit/test_audit_comparison.py",
         *_AUDIT_TESTS,
