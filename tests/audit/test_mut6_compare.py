@@ -192,3 +192,11 @@ def test_a_failed_replay_leaves_an_open_claim_not_reproducible_and_a_contradicte
     c = _one(lab, worse, methods, replay=True, replayer=replayer)
     assert c.verdict == "contradicted"
     assert c.checks[0].passed is False and "c-02 not-reproduced" in c.checks[0].detail
+
+
+def test_a_claimed_difference_that_is_not_finite_cannot_be_evaluated(lab: Lab) -> None:
+    lab.seeds("a", [1.0, 1.1, 1.2])
+    lab.seeds("b", [0.5, 0.6, 0.7])
+    c = _one(lab, "  - {kind: comparison, metric: test/acc, a: a, b: b, difference: .inf}\n")
+    assert c.verdict == "error"
+    assert c.reasons == ["cannot evaluate: difference must be finite, got inf"]

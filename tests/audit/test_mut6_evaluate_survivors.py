@@ -62,3 +62,14 @@ def test_a_claim_that_breaks_a_rule_of_the_whole_claim_says_claim(lab: Lab) -> N
     (bad,) = audit(lab.store, lab.claims("claims:\n" + claim("b", below="92"))).claims
     assert bad.verdict == "error"
     assert bad.reasons[0].startswith("line 2: claim: give exactly one of value"), bad.reasons
+
+
+def test_a_bare_value_over_several_runs_is_judged_on_their_mean(lab: Lab) -> None:
+    """No ± and no n_seeds, 8 runs found: the mean of the 8 (with their own sd as margin) is
+    judged, not the first run alone."""
+    lab.seeds("exp", SEEDS)
+    got = run_claims(lab, claim("c", spread=None, spread_type=None, n_seeds=None))["c"]
+    assert got.margin_source == "recorded sd"
+    assert got.statistics["summary"]["n"] == 8
+    assert "single_run" not in got.statistics
+    assert got.statistics["readings"]["recorded"]["verdict"]["verdict"] == "supported"
