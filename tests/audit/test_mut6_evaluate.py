@@ -171,6 +171,8 @@ def test_test_split_selection_names_one_run_three_and_more(lab: Lab) -> None:
     for i in range(3):
         lab.add(f"mix-{i:02d}", {"test/acc": [(0, 91.2)]}, name="mix")
         lab.add(f"three-{i:02d}", {"test/acc": [(0, 91.2)]}, name="three", tags=marked)
+    for i in range(4):
+        lab.add(f"four-{i:02d}", {"test/acc": [(0, 91.2)]}, name="four", tags=marked)
     lab.add("mix-03", {"test/acc": [(0, 91.2)]}, name="mix", tags=marked)
 
     def detail(names: str) -> str:
@@ -181,6 +183,7 @@ def test_test_split_selection_names_one_run_three_and_more(lab: Lab) -> None:
 
     assert detail("mix") == "tag early_stopping=test on run mix-03"
     assert detail("three") == "tag early_stopping=test on 3 runs (three-00, three-01, three-02)"
+    assert detail("four") == "tag early_stopping=test on 4 runs (four-00, four-01, four-02, ...)"
 
 
 def test_a_check_says_what_varied_and_what_the_claim_states(lab: Lab) -> None:
