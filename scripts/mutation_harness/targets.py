@@ -1739,4 +1739,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "unreachable: _value is only given evidence with used=True, which _collect sets only "
         "for a finite value (value is not None and math.isfinite(value))"
     ),
+    (
+        "ledger/audit/compare.py",
+        'reasons.insert(0, f"runs behind the claim did not reproduce ({check.detail})")',
+        "0 -> -1",
+    ): (
+        "reasons holds one line there (reasons = [result.reason], just above): insert(-1, x) "
+        "on a one-element list puts x before that element, as insert(0, x) does"
+    ),
 }
