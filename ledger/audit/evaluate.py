@@ -88,28 +88,21 @@ def evaluate_claim(loaded: LoadedClaim, ctx: AuditContext) -> ClaimAudit:
     few = _few_runs_problem(claim, len(values))
     if few is not None:
         return _error(head, few[0], needs=few[1])
+    gate = _gate(ctx, evidence) if claim.require_gate else []
     try:
         if claim.bound is not None or _is_single_run(claim, len(values)):
-            judged = _judge_plain(head, claim, values, evidence, marks, ctx.margin)
-        else:
-            judged = _judge(head, claim, values, evidence, marks, ctx.margin)
+            return _judge_plain(head, claim, values, evidence, marks, ctx.margin, gate)
+        return _judge(head, claim, values, evidence, marks, ctx.margin, gate)
     except ValueError as e:
         return _error(head, f"cannot evaluate: {e}")
-    return _with_gate(judged, ctx, evidence) if claim.require_gate else judged
 
 
-def _with_gate(judged: ClaimAudit, ctx: AuditContext, evidence: list[RunEvidence]) -> ClaimAudit:
-    """A failed gate check weighs like any failed check: not reproducible, unless the numbers
-    already say not supported."""
+def _gate(ctx: AuditContext, evidence: list[RunEvidence]) -> list[AuditCheck]:
+    """``require_gate``'s check, one more of the claim's checks: failed, it makes the claim not
+    reproducible (with no seeds to suggest) unless the numbers already say not supported."""
     from .gates import gate_check
 
-    check = gate_check(ctx.store, [e.run_id for e in evidence if e.used])
-    update: dict[str, Any] = {"checks": [*judged.checks, check]}
-    if check.passed is False:
-        update["reasons"] = [*judged.reasons, f"{_HEADLINES['delivery_gate']} ({check.detail})"]
-        if judged.verdict != "not_supported":
-            update["verdict"] = "not_reproducible"
-    return judged.model_copy(update=update)
+    return [gate_check(ctx.store, [e.run_id for e in evidence if e.used])]
 
 
 def _collect(
@@ -178,6 +171,7 @@ def _judge_plain(
     evidence: list[RunEvidence],
     marks: dict[str, list[str]],
     audit_margin: float | None,
+    gate: list[AuditCheck],
 ) -> ClaimAudit:
     """A bound claim, or a value claim about one run: no claimed spread to read, so the
     verdict is plain (one value against the rounding or the bound), or for a bound over
@@ -210,7 +204,7 @@ def _judge_plain(
         stat_verdict, exceeds, lines = sv.verdict, sv.exceeds, list(sv.evidence)
     stats["verdict"] = stat_verdict
     single = len(judged) == 1
-    checks = _plain_checks(claim, len(values), single, evidence, marks)
+    checks = [*_plain_checks(claim, len(values), single, evidence, marks), *gate]
     failed = [c for c in checks if c.passed is False]
     verdict: ClaimVerdictName
     if stat_verdict == "not_supported":
@@ -304,6 +298,7 @@ def _judge(
     evidence: list[RunEvidence],
     marks: dict[str, list[str]],
     audit_margin: float | None,
+    gate: list[AuditCheck],
 ) -> ClaimAudit:
     r = rounding_halfwidth(claim.decimals)
     n_claim = claim.n_seeds or len(values)
@@ -354,7 +349,7 @@ def _judge(
                 f"the verdict tests the mean of the runs; the claim reports the {claim.aggregate}"
             )
     stats["verdict"] = stat_verdict
-    checks = _checks(claim, values, evidence, marks, stats)
+    checks = [*_checks(claim, values, evidence, marks, stats), *gate]
     failed = [c for c in checks if c.passed is False]
     exceeds = False
     verdict: ClaimVerdictName

@@ -336,8 +336,14 @@ MODULES: dict[str, list[str]] = {
         # only on the tests' one-node cluster (skipped without Slurm, failed on CI)
         "tests/cluster/test_slurm_seeds.py",
     ],
-    "ledger/audit/evaluate.py": _AUDIT_TESTS,
+    # round 6: each module's own edge cases first (in process, a second or two each)
+    "ledger/audit/evaluate.py": [
+        "tests/audit/test_mut6_evaluate_survivors.py",  # what round 6's run found untested
+        "tests/audit/test_mut6_evaluate.py",
+        *_AUDIT_TESTS,
+    ],
     "ledger/audit/compare.py": [
+        "tests/audit/test_mut6_compare.py",  # evidence lines word for word, seeds, tasks
         "tests/audit/test_audit_comparison_cases.py",
         "tests/audit/test_audit_comparison.py",
         *_AUDIT_TESTS,
@@ -1712,5 +1718,62 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "MetricSeries validates that its columns have equal lengths (records/metrics.py "
         "_same_length), so step and value always zip whole"
+    ),
+    # round 6: audit
+    **{
+        (
+            module,
+            'elif run.status != "succeeded":',
+            "run.status != 'succeeded' -> run.status < 'succeeded'",
+        ): (
+            "a run record's status is validated as one of running, succeeded, failed, killed, "
+            "interrupted (records/run.py RunStatus), and every other one sorts before "
+            "'succeeded': `<` is `!=` on every status a run can have; `>` is killed (a failed run)"
+        )
+        for module in ("ledger/audit/evaluate.py", "ledger/audit/compare.py")
+    },
+    (
+        "ledger/audit/evaluate.py",
+        "judged[0], value=_value(claim), decimals=claim.decimals, margin=margin or 0.0",
+        "0 -> -1",
+    ): (
+        "this branch judges a value claim about one run (no bound): _few_runs_problem lets it "
+        "through with exactly one value, and aggregate max keeps one, so judged holds one "
+        "element and judged[-1] is judged[0]"
+    ),
+    (
+        "ledger/audit/evaluate.py",
+        'return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]',
+        "0 -> -1",
+    ): "words[0] is read only when words holds one word: words[-1] is the same word",
+    (
+        "ledger/audit/evaluate.py",
+        'f"{mark} on run {ids[0]}" if len(ids) == 1 else f"{mark} on {len(ids)} runs ({shown})"',
+        "0 -> -1",
+    ): "ids[0] is read only when ids holds one run id: ids[-1] is the same id",
+    (
+        "ledger/audit/evaluate.py",
+        'and claim.spread_type != "unspecified"',
+        "claim.spread_type != 'unspecified' -> claim.spread_type < 'unspecified'",
+    ): (
+        "spread_type is validated as std, sem, ci, range or unspecified (audit/claims.py "
+        "SpreadType), and every other one sorts before 'unspecified': `<` is `!=` on each; "
+        "`>` and `==` are killed by test_mut6_evaluate.py (the runs a std claim needs)"
+    ),
+    (
+        "ledger/audit/compare.py",
+        'raise ValueError(f"run {e.run_id} has no value to compare")',
+        "raise -> pass",
+    ): (
+        "unreachable: _value is only given evidence with used=True, which _collect sets only "
+        "for a finite value (value is not None and math.isfinite(value))"
+    ),
+    (
+        "ledger/audit/compare.py",
+        'reasons.insert(0, f"runs behind the claim did not reproduce ({check.detail})")',
+        "0 -> -1",
+    ): (
+        "reasons holds one line there (reasons = [result.reason], just above): insert(-1, x) "
+        "on a one-element list puts x before that element, as insert(0, x) does"
     ),
 }
