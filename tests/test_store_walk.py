@@ -62,13 +62,22 @@ def test_a_record_needs_kind_and_schema_and_a_json_object(store: Store) -> None:
 def test_objects_over_64_mib_are_never_read_as_records(store: Store) -> None:
     assert MAX_RECORD == 64 << 20
     head = b'{"kind": "run", "schema": 1, "code": "' + A.encode() + b'", "pad": "'
-    at_limit = head + b"x" * (MAX_RECORD - len(head) - 3) + b'"}'  # with the codec byte: 64 MiB
+    at_limit = head + b"x" * (MAX_RECORD - len(head) - 3) + b'"}'  # 64 MiB - 1
     over = head + b"x" * (MAX_RECORD - len(head) - 2) + b'"}'
     oid = store.objects.put_bytes(at_limit, compress=False)
-    assert store.objects.size_on_disk(oid) == MAX_RECORD
+    # Stored from offset 4096 (codec 0x02): the limit is on the payload, not the file, so the
+    # layout does not move it (the file is over 64 MiB, the record under).
+    assert store.objects.size_on_disk(oid) > MAX_RECORD
+    assert store.objects.payload_size(oid) == MAX_RECORD - 1
     assert links_of(store.objects, oid) == [(A, True)]
     big = store.objects.put_bytes(over, compress=False)
     assert links_of(store.objects, big) == []
+    # The same records in the one-byte layout of files written before 0x02: the same answers.
+    for content, links in ((at_limit, [(A, True)]), (over, [])):
+        path = store.objects.path_of(store.objects.put_bytes(content, compress=False))
+        path.chmod(0o644)
+        path.write_bytes(b"\x00" + content)
+        assert links_of(store.objects, hash_bytes(content)) == links
 
 
 def test_the_walk_reports_missing_roots_and_links_but_not_content(store: Store) -> None:

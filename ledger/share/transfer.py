@@ -23,7 +23,7 @@ from ..store.anchor import chain_head
 from ..store.incoming import Fetched, Incoming
 from ..store.made import note_made
 from ..store.safe_read import NotRegularError
-from ..store.walk import MAX_RECORD, as_record, links_in, links_of
+from ..store.walk import MAX_RECORD, as_record, links_in, links_of, may_be_record
 from .closure import commit_of_run, run_closure
 from .door import RefsReport, admit, entry_lease, from_origin
 from .path_fs import PathFS
@@ -336,7 +336,7 @@ def _sizes_named(value: Any) -> dict[str, int]:
 
 def _stored_record(store: Store, oid: str) -> Any:
     """The JSON value of a stored object whose links were found (a record), or None."""
-    if store.objects.size_on_disk(oid) > MAX_RECORD:
+    if not may_be_record(store.objects, oid):
         return None
     try:
         return store.get_json(oid)

@@ -122,7 +122,7 @@ class _Staged:
 @dataclass
 class Fetched:
     """What ``ObjectWriter.finish`` staged: the content's size, and the content itself when
-    it may be a record (it starts with ``{`` and is at most ``walk.MAX_RECORD`` bytes), for
+    it may be a record (it starts with ``{`` and is under ``walk.MAX_RECORD`` bytes), for
     the caller to read its links. ``later``: it starts with ``{`` but is larger: its links
     are read from the store once it is named (``links_of``, as for a stored object)."""
 
@@ -233,7 +233,7 @@ class ObjectWriter:
                 self._keep = bytearray()
         self._hasher.update(content)
         if self._keep is not None:
-            if len(self._keep) + len(content) <= MAX_RECORD:
+            if len(self._keep) + len(content) < MAX_RECORD:  # walk.may_be_record's limit
                 self._keep += content
             else:
                 self._keep, self._later = None, True

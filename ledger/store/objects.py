@@ -444,6 +444,12 @@ class ObjectStore:
     def size_on_disk(self, oid: str) -> int:
         return self.path_of(oid).stat().st_size
 
+    def payload_size(self, oid: str) -> int:
+        """The bytes after the object file's header (its content if raw, its zstd frame if
+        compressed): the size a layout does not change. FileNotFoundError if it is missing."""
+        with open_regular(self.path_of(oid)) as f:
+            return os.fstat(f.fileno()).st_size - _offset(os.pread(f.fileno(), PAGE, 0), oid)
+
     def content_size(self, oid: str) -> int:
         """The content's size without reading it: a raw object's payload, the size its zstd
         frame's header states, or counted by reading where the header lacks it.

@@ -25,9 +25,18 @@ from .._canonical import parse_json
 from .._hashing import OID_RE
 from .objects import ObjectStore
 
-__all__ = ["NOT_LINKS", "as_record", "iter_links", "links_in", "links_of", "reachable"]
+__all__ = [
+    "NOT_LINKS",
+    "as_record",
+    "iter_links",
+    "links_in",
+    "links_of",
+    "may_be_record",
+    "reachable",
+]
 
-# Larger objects are never records: skip parsing them.
+# Objects whose payload (the file less its header: ``is_record_size``) is this or more are
+# never records: skip parsing them.
 MAX_RECORD = 64 << 20
 
 # Keys whose ids are never followed, not even as content links.
@@ -53,9 +62,18 @@ def iter_links(value: Any, *, content: bool = False) -> Iterator[tuple[str, bool
             yield from iter_links(v, content=content)
 
 
+def may_be_record(objects: ObjectStore, oid: str) -> bool:
+    """Whether ``oid`` is small enough to be read as a record: its payload (the file less its
+    header) under ``MAX_RECORD`` bytes, whatever its layout, so that gc's walk, a push and a
+    pull agree on it. A stat for most objects; the header is read only for files over the
+    limit. Raises on a missing object."""
+    disk = objects.size_on_disk(oid)
+    return disk <= MAX_RECORD or objects.payload_size(oid) < MAX_RECORD
+
+
 def links_of(objects: ObjectStore, oid: str) -> list[tuple[str, bool]]:
     """``(id, required)`` links of a record; ``[]`` for blobs. Raises on a missing object."""
-    if objects.size_on_disk(oid) > MAX_RECORD:
+    if not may_be_record(objects, oid):
         return []
     with objects.open(oid) as f:
         head = f.read(1)
