@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.index import Index
 from ledger.index.consistency import check_index
@@ -36,7 +36,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     for args in (
         [
             "--name",
