@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 TRAIN = """
 import os, sys
@@ -40,7 +40,7 @@ def build_sealed_project(repo: Path) -> dict[str, str]:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     metric = r"step (?P<step>\d+) loss (?P<loss>\S+)"
     common = ["-i", "data", "-o", "out", "-m", metric]
     good = run_ledger("record", *common, "--", "python", "train.py", cwd=repo)

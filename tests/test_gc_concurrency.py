@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.store import Store
 
@@ -84,7 +84,7 @@ def _gc_json(cwd: Path, *args: str) -> dict[str, object]:
 def test_concurrent_gc_never_deletes_a_reused_object_before_it_is_linked(
     tmp_path: Path, mode: str, grace: str
 ) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     store = Store.open(tmp_path / ".ledger")
     content = os.urandom(4096)
     oid = _aged_garbage(store, content)
@@ -130,7 +130,7 @@ def _git_project(tmp_path: Path) -> Path:
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
     (root / "data.csv").write_text("a,b\n1,2\n")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.replay.material import check_run_material
 from ledger.store import Store
@@ -143,7 +143,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "data.csv").write_text("x,y\n1,2\n3,4\n")
     (root / "data" / "a.txt").write_text("alpha\n")
     (root / "data" / "sub" / "b.bin").write_bytes(bytes(range(256)) * 4)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 
@@ -241,8 +241,7 @@ def test_gc_then_replay_dvc_tracked_inputs(tmp_path: Path) -> None:
     (root / ".gitignore").write_text(".ledger/\n")
     _sh(["git", "add", "-A"], root)
     _sh(["git", "commit", "-qm", "data under DVC"], root)
-    assert run_ledger("init", cwd=root).returncode == 0
-
+    init_ledger(root)
     stored = _record(root, "--input", "dvcdata", "--", sys.executable, "read.py")
     unstored = _record(
         root, "--no-store-inputs", "--input", "dvcdata", "--", sys.executable, "read.py"

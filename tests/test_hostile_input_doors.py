@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 # 9 ** 8 = 43 million nodes once the aliases are expanded; 400 bytes on disk.
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -42,7 +42,7 @@ def refused(r: object, code: int, *words: str) -> None:
 def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.index import Index
 from ledger.store import Store
@@ -25,7 +25,7 @@ from ledger.store import Store
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("damaged") / "proj"
     root.mkdir()
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     for name in ("first", "second", "third"):
         r = run_ledger("record", "--name", name, "--", "python", "-c", "print(1)", cwd=root)
         assert r.returncode == 0, r.stderr

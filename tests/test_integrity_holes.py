@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.errors import CorruptObjectError, IntegrityError
 from ledger.store import Store
@@ -179,7 +179,7 @@ def test_a_damaged_last_log_entry_stops_writes_with_exit_5(store: Store, last: b
 
 
 def test_record_into_a_ledger_with_a_damaged_log_exits_5(tmp_path: Path) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     log = tmp_path / ".ledger" / "log" / "chain.jsonl"
     log.parent.mkdir(exist_ok=True)
     log.write_bytes((log.read_bytes() if log.exists() else b"") + b"garbage\n")

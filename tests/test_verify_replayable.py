@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.records.code import CodeSnapshot
 from ledger.run.find import load_run
@@ -42,7 +42,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "data.csv").write_text("a,b\n1,2\n")
     (root / "d" / "one.txt").write_text("one\n")
     (root / "d" / "two.txt").write_text("two\n")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

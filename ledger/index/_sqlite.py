@@ -3,8 +3,8 @@
 Reading and keeping up with the log run SQL a statement at a time; sqlite_utils' ``Database``
 gives that nothing more, and importing it costs every ``ledger record``, ``ls`` and ``show``
 0.1-0.5 s (click, pluggy and dateutil come with its plugin system; pandas and numpy too when
-installed). bench/bench_record.py measures it. ``ledger reindex`` loads it (``bulk``), for its
-batched inserts.
+installed). bench/bench_record.py measures it. No command loads it: ``ledger reindex``
+(``bulk``) inserts its batches with ``executemany``.
 """
 
 from __future__ import annotations

@@ -3,13 +3,16 @@
 ``Index.sync`` applies a line at a time: a statement for each row, and a run that was started,
 then sealed, is indexed twice. Here the refs are folded in memory first (``judge``, as
 ``Index._apply`` does line by line); each ref's rows come from the record it holds at the end,
-the ``records`` table gets every record an accepted move named, and the rows go in through
-sqlite-utils' ``insert_all``, many a statement. Objects that many records link (a sweep's
-configs, a contract) are parsed once. Triggers and secondary indexes are dropped while the
-rows go in, and each full-text index is built once from its table afterwards; the caller
+the ``records`` table gets every record an accepted move named, and the rows go in a table at
+a time through one prepared statement (``executemany``). Objects that many records link (a
+sweep's configs, a contract) are parsed once. Triggers and secondary indexes are dropped while
+the rows go in, and each full-text index is built once from its table afterwards; the caller
 defines them again. The result is the index ``sync`` builds (tests/index/test_reindex_bulk.py).
 
-sqlite-utils is imported here only: ``ls``, ``show`` and ``record`` never load it.
+The rows are the values ``sync`` inserts a statement at a time (``insert_rows``), so sqlite3
+takes them as they are. sqlite-utils' ``insert_all`` did this before: half as fast at 10^5 runs
+(its conversion of each value, docs/benchmarks.md), and importing it cost every ``ledger
+reindex`` and ``ledger verify`` 0.3 s more (pandas and numpy, when installed, come with it).
 """
 
 from __future__ import annotations
@@ -55,12 +58,8 @@ class _Batches:
     """Rows per table, inserted (INSERT OR REPLACE, in order) ``_BATCH`` at a time."""
 
     def __init__(self, db: Database) -> None:
-        import sqlite_utils
-
-        # No plugins: their hooks may change the connection; recursive triggers as ours.
-        self.sdb = sqlite_utils.Database(db.conn, execute_plugins=False)
+        self.db = db
         self.rows: dict[str, list[tuple[Any, ...]]] = {}
-        self.columns: dict[str, list[str]] = {}
 
     def add(self, table: str, values: tuple[Any, ...]) -> None:
         rows = self.rows.setdefault(table, [])
@@ -72,11 +71,9 @@ class _Batches:
         rows = self.rows.pop(table, [])
         if not rows:
             return
-        target = self.sdb.table(table)
-        if table not in self.columns:
-            self.columns[table] = [c.name for c in target.columns]
-        # List mode: the column names, then the rows; as many a statement as SQLite allows.
-        target.insert_all([self.columns[table], *rows], replace=True, batch_size=_BATCH)
+        # Every row holds a value for each column, as ``insert_rows`` writes them.
+        marks = ",".join("?" * len(rows[0]))
+        self.db.conn.executemany(f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})', rows)
 
     def flush_all(self) -> None:
         for table in list(self.rows):
@@ -94,8 +91,10 @@ def fold_all(
     batches = _Batches(db)
     # Triggers and secondary indexes are made again by the caller once the rows are in:
     # building an index from sorted rows once costs less than keeping it up row by row.
-    for trigger in batches.sdb.triggers:
-        db.execute(f'DROP TRIGGER IF EXISTS "{trigger.name}"')
+    for (trigger,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    ).fetchall():
+        db.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
     for (index,) in db.execute(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
     ).fetchall():
@@ -137,7 +136,9 @@ def fold_all(
         for ref in holders.get(oid, []):
             _index(db, batches, linked, kind, ref, oid, value)
     batches.flush_all()
-    for fts in batches.sdb.table_names(fts5=True):
+    for (fts,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING FTS5%'"
+    ).fetchall():
         db.execute(f'INSERT INTO "{fts}"("{fts}") VALUES (\'rebuild\')')
     write_head(applied, head)
     return n

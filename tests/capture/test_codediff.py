@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 ENV = dict(
     os.environ,
@@ -50,7 +50,7 @@ def repo(tmp_path: Path) -> Path:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "one")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 
@@ -107,7 +107,7 @@ def test_diff_outside_git(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     root.mkdir()
     (root / "train.py").write_text("print(1)\n")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     a = _record(root, sys.executable, "train.py")
     (root / "train.py").write_text("print(2)\n")
     b = _record(root, sys.executable, "train.py")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import REPO, run_ledger
+from _support import REPO, init_ledger, run_ledger
 
 # A stand-in for nvidia-smi: counts its calls, takes its time, answers like the real one.
 FAKE = """#!/bin/sh
@@ -51,7 +51,7 @@ def project(tmp_path: Path) -> Path:
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.capture.scheduler import _minutes, job_context, launcher_warning
 from ledger.records.run import Run
@@ -52,7 +52,7 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "train.py").write_text("print('loss 0.5')\n")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

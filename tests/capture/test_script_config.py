@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_module, run_ledger
+from _support import init_ledger, require_module, run_ledger
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -45,8 +45,7 @@ def repo(tmp_path: Path) -> Path:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    r = run_ledger("init", cwd=repo)
-    assert r.returncode == 0, r.stderr
+    init_ledger(repo)
     return repo
 
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from capture.test_secret_corpus import git, new_repo, stored_bytes
 
 from ledger.run.find import load_run
@@ -85,7 +85,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         f"notify:\n  url: {WEBHOOK}\nsms:\n  account: {TWILIO}\n  retries: 3\n"
     )
     (repo / "api.toml").write_text(f'[api]\nbearer = "{TOML_BEARER}"\ntimeout = 30\n')
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     r = run_ledger(
         "record",
         "--json",
@@ -163,7 +163,7 @@ def test_what_is_not_secret_stays_and_the_patch_still_applies(recorded: tuple[Pa
 def test_a_name_without_secrets_is_kept_whole(tmp_path: Path) -> None:
     repo = tmp_path / "proj"
     new_repo(repo, {"run.py": "print('ok')\n"})
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     name = "resnet50-imagenet-baseline_lr0.1_warmup5"
     r = run_ledger(
         "record", "--json", "--name", name, "-t", "dataset=imagenet_2012_train",
@@ -194,7 +194,7 @@ def test_lookup_keys_in_a_config_are_kept_and_real_keys_are_not(tmp_path: Path) 
     repo = tmp_path / "proj"
     new_repo(repo, {"run.py": "print('ok')\n"})
     (repo / "lookup.yaml").write_text(LOOKUP_KEYS)
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     r = run_ledger(
         "record", "--json", "--config", "lookup.yaml",
         "--", sys.executable, "run.py", "--state-key", "model", cwd=repo,

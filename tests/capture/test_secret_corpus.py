@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -209,7 +209,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         json.dumps({"epochs": 3, "credentials": {"password1": "cfgjson-Lm4Ts"}}, indent=1)
     )
     (repo / "svc.toml").write_text('[service]\nport = 8080\nsecret_token = "cfgtoml-Rt6Yh"\n')
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     configs = ["--config", "train.yaml", "--config", "extra.json", "--config", "svc.toml"]
     command = [sys.executable, "train.py", "--api-key-2", "argk2-Pq8Vb", "-p", "psh9Kx"]
     command += ["--db-password=dbpw-Eq77Zn", "--config", "train.yaml", AWS_ID]
@@ -272,7 +272,7 @@ def test_replay_takes_an_env_secret_again_and_warns_about_redacted_lines(tmp_pat
     check = "import sys\nassert sys.argv[2] == 'hubtok-Vx3Jq8', sys.argv\nprint('ok')\n"
     new_repo(repo, {"run.py": check, "hub.cfg": "[hub]\nurl = https://hub\n"})
     (repo / "hub.cfg").write_text("[hub]\nurl = https://hub\ntoken = " + GH_TOKEN + "\n")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     argv = ["--", sys.executable, "run.py", "--hub-token", ENV["HUB_TOKEN"]]
     run_id = run_id_of(run_ledger("record", "--json", *argv, cwd=repo, HUB_TOKEN=ENV["HUB_TOKEN"]))
     r = run_ledger("replay", run_id[:12], cwd=repo)  # the variable is not set now

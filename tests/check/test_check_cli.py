@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 torch = pytest.importorskip("torch")
 
@@ -31,7 +31,7 @@ def project(tmp_path: Path) -> Path:
             check=True,
             capture_output=True,
         )
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     return repo
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -116,7 +116,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     pwned = repo.parent / "PWNED"
     r = run_ledger(
         "record",

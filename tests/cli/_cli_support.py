@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, subprocess_env
 
 TRAIN = """\
 import sys
@@ -46,8 +46,7 @@ def make_project(root: Path) -> Path:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "init")
-    r = run_ledger("init", cwd=repo)
-    assert r.returncode == 0, r.stderr
+    init_ledger(repo)
     return repo
 
 

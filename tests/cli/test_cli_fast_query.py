@@ -152,9 +152,19 @@ LEFT_TO_TYPER = [
 ]
 
 
-def test_both_paths_print_the_same_bytes(ledger_repo: Path) -> None:
-    for argv in [*_cases(ledger_repo), *LEFT_TO_TYPER]:
-        fast = run_ledger(*argv, cwd=ledger_repo)
+@pytest.fixture(scope="module")
+def fast_outputs(ledger_repo: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    """What ``python -m ledger`` prints for each case, run once for the two tests below."""
+    return {" ".join(a): run_ledger(*a, cwd=ledger_repo) for a in _cases(ledger_repo)}
+
+
+def test_both_paths_print_the_same_bytes(
+    ledger_repo: Path, fast_outputs: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    cases = _cases(ledger_repo)
+    assert len(fast_outputs) == len(cases)  # no two cases share a command line
+    for argv in [*cases, *LEFT_TO_TYPER]:
+        fast = fast_outputs.get(" ".join(argv)) or run_ledger(*argv, cwd=ledger_repo)
         slow = typer_path(*argv, cwd=ledger_repo)
         what = f"ledger {' '.join(argv)}"
         assert (fast.returncode, fast.stdout, fast.stderr) == (
@@ -165,12 +175,14 @@ def test_both_paths_print_the_same_bytes(ledger_repo: Path) -> None:
         assert "Traceback" not in fast.stderr, what
 
 
-def test_the_cases_cover_output_errors_and_hints(ledger_repo: Path) -> None:
+def test_the_cases_cover_output_errors_and_hints(
+    ledger_repo: Path, fast_outputs: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
     """The comparison above means something: it sees tables, JSON, errors with their hints and
     exit codes, user text as written, and every case takes the fast path."""
     cases = _cases(ledger_repo)
     assert all(parse_query_argv(argv) is not None for argv in cases)
-    out = {" ".join(a): run_ledger(*a, cwd=ledger_repo) for a in cases}
+    out = fast_outputs
     assert "run[0] [red]" in out["ls"].stdout and "split=[train]" in out["ls"].stdout
     assert "ok\\x0a fake0  run  succeeded\\x07" in out["ls"].stdout
     assert "中文 🙂 e\u0301" in out["ls"].stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from _cli_support import make_project, on_a_terminal, run_ids
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -103,7 +103,7 @@ def test_diff_cuts_the_long_commands(repo: Path) -> None:
 
 
 def test_audit_with_a_1_mib_string_prints_a_short_report(tmp_path: Path) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     big = "c" * MIB
     (tmp_path / "claims.yaml").write_text(
         "paper: P\nclaims:\n"

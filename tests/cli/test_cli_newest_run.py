@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 
 def _record(proj: Path, text: str) -> str:
@@ -23,7 +23,7 @@ def _record(proj: Path, text: str) -> str:
 def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.errors import UsageError
 from ledger.replay.engine import replay
@@ -28,7 +28,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("options") / "proj"
     root.mkdir()
     marker = root.parent / "marker"
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     code = f"open({str(marker)!r}, 'a').write('ran\\n'); print('loss 0.5')"
     r = run_ledger("record", "--name", "base", "--", sys.executable, "-c", code, cwd=root)
     assert r.returncode == 0, r.stderr

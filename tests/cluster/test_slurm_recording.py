@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from _slurm import SlurmCluster
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 TRAIN = "import sys\nprint('epoch 0 acc', 0.9 + int(sys.argv[1]) / 100)\n"
 
@@ -21,7 +21,7 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "train.py").write_text(TRAIN)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import require_component, run_ledger
+from _support import init_ledger, require_component, run_ledger
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -89,7 +89,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict
 
     ledger = work / "proj"
     ledger.mkdir()
-    assert run_ledger("init", cwd=ledger).returncode == 0
+    init_ledger(ledger)
     out: dict[str, str] = {}
     notes = []
     # The first attack alone, then the rest at once: one refusal must not hide another.

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _support import REPO, run_ledger
+from _support import REPO, init_ledger, run_ledger
 from conftest import MlflowStore
 
 
@@ -19,7 +19,7 @@ from conftest import MlflowStore
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

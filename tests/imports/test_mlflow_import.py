@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from _mlflow_lab import LOSS, T0
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from conftest import MlflowStore
 
 from ledger._hashing import hash_bytes
@@ -21,7 +21,7 @@ from ledger.store import Store
 
 def _new_ledger(root: Path) -> Path:
     root.mkdir()
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_component, run_ledger
+from _support import init_ledger, require_component, run_ledger
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -43,7 +43,7 @@ def _project(tmp_path: Path, program: str, ignored: str) -> Path:
     (root / ".gitignore").write_text(f".ledger/\n{ignored}\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         _git(root, *args)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

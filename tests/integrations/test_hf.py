@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_component, run_ledger, subprocess_env
+from _support import init_ledger, require_component, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -72,7 +72,7 @@ def _file_entry(store: Store, run_id: str, step: int, name: str) -> Any:
 
 
 def test_trainer_checkpoints_resume_bitwise_through_ledger(tmp_path: Path) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     store = Store.open(tmp_path / ".ledger")
     full = _record(tmp_path, "full", "--output-dir", "o-full", "--out", "full.json")
     part = _started(

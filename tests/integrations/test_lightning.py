@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_component, run_ledger, subprocess_env
+from _support import init_ledger, require_component, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -79,7 +79,7 @@ def _series(store: Store, run_id: str) -> dict[str, tuple[list[Any], list[Any]]]
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     return tmp_path
 
 

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from capture.test_secret_corpus import new_repo
 
 from ledger.run.find import load_run
@@ -31,7 +31,7 @@ with open(os.fsencode("out") + b"/\\xff.bin", "wb") as f:
 def test_a_non_utf8_output_is_named_and_a_changed_one_is_not_reproduced(tmp_path: Path) -> None:
     repo = tmp_path / "proj"
     new_repo(repo, {"train.py": TRAIN, ".gitignore": ".ledger/\nout/\n"})
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     counter = str(tmp_path / "count")
     (repo / os.fsdecode(b"notes-\xfe.txt")).write_text("an untracked file\n")
     r = run_ledger(

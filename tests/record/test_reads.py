@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 TRAIN = """\
 import json, os, subprocess, sys
@@ -58,7 +58,7 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     return repo, outside
 
 
@@ -198,7 +198,7 @@ def test_a_credential_file_read_is_named_and_never_stored(tmp_path: Path) -> Non
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     out = run_ledger("record", "--auto-inputs", "--", "python", "train.py", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert "credential files that a replay will not have and that ledger never stores" in out.stderr

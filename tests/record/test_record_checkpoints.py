@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.contract import checkpoint_events
 from ledger.run.find import load_run
@@ -35,7 +35,7 @@ print("resumed at", state["step"])
 def test_save_and_resume_are_sealed_shown_and_listed(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     (tmp_path / "train.py").write_text(SCRIPT)
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("record", "--json", "--", sys.executable, "train.py", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
@@ -111,7 +111,7 @@ def test_retention_frees_checkpoints_a_sealed_run_mentions(tmp_path: Path) -> No
         "    save_checkpoint({'model': w}, step=step, keep_last=2)\n"
     )
     (tmp_path / "ret.py").write_text(script)
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("record", "--json", "--", sys.executable, "ret.py", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]

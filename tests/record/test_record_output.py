@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.capture.stdout_metrics import SEGMENT_CAP
 from ledger.run.find import load_run
@@ -25,7 +25,7 @@ def project(tmp_path: Path) -> Path:
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e", "PATH": "/usr/bin:/bin"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     return repo
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
@@ -123,7 +123,7 @@ def test_recorded_records_read_back_through_their_models(tmp_path: Path, dirty: 
     _git(root, "remote", "add", "origin", "https://user:secret@example.org/x.git")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     if dirty:  # a patch, and a Tree of untracked files (one a symlink)
         (root / "train.py").write_text("print('changed')\n")
         (root / "data").mkdir()
@@ -225,7 +225,7 @@ def test_an_argparse_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     probe = (
         "import sys, runpy\n"
         "sys.argv = ['ledger', 'record', '--', sys.executable, 'train.py', '--lr', '0.5']\n"
@@ -287,7 +287,7 @@ def test_a_metric_run_is_recorded_without_pydantic(tmp_path: Path) -> None:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     probe = (
         "import sys, runpy\n"
         "sys.argv = ['ledger', 'record', '-m', r'step (?P<step>\\d+) loss (?P<loss>\\S+)',\n"
@@ -328,7 +328,7 @@ def test_a_run_logging_through_the_runtime_is_recorded_without_pydantic(tmp_path
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     probe = (
         "import sys, runpy\n"
         "sys.argv = ['ledger', 'record', '--', sys.executable, 'train.py']\n"

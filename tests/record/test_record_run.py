@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from _hang import HANG_ENV, communicate_or_explain
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -70,8 +70,7 @@ def project(tmp_path: Path) -> Path:
     git(repo, "commit", "-qm", "init")
     (repo / "train.py").write_text(TRAIN + "\n# a dirty change\n")
     (repo / "helper.py").write_text("X = 1\n")  # untracked
-    r = run_ledger("init", cwd=repo)
-    assert r.returncode == 0, r.stderr
+    init_ledger(repo)
     return repo
 
 
@@ -357,7 +356,7 @@ def test_outside_a_git_repository(tmp_path: Path) -> None:
     work = tmp_path / "plain"
     work.mkdir()
     (work / "script.py").write_text("print('step 0 loss 1.5 acc 0.1')\n")
-    assert run_ledger("init", cwd=work).returncode == 0
+    init_ledger(work)
     r = record(work, "--metric", METRIC, "--", sys.executable, "script.py")
     assert r.returncode == 0, r.stderr
     store = Store.open(work / ".ledger")

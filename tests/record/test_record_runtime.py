@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -23,7 +23,7 @@ ledger.log(step=5, loss=math.nan)
 
 def test_in_process_metrics_and_seeds_are_sealed(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text(SCRIPT)
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("record", "--json", "--", sys.executable, "t.py", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]

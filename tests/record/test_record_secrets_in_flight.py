@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -45,7 +45,7 @@ def project(tmp_path: Path) -> Path:
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e", "PATH": "/usr/bin:/bin"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     return repo
 
 

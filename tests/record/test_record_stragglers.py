@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.execute import run_processes, stop_stragglers
 from ledger.run.find import load_run
@@ -18,7 +18,7 @@ from ledger.store import Store
 
 
 def test_a_backgrounded_job_is_stopped_and_noted(tmp_path: Path) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     # The background sleep lasts an hour: the record returns (within run_ledger's deadline)
     # only if it stopped the job instead of waiting for it.
     r = run_ledger("record", "--json", "--", "sh", "-c", "sleep 3600 & echo started", cwd=tmp_path)
@@ -31,7 +31,7 @@ def test_a_backgrounded_job_is_stopped_and_noted(tmp_path: Path) -> None:
 
 
 def test_a_plain_run_leaves_nothing_to_stop(tmp_path: Path) -> None:
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("record", "--json", "--", "sh", "-c", "echo done", cwd=tmp_path)
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
     _, run = load_run(Store.open(tmp_path / ".ledger"), run_id)

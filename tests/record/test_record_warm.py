@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import REPO, run_ledger
+from _support import REPO, init_ledger
 
 # Records `python -c pass` with warming switched off, and prints which modules were imported
 # only after the command exited.
@@ -51,7 +51,7 @@ def project(tmp_path: Path) -> Path:
     (root / "train.py").write_text("print('x 1')\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -34,7 +34,7 @@ def _setup(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text(SCRIPT)
     (tmp_path / "data.txt").write_text("x\n")
     (tmp_path / "out").mkdir()
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
 
 
 def test_start_seals_a_complete_run(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_start_config_secrets_never_reach_the_disk(tmp_path: Path) -> None:
         "    leak = any(os.environb[b'VALUE'] in d for d in files)\n"
         "    print('LEAK' if leak else 'clean', len(files))\n"
     )
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = subprocess.run(
         [sys.executable, "s.py"],
         cwd=tmp_path,

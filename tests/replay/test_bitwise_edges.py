@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.replay.compare import CompareSettings, compare_files
 from ledger.stats import bitwise_equal
@@ -77,7 +77,7 @@ def project(tmp_path: Path) -> Path:
     }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 # Prints its loss the way many training loops do, not the way the regex below expects.
 TRAIN = """
@@ -27,7 +27,7 @@ def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "train.py").write_text(TRAIN)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

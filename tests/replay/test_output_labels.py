@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 WRITE = """
 import os
@@ -27,7 +27,7 @@ def test_output_files_are_labelled_by_their_path(tmp_path: Path) -> None:
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@e",
                  "commit", "-qm", "i"]):  # fmt: skip
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     rec = run_ledger(
         "record", "-o", "out", "-o", "sub/single.txt", "-o", "top.txt", "--json", "--",
         sys.executable, "w.py", cwd=repo,

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 # A sampler: no metrics, no output files; its result is the text it prints.
 SAMPLER = """
@@ -49,7 +49,7 @@ def proj(tmp_path: Path) -> Path:
         ("where", WHERE),
     ):
         (root / f"{name}.py").write_text(text)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.find import load_run, run_ref
 from ledger.store import Store
@@ -51,7 +51,7 @@ def _repo(root: Path, files: dict[str, str] | None = None) -> Path:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

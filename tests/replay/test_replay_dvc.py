@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.capture.dvcinfo import restore_from_dvc
 from ledger.records.contract import Contract
@@ -67,7 +67,7 @@ def repo(tmp_path: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\n")
     _run(["git", "add", "-A"], root)
     _run(["git", "commit", "-qm", "data under DVC"], root)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

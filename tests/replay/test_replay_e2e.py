@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import REPO, run_ledger
+from _support import REPO, init_ledger, run_ledger
 
 from ledger.store import Store
 
@@ -62,7 +62,7 @@ def repo(tmp_path: Path) -> Path:
     # A dirty tree and an untracked helper module: replay must rebuild both exactly.
     (root / "noisy.py").write_text(NOISY.replace("loss = 1.0", "from helper import START as loss"))
     (root / "helper.py").write_text("START = 1.0\n")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

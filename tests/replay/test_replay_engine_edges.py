@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -69,7 +69,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "quiet.py").write_text(QUIET)
     (root / "many30.py").write_text(_many(30))
     (root / "many31.py").write_text(_many(31))
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

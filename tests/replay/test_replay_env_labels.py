@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import REPO, run_ledger
+from _support import REPO, init_ledger, run_ledger
 
 from ledger.capture.env import import_path
 
@@ -45,7 +45,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "train.py").write_text(SCRIPT)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 SCRIPT = """
 import os
@@ -51,7 +51,7 @@ def project(tmp_path: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\nout/\n*.log\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         _git(root, *args)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 SCRIPT = """
 import pathlib, time
@@ -29,7 +29,7 @@ def test_a_differing_log_output_is_ignored_unless_included(tmp_path: Path) -> No
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     r = run_ledger(
         "record", "--output", "out/", "--metric", r"epoch (?P<step>\d+) loss (?P<loss>\S+)",
         "--json", "--", sys.executable, "train.py", cwd=root,

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.index import Index
 from ledger.store import Store
@@ -26,7 +26,7 @@ def test_replay_leaves_run_and_verdict_indexed(tmp_path: Path) -> None:
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     metric = r"step (?P<step>\d+) loss (?P<loss>\S+)"
     rec = run_ledger(
         "record", "-n", "base", "-m", metric, "--", sys.executable, "train.py", cwd=root

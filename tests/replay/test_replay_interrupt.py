@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from _hang import HANG_ENV, communicate_or_explain
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.audit.replays import recorded_replays
 from ledger.run.find import load_run
@@ -47,7 +47,7 @@ def repo(tmp_path: Path) -> Path:
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

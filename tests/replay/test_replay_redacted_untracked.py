@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.capture.trees import load_tree
 from ledger.records.code import CodeSnapshot
@@ -44,7 +44,7 @@ def _repo(tmp_path: Path) -> Path:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     return repo
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 pytestmark = [pytest.mark.torch]
 
@@ -41,7 +41,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[
     root = tmp_path_factory.mktemp("resume") / "proj"
     root.mkdir()
     (root / "ckpt.py").write_text(SCRIPT)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     r = run_ledger("record", "--json", "--", sys.executable, "ckpt.py", cwd=root)
     assert r.returncode == 0, r.stderr
     run_id = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])

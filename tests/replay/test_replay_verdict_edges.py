@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -68,7 +68,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "seeds_itself.py").write_text(SEEDS_ITSELF)
     (root / "fixed.py").write_text(FIXED)
     (root / "acc_constant.py").write_text(ACC_CONSTANT)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

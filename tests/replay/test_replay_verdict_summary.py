@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -94,7 +94,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "plain.py").write_text('print("epoch 0 acc 0.5")\n')
     (root / "reader.py").write_text(READER)
     (root / "blocks.py").write_text(BLOCKS)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 SCRIPT = """
 import json, os, sys, time
@@ -53,7 +53,7 @@ def repo(tmp_path: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\nout/\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         _git(root, *args)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -59,7 +59,7 @@ def project(tmp_path: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\nck/\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         _git(root, *args)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

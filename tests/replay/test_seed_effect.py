@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.replay.seed_effect import with_seed_arg
 
@@ -74,7 +74,7 @@ def proj(tmp_path: Path) -> Path:
         ("constant", CONSTANT_METRIC),
     ):
         (root / f"{name}.py").write_text(text)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -40,7 +40,7 @@ def test_two_seeds_that_differ_before_a_nan_at_the_same_step_get_a_verdict(
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "nan_after.py").write_text(NAN_AFTER)
-    assert run_ledger("init", cwd=proj).returncode == 0
+    init_ledger(proj)
     argv = ("--metric", METRIC, "--json", "--", sys.executable, "nan_after.py")
     r = run_ledger("record", *argv, str(tmp_path / "count"), step, cwd=proj)
     assert r.returncode == 0, r.stderr

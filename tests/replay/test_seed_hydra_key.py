@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from _support import require_module, run_ledger
+from _support import init_ledger, require_module, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -34,7 +34,7 @@ def _recorded(tmp_path: Path, conf: str = "seed: 1\nlr: 0.1\n") -> tuple[Path, s
     proj.mkdir()
     (proj / "app.py").write_text(APP)
     (proj / "conf.yaml").write_text(conf)
-    assert run_ledger("init", cwd=proj).returncode == 0
+    init_ledger(proj)
     r = run_ledger("record", "--metric", METRIC, "--json", "--", sys.executable, "app.py", cwd=proj)
     assert r.returncode == 0, r.stderr
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -68,7 +68,7 @@ def proj(tmp_path: Path) -> Path:
         ("ignores_seed", IGNORES_SEED),
     ):
         (root / f"{name}.py").write_text(text)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -80,7 +80,7 @@ def proj(tmp_path: Path) -> Path:
     ):
         (root / f"{name}.py").write_text(text)
     (root / "config.json").write_text(json.dumps({"seed": 3, "model": {"seed": 4, "width": 8}}))
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger._hashing import hash_file
 from ledger.store import Store
@@ -52,7 +52,7 @@ def proj(tmp_path: Path) -> Path:
     (root / "uses_env.py").write_text(USES_ENV)
     (root / "seeded.py").write_text(SEEDED)
     (root / "reads.py").write_text(READS)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.store import Store
 
@@ -47,7 +47,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "train.py").write_text(SCRIPT.replace("range(3)", "range(STEPS)"))
     (root / "steps.py").write_text("STEPS = 4\n")
     (root / "train.py").write_text("from steps import STEPS\n" + (root / "train.py").read_text())
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

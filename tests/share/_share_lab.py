@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 SCRIPT = "import sys\nrows = open('data.csv').read().split()\nprint(f'epoch 0 loss {len(rows)}')\n"
 
@@ -30,7 +30,7 @@ def make_repo(root: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=git_env())
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

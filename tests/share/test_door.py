@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from _forge import Forge, ledger_state
 from _s3_server import RemoteUnderTest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger._canonical import canonical_json
 from ledger._hashing import hash_bytes
@@ -63,7 +63,7 @@ ATTACKS: list[Callable[[Forge], str]] = [
 
 def _fresh(path: Path) -> Path:
     path.mkdir()
-    assert run_ledger("init", cwd=path).returncode == 0
+    init_ledger(path)
     return path
 
 

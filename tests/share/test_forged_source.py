@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _forge import Forge, ledger_state
 from _share_lab import SCRIPT, git_env
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 Attack = Callable[[Forge, Path, bytes], None]
 
@@ -96,7 +96,7 @@ def test_a_forged_carried_commit_is_refused_and_never_runs(
 
     review = tmp_path / "review"  # a reviewer with the package alone, no repository
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     before = ledger_state(review / ".ledger")
     r = run_ledger("import", str(bad), cwd=review)
     assert r.returncode == 5, r.stdout + r.stderr
@@ -124,7 +124,7 @@ def test_the_genuine_package_still_replays_from_its_carried_commit(
     repo, run_id, pkg = packaged
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     assert run_ledger("import", str(pkg), cwd=review).returncode == 0
     assert run_ledger("verify", cwd=review).returncode == 0
     hidden = tmp_path / "hidden"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from _forge import Forge
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.store import Store
 
@@ -73,7 +73,7 @@ def test_gc_during_a_pull_or_import_deletes_nothing_it_brings(
     for trial in range(3):
         here = tmp_path / f"here{trial}"
         here.mkdir()
-        assert run_ledger("init", cwd=here).returncode == 0
+        init_ledger(here)
         store = Store.open(here / ".ledger")
         if way.endswith("aged"):
             _age(store, forge.objects)

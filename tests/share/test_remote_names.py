@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from _share_lab import git_env, make_repo, record
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.errors import UsageError
 from ledger.share.remote import is_explicit_location, remote_url
@@ -88,7 +88,7 @@ def test_one_remote_needs_no_name_for_push_and_pull(repo: Path, tmp_path: Path) 
 
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     assert run_ledger("remote", "add", "team", str(team), cwd=review).returncode == 0
     r = run_ledger("pull", "--json", cwd=review)
     assert r.returncode == 0, r.stderr

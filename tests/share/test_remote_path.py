@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import SCRIPT, git_env, make_repo, record
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger.store import Store
 
@@ -122,7 +122,7 @@ def test_pulling_chosen_runs_takes_only_their_code_and_replays(tmp_path: Path) -
 
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     got = _json(run_ledger("pull", str(remote), second[:-2], "--json", cwd=clone))
     added = set(got["refs_added"])  # type: ignore[arg-type]
     assert f"runs/{second}" in added and f"runs/{first}" not in added
@@ -146,7 +146,7 @@ def test_pulling_an_unknown_or_ambiguous_run_is_refused_and_fetches_nothing(
     _json(run_ledger("push", str(remote), "--json", cwd=repo))
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     before = sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file())
     r = run_ledger("pull", str(remote), "nosuchrun", cwd=clone)
     assert r.returncode == 2 and "no run nosuchrun on the remote" in r.stderr, r.stderr
@@ -170,7 +170,7 @@ def test_pull_takes_a_run_by_short_id_or_by_name_as_every_command_does(tmp_path:
     _json(run_ledger("push", str(remote), "--json", cwd=repo))
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     before = sorted(p for p in (clone / ".ledger").rglob("*") if p.is_file())
     r = run_ledger("pull", str(remote), "gamma", cwd=clone)
     assert r.returncode == 2 and "no run gamma on the remote" in r.stderr, r.stderr
@@ -212,7 +212,7 @@ def test_a_colliding_ref_is_reported_and_kept(
     origin.write_text(json.dumps(data))
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     store = Store.open(clone / ".ledger")
     mine = store.put_json({"kind": "note", "schema": 1})
     store.set_ref(f"notes/{run_id}", mine)
@@ -237,7 +237,7 @@ def test_a_corrupt_remote_object_is_refused_and_named(
     assert not clone.exists()  # a failed clone leaves no ledger (nor the folder it made)
     here = tmp_path / "here"
     here.mkdir()
-    assert run_ledger("init", cwd=here).returncode == 0
+    init_ledger(here)
     r = run_ledger("pull", remote.url, cwd=here)
     assert r.returncode == 5 and f"object {oid} on remote" in r.stderr
     store = Store.open(here / ".ledger")
@@ -337,7 +337,7 @@ def test_push_and_pull_killed_midway_then_rerun_complete(
 
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     objects = clone / ".ledger" / "objects"
     _kill_midway(
         ["pull", remote.url], clone, lambda: sum(1 for p in objects.rglob("*") if p.is_file()), at
@@ -364,7 +364,7 @@ def test_a_damaged_origins_file_is_refused(
     next((remote / "origins").glob("*.json")).write_text("{not json")
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     r = run_ledger("pull", str(remote), cwd=clone)
     assert r.returncode == 3 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
     assert list(Store.open(clone / ".ledger").objects) == []
@@ -397,7 +397,7 @@ def test_an_s3_remote_reads_endpoint_and_credentials_from_an_aws_profile(
     url = f"s3://{s3_server.bucket}/profile-{tmp_path.name}"
     clone = tmp_path / "clone"
     clone.mkdir()
-    assert run_ledger("init", cwd=clone).returncode == 0
+    init_ledger(clone)
     assert run_ledger("remote", "add", "team", url, cwd=clone).returncode == 0
     _json(run_ledger("push", url, "--json", cwd=repo))
     got = _json(run_ledger("pull", "team", "--json", cwd=clone))

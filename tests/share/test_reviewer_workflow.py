@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 TRAIN = """
 import argparse, random
@@ -74,7 +74,7 @@ def authors(tmp_path: Path) -> tuple[Path, list[str]]:
         subprocess.run(["git", *args], cwd=repo, check=True, env=_git_env())
     # Uncommitted work too: the patch must apply onto the carried commit.
     (repo / "train.py").write_text(TRAIN + "print('done')\n")
-    assert run_ledger("init", cwd=repo).returncode == 0
+    init_ledger(repo)
     runs = []
     for seed in (1, 2, 3):
         r = run_ledger(
@@ -109,7 +109,7 @@ def test_review_from_a_package_alone(authors: tuple[Path, list[str]], tmp_path: 
     shutil.copy(repo / "claims.yaml", review / "claims.yaml")
     shutil.rmtree(repo)
 
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     r = run_ledger("import", "paper.ledgerpkg", "--json", cwd=review)
     assert r.returncode == 0, r.stderr
     assert sorted(_json(r.stdout)["runs"]) == sorted(runs)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from _s3_server import RemoteUnderTest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from test_package_import import manifest_of, read_members, with_manifest, write_members
 
 from ledger._canonical import parse_json
@@ -44,7 +44,7 @@ def test_a_package_unpacking_to_far_more_than_its_size_is_refused_up_front(
     assert bomb.stat().st_size < (1 << 20)
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     r = run_ledger("import", str(bomb), cwd=review)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "times its size" in r.stderr and "--max-ratio" in r.stderr, r.stderr
@@ -58,7 +58,7 @@ def test_a_package_unpacking_to_far_more_than_its_size_is_refused_up_front(
 def test_a_package_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "pkg.ledgerpkg"
     os.mkfifo(fifo)
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("import", str(fifo), cwd=tmp_path)
     assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.store import Store
 from ledger.store.safe_read import NotRegularError
@@ -116,7 +116,7 @@ def test_pull_and_clone_refuse_a_special_file_on_a_path_remote(
     _refused(r, str(target))
     here = tmp_path / "puller"
     here.mkdir()
-    assert run_ledger("init", cwd=here).returncode == 0
+    init_ledger(here)
     _refused(run_ledger("pull", str(remote), cwd=here), str(target))
     assert list(Store.open(here / ".ledger").refs.iter()) == []
 

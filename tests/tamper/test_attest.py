@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger._canonical import canonical_json
 from ledger.attest import attest_run, generate_key, load_private_key, load_public_key
@@ -263,7 +263,7 @@ def test_another_ledger_fails(
     path = _attest(project, keys[0], sealed[1]["good"])
     other = tmp_path / "other"
     other.mkdir()
-    assert run_ledger("init", cwd=other).returncode == 0
+    init_ledger(other)
     r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=other)
     assert r.returncode == 1 and "is about ledger" in r.stdout
 

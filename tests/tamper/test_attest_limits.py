@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.attest import generate_key
 
@@ -16,7 +16,7 @@ MIB = 2**20
 def test_an_envelope_one_byte_over_64_mib_is_refused_by_its_size(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    assert run_ledger("init", cwd=project).returncode == 0
+    init_ledger(project)
     pub, _ = generate_key(tmp_path / "keys" / "signing.pem")
     envelope = tmp_path / "att.json"
     with open(envelope, "wb") as f:  # sparse: the file a runaway writer left, all zero bytes

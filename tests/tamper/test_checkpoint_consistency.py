@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.attest import attest_run, generate_key, load_private_key, load_public_key
 from ledger.attest import verify_attestation as check
@@ -29,7 +29,7 @@ SCRIPT = (
 @pytest.mark.torch
 def test_checkpoints_with_retention_are_consistent_and_attested(tmp_path: Path) -> None:
     (tmp_path / "ret.py").write_text(SCRIPT)
-    assert run_ledger("init", cwd=tmp_path).returncode == 0
+    init_ledger(tmp_path)
     r = run_ledger("record", "--", sys.executable, "ret.py", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     store = Store.open(tmp_path / ".ledger")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger._canonical import format_datetime
 from ledger.errors import IntegrityError, UsageError
@@ -128,7 +128,7 @@ def test_an_export_never_carries_a_forged_verdict(
     assert r.returncode == 0, r.stdout + r.stderr
     other = project.parent / "other"
     other.mkdir()
-    assert run_ledger("init", cwd=other).returncode == 0
+    init_ledger(other)
     assert run_ledger("import", str(pkg), cwd=other).returncode == 0
     assert run_ledger("verify", cwd=other).returncode == 0
 

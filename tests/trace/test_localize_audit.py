@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -59,7 +59,7 @@ def test_the_audit_report_links_where_a_failed_replay_diverged(tmp_path: Path) -
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     r = run_ledger(
         "record", "--name", "traced", "--json", "--", sys.executable, "train.py", cwd=root
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.records.run import Run
 from ledger.run.find import load_run
@@ -34,7 +34,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     r = run_ledger("record", "--json", "--", sys.executable, "train_lm.py", cwd=root)
     assert r.returncode == 0, r.stderr
     return root, json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
