@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import run_ledger
@@ -82,14 +83,32 @@ def test_rebuild_equals_the_fold_line_by_line(ledger_dir: Path, tmp_path: Path) 
     assert check_index(store) == []
 
 
+class _Counting(sqlite3.Connection):
+    """A connection that counts the statements it is asked to run (a trace callback would
+    see each row of an ``executemany`` as a statement), and the rows each one is given."""
+
+    calls: list[tuple[str, int]]
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        self.calls.append((sql, 1))
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:
+        rows = list(seq)
+        self.calls.append((sql, len(rows)))
+        return super().executemany(sql, rows)
+
+
 def test_rebuild_inserts_rows_in_batches(ledger_dir: Path, tmp_path: Path) -> None:
     store = Store.open(ledger_dir)
-    index, statements = _index(store, tmp_path / "bulk.sqlite")
-    with index:
-        statements.clear()
+    conn = sqlite3.connect(tmp_path / "bulk.sqlite", isolation_level=None, factory=_Counting)
+    conn.calls = []
+    with Index(store, conn=conn) as index:
+        conn.calls.clear()
         index.rebuild()
-        rows = sum(len(v) for v in index.dump().values())
-    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT")]
+        dump = index.dump()
+    rows = sum(len(v) for v in dump.values())
+    inserts = [(sql, n) for sql, n in conn.calls if sql.lstrip().upper().startswith("INSERT")]
     # A statement per table (and a few for the meta rows and the full-text index), where a
     # fold line by line takes one per row.
     assert rows > 50
