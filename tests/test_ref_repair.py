@@ -9,11 +9,13 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ledger._canonical import format_datetime
 from ledger.store import Store
+from ledger.store.fold import Fold
 from ledger.store.gc import collect_garbage
 from ledger.store.safe_read import NotRegularError
 from ledger.store.verify import verify_store
@@ -122,3 +124,65 @@ def test_repair_judges_each_ref_file_from_one_read(store: Store) -> None:
     os.mkfifo(fifo)
     with pytest.raises(NotRegularError, match="fifo is a FIFO"):
         store.repair_refs()
+
+
+def _fold_so_far(store: Store) -> tuple[Fold, tuple[int, str] | None]:
+    """The fold of the log as it is now, and its last line (offset, hash), as a rebuild of the
+    index leaves them."""
+    fold, last = Fold(), None
+    for at, entry in store.log.entries_from(0):
+        fold.apply(entry.data)
+        last = (at, entry.hash)
+    return fold, last
+
+
+def test_repair_from_a_fold_taken_earlier_folds_the_lines_after_it(store: Store) -> None:
+    """``ledger reindex`` repairs from the fold it took for the index: the lines written after
+    it (a writer killed before its ref files, a ref moved since) are folded under the lock, so
+    the files end as a fold of the whole log would leave them, and a newer ref is not undone."""
+    store.set_ref("notes/old", store.put_json({"kind": "note", "schema": 1, "n": "old"}))
+    fold, last = _fold_so_far(store)
+    moved = store.put_json({"kind": "note", "schema": 1, "n": "moved"})
+    store.set_ref("notes/old", moved)  # after the fold
+    logged = _killed_writer(store)  # after it too: its two lines are not in the fold
+    fixed = store.repair_refs(fold, last)
+    assert fixed.repaired == ["notes/a", "notes/b"] and fixed.left == []
+    assert {n: store.refs.get(n) for n in logged} == logged
+    assert store.refs.get("notes/old") == moved
+    assert verify_store(store).ok
+
+
+def test_repair_from_a_fold_of_a_log_since_rewritten_folds_it_again(store: Store) -> None:
+    """A fold whose last line is no longer where it was (the log cut or rewritten since) is
+    not continued: the whole log is folded again."""
+    store.set_ref("notes/x", store.put_json({"kind": "note", "schema": 1, "n": "x"}))
+    fold, last = _fold_so_far(store)
+    assert last is not None
+    fold.refs.clear()  # what it says is wrong now; it must not be used
+    logged = _killed_writer(store)
+    for where in [(last[0], "b3:" + "0" * 64), (last[0] + 10**6, last[1])]:
+        fixed = store.repair_refs(fold, where)
+        assert fixed.left == [] and {n: store.refs.get(n) for n in logged} == logged
+        assert store.refs.get("notes/x") is not None
+    assert verify_store(store).ok
+
+
+def test_reindex_reads_the_log_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index and the ref files are folded from one read of the log (it was read twice,
+    once by each)."""
+    from ledger.index import rebuild_index
+    from ledger.store.log import HashLog
+
+    _killed_writer(store)
+    reads: list[int] = []
+    real = HashLog.entries_from
+
+    def counted(self: HashLog, at: int) -> Any:
+        reads.append(at)
+        return real(self, at)
+
+    monkeypatch.setattr(HashLog, "entries_from", counted)
+    done = rebuild_index(store, repair_refs=True)
+    assert done.refs.repaired == ["notes/a", "notes/b"]
+    assert reads.count(0) == 1, reads
+    assert verify_store(store).ok

@@ -164,9 +164,9 @@ def reindex(ledger: Path | None = LedgerOpt, json_out: bool = JsonOpt) -> None:
     from ..index import rebuild_index
 
     store = open_store(ledger)
-    fixed = store.repair_refs()
     with progress("rebuilding the index"):
-        n, damage = rebuild_index(store)
+        done = rebuild_index(store, repair_refs=True)
+    n, damage, fixed = done.applied, done.damage, done.refs
     if damage is not None:
         err_console().print(
             f"The index file was damaged ({damage}): it was deleted and rebuilt.", markup=False

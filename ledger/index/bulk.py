@@ -1,36 +1,36 @@
 """A whole log folded into emptied tables in batches: what ``ledger reindex`` does.
 
 ``Index.sync`` applies a line at a time: a statement for each row, and a run that was started,
-then sealed, is indexed twice. Here the refs are folded in memory first (``judge``, as
-``Index._apply`` does line by line); each ref's rows come from the record it holds at the end,
-the ``records`` table gets every record an accepted move named, and the rows go in a table at
-a time through one prepared statement (``executemany``). Objects that many records link (a
-sweep's configs, a contract) are parsed once. Triggers and secondary indexes are dropped while
-the rows go in, and each full-text index is built once from its table afterwards; the caller
-defines them again. The result is the index ``sync`` builds (tests/index/test_reindex_bulk.py).
-
-The rows are the values ``sync`` inserts a statement at a time (``insert_rows``), so sqlite3
-takes them as they are. sqlite-utils' ``insert_all`` did this before: half as fast at 10^5 runs
-(its conversion of each value, docs/benchmarks.md), and importing it cost every ``ledger
-reindex`` and ``ledger verify`` 0.3 s more (pandas and numpy, when installed, come with it).
+then sealed, is indexed twice. Here the refs are folded in memory first (``Fold``, whose
+``judge`` ``Index._apply`` applies line by line; ``ledger reindex`` repairs the ref files
+from the same fold); each ref's rows come from the record it holds at the end,
+the ``records`` table gets every record an accepted move named, and each table's rows go in
+through one prepared ``INSERT OR REPLACE`` run over a batch (``executemany``), its values bound
+as ``sync`` binds them (``insert_rows``): the same rows by construction, with no per-value
+conversion in Python. Objects that many records link (a sweep's configs, a contract) are parsed
+once. Triggers and secondary indexes are dropped while the rows go in, and each full-text index
+is built once from its table afterwards; the caller defines them again. The result is the index
+``sync`` builds (tests/index/test_reindex_bulk.py).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+import gc
+import sqlite3
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import LedgerError
-from ..store.fold import ABSENT, RefState, judge
+from ..store.fold import Fold
 from ..store.log import LogEntry
 from ..store.repo import Store
-from ._indexers import Row, indexers
+from ._indexers import Indexer, indexers
 from ._sqlite import Database
 
 __all__ = ["fold_all"]
 
-_BATCH = 20_000  # rows of one table held before they go in
+_BATCH = 20_000  # log lines, or records, whose rows are held before they go in
 _CACHED = 512  # linked objects kept parsed
 
 
@@ -40,40 +40,34 @@ class _Linked:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.objects = store.objects
         self._parsed: OrderedDict[str, Any] = OrderedDict()
 
     def get_json(self, oid: str) -> Any:
-        if oid in self._parsed:
-            self._parsed.move_to_end(oid)
-            return self._parsed[oid]
+        parsed = self._parsed
+        if oid in parsed:
+            parsed.move_to_end(oid)
+            return parsed[oid]
         value = self.store.get_json(oid)
-        self._parsed[oid] = value
-        if len(self._parsed) > _CACHED:
-            self._parsed.popitem(last=False)
+        parsed[oid] = value
+        if len(parsed) > _CACHED:
+            parsed.popitem(last=False)
         return value
 
 
 class _Batches:
-    """Rows per table, inserted (INSERT OR REPLACE, in order) ``_BATCH`` at a time."""
+    """Rows per table (``rows[table]``), inserted in order: one prepared statement a table,
+    ``INSERT OR REPLACE INTO t VALUES (?, ...)`` as ``insert_rows`` writes it, run over the
+    rows held (``executemany``)."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.rows: dict[str, list[tuple[Any, ...]]] = {}
-
-    def add(self, table: str, values: tuple[Any, ...]) -> None:
-        rows = self.rows.setdefault(table, [])
-        rows.append(values)
-        if len(rows) >= _BATCH:
-            self.flush(table)
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.rows: defaultdict[str, list[tuple[Any, ...]]] = defaultdict(list)
 
     def flush(self, table: str) -> None:
-        rows = self.rows.pop(table, [])
-        if not rows:
-            return
-        # Every row holds a value for each column, as ``insert_rows`` writes them.
-        marks = ",".join("?" * len(rows[0]))
-        self.db.conn.executemany(f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})', rows)
+        rows = self.rows.pop(table, None)
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            self.conn.executemany(f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})', rows)
 
     def flush_all(self) -> None:
         for table in list(self.rows):
@@ -83,86 +77,98 @@ class _Batches:
 def fold_all(
     db: Database,
     store: Store,
-    lines: Iterator[tuple[int, LogEntry]],
+    lines: Iterable[tuple[int, LogEntry]],
     write_head: Callable[[int | None, tuple[int, LogEntry] | None], None],
+    fold: Fold,
 ) -> int:
     """Fold ``lines`` (the whole log) into the emptied tables; returns how many lines were
-    read. ``write_head(last seq applied, (offset, entry) of the last line)``."""
-    batches = _Batches(db)
+    read. ``write_head(last seq applied, (offset, entry) of the last line)``. ``fold`` (empty)
+    is left with the refs of those lines: ``ledger reindex`` repairs the ref files from it."""
+    # The fold makes millions of objects (parsed lines and records, rows) and keeps a batch
+    # of them at a time, none in a cycle: the cyclic collector would walk the growing heap
+    # again and again for nothing (5% of the CPU time at 100,000 runs).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _fold_all(db, store, lines, write_head, fold)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _fold_all(
+    db: Database,
+    store: Store,
+    lines: Iterable[tuple[int, LogEntry]],
+    write_head: Callable[[int | None, tuple[int, LogEntry] | None], None],
+    fold: Fold,
+) -> int:
+    conn = db.conn
+    batches = _Batches(conn)
     # Triggers and secondary indexes are made again by the caller once the rows are in:
     # building an index from sorted rows once costs less than keeping it up row by row.
-    for (trigger,) in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    for kind, name in conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'index') "
+        "AND sql IS NOT NULL"
     ).fetchall():
-        db.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
-    for (index,) in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
-    ).fetchall():
-        db.execute(f'DROP INDEX IF EXISTS "{index}"')
-    held: dict[str, RefState] = {}
+        conn.execute(f'DROP {"TRIGGER" if kind == "trigger" else "INDEX"} IF EXISTS "{name}"')
     moved: dict[str, None] = {}  # every object an accepted move named, in order
     n, applied, head = 0, None, None
+    pending, apply = batches.rows, fold.apply
+    log = pending["log"]
     for at, entry in lines:
         d = entry.data
-        ref, new = d.get("ref"), d.get("new")
-        batches.add(
-            "log", (entry.seq, entry.hash, d.get("op"), ref, d.get("old"), new, d.get("time"))
-        )
+        get = d.get
+        ref, new = get("ref"), get("new")
+        log.append((entry.seq, entry.hash, get("op"), ref, get("old"), new, get("time")))
+        if len(log) >= _BATCH:
+            batches.flush("log")
+            log = pending["log"]
         applied, head, n = entry.seq, (at, entry), n + 1
-        if not isinstance(ref, str) or d.get("unparseable"):
-            continue
-        problem, after = judge(held.get(ref), d)
-        if problem is not None:
-            continue  # refused: ``ledger verify`` reports it
-        if after == ABSENT:
-            held.pop(ref, None)
-        else:
-            held[ref] = RefState(str(new), str(after))  # judge took ``new`` for an object id
-            moved[str(new)] = None
+        # The fold refuses what the format does not allow (``ledger verify`` reports it) and
+        # passes over a damaged line; a move it takes to an object names a record.
+        if apply(d) is None and isinstance(new, str) and not get("unparseable"):
+            moved[new] = None
+    batches.flush("log")
     holders: dict[str, list[str]] = {}
-    for ref, state in held.items():
-        batches.add("refs", (ref, state.oid, state.state))
+    refs = pending["refs"]
+    for ref, state in fold.refs.items():
+        refs.append((ref, state.oid, state.state))
         holders.setdefault(state.oid, []).append(ref)
+    batches.flush("refs")
+    by_kind: dict[str, list[Indexer]] = {}
+    for ix in indexers():
+        by_kind.setdefault(ix.kind, []).append(ix)
     linked = _Linked(store)
+    get_json = store.get_json
     for oid in moved:
         try:
-            value = store.get_json(oid)
+            value = get_json(oid)
         except LedgerError:
             continue  # a ref to a collected, missing or corrupt object: verify reports it
         if not isinstance(value, dict) or "kind" not in value:
             continue
         kind = str(value["kind"])
-        batches.add("records", (oid, kind, value.get("schema", 1)))
-        for ref in holders.get(oid, []):
-            _index(db, batches, linked, kind, ref, oid, value)
+        records = pending["records"]
+        records.append((oid, kind, value.get("schema", 1)))
+        for ref in holders.get(oid, ()):
+            for ix in by_kind.get(kind, ()):
+                if ix.rows is not None:
+                    for table, values in ix.rows(linked, ref, oid, value):
+                        pending[table].append(values)
+                if ix.add_linked is not None or ix.add is not None:
+                    batches.flush_all()  # its own statements come after the rows before them
+                    if ix.add_linked is not None:
+                        ix.add_linked(store, db, ref, oid, value)
+                    elif ix.add is not None:
+                        ix.add(db, ref, oid, value)
+        if len(records) >= _BATCH:
+            batches.flush_all()
     batches.flush_all()
-    for (fts,) in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING FTS5%'"
+    for (fts,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' "
+        "AND sql LIKE '%USING fts5%'"
     ).fetchall():
-        db.execute(f'INSERT INTO "{fts}"("{fts}") VALUES (\'rebuild\')')
+        conn.execute(f'INSERT INTO "{fts}"("{fts}") VALUES (\'rebuild\')')
     write_head(applied, head)
     return n
-
-
-def _index(
-    db: Database,
-    batches: _Batches,
-    linked: _Linked,
-    kind: str,
-    ref: str,
-    oid: str,
-    value: dict[str, Any],
-) -> None:
-    for ix in indexers():
-        if ix.kind != kind:
-            continue
-        if ix.rows is not None:
-            row: Row
-            for row in ix.rows(linked, ref, oid, value):
-                batches.add(*row)
-        if ix.add_linked is not None or ix.add is not None:
-            batches.flush_all()  # its own statements come after the rows before them
-            if ix.add_linked is not None:
-                ix.add_linked(linked.store, db, ref, oid, value)
-            elif ix.add is not None:
-                ix.add(db, ref, oid, value)

@@ -7,10 +7,11 @@ curation record itself (``ledger.index.checked.checked_curation``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+from ._indexers import Indexer, JsonReader, Row, register_indexer
 from ._sqlite import Database
-from .db import Indexer, register_indexer
 
 __all__ = ["CURATION_INDEXER"]
 
@@ -32,15 +33,15 @@ def _run_id(ref: str) -> str | None:
     return ref.split("/", 1)[1] if ref.startswith("curation/") else None
 
 
-def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
+def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     run_id = _run_id(ref)
     if run_id is None:
         return
     got = rec.get("tags")
     tags: dict[str, Any] = got if isinstance(got, dict) else {}
-    name = rec.get("name")
-    db.execute(
-        "INSERT OR REPLACE INTO curation VALUES (?,?,?,?,?,?,?)",
+    name, reason = rec.get("name"), rec.get("reason")
+    yield (
+        "curation",
         (
             ref,
             run_id,
@@ -48,11 +49,11 @@ def _add(db: Database, ref: str, oid: str, rec: dict[str, Any]) -> None:
             name if isinstance(name, str) else None,
             json.dumps(tags, sort_keys=True),
             1 if rec.get("retracted") is True else 0,
-            rec.get("reason") if isinstance(rec.get("reason"), str) else None,
+            reason if isinstance(reason, str) else None,
         ),
     )
     for k, v in tags.items():
-        db.execute("INSERT OR REPLACE INTO curated_tags VALUES (?,?,?)", (run_id, str(k), str(v)))
+        yield "curated_tags", (run_id, str(k), str(v))
 
 
 def _remove(db: Database, ref: str) -> None:
@@ -63,5 +64,5 @@ def _remove(db: Database, ref: str) -> None:
     db.execute("DELETE FROM curated_tags WHERE run_id=?", (run_id,))
 
 
-CURATION_INDEXER = Indexer(kind="curation", tables=_tables, add=_add, remove=_remove)
+CURATION_INDEXER = Indexer(kind="curation", tables=_tables, rows=_rows, remove=_remove)
 register_indexer(CURATION_INDEXER)

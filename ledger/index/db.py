@@ -18,12 +18,13 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import LedgerAccessError, LedgerError
-from ..store.fold import ABSENT, RefState, judge
+from ..store.fold import ABSENT, Fold, RefState, judge
 from ..store.log import LogEntry
-from ..store.repo import Store
+from ..store.repo import RefRepair, Store
 from ._indexers import Indexer, Row, indexers, insert_rows, register_indexer
 from ._sqlite import Database, data_tables
 
@@ -31,6 +32,8 @@ __all__ = [
     "Index",
     "IndexDamagedError",
     "Indexer",
+    "LogFold",
+    "Reindexed",
     "Row",
     "indexers",
     "insert_rows",
@@ -57,6 +60,10 @@ INDEXER_MODULES = [
 # SQLite's primary result codes for "this file is not (or no longer) a database": a truncated
 # or overwritten index.sqlite. Locking and I/O errors are other codes (``Index._retry``).
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+# The database a rebuild folds into before it is copied over the index (``_rebuild_aside``):
+# nothing reads it meanwhile and a crash discards it, so no journal and no fsync; its pages
+# are kept in memory up to 256 MiB before they go to its temporary file.
+_ASIDE_PRAGMAS = ("journal_mode=OFF", "synchronous=OFF", "cache_size=-262144", "temp_store=MEMORY")
 _INDEX_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal")
 
 
@@ -112,10 +119,30 @@ def _damage(store: Store) -> str | None:
     return "; ".join(found[:3]) if found else None
 
 
-def rebuild_index(store: Store) -> tuple[int, str | None]:
-    """``ledger reindex``: fold the whole log into the index again. (log lines applied, what
-    was wrong with the file). An index file SQLite finds damaged is not repaired: it (and its
-    WAL) is deleted and the index rebuilt from nothing, since it is derived from the log."""
+@dataclass
+class LogFold:
+    """What a rebuild folded: the refs of the log's lines (``fold``) and the last of those
+    lines, its byte offset and hash (``last``; None when the log had none)."""
+
+    fold: Fold = field(default_factory=Fold)
+    last: tuple[int, str] | None = None
+
+
+@dataclass(frozen=True)
+class Reindexed:
+    """What ``rebuild_index`` did: log lines folded, what SQLite found wrong with the old
+    file (deleted, then rebuilt), and the ref files repaired (none unless ``repair_refs``)."""
+
+    applied: int
+    damage: str | None
+    refs: RefRepair = field(default_factory=RefRepair)
+
+
+def rebuild_index(store: Store, *, repair_refs: bool = False) -> Reindexed:
+    """``ledger reindex``: fold the whole log into the index again. An index file SQLite
+    finds damaged is not repaired: it (and its WAL) is deleted and the index rebuilt from
+    nothing, since it is derived from the log. ``repair_refs``: then make the ref files hold
+    what the log says (``Store.repair_refs``) from the same fold, so the log is read once."""
     damage = _damage(store)
     if damage is not None:
         for name in _INDEX_FILES:
@@ -125,8 +152,11 @@ def rebuild_index(store: Store) -> tuple[int, str | None]:
                     f"{path} is a folder, not the index", hint="move it away, then reindex"
                 )
             path.unlink(missing_ok=True)
+    folded = LogFold()
     with Index(store) as index:
-        return index.rebuild(), damage
+        n = index.rebuild(folded)
+    refs = store.repair_refs(folded.fold, folded.last) if repair_refs else RefRepair()
+    return Reindexed(n, damage, refs)
 
 
 class Index:
@@ -139,6 +169,9 @@ class Index:
             importlib.import_module(name)
         self.store = store
         self.path = store.root / "index.sqlite"
+        # The ledger's own file is rebuilt aside and copied in (``rebuild``); a connection a
+        # caller gives is its own, and is folded in place.
+        self._own_file = conn is None
         if conn is None:
             why = _not_regular(self.path)  # a FIFO would block the open, /dev/zero fill memory
             if why is not None:
@@ -329,9 +362,9 @@ class Index:
         self._write_head(applied, head)
         return n
 
-    def _fold_all(self) -> int:
+    def _fold_all(self, into: LogFold | None = None) -> int:
         """Drop every table and fold the whole log into new ones (inside the caller's
-        transaction)."""
+        transaction); ``into`` gets the refs of the lines folded and the last of them."""
         # Views, triggers and tables are defined again, as this version of ledger writes them
         # (an index of another layout may lack a column, e.g. refs.state before version 5).
         for kind, name in self.db.execute(
@@ -350,7 +383,14 @@ class Index:
         self._create_tables()
         from .bulk import fold_all
 
-        n = fold_all(self.db, self.store, self._log_from(0), self._write_head)
+        folded = LogFold() if into is None else into
+        folded.fold = Fold()  # from nothing, should a transaction be tried again
+
+        def write_head(applied: int | None, head: tuple[int, LogEntry] | None) -> None:
+            folded.last = None if head is None else (head[0], head[1].hash)
+            self._write_head(applied, head)
+
+        n = fold_all(self.db, self.store, self._log_from(0), write_head, folded.fold)
         self._create_tables()  # the triggers the batches went without
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(INDEX_VERSION),))
         return n
@@ -404,9 +444,40 @@ class Index:
         first = next(lines, None)
         return first is not None and first[1].hash == head and next(lines, None) is None
 
-    def rebuild(self) -> int:
-        """Empty every table and fold the whole log again."""
-        return self._transaction(self._fold_all)
+    def rebuild(self, into: LogFold | None = None) -> int:
+        """Empty every table and fold the whole log again; ``into`` gets the refs of the
+        lines folded. The ledger's own index is built aside and copied in
+        (``_rebuild_aside``); a connection the caller gave is folded in place, in one
+        transaction."""
+        if self._own_file:
+            return self._rebuild_aside(into)
+        return self._transaction(lambda: self._fold_all(into))
+
+    def _rebuild_aside(self, into: LogFold | None) -> int:
+        """Fold the log into a new database of SQLite's own (an unnamed temporary file,
+        deleted when closed, or by the kernel if this process dies), written without a
+        journal or an fsync, then copy it over ``index.sqlite`` page by page in one
+        transaction (SQLite's backup API). A crash before that commit leaves the old index
+        whole; readers see the old index or the new one; writers wait only for the copy,
+        not for the fold. Renaming a new file over the index is what this avoids: a
+        connection still open on the old file keeps writing the ``-wal`` and ``-shm``
+        files by name, which the new file would read as its own."""
+        aside = sqlite3.connect("", isolation_level=None)
+        try:
+            # The copy keeps the page size of the source; a WAL database cannot change its own.
+            page_size = int(self.db.execute("PRAGMA page_size").fetchone()[0])
+            aside.execute(f"PRAGMA page_size={page_size}")
+            built = _Aside(self, aside)
+            for pragma in _ASIDE_PRAGMAS:
+                aside.execute(f"PRAGMA {pragma}")
+            # One transaction, never retried: no other connection can lock this database.
+            aside.execute("BEGIN")
+            n = built._fold_all(into)
+            aside.execute("COMMIT")
+            self._retry(lambda: aside.backup(self.db.conn))
+            return n
+        finally:
+            aside.close()
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's rows, sorted: for comparing two indexes. A full-text index's own
@@ -422,3 +493,15 @@ class Index:
         cur = self.db.execute(sql, params)
         cols = [c[0] for c in cur.description]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+class _Aside(Index):
+    """The database a rebuild of ``index`` folds into (``Index._rebuild_aside``), reading the
+    log through ``index`` (a subclass may read it its own way)."""
+
+    def __init__(self, index: Index, conn: sqlite3.Connection) -> None:
+        super().__init__(index.store, conn=conn)
+        self._index = index
+
+    def _log_from(self, at: int) -> Iterator[tuple[int, LogEntry]]:
+        return self._index._log_from(at)

@@ -53,30 +53,39 @@ RUN_COLUMNS = (
 )
 
 
+# ``json.dumps(tags, sort_keys=True)`` builds an encoder per call; this one is built once.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
+
+
+def _run_cells(ref: str, oid: str, rec: dict[str, Any]) -> tuple[Any, ...]:
+    """The ``runs`` row of a run record, in ``RUN_COLUMNS`` order."""
+    get = rec.get
+    return (
+        ref,
+        get("run_id"),
+        oid,
+        get("name"),
+        get("status"),
+        get("exit_code"),
+        get("started"),
+        get("ended"),
+        get("wall_seconds"),
+        get("contract_digest"),
+        _SORTED_JSON(get("tags") or {}),
+        get("replay_of"),
+        get("host"),
+        get("pid"),
+    )
+
+
 def run_row(ref: str, oid: str, rec: dict[str, Any]) -> dict[str, Any]:
     """The ``runs`` row a run record gives: also what ``ls`` checks index rows against."""
-    return {
-        "ref": ref,
-        "run_id": rec.get("run_id"),
-        "oid": oid,
-        "name": rec.get("name"),
-        "status": rec.get("status"),
-        "exit_code": rec.get("exit_code"),
-        "started": rec.get("started"),
-        "ended": rec.get("ended"),
-        "wall_seconds": rec.get("wall_seconds"),
-        "contract_digest": rec.get("contract_digest"),
-        "tags": json.dumps(rec.get("tags") or {}, sort_keys=True),
-        "replay_of": rec.get("replay_of"),
-        "host": rec.get("host"),
-        "pid": rec.get("pid"),
-    }
+    return dict(zip(RUN_COLUMNS, _run_cells(ref, oid, rec), strict=True))
 
 
 def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if ref.startswith("runs/"):
-        row = run_row(ref, oid, rec)
-        yield "runs", tuple(row[c] for c in RUN_COLUMNS)
+        yield "runs", _run_cells(ref, oid, rec)
 
 
 def _remove(db: Database, ref: str) -> None:

@@ -8,6 +8,7 @@ them with a fresh fold. ``run_values`` is the same extraction as a flat dict: wh
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterator
@@ -107,8 +108,20 @@ def flatten_params(value: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+# ``json.dumps(value, sort_keys=True)`` builds an encoder per call; this one is built once.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
+
+
 def _param_cells(value: Any) -> tuple[str, float | None, str]:
     """(value as text, the number or None, type)."""
+    kind = type(value)
+    # The common cells first, as json.dumps writes them (``float.__repr__``, ``int.__repr__``).
+    if kind is str:
+        return value, None, "str"
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value), value, "float"
+    if kind is int:
+        return int.__repr__(value), float(value), "int"
     if isinstance(value, bool):
         return json.dumps(value), None, "bool"
     if isinstance(value, int | float):
@@ -118,12 +131,17 @@ def _param_cells(value: Any) -> tuple[str, float | None, str]:
         return value, None, "str"
     if value is None:
         return "null", None, "null"
-    return json.dumps(value, sort_keys=True), None, type(value).__name__
+    return _SORTED_JSON(value), None, type(value).__name__
 
 
 def best_of(name: str, lo: float | None, hi: float | None) -> float | None:
-    lower = any(w in name.lower() for w in _LOWER_IS_BETTER)
-    return lo if lower else hi
+    return lo if _lower_is_better(name) else hi
+
+
+@functools.lru_cache(maxsize=1024)
+def _lower_is_better(name: str) -> bool:
+    lowered = name.lower()
+    return any(w in lowered for w in _LOWER_IS_BETTER)
 
 
 def _get(store: JsonReader | None, oid: Any) -> Any:
@@ -159,23 +177,34 @@ def _metric_rows(store: JsonReader | None, rec: dict[str, Any]) -> list[dict[str
     for m in rec.get("metrics") or []:
         if not isinstance(m, dict):
             continue
-        last = m.get("last")
+        get = m.get
+        name, last, rank, lo, hi, series = (
+            get("name"),
+            get("last"),
+            get("rank"),
+            get("min"),
+            get("max"),
+            get("series"),
+        )
         rows.append(
             {
-                "name": m.get("name"),
-                "source": m.get("source"),
-                "rank": -1 if m.get("rank") is None else m.get("rank"),
-                "count": m.get("count"),
-                "first": _first(store, m.get("series")),
+                "name": name,
+                "source": get("source"),
+                "rank": -1 if rank is None else rank,
+                "count": get("count"),
+                "first": _first(store, series),
                 "last": last if isinstance(last, int | float) else None,
-                "min": m.get("min"),
-                "max": m.get("max"),
-                "best": best_of(str(m.get("name")), m.get("min"), m.get("max")),
-                "last_step": m.get("last_step"),
-                "nonfinite": m.get("nonfinite_count"),
-                "series": m.get("series"),
+                "min": lo,
+                "max": hi,
+                "best": best_of(str(name), lo, hi),
+                "last_step": get("last_step"),
+                "nonfinite": get("nonfinite_count"),
+                "series": series,
             }
         )
+    if len(rows) == 1:  # the main series of its name, without the sort below
+        rows[0]["main"] = 1
+        return rows
     # The main series of a name: the whole run's (rank -1) before one rank's, combined or
     # API-logged before scraped.
     main: dict[str, dict[str, Any]] = {}

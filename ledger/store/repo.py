@@ -422,14 +422,20 @@ class Store:
             if moved:
                 self._write_ref(name, None if state is None else state.oid)
 
-    def repair_refs(self) -> RefRepair:
+    def repair_refs(
+        self, fold: Fold | None = None, last: tuple[int, str] | None = None
+    ) -> RefRepair:
         """Make every ref file hold what the fold of the whole log says (the log is the commit
         point; a crash between a log append and its ref write leaves the file behind). A ref
         file no accepted line ever changed, or whose logged object is missing, is left as it
-        is and listed in ``left``."""
+        is and listed in ``left``. ``fold``: the fold of the log's lines up to the one that
+        starts at byte ``last[0]`` and hashes to ``last[1]`` (None: no line), taken earlier by
+        the caller (``ledger reindex`` folds the log for the index): the lines after it are
+        folded into it here, under the lock, so it is the whole log's when the files are
+        compared with it. It is folded again from the start if that line is not there."""
         out = RefRepair()
         with self.lock():
-            fold = self.fold()
+            fold = self.fold() if fold is None else self._fold_rest(fold, last)
             want = fold.values()
             have: dict[str, str | None] = {}
             # Each ref read once. A file whose name no ref may have is never in ``want`` (the
@@ -453,6 +459,18 @@ class Store:
         """The log folded into refs, refusing the moves the format does not allow
         (``ledger.store.fold``)."""
         return fold_log(self.log.entries())
+
+    def _fold_rest(self, fold: Fold, last: tuple[int, str] | None) -> Fold:
+        """``fold`` (of the lines up to ``last``: its offset and hash) with the lines after it
+        applied; the whole log folded anew when ``last`` is not a line of it any more."""
+        lines = self.log.entries_from(0 if last is None else last[0])
+        if last is not None:
+            first = next(lines, None)
+            if first is None or first[1].hash != last[1]:
+                return self.fold()  # cut or rewritten since: not the log ``fold`` was taken of
+        for _, entry in lines:
+            fold.apply(entry.data)
+        return fold
 
     def ref_state_from_log(self) -> dict[str, str]:
         """What every ref should hold according to the log (its accepted lines)."""

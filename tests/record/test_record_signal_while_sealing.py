@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _hang import HANG_ENV, communicate_or_explain
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 HELD = """
 import os, signal, sys, time
@@ -72,7 +72,7 @@ def project(tmp_path: Path) -> Path:
     (root / ".gitignore").write_text(".ledger/\nout/\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

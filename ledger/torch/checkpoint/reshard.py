@@ -135,7 +135,8 @@ def assemble_all(
 
 def _bytes_of(t: torch.Tensor) -> memoryview:
     """The bytes of the fresh contiguous tensor ``t``, writable, as one flat view."""
-    return memoryview(t.reshape(-1).view(torch.uint8).numpy()).cast("B")
+    flat: Any = t.reshape(-1).view(torch.uint8).numpy()  # numpy's stubs lack the buffer protocol
+    return memoryview(flat).cast("B")
 
 
 def _one_run(extent: list[int], shape: tuple[int, ...]) -> bool:
