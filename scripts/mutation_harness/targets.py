@@ -1813,4 +1813,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "def _send(self, status: int, kind: str, body: bytes, head: bool = False) -> None:",
         "False -> True",
     ): "every call of _send passes head: the default is never used",
+    ("ledger/ui/server.py", 'ids = _wanted(store, q, "compare", default=0)', "0 -> -1"): (
+        "with no run named, default -1 asks data.runs_table for a page of -1 runs: list_runs "
+        "gets limit 0 (it stops after one run) and the page slice rows[0:-1] drops that one, "
+        "so no run is compared, as with 0; `0 -> 1` (the newest run) is killed"
+    ),
 }

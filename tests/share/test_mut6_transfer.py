@@ -28,6 +28,7 @@ from ledger.share import transfer
 from ledger.share.remote import Remote
 from ledger.share.transfer import pull, push
 from ledger.store import Store
+from ledger.store.made import made_paths
 from ledger.store.safe_read import NotRegularError
 
 
@@ -79,6 +80,8 @@ def test_push_and_pull_report_and_count_every_object_and_byte(
     with listen(progress):
         first = push(store, Remote(str(url)))
     held = _remote_files(url)
+    # The folder it filled is ledger's output, not the project's code (store/made.py).
+    assert [m.kind for m in made_paths(store.root) if m.path == url] == ["remote"]
     assert first.sent == first.objects == len(held) > 3
     assert first.bytes_sent == sum(held.values())
     assert first.runs == [r.split("/", 1)[1] for r, _ in store.refs.iter("runs/")]
