@@ -1,0 +1,297 @@
+"""``push`` and ``pull`` as a user sees them: what they report and the progress they count, the
+day after which a killed push's upload is swept, and the size up to which an object goes to S3
+in one request.
+
+Written for the round-6 mutation run of ``ledger/share/transfer.py`` (docs/mutation.md): each
+test is a behaviour the mapped tests did not pin."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _s3_server import RemoteUnderTest, S3Server
+from _share_lab import make_repo, record
+
+from ledger._hashing import hash_bytes
+from ledger._progress import listen
+from ledger.errors import CorruptObjectError, UsageError
+from ledger.share import transfer
+from ledger.share.remote import Remote
+from ledger.share.transfer import pull, push
+from ledger.store import Store
+from ledger.store.made import made_paths
+from ledger.store.safe_read import NotRegularError
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with two recorded runs of different data: (its folder)."""
+    repo = make_repo(tmp_path_factory.mktemp("mut6") / "repo")
+    record(repo)
+    # Several MiB that compress: objects stored as zstd frames, read in more than one CHUNK.
+    (repo / "data.csv").write_text("x\n" + "".join(f"{i}\n" for i in range(500_000)))
+    record(repo)
+    return repo
+
+
+class _Progress:
+    """A progress listener, as the CLI's: per stage, [total, files ticked, bytes ticked]."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, list[int | None]] = {}
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def __call__(self, what: str, total: int | None) -> Iterator[object]:
+        counts: list[int | None] = [total, 0, 0]
+        self.stages[what] = counts
+
+        def tick(files: int, nbytes: int) -> None:
+            with self._lock:
+                counts[1] = int(counts[1] or 0) + files
+                counts[2] = int(counts[2] or 0) + nbytes
+
+        yield tick
+
+
+def _remote_files(root: Path) -> dict[str, int]:
+    return {
+        "b3:" + p.parent.name + p.name: p.stat().st_size
+        for p in (root / "objects").rglob("*")
+        if p.is_file()
+    }
+
+
+def test_push_and_pull_report_and_count_every_object_and_byte(
+    recorded: Path, tmp_path: Path
+) -> None:
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    progress = _Progress()
+    with listen(progress):
+        first = push(store, Remote(str(url)))
+    held = _remote_files(url)
+    # The folder it filled is ledger's output, not the project's code (store/made.py).
+    assert [m.kind for m in made_paths(store.root) if m.path == url] == ["remote"]
+    assert first.sent == first.objects == len(held) > 3
+    assert first.bytes_sent == sum(held.values())
+    assert first.runs == [r.split("/", 1)[1] for r, _ in store.refs.iter("runs/")]
+    assert first.replaced == 0 and first.refs >= 1
+    assert progress.stages["pushing objects"] == [len(held), len(held), sum(held.values())]
+    assert progress.stages["checking the remote's copies"] == [0, 0, 0]
+
+    progress = _Progress()
+    with listen(progress):
+        again = push(store, Remote(str(url)))
+    assert (again.sent, again.bytes_sent, again.objects) == (0, 0, len(held))
+    assert progress.stages["checking the remote's copies"] == [len(held), len(held), 0]
+    assert progress.stages["pushing objects"] == [0, 0, 0]
+
+    here = Store.init(tmp_path / "here" / ".ledger")
+    progress = _Progress()
+    with listen(progress):
+        got = pull(here, Remote(str(url)))
+    assert got.fetched == len(held) and got.bytes_fetched == sum(held.values())
+    assert progress.stages["pulling objects"] == [None, len(held), sum(held.values())]
+    assert got.origins == [store.id]
+    # Pulled again: everything is here, nothing is fetched or counted.
+    progress = _Progress()
+    with listen(progress):
+        second = pull(here, Remote(str(url)))
+    assert (second.fetched, second.bytes_fetched) == (0, 0)
+    assert progress.stages["pulling objects"] == [None, 0, 0]
+    # The pulled copy (its objects written as they streamed in) pushes back nothing: it
+    # sizes each object as the remote lists it.
+    back = push(here, Remote(str(url)))
+    assert (back.sent, back.replaced, back.objects) == (0, 0, len(held))
+
+
+def test_an_upload_left_in_tmp_is_swept_once_a_day_old_and_not_before(
+    recorded: Path, tmp_path: Path
+) -> None:
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    now = time.time()
+    ages = {"a-day-and-10-s": 86400 + 10, "a-day-less-a-minute": 86400 - 60}
+    for name, age in ages.items():
+        f = url / "tmp" / name
+        f.write_bytes(b"half an object")
+        os.utime(f, (now - age, now - age))
+    push(store, Remote(str(url)))
+    assert sorted(p.name for p in (url / "tmp").iterdir()) == ["a-day-less-a-minute"]
+
+
+def _s3_calls(remote: Remote) -> list[str]:
+    calls: list[str] = []
+    remote.fs.connect()
+    remote.fs.s3.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
+    return calls
+
+
+@pytest.mark.slow
+def test_an_object_of_50_mib_goes_to_s3_in_one_request_and_a_byte_more_in_parts(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    store = Store.init(tmp_path / "here" / ".ledger")
+    body = os.urandom(50 << 20)
+    for size, whole in ((50 << 20, True), ((50 << 20) + 1, False)):
+        oid = store.objects.put_bytes((body + b"x")[:size], compress=False)
+        url = f"s3://{s3_server.bucket}/{uuid.uuid4().hex}"
+        remote = Remote(url)
+        remote.check(create=True)
+        calls = _s3_calls(remote)
+        assert transfer._send(store, remote, oid) == size
+        if whole:
+            assert calls == ["PutObject"], calls
+        else:
+            assert "CreateMultipartUpload" in calls and "CompleteMultipartUpload" in calls, calls
+        assert RemoteUnderTest(url).objects().keys() == {oid}
+        RemoteUnderTest(url).sound()
+
+
+def test_pull_takes_each_run_named_by_full_id_or_by_prefix(recorded: Path, tmp_path: Path) -> None:
+    store = Store.open(recorded / ".ledger")
+    first, second = sorted(r.split("/", 1)[1] for r, _ in store.refs.iter("runs/"))
+    url = str(tmp_path / "remote")
+    push(store, Remote(url))
+    here = Store.init(tmp_path / "here" / ".ledger")
+    got = pull(here, Remote(url), [first, second[:-3]])
+    assert {f"runs/{first}", f"runs/{second}"} <= set(got.refs.added)
+    assert here.refs.get(f"runs/{first}") == store.refs.get(f"runs/{first}")
+    assert here.refs.get(f"runs/{second}") == store.refs.get(f"runs/{second}")
+
+
+def _remote_with_runs(tmp_path: Path, ids: list[str]) -> Remote:
+    remote = Remote(str(tmp_path / "remote"))
+    remote.check(create=True)
+    other = Store.init(tmp_path / "other" / ".ledger")
+    refs = {f"runs/{i}": "b3:" + f"{n:064x}" for n, i in enumerate(ids)}
+    remote.write_origin(other.id, {"ledger": other.id, "head": None, "refs": refs})
+    return remote
+
+
+@pytest.mark.parametrize("count", [5, 6])
+def test_an_ambiguous_run_prefix_names_five_matches_and_says_when_there_are_more(
+    tmp_path: Path, count: int
+) -> None:
+    ids = [f"20261130T0600{i:02d}.000000Z-0000abc{i}" for i in range(count)]
+    remote = _remote_with_runs(tmp_path, ids)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(UsageError) as e:
+        pull(here, remote, ["2026"])
+    shown = ", ".join(ids[:5]) + (", ..." if count > 5 else "")
+    assert e.value.message == (
+        f"run prefix 2026 is ambiguous on the remote: {shown}; nothing was fetched"
+    )
+    assert list(here.refs.iter("")) == []
+
+
+def _damaged_copy(recorded: Path, dest: Path, below: bool) -> tuple[Store, str]:
+    """A copy of the recorded ledger with one raw object's last byte changed so that its
+    content hashes below (or above) its id: (the copy, that id)."""
+    shutil.copytree(recorded / ".ledger", dest)
+    store = Store.open(dest)
+    for oid in sorted(store.objects):
+        path = store.objects.path_of(oid)
+        data = path.read_bytes()
+        if data[:1] != b"\x00" or len(data) < 2:
+            continue
+        for flip in range(1, 256):
+            bad = data[:-1] + bytes([data[-1] ^ flip])
+            if (hash_bytes(bad[1:]) < oid) == below:
+                path.chmod(0o644)
+                path.write_bytes(bad)
+                return store, oid
+    raise AssertionError("no raw object to damage")
+
+
+@pytest.mark.parametrize("kind", ["path", "s3"])
+def test_an_object_corrupt_here_is_never_pushed_whichever_way_its_hash_differs(
+    recorded: Path,
+    tmp_path: Path,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bucket = None
+    if kind == "s3":  # read whole and sent in one request; to a path remote, streamed
+        server: S3Server = request.getfixturevalue("s3_server")
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        bucket = server.bucket
+    for below in (True, False):
+        store, bad = _damaged_copy(recorded, tmp_path / f"copy-{below}" / ".ledger", below)
+        url = f"s3://{bucket}/{uuid.uuid4().hex}" if bucket else str(tmp_path / f"r-{below}")
+        with pytest.raises(CorruptObjectError, match=f"object {bad} is corrupt here"):
+            push(store, Remote(url))
+        assert bad not in RemoteUnderTest(url).objects()
+
+
+def _sized_object(recorded: Path) -> tuple[str, int]:
+    """A stored file's content whose size a record states beside its id (a file of the
+    carried source tree): (its id, that size)."""
+    store = Store.open(recorded / ".ledger")
+    for oid in sorted(store.objects):
+        data = store.objects.get_bytes(oid)
+        if data[:1] != b"{":
+            continue
+        stack = [json.loads(data)]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                link, size = v.get("oid") or v.get("digest"), v.get("size")
+                sized = isinstance(size, int) and size > 0 and v.get("type", "file") == "file"
+                if sized and isinstance(link, str) and store.objects.has(link):
+                    return link, int(size)
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+    raise AssertionError("no record states a stored file's size")
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_a_remote_copy_one_byte_off_its_recorded_size_is_refused_before_downloading(
+    recorded: Path, tmp_path: Path, delta: int
+) -> None:
+    url = tmp_path / "remote"
+    push(Store.open(recorded / ".ledger"), Remote(str(url)))
+    oid, size = _sized_object(recorded)
+    victim = Path(Remote(str(url)).object_path(oid))
+    victim.chmod(0o644)
+    os.truncate(victim, size + delta)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(CorruptObjectError) as e:
+        pull(here, Remote(str(url)))
+    assert e.value.message == (
+        f"object {oid} on remote {url} is corrupt: it holds {size + delta} bytes, where "
+        f"{size} were expected; nothing was downloaded"
+    )
+    assert not here.objects.has(oid) and list(here.refs.iter()) == []
+
+
+def test_a_fifo_planted_as_a_sized_object_is_refused_by_what_it_is(
+    recorded: Path, tmp_path: Path
+) -> None:
+    url = tmp_path / "remote"
+    push(Store.open(recorded / ".ledger"), Remote(str(url)))
+    oid, _ = _sized_object(recorded)
+    victim = Path(Remote(str(url)).object_path(oid))
+    victim.chmod(0o644)
+    victim.unlink()
+    os.mkfifo(victim)  # lists 0 bytes: refused by its size, but named as what it is
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(NotRegularError, match="not a regular file"):
+        pull(here, Remote(str(url)))
+    assert list(here.refs.iter()) == []
