@@ -6,13 +6,24 @@ batches), so that neither imports the other back.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._canonical import canonical_json
 from ._sqlite import Database
 
-__all__ = ["Indexer", "JsonReader", "Row", "indexers", "insert_rows", "register_indexer"]
+__all__ = [
+    "BIND_ERRORS",
+    "Indexer",
+    "JsonReader",
+    "Row",
+    "bindable",
+    "indexers",
+    "insert_rows",
+    "register_indexer",
+]
 
 # (table, values): one row an indexer gives, inserted with INSERT OR REPLACE in that order.
 Row = tuple[str, tuple[Any, ...]]
@@ -54,8 +65,42 @@ def indexers() -> list[Indexer]:
     return list(_INDEXERS.values())
 
 
+def bindable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``values`` as SQLite takes them, whatever a record held where a field should be plain: a
+    list or object (a record from a package or remote that was never written by ledger) as its
+    JSON text, an integer past 64 bits as its digits. The rows ledger writes bind as they are;
+    this runs only after sqlite3 refused a row, so the index is never left unbuilt (and every
+    command after it failing) by one record's odd field."""
+    out: list[Any] = []
+    for v in values:
+        if v is None or isinstance(v, str | float | bytes):
+            out.append(v)
+        elif isinstance(v, int):  # bool included
+            out.append(v if -(1 << 63) <= v < (1 << 63) else str(v))
+        else:
+            out.append(canonical_json(v).decode() if _json_like(v) else str(v))
+    return tuple(out)
+
+
+def _json_like(v: Any) -> bool:
+    try:
+        canonical_json(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+# What sqlite3 raises for a value it cannot bind (a list: ProgrammingError; an int past 64
+# bits: OverflowError).
+BIND_ERRORS = (sqlite3.ProgrammingError, sqlite3.InterfaceError, OverflowError)
+
+
 def insert_rows(db: Database, rows: Iterable[Row]) -> None:
     """Insert an indexer's rows, a statement each (``sync``: one record at a time)."""
     for table, values in rows:
         marks = ",".join("?" * len(values))
-        db.execute(f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})', values)
+        sql = f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})'
+        try:
+            db.execute(sql, values)
+        except BIND_ERRORS:
+            db.execute(sql, bindable(values))

@@ -25,7 +25,7 @@ from ..errors import LedgerError
 from ..store.fold import Fold
 from ..store.log import LogEntry
 from ..store.repo import Store
-from ._indexers import Indexer, indexers
+from ._indexers import BIND_ERRORS, Indexer, bindable, indexers
 from ._sqlite import Database
 
 __all__ = ["fold_all"]
@@ -67,7 +67,11 @@ class _Batches:
         rows = self.rows.pop(table, None)
         if rows:
             marks = ",".join("?" * len(rows[0]))
-            self.conn.executemany(f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})', rows)
+            sql = f'INSERT OR REPLACE INTO "{table}" VALUES ({marks})'
+            try:
+                self.conn.executemany(sql, rows)
+            except BIND_ERRORS:  # a record's odd field (``bindable``): the batch again, bound
+                self.conn.executemany(sql, [bindable(r) for r in rows])
 
     def flush_all(self) -> None:
         for table in list(self.rows):

@@ -97,6 +97,29 @@ def _to_make(store: Store, arrivals: list[Arrival]) -> list[Arrival]:
     return out
 
 
+def _run_problems(store: Store, a: Arrival) -> list[Problem]:
+    """A run ref's record must be one this ledger reads: a record whose fields are not what a
+    run's are (a name that is a list, a status that is a number) would otherwise be let in and
+    break every command that lists the runs. ``ledger export`` never writes one."""
+    if not a.ref.startswith("runs/") or not store.objects.has(a.oid):
+        return []  # the line check names a missing object
+    from ..records.run import Run
+
+    try:
+        record_from_json(store.get_json(a.oid), Run)
+    except (LedgerError, ValueError) as e:  # pydantic's ValidationError is a ValueError
+        first = str(e).strip().splitlines()
+        why = "; ".join(line.strip() for line in first[:3])
+        return [
+            Problem(
+                "bad-record",
+                a.ref,
+                f"{a.ref}'s record {a.oid} is not a run record ledger reads: {why}",
+            )
+        ]
+    return []
+
+
 def _source_problems(store: Store, a: Arrival) -> list[Problem]:
     if not a.ref.startswith("sources/git/") or not store.objects.has(a.oid):
         return []  # the line check names a missing object or a record of another kind
@@ -145,6 +168,7 @@ def _plan(store: Store, arrivals: list[Arrival]) -> tuple[list[Arrival], list[Li
     ]
     problems += check_new_lines(store, lines)
     for a in make:
+        problems += _run_problems(store, a)
         problems += _source_problems(store, a)
     return make, links, problems
 
