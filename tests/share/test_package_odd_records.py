@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -33,23 +32,14 @@ def fresh(tmp_path: Path) -> Path:
     return review
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("name", ["a", {"b": 1}]), ("status", 7), ("exit_code", [0]), ("tags", [1, 2])],
-)
-def test_a_run_record_of_the_wrong_shape_is_refused_and_nothing_changes(
-    packaged: tuple[Path, str, Path], fresh: Path, tmp_path: Path, field: str, value: object
-) -> None:
-    _, run_id, pkg = packaged
+def _forge(pkg: Path, run_id: str, out: Path, field: str, value: object) -> tuple[str, str]:
+    """A copy of ``pkg`` at ``out`` whose run record has ``field`` set to ``value`` (its ref and
+    manifest made to match, as a hostile author would); returns (ref, the record's new id)."""
     members = read_members(pkg)
     manifest = manifest_of(members)
     ref = f"runs/{run_id}"
-    refs = manifest["refs"]
-    assert isinstance(refs, dict)
-    old = refs[ref]
-    record = next(
-        json.loads(data) for info, data in members if info.name == f"objects/b3/{old[3:]}"
-    )
+    old = manifest["refs"][ref]  # type: ignore[index]
+    record = next(json.loads(d) for i, d in members if i.name == f"objects/b3/{old[3:]}")
     record[field] = value
     body = canonical_json(record)
     oid = hash_bytes(body)
@@ -59,9 +49,20 @@ def test_a_run_record_of_the_wrong_shape_is_refused_and_nothing_changes(
     forged["refs"][ref] = oid  # type: ignore[index]
     forged["objects"][oid] = len(body)  # type: ignore[index]
     forged["total_size"] = int(forged["total_size"]) + len(body)  # type: ignore[call-overload]
+    write_members(out, [*with_manifest(members, forged), (info, body)])
+    return ref, oid
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("name", ["a", {"b": 1}]), ("status", 7), ("exit_code", [0]), ("tags", [1, 2])],
+)
+def test_a_run_record_of_the_wrong_shape_is_refused_and_nothing_changes(
+    packaged: tuple[Path, str, Path], fresh: Path, tmp_path: Path, field: str, value: object
+) -> None:
+    _, run_id, pkg = packaged
     bad = tmp_path / "bad.ledgerpkg"
-    write_members(bad, [*with_manifest(members, forged), (info, body)])
-    assert isinstance(info, tarfile.TarInfo)
+    ref, oid = _forge(pkg, run_id, bad, field, value)
     before = snapshot(fresh / ".ledger")
     r = run_ledger("import", str(bad), cwd=fresh)
     assert r.returncode == 5, r.stderr
@@ -93,22 +94,8 @@ def test_a_run_whose_exit_code_sqlite_cannot_hold_is_let_in_and_listed(
     # A valid run record (any int is an exit code to the model) whose number is past SQLite's
     # 64 bits: the index binds it as its digits instead of stopping every listing.
     _, run_id, pkg = packaged
-    members = read_members(pkg)
-    manifest = manifest_of(members)
-    ref = f"runs/{run_id}"
-    old = manifest["refs"][ref]  # type: ignore[index]
-    record = next(json.loads(d) for i, d in members if i.name == f"objects/b3/{old[3:]}")
-    record["exit_code"] = 10**30
-    body = canonical_json(record)
-    oid = hash_bytes(body)
-    info = copy.copy(next(m for m, _ in members if m.name.startswith("objects/")))
-    info.name = f"objects/b3/{oid[3:]}"
-    forged = copy.deepcopy(manifest)
-    forged["refs"][ref] = oid  # type: ignore[index]
-    forged["objects"][oid] = len(body)  # type: ignore[index]
-    forged["total_size"] = int(forged["total_size"]) + len(body)  # type: ignore[call-overload]
     bad = tmp_path / "big.ledgerpkg"
-    write_members(bad, [*with_manifest(members, forged), (info, body)])
+    _forge(pkg, run_id, bad, "exit_code", 10**30)
     r = run_ledger("import", str(bad), cwd=fresh)
     assert r.returncode == 0, r.stderr
     for args in (("ls",), ("reindex",), ("ls", "--json")):
