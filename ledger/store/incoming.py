@@ -32,7 +32,6 @@ import errno
 import fcntl
 import mmap
 import os
-import resource
 import tempfile
 import threading
 import time
@@ -46,6 +45,7 @@ import zstandard
 
 from .._hashing import ALGO_PREFIX, new_hasher
 from ..errors import CorruptObjectError
+from .batch import _batch_size, _make_dirs, _pwrite_all
 from .durable import (
     current_umask,
     direct_io,
@@ -94,21 +94,6 @@ def _buffer() -> mmap.mmap:
     if buf is None:
         buf = _local.buf = mmap.mmap(-1, PIECE)
     return buf
-
-
-def _batch_size() -> int:
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return _BATCH
-    return max(16, min(_BATCH, (soft - 64) // 2))
-
-
-def _pwrite_all(fd: int, view: memoryview, at: int) -> None:
-    while view:
-        n = os.pwrite(fd, view, at)
-        if n <= 0:
-            raise OSError(errno.EIO, f"write returned {n}")
-        view, at = view[n:], at + n
 
 
 @dataclass
@@ -369,19 +354,3 @@ def _drop(s: _Staged) -> None:
     if s.name is not None:
         with contextlib.suppress(FileNotFoundError):
             s.name.unlink()
-
-
-def _make_dirs(fan: Path, root: Path) -> set[Path]:
-    """Create ``fan`` and any missing folder above it up to ``root``; returns the folders
-    whose entries changed (each new folder's parent)."""
-    changed: set[Path] = set()
-    missing: list[Path] = []
-    d = fan
-    while not d.is_dir() and d != root:
-        missing.append(d)
-        d = d.parent
-    for d in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # another writer made it meanwhile
-            d.mkdir()
-        changed.add(d.parent)
-    return changed
