@@ -78,16 +78,11 @@ def bindable(values: tuple[Any, ...]) -> tuple[Any, ...]:
         elif isinstance(v, int):  # bool included
             out.append(v if -(1 << 63) <= v < (1 << 63) else str(v))
         else:
-            out.append(canonical_json(v).decode() if _json_like(v) else str(v))
+            try:
+                out.append(canonical_json(v).decode())
+            except (TypeError, ValueError):
+                out.append(str(v))
     return tuple(out)
-
-
-def _json_like(v: Any) -> bool:
-    try:
-        canonical_json(v)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 # What sqlite3 raises for a value it cannot bind (a list: ProgrammingError; an int past 64
