@@ -37,6 +37,7 @@ __all__ = [
     "execute",
     "held_signals",
     "interrupt_running",
+    "stopped_by",
     "terminal_streams",
 ]
 
@@ -111,6 +112,25 @@ def held_signals(what: str) -> Iterator[list[int]]:
             signal.signal(sig, handler)
     if held:
         os.kill(os.getpid(), held[0])  # obeyed now, by the handler from before
+
+
+def stopped_by(result: ExecResult, held: Sequence[int]) -> int | None:
+    """The stop signal a run is sealed as ``interrupted`` by, or None.
+
+    ``result.interrupted_by``: one the recorder received, and forwarded, while the command ran.
+    Else the first one ``held`` (held_signals) after the command ended, when the command itself
+    died of a stop signal or exited 128 + one, as a shell does: whoever signals every process
+    of a job at once (Slurm's ``scancel``, ``kill -TERM -- -PGID``, a container's stop) may
+    reach the command first, and the recorder's own signal then arrives while the record is
+    being written. Without it the run would read ``killed``: ended by a signal nobody asked the
+    recorder to pass on (``pkill`` of the command alone, the OOM killer) - which stays so."""
+    if result.interrupted_by is not None:
+        return result.interrupted_by
+    stops = {int(s) for s in FORWARDED}
+    code = result.signal if result.signal is not None else result.returncode - 128
+    if held and code in stops:
+        return int(held[0])
+    return None
 
 
 def interrupt_running(signum: int = signal.SIGINT) -> int:

@@ -10,6 +10,7 @@ pid, which ``ledger ls`` reports as abandoned.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import shutil
@@ -32,7 +33,7 @@ from ..store import Store
 from ..store.staging import open_staging, release_staging
 from . import contract as contract_mod
 from .contract import contract_digest
-from .execute import ExecResult, execute, held_signals
+from .execute import ExecResult, execute, held_signals, stopped_by
 from .ids import new_run_id, run_ref
 from .options import RecordOptions
 from .warm import SEAL_MODULES, warm_imports
@@ -254,8 +255,11 @@ def _begin_run(
     )
 
 
-def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
-    """Seal the run, update the index (unless the caller will), remove the staging directory."""
+def finish(
+    b: Begun, parser: StdoutMetrics, result: ExecResult, held: Sequence[int] = ()
+) -> RecordResult:
+    """Seal the run, update the index (unless the caller will), remove the staging directory.
+    ``held``: the stop signals received since the command ended (execute.stopped_by)."""
     from ..index import Index
 
     try:
@@ -274,6 +278,7 @@ def finish(b: Begun, parser: StdoutMetrics, result: ExecResult) -> RecordResult:
             b.staging,
             b.started,
             b.outputs_before,
+            held,
         )
         _sweep_jobs(b, sealed)
         sealed.warnings = [*parser.unmatched_warnings(), *sealed.warnings]
@@ -321,7 +326,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     # held_signals: once the command has ended, a signal would cut the seal short. Entered
     # before execute(), which forwards signals while the command runs and then puts this
     # handler back: no moment between the two when a signal kills the recorder.
-    with held_signals("the run's record is written"):
+    with held_signals("the run's record is written") as held:
         result = execute(
             opts.command,
             run_id=b.run_id,
@@ -336,7 +341,7 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
         )
         importer.cancel()
         warmer.join()
-        return finish(b, parser, result)
+        return finish(b, parser, result, held)
 
 
 def _notes(notes: list[str], scrubber: Any) -> list[str]:
@@ -357,6 +362,7 @@ def seal(
     staging: Path,
     started: datetime,
     outputs_before: dict[str, Any] | None = None,
+    held: Sequence[int] = (),
 ) -> RecordResult:
     from ..capture import outputs as outputs_mod
     from ..capture.secrets import Scrubber, scrub_run_dir
@@ -405,6 +411,11 @@ def seal(
     if reads.contract is not None:  # --auto-inputs added inputs to the contract
         base["contract"] = reads.contract
     base["contract_digest"] = contract_digest(frozen.contract_json, resolved_digest)
+    # Decided last, just before the record is written: a stop signal that arrives while the
+    # run is sealed, after a command dead of one, still counts (execute.stopped_by).
+    late = stopped_by(result, held)
+    if late != result.interrupted_by:
+        result = dataclasses.replace(result, interrupted_by=late)
     run = plain(
         "run",
         status=_status(result),

@@ -18,6 +18,8 @@ import pytest
 from _hang import HANG_ENV, communicate_or_explain
 from _support import init_ledger, run_ledger, subprocess_env
 
+from ledger.run.execute import ExecResult, stopped_by
+
 HELD = """
 import os, signal, sys, time
 from ledger.run.execute import held_signals
@@ -123,3 +125,102 @@ def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path)
     assert not list((project / ".ledger" / "staging").glob("*")), "a staging dir was left"
     assert "SIGTERM while the run's record is written; finishing that first" in text
     assert run_ledger("verify", cwd=project).returncode == 0
+
+
+# The command is killed from outside (by the test, as `scancel` or `kill -TERM -- -PGID` reach
+# it first), then the recorder gets a stop signal of its own while it seals the run, or none.
+KILLED = """
+import os, time
+os.makedirs("out", exist_ok=True)
+with open("out/big.bin", "wb") as f:
+    for i in range(96):
+        f.write(os.urandom(1 << 20))
+print("pid", os.getpid(), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("to_command", "to_recorder", "status", "by"),
+    [
+        pytest.param(signal.SIGTERM, signal.SIGTERM, "interrupted", signal.SIGTERM, id="job"),
+        pytest.param(signal.SIGINT, signal.SIGHUP, "interrupted", signal.SIGHUP, id="int-hup"),
+        pytest.param(signal.SIGTERM, None, "killed", None, id="command-alone"),
+        pytest.param(signal.SIGKILL, signal.SIGTERM, "killed", None, id="oom-kill"),
+    ],
+)
+def test_a_stop_signal_reaching_the_command_first_still_seals_the_run_interrupted(
+    project: Path,
+    to_command: signal.Signals,
+    to_recorder: signal.Signals | None,
+    status: str,
+    by: signal.Signals | None,
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ledger", "record", "--json", "-o", "out", "--",
+         sys.executable, "-c", KILLED],
+        cwd=project,
+        env=subprocess_env(**HANG_ENV),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    assert line[0] == b"pid", line
+    child = int(line[1])
+    before = _objects(project)
+    os.kill(child, to_command)
+    deadline = time.monotonic() + 120
+    if to_recorder is not None:
+        while _objects(project) == before:  # the seal has begun: the command is gone
+            assert time.monotonic() < deadline and proc.poll() is None, "the seal was not seen"
+            time.sleep(0.005)
+        proc.send_signal(to_recorder)
+    _, err = communicate_or_explain(proc, 120, "ledger record of a command killed from outside")
+    text = err.decode()
+    rows = json.loads(run_ledger("ls", "--json", cwd=project).stdout)
+    assert [r["status"] for r in rows] == [status], (rows, text)
+    run = json.loads(run_ledger("show", rows[0]["run_id"], "--json", cwd=project).stdout)["run"]
+    assert run["interrupted_by"] == by and run["signal"] == to_command, run
+    # Obeyed once sealed (the recorder dies of it); else 128 + the command's signal.
+    want = -to_recorder if to_recorder is not None else 128 + to_command
+    assert proc.returncode == want, text
+    assert not list((project / ".ledger" / "staging").glob("*")), "a staging dir was left"
+
+
+def _result(returncode: int, forwarded: int | None = None) -> ExecResult:
+    return ExecResult(
+        returncode=returncode,
+        signal=-returncode if returncode < 0 else None,
+        interrupted_by=forwarded,
+        wall_seconds=1.0,
+        cpu_user_seconds=0.0,
+        cpu_system_seconds=0.0,
+        peak_rss_bytes=0,
+        started_monotonic=0.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("returncode", "forwarded", "held", "by"),
+    [
+        (-15, None, [15], 15),  # died of SIGTERM; the recorder's came during the seal
+        (-2, None, [1, 15], 1),  # the first one held is the one obeyed
+        (143, None, [15], 15),  # a shell wrapper exits 128 + the signal its child died of
+        (130, None, [2], 2),
+        (-3, None, [2], 2),  # SIGQUIT is a stop signal too
+        (-15, None, [], None),  # nothing reached the recorder: killed from outside
+        (-9, None, [15], None),  # SIGKILL is no stop request: killed (the OOM killer)
+        (137, None, [15], None),
+        (0, None, [15], None),  # ended by itself, then the signal: succeeded
+        (1, None, [15], None),  # failed by itself
+        (129 + 64, None, [15], None),  # not 128 + a stop signal
+        (1, 2, [], 2),  # forwarded while it ran: that one, whatever the exit
+        (-15, 2, [15], 2),
+    ],
+)
+def test_which_signal_a_run_is_interrupted_by(
+    returncode: int, forwarded: int | None, held: list[int], by: int | None
+) -> None:
+    assert stopped_by(_result(returncode, forwarded), held) == by
