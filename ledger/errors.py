@@ -29,6 +29,7 @@ __all__ = [
     "LedgerAccessError",
     "LedgerError",
     "LedgerNotFoundError",
+    "MalformedRecordError",
     "MissingObjectError",
     "ReplayError",
     "UnknownIdError",
@@ -80,6 +81,28 @@ class FormatVersionError(LedgerError):
 
 class IntegrityError(LedgerError):
     exit_code = 5
+
+
+class MalformedRecordError(IntegrityError, ValueError):
+    """A stored record whose fields do not fit its kind's model (damaged, or written by hand):
+    ``where`` is the first field at fault (``name``, ``outputs.0.path``), ``reason`` what is
+    wrong with it. A ValueError too, as pydantic's ValidationError was before it."""
+
+    def __init__(
+        self,
+        kind: str,
+        where: str,
+        reason: str,
+        *,
+        what: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(
+            f"{what or f'a stored {kind} record'} is malformed: {where}: {reason}",
+            hint=hint
+            or "the record was damaged or written by hand; `ledger verify` lists every such record",
+        )
+        self.kind, self.where, self.reason = kind, where, reason
 
 
 class CorruptObjectError(IntegrityError):

@@ -157,19 +157,16 @@ def put_tree(store: Store, tree: Tree | dict[str, Any]) -> str:
 
 def load_tree(store: Store, oid: str) -> Tree:
     """Read and validate a stored Tree; a malformed one (e.g. a ``../`` path) is a UsageError."""
-    from pydantic import ValidationError
-
+    from ..errors import MalformedRecordError
     from ..records.base import record_from_json
     from ..records.tree import Tree
 
     value = store.get_json(oid)
     try:
         return record_from_json(value, Tree)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+    except MalformedRecordError as e:
         raise UsageError(
-            f"tree {oid} is not a valid file tree: {where}: {first['msg']}",
+            f"tree {oid} is not a valid file tree: {e.where}: {e.reason}",
             hint="the record was damaged or crafted; nothing was written",
         ) from None
 

@@ -281,17 +281,22 @@ def run_ls(args: LsArgs) -> None:
     ]
     table = []
     for r, mark in zip(rows, marks, strict=True):
+        # The index holds what the records say: a record damaged or written by hand may give
+        # a list where a name goes. Shown as JSON (``ledger verify`` names the record).
+        wall, tags = r["wall_seconds"], r["tags"]
         cells = [
             f"↳ {r['short_id']}" if "original" in r else r["short_id"],  # a replay, under it
-            (r["name"] or "") + (" (retracted)" if r.get("retracted") else ""),
-            r["status"],
+            _cell(r["name"]) + (" (retracted)" if r.get("retracted") else ""),
+            _cell(r["status"]),
             *([values.get(r["run_id"], "")] if key else []),
-            "" if r["exit_code"] is None else str(r["exit_code"]),
-            (r["started"] or "")[:19],
-            "" if r["wall_seconds"] is None else f"{r['wall_seconds']:.1f}",
-            (r["contract_digest"] or "")[3:15],
+            _cell(r["exit_code"]),
+            _cell(r["started"])[:19],
+            f"{wall:.1f}" if isinstance(wall, int | float) else _cell(wall),
+            digest[3:15] if isinstance(digest := r["contract_digest"], str) else _cell(digest),
             *([mark] if show_marks else []),
-            " ".join(f"{k}={v}" for k, v in r["tags"].items()),
+            " ".join(f"{k}={_cell(v)}" for k, v in tags.items())
+            if isinstance(tags, dict)
+            else _cell(tags),
         ]
         table.append([one_line(cell) for cell in cells])
     out.table(cols, table)

@@ -16,6 +16,7 @@ from ..errors import LedgerError
 from ..store import Store
 from ..store.refs import MAX_REF
 from ..store.safe_read import NotRegularError, read_regular
+from ._indexers import bindable
 from .rows import run_row
 
 __all__ = [
@@ -122,6 +123,12 @@ def newest_runs(
         hi = lo
 
 
+def _malformed(rec: dict[str, Any]) -> str | None:
+    from ..records.base import malformed_reason  # pydantic: not on ``ls``'s usual path
+
+    return malformed_reason(rec)
+
+
 def _checked(
     store: Store,
     names: set[str],
@@ -157,8 +164,18 @@ def _checked(
         if row is None:
             warnings.append(f"the index lacks run {run_id}; shown from its record")
         else:
-            diff = sorted(k for k, v in trusted.items() if row.get(k) != v)
-            if diff:
+            # A field SQLite could not take as it was (a list where a name goes) is indexed as
+            # its JSON text (``bindable``): the same value, not a difference.
+            diff = sorted(
+                k for k, v in trusted.items() if row.get(k) != v and (row.get(k),) != bindable((v,))
+            )
+            malformed = _malformed(rec) if diff else None  # only where it differs: pydantic
+            if malformed is not None:  # reindexing would not help: the record is at fault
+                warnings.append(
+                    f"run {run_id}'s record is malformed ({malformed}); shown as it is "
+                    "(`ledger verify` names every such record)"
+                )
+            elif diff:
                 warnings.append(
                     f"the index disagrees with run {run_id}'s record on {', '.join(diff)}; "
                     "showing the record"

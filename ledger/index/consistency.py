@@ -183,6 +183,12 @@ def _line_problems(store: Store, where: str, d: dict[str, Any]) -> list[Problem]
             bad(f"{ref} must hold a {binding.kind} record, but {new} is not a record")
         return out
     kind = rec.get("kind")
+    from ..records.base import malformed_reason
+
+    malformed = malformed_reason(rec)
+    if malformed is not None:  # every reader of it would refuse it
+        message = f"{where}: {ref} holds {kind} record {new}, which is malformed: {malformed}"
+        out.append(Problem("malformed-record", where, message))
     want_kind = _OP_KIND.get(op)
     if want_kind is not None and kind != want_kind:
         bad(f"op {op!r} logs a {want_kind} record, but {new} is a {kind} record")

@@ -155,6 +155,18 @@ def _get(store: JsonReader | None, oid: Any) -> Any:
         return None
 
 
+# A record damaged or written by hand may hold anything where a field goes (a list for the
+# tags); the index takes what fits and ``ledger verify`` names the record (malformed-record).
+def _dict_of(rec: dict[str, Any], key: str) -> dict[str, Any]:
+    value = rec.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list_of(rec: dict[str, Any], key: str) -> list[Any]:
+    value = rec.get(key)
+    return value if isinstance(value, list) else []
+
+
 def params_of(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
     config = _get(store, rec.get("resolved_config"))
     resolved = config.get("resolved") if isinstance(config, dict) else None
@@ -174,8 +186,11 @@ def _first(store: JsonReader | None, oid: Any) -> float | None:
 
 def _metric_rows(store: JsonReader | None, rec: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for m in rec.get("metrics") or []:
-        if not isinstance(m, dict):
+    for m in _list_of(rec, "metrics"):
+        # The table's key (name, source, rank): a summary without them is no series to list.
+        if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+            continue
+        if not isinstance(m.get("source"), str) or not isinstance(m.get("rank"), int | None):
             continue
         get = m.get
         name, last, rank, lo, hi, series = (
@@ -209,7 +224,12 @@ def _metric_rows(store: JsonReader | None, rec: dict[str, Any]) -> list[dict[str
     # API-logged before scraped.
     main: dict[str, dict[str, Any]] = {}
     for row in sorted(
-        rows, key=lambda r: (r["rank"] != -1, r["rank"], _SOURCE_ORDER.get(str(r["source"]), 9))
+        rows,
+        key=lambda r: (
+            r["rank"] != -1,
+            r["rank"],
+            _SOURCE_ORDER.get(str(r["source"]), 9),
+        ),
     ):
         main.setdefault(str(row["name"]), row)
     for row in rows:
@@ -237,7 +257,7 @@ def run_values(store: JsonReader | None, rec: dict[str, Any]) -> dict[str, Any]:
     for name, row in main_metrics(store, rec).items():
         for stat in METRIC_STATS:
             out[f"metrics.{name}.{stat}"] = row[stat]
-    for k, v in (rec.get("tags") or {}).items():
+    for k, v in _dict_of(rec, "tags").items():
         out[f"tags.{k}"] = v
     job = rec.get("job")  # the Slurm job / torchrun rendezvous (ledger/capture/scheduler.py)
     if isinstance(job, dict):
@@ -276,7 +296,7 @@ def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterato
                 m["series"],
             ),
         )
-    for seq, ev in enumerate(rec.get("checkpoints") or []):
+    for seq, ev in enumerate(_list_of(rec, "checkpoints")):
         if not isinstance(ev, dict):
             continue
         yield (
@@ -294,7 +314,7 @@ def _rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterato
                 ev.get("time"),
             ),
         )
-    for k, v in (rec.get("tags") or {}).items():
+    for k, v in _dict_of(rec, "tags").items():
         yield "tags", (run_id, str(k), str(v))
 
 

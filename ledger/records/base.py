@@ -109,7 +109,9 @@ def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
     """Parse a stored record into its model, refusing schema versions newer than this code
     and, with ``expect``, a record of another kind (typed as ``expect``: no caller needs an
     ``isinstance`` check after it)."""
-    from ..errors import FormatVersionError, UsageError
+    from pydantic import ValidationError
+
+    from ..errors import FormatVersionError, MalformedRecordError, UsageError
 
     if not isinstance(value, dict) or "kind" not in value:
         raise UsageError("not a ledger record: a JSON object with a 'kind' field was expected")
@@ -127,4 +129,24 @@ def record_from_json(value: Any, expect: type[R] | None = None) -> Record:
             f"{kind} record has schema version {version}; this ledger reads up to {cls.SCHEMA}",
             hint="upgrade ledger to read it",
         )
-    return cls.model_validate(value)
+    try:
+        return cls.model_validate(value)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(the record)"
+        raise MalformedRecordError(str(kind), where, first["msg"]) from None
+
+
+def malformed_reason(value: dict[str, Any]) -> str | None:
+    """Why a stored record does not fit its kind's model (``where: reason``, as
+    ``record_from_json`` would refuse it), or None: also for a kind this ledger does not know,
+    or a newer schema, which are not malformed."""
+    from ..errors import FormatVersionError, MalformedRecordError, UsageError
+
+    try:
+        record_from_json(value)
+    except MalformedRecordError as e:
+        return f"{e.where}: {e.reason}"
+    except (FormatVersionError, UsageError):
+        return None
+    return None

@@ -15,7 +15,13 @@ from pydantic import ValidationError
 
 from ..capture import confine
 from ..capture.trees import copy_verified
-from ..errors import LedgerError, MissingObjectError, ReplayError, UsageError
+from ..errors import (
+    LedgerError,
+    MalformedRecordError,
+    MissingObjectError,
+    ReplayError,
+    UsageError,
+)
 from ..records.base import Record, record_from_json
 from ..records.code import CodeSnapshot
 from ..records.contract import Contract
@@ -39,11 +45,9 @@ def _load(store: Store, oid: str, cls: type[R], what: str) -> R:
     """A stored record, or a ReplayError that says which one is malformed and where."""
     try:
         value = record_from_json(store.get_json(oid), cls)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+    except MalformedRecordError as e:
         raise ReplayError(
-            f"the {what} record {oid} is malformed: {where}: {first['msg']}",
+            f"the {what} record {oid} is malformed: {e.where}: {e.reason}",
             hint="the record was damaged or crafted; nothing was written outside the workspace",
         ) from None
     except UsageError as e:

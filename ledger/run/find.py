@@ -312,11 +312,16 @@ def _named(store: Store, index: Index, name: str) -> str | None:
 
 def load_run(store: Store, text: str) -> tuple[str, Run]:
     """(record oid, Run) for an id, prefix or name."""
+    from ..errors import MalformedRecordError
     from ..records.base import record_from_json
     from ..records.run import Run
 
-    _, oid = _resolve(store, text)
-    run = record_from_json(store.get_json(oid), Run)
+    run_id, oid = _resolve(store, text)
+    try:
+        run = record_from_json(store.get_json(oid), Run)
+    except MalformedRecordError as e:  # named: the reader asked for a run, not an object
+        what = f"run {run_id}'s record {oid}"
+        raise MalformedRecordError(e.kind, e.where, e.reason, what=what) from None
     return oid, run
 
 

@@ -371,7 +371,9 @@ def test_checkpoint_and_audit_refs_are_bound_to_their_records(store: Store) -> N
         {"kind": "audit", "audit_id": "a1", "exit_code": 0, "created": "2026-01-01T00:00:00Z"}
     )
     store.set_ref("audits/a1", audit, op="audit", exit_code=0)
-    assert not check_consistency(store)
+    # The records are stubs with only the fields bound to ref names: their own check
+    # (malformed-record, tests/tamper/test_malformed_records.py) is not this test's subject.
+    assert not [p for p in check_consistency(store) if p.kind != "malformed-record"]
     store.set_ref("checkpoints/r1/step-4", ckpt, op="checkpoint", step=3)  # wrong step in name
     store.set_ref("checkpoints/r2/latest", ckpt, op="publish", step=3)  # another run's
     store.set_ref("audits/a2", audit, op="audit", exit_code=1)  # wrong id and exit code
