@@ -242,6 +242,15 @@ def _modified(entry: dict[str, Any]) -> float | None:
     return None
 
 
+def _bad_settings(url: str, e: TypeError) -> UsageError:
+    return UsageError(
+        f"cannot use remote {url}: the filesystem refused an option it was given ({e}); "
+        "nothing was read or written",
+        hint="check the FSSPEC_<PROTOCOL> variables and the JSON files in "
+        "~/.config/fsspec (or $FSSPEC_CONFIG_DIR): fsspec passes their options to the filesystem",
+    )
+
+
 # -- the remote itself ----------------------------------------------------------------------------
 class Remote:
     """A remote's root on some fsspec filesystem."""
@@ -257,6 +266,16 @@ class Remote:
                 f"cannot use remote {url}: {e}",
                 hint="for s3:// remotes install the extra: pip install 'ledger-repro[remote]'",
             ) from None
+        except TypeError as e:  # an option fsspec's configuration gave that it does not take
+            raise _bad_settings(url, e) from None
+        if type(fs).__name__ == "S3FileSystem":
+            # s3fs passes its options on when it first connects: an unknown one (FSSPEC_S3=
+            # '{"retries": 1}') would surface as a TypeError mid-transfer. Connecting makes
+            # the client (no request yet): the error comes now, before anything is read.
+            try:
+                fs.connect()
+            except TypeError as e:
+                raise _bad_settings(url, e) from None
         self.root = root.rstrip("/")
         from fsspec.implementations.local import LocalFileSystem
 

@@ -294,6 +294,26 @@ def test_an_unreachable_s3_endpoint_is_a_clear_error_that_changes_nothing(
     assert after == before
 
 
+@pytest.mark.parametrize("command", ["push", "pull", "clone"])
+def test_an_option_the_s3_filesystem_refuses_is_a_clear_error_that_changes_nothing(
+    packaged: tuple[Path, str, Path], tmp_path: Path, command: str
+) -> None:
+    """fsspec passes FSSPEC_S3's options to s3fs, which passes them on when it first connects:
+    an unknown one surfaced as a TypeError traceback in the middle of the command."""
+    repo, _, _ = packaged
+    chain = (repo / ".ledger" / "log" / "chain.jsonl").read_bytes()
+    env = {"FSSPEC_S3": '{"retries": 1}'}
+    if command == "clone":
+        r = run_ledger("clone", "s3://ledger-test/team", str(tmp_path / "c"), cwd=tmp_path, **env)
+        assert not (tmp_path / "c").exists()
+    else:
+        r = run_ledger(command, "s3://ledger-test/team", cwd=repo, **env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "refused an option it was given" in r.stderr and "'retries'" in r.stderr, r.stderr
+    assert "ledger: hint: check the FSSPEC_<PROTOCOL> variables" in r.stderr
+    assert (repo / ".ledger" / "log" / "chain.jsonl").read_bytes() == chain
+
+
 @pytest.fixture
 def heavy(tmp_path: Path) -> Path:
     """A run with 60 MiB of incompressible inputs: long enough a transfer to be killed."""
