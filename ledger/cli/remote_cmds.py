@@ -127,6 +127,7 @@ def _print_pull(report: object, json_out: bool) -> None:
                 "refs_added": refs.added,
                 "refs_present": refs.present,
                 "collisions": [{"ref": n, "here": h, "theirs": t} for n, h, t in refs.collisions],
+                "notes": report.notes,
             }
         )
     else:
@@ -142,6 +143,8 @@ def _print_pull(report: object, json_out: bool) -> None:
                 f"collision: {name} is {here} here and {theirs} on the remote; kept this ledger's",
                 markup=False,
             )
+        for note in report.notes:
+            con.print(f"note: {note}", markup=False)
     if refs.collisions:
         raise typer.Exit(1)
 

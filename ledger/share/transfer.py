@@ -56,6 +56,7 @@ class PullReport:
     fetched: int
     bytes_fetched: int
     refs: RefsReport = field(default_factory=RefsReport)
+    notes: list[str] = field(default_factory=list)  # e.g. what a clone cleaned up first
 
 
 def _send(store: Store, remote: Remote, oid: str) -> int:

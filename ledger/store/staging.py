@@ -20,7 +20,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LEASE", "StagingDir", "open_staging", "release_staging", "scan_staging"]
+__all__ = [
+    "LEASE",
+    "StagingDir",
+    "open_staging",
+    "release_staging",
+    "scan_staging",
+    "staging_state",
+]
 
 LEASE = ".lease"
 # A staging dir without a lease file may be one whose recorder is creating it right now.
@@ -91,21 +98,25 @@ def _usage(path: Path) -> tuple[float, int]:
     return newest, size
 
 
+def staging_state(path: Path) -> StagingDir | None:
+    """One staging dir (or any folder made with ``open_staging``): whether its maker still
+    holds it; None if it is not a plain folder or went away while we looked."""
+    if not path.is_dir() or path.is_symlink():
+        return None
+    try:
+        held = _held(path / LEASE)
+        lease = path / LEASE
+        started = (lease if held is not None else path).stat().st_mtime
+        last, size = _usage(path)
+    except FileNotFoundError:  # removed while we looked: its run was just sealed
+        return None
+    live = bool(held) or (held is None and time.time() - last < UNLEASED_MIN_AGE)
+    return StagingDir(path, live, started, last, size)
+
+
 def scan_staging(root: Path) -> list[StagingDir]:
     """Every staging dir under ``root`` (``.ledger/staging``), live or not."""
     if not root.is_dir():
         return []
-    found = []
-    for path in sorted(root.iterdir()):
-        if not path.is_dir() or path.is_symlink():
-            continue
-        try:
-            held = _held(path / LEASE)
-            lease = path / LEASE
-            started = (lease if held is not None else path).stat().st_mtime
-            last, size = _usage(path)
-        except FileNotFoundError:  # removed while we looked: its run was just sealed
-            continue
-        live = bool(held) or (held is None and time.time() - last < UNLEASED_MIN_AGE)
-        found.append(StagingDir(path, live, started, last, size))
-    return found
+    found = (staging_state(path) for path in sorted(root.iterdir()))
+    return [s for s in found if s is not None]

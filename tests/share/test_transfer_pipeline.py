@@ -22,7 +22,7 @@ import blake3
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import make_repo, record
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger import _hashing as hashing
 from ledger.errors import CorruptObjectError
@@ -497,3 +497,34 @@ def test_a_clone_killed_midway_leaves_a_sound_store_and_a_second_clone_completes
     r = run_ledger("clone", url, str(dest), "--json")
     assert r.returncode == 0, r.stderr
     assert run_ledger("verify", cwd=dest).returncode == 0
+    # The killed clone's folder: its lease held by nobody, removed by the second clone.
+    assert not list(dest.glob(".ledger-clone-*")) and not (dest / ".ledger" / ".lease").exists()
+    assert json.loads(r.stdout)["notes"] == [
+        f"removed {work.name}, left by a clone that was killed"
+    ]
+
+
+def test_a_clone_leaves_the_folders_of_clones_still_running_alone(tmp_path: Path) -> None:
+    """Only a folder whose lease nobody holds is a killed clone's: one a running clone holds
+    (here, this process), or one made in the last minutes without a lease yet, stays."""
+    from ledger.store.staging import open_staging, release_staging
+
+    source = tmp_path / "src"
+    source.mkdir()
+    init_ledger(source)
+    remote = tmp_path / "remote"
+    assert run_ledger("push", str(remote), cwd=source).returncode == 0
+    dest = tmp_path / "dest"
+    running = dest / ".ledger-clone-running"
+    lease = open_staging(running)
+    killed = dest / ".ledger-clone-killed"
+    release_staging(killed, open_staging(killed), remove=False)  # its holder is gone
+    fresh = dest / ".ledger-clone-fresh"
+    fresh.mkdir()  # no lease yet: a clone between mkdir and its lease
+    try:
+        r = run_ledger("clone", str(remote), str(dest))
+        assert r.returncode == 0, r.stderr
+        assert running.is_dir() and fresh.is_dir() and not killed.exists()
+        assert "note: removed .ledger-clone-killed, left by a clone that was killed" in r.stdout
+    finally:
+        release_staging(running, lease)
