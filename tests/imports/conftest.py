@@ -7,20 +7,13 @@ import importlib.util
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _mlflow_store import MlflowStore
 from _support import require_component
 
 LAB = Path(__file__).with_name("_mlflow_lab.py")
-
-
-@dataclass
-class MlflowStore:
-    uri: str  # what MLflow's client was given
-    path: Path  # the mlruns folder or the database file
-    ids: dict[str, str]  # run name -> MLflow run id
 
 
 def _build(uri: str, work: Path) -> dict[str, str]:

@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _mlflow_store import MlflowStore
 from _support import REPO, init_ledger, run_ledger
-from conftest import MlflowStore
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from _mlflow_lab import LOSS, T0
+from _mlflow_store import MlflowStore
 from _support import init_ledger, run_ledger
-from conftest import MlflowStore
 
 from ledger._hashing import hash_bytes
 from ledger.imports.mlflow_import import ledger_run_id

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from _sealed import build_sealed_project, copy_project
 from _ui_lab import add_run
+from _ui_shared import HOSTILE, HOSTILE_CONFIG, HOSTILE_LOG, Project
 
 from ledger.audit import audit
 from ledger.store import Store
@@ -30,9 +31,6 @@ claims:
     varied_sources: [seed]
     runs: {names: [seeds]}
 """
-HOSTILE = "<script>alert('name')</script>"
-HOSTILE_CONFIG = '"><img src=x onerror=alert(2)>'
-HOSTILE_LOG = "<b>step</b> </pre><script>alert(3)</script>"
 
 
 @pytest.fixture(scope="session")
@@ -70,9 +68,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 @pytest.fixture
 def project(recorded: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return copy_project(recorded[0], tmp_path / "proj"), recorded[1]
-
-
-Project = tuple[Path, dict[str, str]]
 
 
 @pytest.fixture

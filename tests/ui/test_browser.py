@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from _png import png_rgb
 from _support import require_component, run_ledger
-from conftest import HOSTILE, Project
+from _ui_shared import HOSTILE, Project
 
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p and Path(p).is_file()), None

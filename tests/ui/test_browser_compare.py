@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from _support import run_ledger
 from _ui_lab import add_run
-from conftest import Project
+from _ui_shared import Project
 from test_browser import _load, _needs_chromium  # noqa: F401  (autouse: skip without chromium)
 
 from ledger.store import Store

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from _support import run_ledger
-from conftest import Project
+from _ui_shared import Project
 from test_web_view import _get
 
 from ledger.run.curate import rename_run, retract_run, tag_run

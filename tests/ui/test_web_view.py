@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from _support import run_ledger, subprocess_env
-from conftest import HOSTILE, HOSTILE_CONFIG, HOSTILE_LOG
+from _ui_shared import HOSTILE, HOSTILE_CONFIG, HOSTILE_LOG
 
 from ledger.store import Store
 
