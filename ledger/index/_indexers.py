@@ -22,6 +22,7 @@ __all__ = [
     "bindable",
     "indexers",
     "insert_rows",
+    "record_rows",
     "register_indexer",
 ]
 
@@ -88,6 +89,24 @@ def bindable(values: tuple[Any, ...]) -> tuple[Any, ...]:
 # What sqlite3 raises for a value it cannot bind (a list: ProgrammingError; an int past 64
 # bits: OverflowError).
 BIND_ERRORS = (sqlite3.ProgrammingError, sqlite3.InterfaceError, OverflowError)
+
+
+# What a row builder raises on a record whose fields lack their kind's shapes (one written by
+# hand with the store's API: a number where a list goes). Such a record gets no rows from that
+# indexer rather than stopping the index, and every command after it; ``ledger verify`` names
+# it (``malformed-record``). The builders check the shapes they rely on; this is the backstop.
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+
+
+def record_rows(ix: Indexer, reader: Any, ref: str, oid: str, value: dict[str, Any]) -> list[Row]:
+    """``ix.rows``'s rows for one record, all or none (``SHAPE_ERRORS``); the same rows in a
+    rebuild (``bulk``) and a sync (``db``), so the index they give is the same."""
+    if ix.rows is None:
+        return []
+    try:
+        return list(ix.rows(reader, ref, oid, value))
+    except SHAPE_ERRORS:
+        return []
 
 
 def insert_rows(db: Database, rows: Iterable[Row]) -> None:

@@ -25,7 +25,7 @@ from ..errors import LedgerError
 from ..store.fold import Fold
 from ..store.log import LogEntry
 from ..store.repo import Store
-from ._indexers import BIND_ERRORS, Indexer, bindable, indexers
+from ._indexers import BIND_ERRORS, Indexer, bindable, indexers, record_rows
 from ._sqlite import Database
 
 __all__ = ["fold_all"]
@@ -158,7 +158,7 @@ def _fold_all(
         for ref in holders.get(oid, ()):
             for ix in by_kind.get(kind, ()):
                 if ix.rows is not None:
-                    for table, values in ix.rows(linked, ref, oid, value):
+                    for table, values in record_rows(ix, linked, ref, oid, value):
                         pending[table].append(values)
                 if ix.add_linked is not None or ix.add is not None:
                     batches.flush_all()  # its own statements come after the rows before them

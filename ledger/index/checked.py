@@ -201,7 +201,8 @@ def checked_verdicts(
         rec = _record(store, oid, warnings, f"verdict {ref}")
         if rec is None:
             continue
-        replays = rec.get("replays") or []
+        got = rec.get("replays")
+        replays = got if isinstance(got, list) else []  # a hand-written record: anything
         if rec.get("kind") != "verdict" or run_id not in [rec.get("original"), *replays]:
             warnings.append(f"the index names verdict {ref}, whose record is not about {run_id}")
             continue

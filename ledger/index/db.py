@@ -25,7 +25,7 @@ from ..errors import LedgerAccessError, LedgerError
 from ..store.fold import ABSENT, Fold, RefState, judge
 from ..store.log import LogEntry
 from ..store.repo import RefRepair, Store
-from ._indexers import Indexer, Row, indexers, insert_rows, register_indexer
+from ._indexers import Indexer, Row, indexers, insert_rows, record_rows, register_indexer
 from ._sqlite import Database, data_tables
 
 __all__ = [
@@ -299,7 +299,7 @@ class Index:
             if ix.kind != kind:
                 continue
             if ix.rows is not None:
-                insert_rows(self.db, ix.rows(self.store, ref, oid, value))
+                insert_rows(self.db, record_rows(ix, self.store, ref, oid, value))
             if ix.add_linked is not None:
                 ix.add_linked(self.store, self.db, ref, oid, value)
             elif ix.add is not None:

@@ -107,7 +107,8 @@ def _verdict_tables(db: Database) -> None:
 def _verdict_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if not ref.startswith("verdicts/"):
         return
-    replays = rec.get("replays") or []
+    got = rec.get("replays")
+    replays = got if isinstance(got, list) else []  # a hand-written record may hold anything
     yield (
         "verdicts",
         (
@@ -168,7 +169,8 @@ def _verdict_runs_tables(db: Database) -> None:
 def _verdict_runs_rows(store: JsonReader, ref: str, oid: str, rec: dict[str, Any]) -> Iterator[Row]:
     if not ref.startswith("verdicts/"):
         return
-    runs = [rec.get("original"), *(rec.get("replays") or [])]
+    replays = rec.get("replays")
+    runs = [rec.get("original"), *(replays if isinstance(replays, list) else [])]
     for run_id in dict.fromkeys(r for r in runs if isinstance(r, str)):
         yield "verdict_runs", (ref, run_id)
 

@@ -67,7 +67,9 @@ def _run_refs(
             refs[name] = target
             if prefix.startswith("verdicts/"):
                 verdict = store.get_json(target)
-                queue += [r for r in verdict.get("replays", []) if isinstance(r, str)]
+                replays = verdict.get("replays") if isinstance(verdict, dict) else None
+                if isinstance(replays, list):  # else malformed: the export's door refuses it
+                    queue += [r for r in replays if isinstance(r, str)]
 
 
 def commit_of_run(store: Store, run_oid: str) -> str | None:

@@ -26,7 +26,8 @@ def replay_kinds(
     kinds: dict[str, str] = {}
     for v in verdicts:
         mode = str(v.get("mode") or "replay")
-        for i, rid in enumerate(v.get("replays") or []):
+        replays = v.get("replays")
+        for i, rid in enumerate(replays if isinstance(replays, list) else []):
             if mode == "seeds":
                 root = _seed_root(records.get(rid, {}))
                 kinds[rid] = f"seed {root if root is not None else i + 1}"

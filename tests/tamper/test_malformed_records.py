@@ -144,3 +144,40 @@ def test_the_refusal_is_an_integrity_error_and_still_a_value_error(
     # A kind this ledger does not know, or a newer schema, is not "malformed".
     assert malformed_reason({"kind": "from-the-future"}) is None
     assert malformed_reason(odd | {"schema": 99}) is None
+
+
+def test_forged_verdicts_leave_ls_show_export_and_verify_working(
+    forged: tuple[Path, str, dict], tmp_path: Path
+) -> None:
+    """The same for verdict records, read raw by the index, ``show``'s verdict lookup, the
+    export's closure and the web view's labels: a number where the list of replays goes."""
+    root, good, _cases = forged
+    project = tmp_path / "p"
+    subprocess.run(["cp", "-a", str(root), str(project)], check=True)
+    r = run_ledger("replay", good, cwd=project)
+    assert r.returncode == 0, r.stderr
+    store = Store.open(project / ".ledger")
+    ((ref, oid),) = [(k, v) for k, v in store.ref_state_from_log().items() if k[:9] == "verdicts/"]
+    verdict = store.get_json(oid)
+    odd = {"replays": [5, "x", {"a": 1}, [5]], "original": [5, ["x"]]}
+    n = 0
+    for field, values in odd.items():
+        for value in values:
+            n += 1
+            forged_ref = f"{ref[:-8]}{n:08x}"
+            store.set_ref(
+                forged_ref,
+                store.put_json(verdict | {field: value}),
+                op="verdict",
+                outcome=verdict["outcome"],
+            )
+    assert run_ledger("reindex", cwd=project).returncode == 0
+    for args in (["ls"], ["show", good], ["export", good, "-o", str(tmp_path / "p.tar")]):
+        r = run_ledger(*args, cwd=project)
+        _clean(r)
+        assert r.returncode == 0, (args, r.stderr)
+    r = run_ledger("verify", "--json", cwd=project)
+    problems = json.loads(_clean(r))["problems"]  # the copied ledger's forged runs too
+    malformed = [p for p in problems if "holds verdict record" in p["message"]]
+    assert r.returncode == 1 and len(malformed) == n, malformed
+    assert all(p["kind"] == "malformed-record" for p in malformed), malformed
