@@ -13,6 +13,12 @@ if [ "${LEDGER_TEST_HEAVY:-0}" = 1 ]; then
 else
   marks="not heavy"
 fi
+# Bytecode: with PYTHONDONTWRITEBYTECODE set (.ci/run sets it, and so do many containers) no
+# process caches what it compiles, and each `python -m ledger` and recorded program a test
+# starts compiled ledger's sources again (~0.1 s of CPU, thousands of starts). Compiled once
+# here into ledger's __pycache__ folders (ignored by git); a source changed since is compiled
+# afresh by Python, as ever.
+python3 -m compileall -q -j 0 ledger >/dev/null || exit 1
 python3 -m pytest -q -p no:cacheprovider -n "${LEDGER_TEST_WORKERS:-auto}" --maxprocesses 4 \
   --dist worksteal -m "$marks" "$@"
 rc=$?

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.index import Index
 from ledger.index.consistency import check_index
@@ -37,7 +37,7 @@ def ledger_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "init")
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     for i, lr in enumerate(("0.1", "0.01")):
         r = run_ledger(
             "record", "--name", f"run{i}", "--tag", f"seed={i}", "--metric",

@@ -83,13 +83,25 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_resume_through_ckpt_path_is_bitwise_exact(project: Path) -> None:
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """3 epochs in one go, recorded once for the two resume tests below, which only read it
+    (its ledger, its pointers in ``ck-full``, ``full.json``): their own runs go to their own
+    ledgers."""
+    root = tmp_path_factory.mktemp("lightning-full")
+    init_ledger(root)
+    run_id = _record(root, "full", "--epochs", "3", "--ckpt-dir", "ck-full", "--out", "full.json")
+    return root, run_id
+
+
+def test_resume_through_ckpt_path_is_bitwise_exact(project: Path, full: tuple[Path, str]) -> None:
     """3 epochs in one go == 2 epochs (under ``ledger.start``), exit, then a resume from the
     epoch-2 checkpoint (under ``ledger record``, through the pointer file and through
     ``ledger:<ref>``): every loss after the checkpoint and the final weights are bitwise equal,
     and so are the tensors of the last ledger checkpoints."""
     store = Store.open(project / ".ledger")
-    full = _record(project, "full", "--epochs", "3", "--ckpt-dir", "ck-full", "--out", "full.json")
+    full_root, full_id = full
+    full_store = Store.open(full_root / ".ledger")
     part = _started(project, "part", "--epochs", "2", "--ckpt-dir", "ck-part", "--out", "part.json")
     pointer = project / "ck-part" / "epoch=1-step=10.ckpt"
     body = json.loads(pointer.read_text())
@@ -103,14 +115,14 @@ def test_resume_through_ckpt_path_is_bitwise_exact(project: Path) -> None:
         "--resume", f"ledger:checkpoints/{part}/step-10",
     )  # fmt: skip
 
-    a, b = _out(project / "full.json"), _out(project / "part.json")
+    a, b = _out(full_root / "full.json"), _out(project / "part.json")
     assert len(a["losses"]) == 15 and b["losses"] == a["losses"][:10]
     for name in ("res.json", "ref.json"):
         c = _out(project / name)
         assert c["losses"] == a["losses"][10:], name
         assert c["weights"] == a["weights"], name
-    assert _tensors(store, res, 15) == _tensors(store, full, 15)
-    assert _tensors(store, via_ref, 15) == _tensors(store, full, 15)
+    assert _tensors(store, res, 15) == _tensors(full_store, full_id, 15)
+    assert _tensors(store, via_ref, 15) == _tensors(full_store, full_id, 15)
 
     # The resumed runs name the checkpoint they continued from; the first run saved it.
     _, part_run = load_run(store, part)
@@ -123,15 +135,16 @@ def test_resume_through_ckpt_path_is_bitwise_exact(project: Path) -> None:
         assert run.runtime is not None and run.runtime["seeds"][0]["root"] == 1234
 
     # ModelCheckpoint's files are pointers; the checkpoints themselves are in the ledger.
-    listed = run_ledger("checkpoints", full, "--json", cwd=project)
+    listed = run_ledger("checkpoints", full_id, "--json", cwd=full_root)
     assert [r["step"] for r in json.loads(listed.stdout)] == [5, 10, 15]
-    assert all(p.stat().st_size < 1000 for p in (project / "ck-full").iterdir())
+    assert all(p.stat().st_size < 1000 for p in (full_root / "ck-full").iterdir())
 
 
-def test_lightning_own_checkpoints_do_not_resume_exactly(project: Path) -> None:
+def test_lightning_own_checkpoints_do_not_resume_exactly(
+    project: Path, full: tuple[Path, str]
+) -> None:
     """The control for the test above: Lightning's own ``.ckpt`` holds no RNG states, so the
     same resume without the ledger checkpoint IO draws a different epoch order and dropout."""
-    _record(project, "full", "--epochs", "3", "--ckpt-dir", "ck-full", "--out", "full.json")
     _record(project, "part", "--epochs", "2", "--ckpt-dir", "ck-p", "--out", "p.json", "--plain")
     ckpt = project / "ck-p" / "epoch=1-step=10.ckpt"
     assert ckpt.read_bytes()[:2] == b"PK"  # a torch zip file, not a ledger pointer
@@ -139,7 +152,8 @@ def test_lightning_own_checkpoints_do_not_resume_exactly(project: Path) -> None:
         project, "res", "--epochs", "3", "--ckpt-dir", "ck-r", "--out", "r.json",
         "--plain", "--resume", str(ckpt),
     )  # fmt: skip
-    a, b, c = (_out(project / n) for n in ("full.json", "p.json", "r.json"))
+    a = _out(full[0] / "full.json")
+    b, c = (_out(project / n) for n in ("p.json", "r.json"))
     assert b["losses"] == a["losses"][:10]
     assert len(c["losses"]) == 5 and c["losses"] != a["losses"][10:]
     assert c["weights"] != a["weights"]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.index import Index
 from ledger.store import Store
@@ -47,7 +47,7 @@ def _project(tmp_path: Path, name: str, text: str) -> Path:
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / name).write_text(text)
-    assert run_ledger("init", cwd=proj).returncode == 0
+    init_ledger(proj)
     return proj
 
 

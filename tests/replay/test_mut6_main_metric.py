@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 # Two metrics that vary with the seed ledger gives, neither one of the preferred names.
 TWO = """
@@ -39,7 +39,7 @@ def test_seeds_mode_without_metric_judges_the_preferred_or_first_named_metric(
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "train.py").write_text(script)
-    assert run_ledger("init", cwd=proj).returncode == 0
+    init_ledger(proj)
     argv = ["record", "--metric", regex, "--json", "--", sys.executable, "train.py"]
     r = run_ledger(*argv, cwd=proj)
     assert r.returncode == 0, r.stderr

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -29,7 +29,7 @@ def originals(tmp_path: Path) -> tuple[Path, str, str]:
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "train.py").write_text(TRAIN)
-    assert run_ledger("init", cwd=proj).returncode == 0
+    init_ledger(proj)
     ids = []
     for seed in ("1", "2"):
         r = run_ledger(

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import require_component, run_ledger, subprocess_env
+from _support import init_ledger, require_component, run_ledger, subprocess_env
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -76,7 +76,7 @@ def repo(tmp_path: Path) -> Path:
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    assert run_ledger("init", cwd=root).returncode == 0
+    init_ledger(root)
     return root
 
 

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from _share_lab import make_repo, record
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger._hashing import hash_bytes
 from ledger.store import Store
@@ -71,7 +71,7 @@ def test_a_package_carries_content_and_its_import_stores_it_aligned(tmp_path: Pa
     assert r.returncode == 0, r.stderr
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     r = run_ledger("import", str(pkg), "--json", cwd=review)
     assert r.returncode == 0, r.stderr
     _arrived(review / ".ledger")

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from _share_lab import git_env, make_repo, record
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from test_package_import import manifest_of, read_members
 
 from ledger._hashing import hash_bytes
@@ -58,7 +58,7 @@ def test_no_data_keeps_digests_and_leaves_contents_out(tmp_path: Path) -> None:
     assert "left out (--no-data)" in members[1][1].decode()
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     r = run_ledger("import", str(pkg), cwd=review)
     assert r.returncode == 0, r.stderr
     assert not Store.open(review / ".ledger").objects.has(big)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 
 from ledger.store import Store
 
@@ -59,7 +59,7 @@ def snapshot(ledger: Path) -> tuple[list[str], bytes]:
 def fresh(tmp_path: Path) -> Path:
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     return review
 
 

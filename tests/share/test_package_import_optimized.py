@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import run_ledger, subprocess_env
+from _support import init_ledger, subprocess_env
 from test_package_import import HOSTILE, read_members, snapshot, write_members
 
 from ledger.store import Store
@@ -18,7 +18,7 @@ from ledger.store import Store
 def fresh(tmp_path: Path) -> Path:
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     return review
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from test_package_import import (
     Member,
     manifest_of,
@@ -49,7 +49,7 @@ def write_members(pkg: Path, members: list[Member]) -> None:
 def fresh(tmp_path: Path) -> Path:
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     return review
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from _support import run_ledger
+from _support import init_ledger, run_ledger
 from test_package_import import (
     Member,
     manifest_of,
@@ -31,7 +31,7 @@ from ledger._hashing import hash_bytes
 def fresh(tmp_path: Path) -> Path:
     review = tmp_path / "review"
     review.mkdir()
-    assert run_ledger("init", cwd=review).returncode == 0
+    init_ledger(review)
     return review
 
 

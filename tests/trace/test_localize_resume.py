@@ -44,6 +44,10 @@ def _localize(root: Path, run_id: str, **env: str) -> tuple[int, dict[str, Any],
     return r.returncode, json.loads(r.stdout[r.stdout.index("{\n") :]), r.stderr
 
 
+# heavy: a replay and three passes; tests/test_docs_console.py runs the same replay
+# (docs/how-to/localize-divergence.md, `T_UNSEEDED_FROM=5 ledger replay ck --localize`) in
+# `make test` and checks its cost line, third-pass line and localized line
+@pytest.mark.heavy
 def test_an_unseeded_dropout_is_named_from_two_passes(recorded: tuple[Path, str]) -> None:
     root, run_id = recorded
     code, verdict, err = _localize(root, run_id, T_UNSEEDED_FROM="5")
@@ -84,6 +88,10 @@ def test_an_unseeded_dropout_is_named_from_two_passes(recorded: tuple[Path, str]
     assert loc["doc"].endswith("#not-flagged-by-torch")
 
 
+# heavy: a replay and three passes; tests/test_docs_console.py runs the same replay
+# (docs/how-to/localize-divergence.md, `T_RACY_FROM=5 ledger replay ck --localize`) in
+# `make test` and checks its third-pass line and the localized line naming put_
+@pytest.mark.heavy
 def test_torch_names_the_operation_in_a_third_pass(recorded: tuple[Path, str]) -> None:
     """put_ onto repeated indices in an order drawn from the OS: the two passes differ in the
     forward of Racy; under torch.use_deterministic_algorithms(True) torch raises on put_."""
