@@ -77,6 +77,17 @@ def test_a_second_save_takes_each_dtensor_s_box_from_the_first(
         assert got["boxes_computed"] == 0, rank
 
 
+def test_a_second_save_starts_no_thread_of_its_own(reports: list[dict[str, Any]]) -> None:
+    """Starting a thread waits until it runs: on a busy machine a wake-up of milliseconds,
+    and a save started them one after the other (the old code, in this save: 5 on rank 1,
+    11 on rank 0). The helpers of the first save are kept and do the second's work; what is
+    left is the store's: rank 0 writes the two ref files' temp copies on threads of their own
+    (``Store.set_refs``)."""
+    assert reports[0]["threads_of"] == ["ledger.store.repo"] * 2
+    for got in reports[1:]:
+        assert got["threads_of"] == []
+
+
 def test_a_verdict_longer_than_a_slot_takes_a_second_round(
     reports: list[dict[str, Any]],
 ) -> None:

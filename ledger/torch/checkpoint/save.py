@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,7 +71,7 @@ from .common import (
     write_event,
 )
 from .forkcopy import ForkedCopy
-from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, write_tensors
+from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, run_aside, write_tensors
 from .layout import describe, is_dtensor
 from .write import StagedObject
 
@@ -316,14 +315,13 @@ class _Job:
         # The skeleton is one more object nothing refers to yet: written beside the chunks,
         # its fsyncs are not one more step on the way to the shard manifest.
         skeleton: list[Any] = []
-        thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
-        thread.start()
+        put = run_aside(lambda: _put_json(st, self.skeleton, skeleton))
         staged: list[StagedObject] = []
 
         def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
             """The shard manifest's content, made durable while the chunks' names are;
             named once they are (it links to them)."""
-            thread.join()
+            put.wait()
             if isinstance(skeleton[0], BaseException):
                 raise skeleton[0]
             for i, layout in self.layouts.items():
@@ -374,7 +372,7 @@ class _Job:
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
             staged[0].name(durable=self.world == 1)
         finally:
-            thread.join()
+            put.wait()
             for s in staged:
                 s.discard()
         if isinstance(skeleton[0], BaseException):
