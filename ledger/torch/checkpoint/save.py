@@ -562,18 +562,22 @@ def _stage_record(
         except Exception:  # a report without its summary: written after the checks
             out.append(None)
 
-    def check() -> list[tuple[ShardSummary, CheckpointShard]]:
-        return [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+    checked: list[tuple[ShardSummary, CheckpointShard]] = []
+
+    def check() -> None:
+        checked.extend(
+            _check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)
+        )
 
     jobs: list[Any] = [stage, check, *sorted(fans | {f.parent for f in fans})]
     try:
-        done = map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
+        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
     except BaseException:
         for staged in out:
             if staged is not None:
                 staged[1].discard()
         raise
-    return out[0], done[1]
+    return out[0], checked
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:
