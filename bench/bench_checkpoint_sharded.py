@@ -11,6 +11,11 @@ each. The loads run in an order that alternates from round to round, each after 
 and into DTensors made before the clock starts. A first round is not timed (imports, first
 use). Figures are medians over the rounds; a ratio is the median over the rounds of the
 round's ledger figure over its DCP figure.
+
+Each torchrun runs in its work folder, not in the checkout: ``python -m`` puts its working
+directory first on ``sys.path``, so run from the checkout it would import this checkout's
+``ledger`` ahead of the baseline's (``LEDGER_BENCH_BASELINE``) and measure the new code twice.
+Every worker reports which ``ledger`` it imported, and a run of the wrong one is refused.
 """
 
 from __future__ import annotations
@@ -136,6 +141,9 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
     for r in range(rounds):
         one(work / f"r{r}")
     if rank == 0:
+        import ledger
+
+        out["ledger"] = str(Path(ledger.__file__).resolve().parent)  # type: ignore[assignment]
         (work / f"{mode}.json").write_text(json.dumps(out))
     dist.destroy_process_group()
 
@@ -143,7 +151,8 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
 def _torchrun(
     n: int, mode: str, work: Path, rounds: int, total: int, path: str = str(ROOT)
 ) -> dict[str, list[float]]:
-    """``_worker`` at ``n`` ranks; ``path``: the PYTHONPATH (the baseline's ``ledger`` first)."""
+    """``_worker`` at ``n`` ranks; ``path``: the PYTHONPATH (the baseline's ``ledger`` first),
+    whose first entry's ``ledger`` the workers must have imported."""
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1")
     for var in ("LEDGER_DIR", "LEDGER_RUN_ID", "LEDGER_RUN_DIR"):
@@ -153,10 +162,13 @@ def _torchrun(
         [*cmd, "-m", "bench.bench_checkpoint_sharded", mode, str(work), str(rounds), str(total)],
         env=env,
         check=True,
-        cwd=ROOT,
+        cwd=work,  # not ROOT: ``-m`` puts the working directory first on sys.path
         timeout=1800,
     )
-    data: dict[str, list[float]] = json.loads((work / f"{mode}.json").read_text())
+    data: dict[str, Any] = json.loads((work / f"{mode}.json").read_text())
+    got, want = data.pop("ledger"), (Path(path.split(os.pathsep)[0]) / "ledger").resolve()
+    if Path(got) != want:
+        raise RuntimeError(f"the {mode} workers imported {got}, not {want}: a false figure")
     return data
 
 

@@ -3,9 +3,10 @@
 ``python -m torch.distributed.run --nproc_per_node=N sharded_cost_prog.py STORE OUT``: every
 rank holds four DTensors sharded on dim 0 (local pieces of 128 KiB, above ``reuse.MIN_BYTES``),
 saves step 1, adds 1 to one of them and saves step 2. During the second save it counts the
-collectives it issues, per chunk whether it was found equal to the last save by a comparison
-or hashed, and the folders it fsyncs; then it exchanges a value longer than
-``collectives.SLOT``. Each rank writes what it saw to ``OUT/rank<r>.json``.
+collectives it issues, how often torch computed a DTensor's local box, the threads it
+started, per chunk whether it was found equal to the last save by a comparison or hashed,
+and the folders it fsyncs; then rank 0 broadcasts a value longer than ``collectives.SLOT``,
+and every rank tries to gather one. Each rank writes what it saw to ``OUT/rank<r>.json``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import ledger.torch.checkpoint.io as ckpt_io
 import ledger.torch.checkpoint.write as ckpt_write
 from ledger.store import Store
 from ledger.torch.checkpoint import save_checkpoint
-from ledger.torch.checkpoint.collectives import all_gather_json
+from ledger.torch.checkpoint.collectives import SLOT, broadcast_json, gather_json
 from ledger.torch.checkpoint.common import read_checkpoint, resolve_checkpoint
 
 COLLECTIVES = ("all_gather", "all_gather_object", "broadcast", "barrier", "gather", "all_reduce")
@@ -59,6 +60,21 @@ def main() -> None:
 
     for name in COLLECTIVES:
         setattr(dist, name, counting(name, getattr(dist, name)))
+    import torch.distributed.tensor._utils as dtensor_utils
+
+    boxes = "compute_local_shape_and_global_offset"  # torch's rule for a DTensor's local box
+    setattr(dtensor_utils, boxes, counting(boxes, getattr(dtensor_utils, boxes)))
+    import threading
+
+    start = threading.Thread.start
+    names: list[str] = []
+
+    def starting(t: threading.Thread) -> None:  # counted by the module of their code
+        calls["thread_start"] = calls.get("thread_start", 0) + 1
+        names.append(getattr(getattr(t, "_target", None), "__module__", "?"))
+        start(t)
+
+    threading.Thread.start = starting  # type: ignore[method-assign]
     reused, put = ckpt_io.reused, ckpt_write.ChunkWriter.put
 
     def spy_reused(objects: Any, key: str, index: int, data: Any) -> Any:
@@ -87,13 +103,28 @@ def main() -> None:
     manifests = [str(st.objects.path_of(s.manifest).parent) for s in rec.shards]
     ckpt_io.reused, ckpt_write.ChunkWriter.put = reused, put  # type: ignore[method-assign]
     save_calls = dict(calls)
+    boxes_computed = save_calls.pop(boxes, 0)
+    threads_started = save_calls.pop("thread_start", 0)
     calls.clear()
-    # A value longer than one slot (a long error message, say) on one rank: a second round.
-    longer = all_gather_json({"rank": rank, "pad": "é" * (3000 * rank)})
+    # A verdict longer than one slot (a long error message, say): a second round.
+    longer = broadcast_json({"rank": 0, "pad": "é" * 3000} if rank == 0 else None)
+    long_calls = dict(calls)
+    calls.clear()
+    # A report longer than a slot is refused before any collective (no rank is left waiting).
+    try:
+        gather_json({"rank": rank, "pad": "x" * SLOT})
+        refused = ""
+    except ValueError as e:
+        refused = str(e)
     report = {
         "calls": save_calls,
-        "long_calls": calls,
-        "long": [[v["rank"], len(v["pad"])] for v in longer],
+        "boxes_computed": boxes_computed,
+        "threads_started": threads_started,
+        "threads_of": names,
+        "long_calls": long_calls,
+        "long": [longer["rank"], len(longer["pad"])],
+        "refused": refused,
+        "refused_calls": calls,
         "compared": sorted(compared),
         "hashed": hashed,
         "bytes_new": info.bytes_new,

@@ -219,3 +219,29 @@ def test_saves_called_from_two_threads_at_once_keep_their_own_bytes(tmp_path: Pa
     wait_for_checkpoints()
     for step, state in states.items():
         assert torch.equal(load_checkpoint(step, store=store, run_id="r").state["w"], state["w"])
+
+
+def test_a_background_save_after_the_first_starts_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting a thread makes the caller wait until it runs (milliseconds on a busy machine),
+    inside the time a background save holds training: the saves run on one thread kept for
+    the process, and their helpers are kept too (the old code started 5 threads of its own in
+    this save: the save's, its helpers, the skeleton's writer)."""
+    store = Store.init(tmp_path / ".ledger")
+    state = {"w": torch.randn(1 << 18), "b": torch.randn(1 << 16)}
+    save_checkpoint({"m": state}, step=1, store=store, run_id="r", background=True).wait(60)
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counting(t: threading.Thread) -> None:  # by the module of the thread's code
+        started.append(getattr(getattr(t, "_target", None), "__module__", "?"))
+        start(t)
+
+    monkeypatch.setattr(threading.Thread, "start", counting)
+    state["w"].add_(1.0)
+    pending = save_checkpoint({"m": state}, step=2, store=store, run_id="r", background=True)
+    pending.wait(60)
+    # What is left is the store's: the two ref files' temp copies (``Store.set_refs``).
+    assert started == ["ledger.store.repo"] * 2
+    assert load_checkpoint(store=store, run_id="r").info.step == 2

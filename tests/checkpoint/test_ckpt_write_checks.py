@@ -115,14 +115,14 @@ class _Gate:
 
 
 @pytest.fixture()
-def new_pool(monkeypatch: Any) -> Iterator[Callable[[int], ckpt_write._Pool]]:
+def new_pool(monkeypatch: Any) -> Iterator[Callable[[int], ckpt_write.Pool]]:
     """Pools of their own, whose threads are stopped afterwards (a pool's threads never end
     on their own, and other tests count the process pool's threads by name)."""
     before = set(threading.enumerate())
-    pools: list[ckpt_write._Pool] = []
+    pools: list[ckpt_write.Pool] = []
 
-    def make(size: int) -> ckpt_write._Pool:
-        pools.append(ckpt_write._Pool(size))
+    def make(size: int) -> ckpt_write.Pool:
+        pools.append(ckpt_write.Pool(size))
         return pools[-1]
 
     yield make
@@ -144,7 +144,7 @@ def new_pool(monkeypatch: Any) -> Iterator[Callable[[int], ckpt_write._Pool]]:
     )
 
 
-def _settled(pool: ckpt_write._Pool) -> None:
+def _settled(pool: ckpt_write.Pool) -> None:
     """Wait until every started thread of ``pool`` waits for work, then a little longer (an
     idle count that overshoots would show by then)."""
     _until(lambda: pool._idle >= pool._threads)
@@ -152,7 +152,7 @@ def _settled(pool: ckpt_write._Pool) -> None:
 
 
 def test_an_idle_pool_thread_takes_the_next_task_and_no_new_thread_starts(
-    new_pool: Callable[[int], ckpt_write._Pool],
+    new_pool: Callable[[int], ckpt_write.Pool],
 ) -> None:
     pool = new_pool(4)
     ran: list[int] = []
@@ -167,7 +167,7 @@ def test_an_idle_pool_thread_takes_the_next_task_and_no_new_thread_starts(
 
 
 def test_tasks_that_wait_for_each_other_all_run(
-    new_pool: Callable[[int], ckpt_write._Pool],
+    new_pool: Callable[[int], ckpt_write.Pool],
 ) -> None:
     """A task given to a pool whose threads are all busy starts a thread (up to the size):
     an idle count that also counts busy threads would leave it queued behind them."""
@@ -199,7 +199,7 @@ def test_tasks_that_wait_for_each_other_all_run(
 
 
 def test_the_pool_starts_no_more_threads_than_its_size(
-    new_pool: Callable[[int], ckpt_write._Pool],
+    new_pool: Callable[[int], ckpt_write.Pool],
 ) -> None:
     pool = new_pool(2)
     release = threading.Event()

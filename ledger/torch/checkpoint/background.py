@@ -10,8 +10,11 @@ so a process killed while the thread works leaves ``latest`` on the previous che
   fresh pages: memory is one copy of this rank's tensors, held between saves too.
 - **One save in flight.** Any save (background or not) first waits for the previous one (saves
   called from several threads at once take turns, ``caller_lock``); so does
-  interpreter exit (the thread is not a daemon; it uses plain threads, never an executor, which
-  would refuse work once shutdown has begun).
+  interpreter exit: the saves run on one thread kept for the process (starting a thread per
+  save made the caller wait until it ran, milliseconds on a busy machine), a daemon, and
+  exit waits for the save in flight in a hook that ``threading`` runs before it joins the
+  other threads, while threads can still be started (it uses plain threads, never an executor,
+  which would refuse work once shutdown has begun).
 - **Failures are not lost.** An error in the thread is raised by ``PendingCheckpoint.wait()``,
   or by the next save if nobody waited, or printed to stderr at exit.
 """
@@ -19,7 +22,9 @@ so a process killed while the thread works leaves ``latest`` on the previous che
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import queue
 import sys
 import threading
 import time
@@ -241,23 +246,65 @@ def wait_for_checkpoints() -> None:
     wait_inflight()
 
 
+# The thread that runs background saves, one after the other, and its queue of saves.
+_saves: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+_saver: threading.Thread | None = None
+_saver_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        _saves.get()()
+
+
+def _wait_at_exit() -> None:
+    """Run by ``threading`` at interpreter exit, before it joins non-daemon threads: the save
+    in flight finishes (the saver is a daemon and would otherwise be stopped with the
+    interpreter); its error, if nobody saw it, is printed by ``_report_at_exit``."""
+    with _lock:
+        pending = _inflight
+    if pending is not None:
+        pending._done.wait()
+
+
+def _start_saver() -> threading.Thread:
+    global _saver
+    with _saver_lock:
+        if _saver is None or not _saver.is_alive():
+            if _saver is None:
+                # A save started once shutdown has begun is waited for by ``_report_at_exit``.
+                with contextlib.suppress(RuntimeError):
+                    threading._register_atexit(_wait_at_exit)  # type: ignore[attr-defined]
+            _saver = threading.Thread(target=_serve, name="ledger-checkpoint", daemon=True)
+            _saver.start()
+        return _saver
+
+
+def _after_fork() -> None:
+    """A forked child has no saver thread, and no business with its parent's queued save."""
+    global _saves, _saver_lock
+    _saves, _saver_lock = queue.SimpleQueue(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def start(step: int, blocked_since: float, work: Callable[[], CheckpointInfo]) -> PendingCheckpoint:
-    """Run ``work`` in a thread and return its handle (the caller waited for the last one)."""
+    """Run ``work`` on the saver thread and return its handle (the caller waited for the last
+    save; the saver is started by the first)."""
     global _inflight
     pending = PendingCheckpoint(step, time.perf_counter() - blocked_since)
-    thread = threading.Thread(
-        target=pending._run, args=(work,), name=f"ledger-checkpoint-{step}", daemon=False
-    )
-    pending._thread = thread
+    pending._thread = _start_saver()
     with _lock:
         _inflight = pending
-    thread.start()
+    _saves.put(lambda: pending._run(work))
     return pending
 
 
 @atexit.register
 def _report_at_exit() -> None:
-    """The thread was joined before atexit runs; say so if its save failed unseen."""
+    """The save was waited for before atexit runs (``_wait_at_exit``); say so if it failed
+    unseen."""
     with _lock:
         pending = _inflight
     if pending is None:

@@ -45,12 +45,30 @@ def is_dtensor(value: Any) -> bool:
     return cls is not None and isinstance(value, cls)
 
 
+# Boxes computed so far, by (mesh id, whole shape, placements): (the mesh, the box). A save
+# describes every DTensor of the state, and torch's rule costs about 15 us a tensor, paid while
+# a background save holds training; the same parameters come back at every save. The mesh is
+# held, so its id is not reused while its entry is here; a box depends on nothing else (this
+# rank's place in the mesh is fixed when the mesh is made).
+_boxes: dict[tuple[int, tuple[int, ...], tuple[Any, ...]], tuple[Any, Box]] = {}
+_BOXES = 4096  # entries kept at most (a state with more DTensors computes the rest each time)
+
+
 def _box(t: Any) -> Box:
     """This rank's box of DTensor ``t`` (torch's own rule for Shard/Replicate placements)."""
     from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
-    shape, offset = compute_local_shape_and_global_offset(t.shape, t.device_mesh, t.placements)
-    return tuple(int(o) for o in offset), tuple(int(n) for n in shape)
+    mesh = t.device_mesh
+    key = (id(mesh), tuple(t.shape), tuple(t.placements))
+    hit = _boxes.get(key)
+    if hit is not None and hit[0] is mesh:
+        return hit[1]
+    shape, offset = compute_local_shape_and_global_offset(t.shape, mesh, t.placements)
+    box = tuple(int(o) for o in offset), tuple(int(n) for n in shape)
+    if len(_boxes) >= _BOXES:
+        _boxes.clear()
+    _boxes[key] = (mesh, box)
+    return box
 
 
 def _placements(t: Any, path: str) -> list[str]:

@@ -216,6 +216,7 @@ def remember(
         _maps.setdefault(root, {})[(key, index)] = m
         while len(_maps) > _STORES:
             _drop(_maps.popitem(last=False)[1].values())
+    _start_reaper()
 
 
 def _map(objects: ObjectStore, oid: str, size: int, changed: bool) -> _Mapped | None:
@@ -242,13 +243,23 @@ def _drop(maps: Any) -> None:
 # as writing it did; a thread of its own does it, not the save that found the mapping stale.
 _retired: queue.SimpleQueue[_Mapped] = queue.SimpleQueue()
 _reaper: threading.Thread | None = None
+_reaper_lock = threading.Lock()
 
 
 def _retire(maps: list[_Mapped]) -> None:
-    global _reaper
     for m in maps:
         _retired.put(m)
-    if maps and (_reaper is None or not _reaper.is_alive()):
+    if maps:
+        _start_reaper()
+
+
+def _start_reaper() -> None:
+    """Start the unmapping thread unless it runs. ``remember`` starts it with the first
+    mapping, so the save that first retires one does not wait for a thread to start."""
+    global _reaper
+    with _reaper_lock:  # not ``_lock``: mappings are retired while it is held
+        if _reaper is not None and _reaper.is_alive():
+            return
         _reaper = threading.Thread(target=_unmap_forever, name="ledger-unmap", daemon=True)
         _reaper.start()
 

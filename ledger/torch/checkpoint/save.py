@@ -7,8 +7,8 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    (fsynced; written side by side), then the shard manifest (its content fsynced while the
    chunks' names are made durable, its name given after: ``write.StagedObject``); a DTensor
    is stored as its local piece, its entry carries the layout (``layout``);
-2. every rank sends (step, shard id) to all as JSON (one ``all_gather``,
-   ``collectives.all_gather_json``); rank 0 re-reads every shard manifest,
+2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
+   ``collectives.gather_json``); rank 0 re-reads every shard manifest,
    checks equal steps and world size, that every chunk object exists with its size and that
    the ranks' pieces of each DTensor make it whole;
 3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries while it fsyncs
@@ -18,7 +18,8 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
    ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
-   appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl``; all ranks return.
+   appends a ``save`` event to ``$LEDGER_RUN_DIR/checkpoints.jsonl`` and sends the verdict
+   to every rank (one ``broadcast``, ``collectives.broadcast_json``); all ranks return.
 
 With ``background=True`` step 1's ``state_dict()`` calls and a copy of the tensors happen
 before the call returns; the rest runs in a thread (``background``), gathering on a gloo
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,7 +58,7 @@ from .background import (
     wait_inflight,
 )
 from .codec import encode_state
-from .collectives import all_gather_json, background_group, rank_and_world
+from .collectives import ROOM, background_group, broadcast_json, gather_json, rank_and_world
 from .common import (
     CheckpointInfo,
     fault,
@@ -71,11 +71,11 @@ from .common import (
     write_event,
 )
 from .forkcopy import ForkedCopy
-from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, write_tensors
+from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, run_aside, write_tensors
 from .layout import describe, is_dtensor
 from .write import StagedObject
 
-__all__ = ["save_checkpoint"]
+__all__ = ["fit_report", "save_checkpoint"]
 
 
 @overload
@@ -208,11 +208,11 @@ def save_checkpoint(
         except LedgerError as e:
             if world == 1:
                 raise
-            job.error = f"rank {rank}: {e}"
+            job.error, job.cause = f"rank {rank}: {e}", e
         except Exception as e:  # other ranks must learn of it or they would wait forever
             if world == 1:
                 raise
-            job.error = f"rank {rank}: {type(e).__name__}: {e}"
+            job.error, job.cause = f"rank {rank}: {type(e).__name__}: {e}", e
         if background:
             return start(step, t0, job.run)
         return job.run()
@@ -237,6 +237,7 @@ class _Job:
         self.skeleton: Any = None
         self.tensors: list[tuple[str, Any]] = []
         self.error: str | None = None
+        self.cause: BaseException | None = None  # of ``error``, raised from (its whole text)
         self.keep_last: int | None = None
         self.note = ""
         self.group: Any = None
@@ -258,26 +259,25 @@ class _Job:
                     self.copying.wait()
                 shard_oid = self._write_shard()
             except LedgerError as e:
-                error = f"rank {rank}: {e}"
+                error, self.cause = f"rank {rank}: {e}", e
                 if world == 1:
                     raise
             except Exception as e:  # other ranks must learn of it or they would wait forever
                 if world == 1:
                     raise
-                error = f"rank {rank}: {type(e).__name__}: {e}"
+                error, self.cause = f"rank {rank}: {type(e).__name__}: {e}", e
         self.tensors = []  # a background save's copy is no longer needed
-        reports = all_gather_json(
-            {
-                "rank": rank,
-                "step": step,
-                "shard": shard_oid,
-                "error": error,
-                "summary": self.summary,
-            },
-            self.group,
-        )
+        report = {
+            "rank": rank,
+            "step": step,
+            "shard": shard_oid,
+            "error": error,
+            "summary": self.summary,
+        }
+        # Only rank 0 reads the reports; the verdict comes back in one broadcast.
+        reports = gather_json(fit_report(report), self.group)
         verdict: dict[str, Any] = {}
-        if rank == 0:
+        if reports is not None:  # rank 0
             try:
                 verdict = _publish(
                     st,
@@ -295,9 +295,11 @@ class _Job:
                 verdict = {"error": str(e)}
         if self.record is not None:
             self.record[1].discard()  # unless named: an error came first
-        verdict = all_gather_json(verdict, self.group)[0]
+        verdict = broadcast_json(verdict, self.group)
         if verdict.get("error"):
-            raise IntegrityError(f"checkpoint step {step} was not published: {verdict['error']}")
+            raise IntegrityError(
+                f"checkpoint step {step} was not published: {verdict['error']}"
+            ) from self.cause
         rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
         return info_of(
             rec,
@@ -313,14 +315,13 @@ class _Job:
         # The skeleton is one more object nothing refers to yet: written beside the chunks,
         # its fsyncs are not one more step on the way to the shard manifest.
         skeleton: list[Any] = []
-        thread = threading.Thread(target=_put_json, args=(st, self.skeleton, skeleton))
-        thread.start()
+        put = run_aside(lambda: _put_json(st, self.skeleton, skeleton))
         staged: list[StagedObject] = []
 
         def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
             """The shard manifest's content, made durable while the chunks' names are;
             named once they are (it links to them)."""
-            thread.join()
+            put.wait()
             if isinstance(skeleton[0], BaseException):
                 raise skeleton[0]
             for i, layout in self.layouts.items():
@@ -371,13 +372,35 @@ class _Job:
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
             staged[0].name(durable=self.world == 1)
         finally:
-            thread.join()
+            put.wait()
             for s in staged:
                 s.discard()
         if isinstance(skeleton[0], BaseException):
             raise skeleton[0]
         fault("after-shard")
         return staged[0].oid
+
+
+def fit_report(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as it fits one slot of ``collectives.gather_json``: a rank's error message
+    longer than that is cut, and says how much was cut (the rank raises from its own error,
+    which keeps all of it); nothing else in a report grows with the state."""
+    error = report.get("error")
+    if len(canonical_json(report)) <= ROOM or not isinstance(error, str):
+        return report
+
+    def cut(keep: int) -> dict[str, Any]:
+        return {**report, "error": f"{error[:keep]}… ({len(error) - keep} characters cut)"}
+
+    # The longest start that fits (JSON escapes and UTF-8 make characters unequal in bytes).
+    lo, hi = 0, len(error)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(canonical_json(cut(mid))) <= ROOM:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo)
 
 
 def local_pieces(
@@ -468,9 +491,10 @@ def _publish(
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
-        staged = _stage_record(st, reports, run, step, world, note)
+        staged, checked = _stage_record(st, reports, run, step, world, note)
     try:
-        checked = [_check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)]
+        if world == 1:
+            checked = [_check_shard(st, reports[0]["shard"], run, step, 0, world)]
         shards = [summary for summary, _rec in checked]
         gap = _layout_gap([rec for _summary, rec in checked])
         if gap:
@@ -516,12 +540,14 @@ def _publish(
 
 def _stage_record(
     st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
-) -> tuple[Checkpoint, StagedObject] | None:
+) -> tuple[tuple[Checkpoint, StagedObject] | None, list[tuple[ShardSummary, CheckpointShard]]]:
     """The record as the ranks' reports describe it, its content made durable on a thread
-    while this one fsyncs the folders of the ranks' shard manifests (each rank named its own,
-    ``_write_shard``): the record's name comes only after both, once the checks agree.
-    None (the folders fsynced all the same) when the reports cannot make a record: the
-    record is then written after the checks, as before."""
+    while others fsync the folders of the ranks' shard manifests (each rank named its own,
+    ``_write_shard``) and one checks every rank's shard (``_check_shard``: it reads the
+    manifests and stats their chunks, which needs none of those fsyncs done): the record's
+    name comes only after all of them, once the checks agree with it. The staged record is
+    None (the folders fsynced all the same) when the reports cannot make a record: it is
+    then written after the checks, as before. A failed check is raised."""
     fans = {st.objects.path_of(r["shard"]).parent for r in reports}
     out: list[tuple[Checkpoint, StagedObject] | None] = []
 
@@ -536,15 +562,22 @@ def _stage_record(
         except Exception:  # a report without its summary: written after the checks
             out.append(None)
 
-    jobs: list[Path | None] = [None, *sorted(fans | {f.parent for f in fans})]
+    checked: list[tuple[ShardSummary, CheckpointShard]] = []
+
+    def check() -> None:
+        checked.extend(
+            _check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)
+        )
+
+    jobs: list[Any] = [stage, check, *sorted(fans | {f.parent for f in fans})]
     try:
-        map_threads(lambda job: stage() if job is None else fsync_dir(job), jobs, len(jobs))
+        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
     except BaseException:
         for staged in out:
             if staged is not None:
                 staged[1].discard()
         raise
-    return out[0]
+    return out[0], checked
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:

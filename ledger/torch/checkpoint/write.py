@@ -25,7 +25,7 @@ it costs about what a buffered write and fsync cost, and leaves the page cache t
 training data. A file system that refuses ``O_DIRECT`` (tmpfs before Linux 6.6, some FUSE
 and network file systems) gets buffered writes, remembered per folder.
 
-The syncer threads are one pool per process (``_Pool``), started on first use and kept for the
+The syncer threads are one pool per process (``Pool``), started on first use and kept for the
 next save: starting threads on every save cost page faults and start-up time on each one. A
 forked child (a crash test's saver, a DataLoader worker) has none of its parent's threads; it
 starts its own pool when it first saves.
@@ -61,6 +61,7 @@ __all__ = [
     "LEVEL",
     "SAVING_BY_DEFAULT",
     "ChunkWriter",
+    "Pool",
     "StagedObject",
     "Written",
     "compression_pays",
@@ -107,13 +108,13 @@ _direct_refused: set[str] = set()
 _local = threading.local()
 
 
-class _Pool:
+class Pool:
     """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
     and kept: a save finishing while the interpreter exits still gets its work done, since
-    the saving thread waits for it."""
+    the saving thread waits for it. ``name``: their threads' name."""
 
-    def __init__(self, size: int) -> None:
-        self._size = size
+    def __init__(self, size: int, name: str = "ledger-ckpt-sync") -> None:
+        self._size, self._name = size, name
         self._lock = threading.Lock()
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         self._ready = threading.Semaphore(0)
@@ -134,7 +135,7 @@ class _Pool:
         if wake:
             self._ready.release()
         elif start:
-            threading.Thread(target=self._serve, name="ledger-ckpt-sync", daemon=True).start()
+            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
@@ -149,14 +150,14 @@ class _Pool:
 
 
 _pool_lock = threading.Lock()
-_the_pool: _Pool | None = None
+_the_pool: Pool | None = None
 
 
-def _pool() -> _Pool:
+def _pool() -> Pool:
     global _the_pool
     with _pool_lock:
         if _the_pool is None:
-            _the_pool = _Pool(_POOL)
+            _the_pool = Pool(_POOL)
         return _the_pool
 
 
