@@ -71,6 +71,53 @@ def _store_child(code: Path, data: Path, cache: Path, root: Path, n: int) -> tup
     return float(out[0]), float(out[1])
 
 
+# Times a cold digest (empty stat cache, the caller dropped the page cache) and the cache save
+# of the ``ledger`` on PYTHONPATH, after its imports: wall and the process's CPU (user +
+# system). ``cores``: pinned to that many CPUs first (sched_setaffinity), 0 for all.
+_COLD_CHILD = """
+import os, sys, time
+from pathlib import Path
+from ledger.capture.data import digest_input
+from ledger.capture.statcache import StatCache
+data, cache, cores = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+if cores:
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+t, cpu = time.perf_counter(), time.process_time()
+c = StatCache.load(cache)
+digest_input(data, c, dvc=False)
+c.save()
+print(time.perf_counter() - t, time.process_time() - cpu)
+"""
+
+
+def _cold_child(code: Path, data: Path, cache: Path, cores: int) -> tuple[float, float]:
+    """A cold digest of ``data`` by the ledger at ``code``, in a fresh process: wall, CPU."""
+    cache.unlink(missing_ok=True)
+    drop_page_cache(data)
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD_CHILD, str(data), str(cache), str(cores)],
+        env={**os.environ, "PYTHONPATH": str(code)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def _cold_rounds(
+    plain: Path, cache: Path, here: Path, base: tuple[str, Path] | None, rounds: int
+) -> dict[tuple[str, int], list[tuple[float, float]]]:
+    """Cold digests in fresh processes, this checkout and the baseline's in turn (first place
+    alternating), on every core and pinned to one: {(who, cores): [(wall, cpu)]}."""
+    who = [("now", here)] + ([("base", base[1])] if base is not None else [])
+    runs = [(name, code, cores) for cores in (0, 1) for name, code in who]
+    out: dict[tuple[str, int], list[tuple[float, float]]] = {(n, c): [] for n, _, c in runs}
+    for i in range(rounds):
+        for name, code, cores in runs if i % 2 == 0 else runs[::-1]:
+            out[(name, cores)].append(_cold_child(code, plain, cache, cores))
+    return out
+
+
 def _python_start() -> float:
     return median_time(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
 
@@ -150,6 +197,46 @@ def _journal_note(path: Path) -> str:
         "machine, under perf, about half of store_inputs' CPU time after other work deleted "
         "files)"
     )
+
+
+def _process_rows(
+    name: str,
+    procs: dict[tuple[str, int], list[tuple[float, float]]],
+    base: tuple[str, Path] | None,
+) -> list[Row]:
+    """Rows of ``_cold_rounds``: medians of wall and CPU seconds; the baseline's as a ratio."""
+
+    def med(key: tuple[str, int], i: int) -> float:
+        return statistics.median(x[i] for x in procs[key])
+
+    rows = []
+    for cores, where in ((0, "every core"), (1, "pinned to 1 core")):
+        wall, cpu = med(("now", cores), 0), med(("now", cores), 1)
+        rows.append(
+            Row(
+                name,
+                f"ledger cold digest in a fresh process, {where}",
+                wall,
+                "s",
+                f"CPU {cpu:.3f} s",
+                None,
+                note="fresh process: the digest and cache save timed after the imports, with "
+                "their CPU time (user + system); the baseline's in the same rounds, in turn",
+            )
+        )
+        if base is not None and ("base", cores) in procs:
+            bw, bc = med(("base", cores), 0), med(("base", cores), 1)
+            rows.append(
+                Row(
+                    name,
+                    f"ledger cold digest at {base[0]} (before), fresh process, {where}",
+                    bw,
+                    "s",
+                    f"now ({wall:.3f} s; CPU now {cpu:.3f} s, before {bc:.3f} s)",
+                    bw / wall,
+                )
+            )
+    return rows
 
 
 def run(quick: bool) -> list[Row]:
@@ -242,6 +329,7 @@ def run(quick: bool) -> list[Row]:
                 list(pool.map(part, [paths[w::k] for w in range(k)]))
 
         floor_s = median_time(read_and_hash_threads, 3, setup=lambda: drop_page_cache(plain))
+        floor1_s = median_time(read_and_hash, 3, setup=lambda: drop_page_cache(plain))
 
         t = time.perf_counter()
         d = digest_input(repo / "data", StatCache(), dvc=True)
@@ -253,6 +341,7 @@ def run(quick: bool) -> list[Row]:
         here = Path(__file__).resolve().parent.parent
         base = baseline_checkout(tmp / "baseline")
         rounds = 3 if quick else 5
+        procs = _cold_rounds(plain, tmp / "stat-cache-child", here, base, rounds)
         pairs, cpu = _store_rounds(plain, cache_file, tmp, here, base, rounds, n)
         paired_cold_s = statistics.median(pairs["cold"])
         store_s = statistics.median(pairs["store"])
@@ -313,6 +402,18 @@ def run(quick: bool) -> list[Row]:
             "(no walk, stat cache, listing or save); `dvc add` / floor says how fast any cold "
             "digest could be against it",
         ),
+        Row(
+            name,
+            "read + BLAKE3 of every file in Python, page cache dropped, 1 thread (1-thread floor)",
+            floor1_s,
+            "s",
+            "ledger cold",
+            floor1_s / cold_s,
+            note="single-thread floor: the same reads one after another; a cold read here waits "
+            "on the disk for most of its time, so threads (read and BLAKE3 release the GIL) "
+            "overlap the waits",
+        ),
+        *_process_rows(name, procs, base),
         Row(
             name,
             "ledger cold digest, 1 thread",

@@ -15,6 +15,7 @@ __all__ = [
     "hash_bytes",
     "hash_file",
     "hash_stream",
+    "hasher_for",
     "is_oid",
     "new_hasher",
 ]
@@ -31,8 +32,13 @@ def new_hasher() -> blake3.blake3:
     return blake3.blake3(max_threads=blake3.blake3.AUTO)
 
 
+def hasher_for(size: int) -> blake3.blake3:
+    """A hasher for ``size`` bytes: threaded only where that pays."""
+    return new_hasher() if size >= _MT_THRESHOLD else blake3.blake3()
+
+
 def hash_bytes(data: bytes | memoryview) -> str:
-    h = new_hasher() if len(data) >= _MT_THRESHOLD else blake3.blake3()
+    h = hasher_for(len(data))
     h.update(data)
     return ALGO_PREFIX + h.hexdigest()
 

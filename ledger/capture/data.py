@@ -22,7 +22,7 @@ from typing import Any
 
 import blake3
 
-from .._hashing import ALGO_PREFIX, hash_bytes, hash_stream
+from .._hashing import ALGO_PREFIX, CHUNK, hash_bytes, hasher_for
 from .._progress import tick
 from ..errors import LedgerError, UsageError
 from ..records.data import DataManifest, InputChange, InputDigest
@@ -41,7 +41,8 @@ __all__ = [
 ]
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
-_WHOLE_READ = 8 << 20  # below this a file is read in one call (fastest for small files)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+_local = threading.local()
 
 
 # One walked entry: path relative to the input, its lstat, type (file | symlink | dir). Plain
@@ -136,11 +137,39 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
     return items, h.digest()
 
 
+def _buffer(want: int) -> memoryview:
+    """This thread's read buffer, at least ``want`` bytes (kept: a digest's workers read file
+    after file into it; a fresh bytes object per file cost an allocation and a copy)."""
+    buf: bytearray | None = getattr(_local, "buf", None)
+    if buf is None or len(buf) < want:
+        buf = _local.buf = bytearray(want)
+    return memoryview(buf)
+
+
+def _read_digest(fd: int, size: int) -> tuple[str, int]:
+    """BLAKE3 of everything ``fd`` reads from its offset to its end, and how many bytes that
+    was. ``size``: the file's size by ``fstat``. The first read asks for one byte more than
+    that: a read that comes back short at exactly ``size`` bytes is the end (a regular file
+    reads short only there), so a small file is one ``read``, without the second one that
+    finds the end. A file that grew or shrank meanwhile is read to its end all the same."""
+    view = _buffer(min(size + 1, CHUNK))
+    h = hasher_for(size)
+    want, total = min(size + 1, len(view)), 0
+    while n := os.readv(fd, [view[:want]]):
+        h.update(view[:n])
+        total += n
+        if total == size and n < want:
+            break
+        want = len(view)
+    return ALGO_PREFIX + h.hexdigest(), total
+
+
 def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
-    """Read and hash a file; the stat returned is the opened file's, so it keys the cache."""
+    """Read and hash a file; the stat returned is the opened file's, so it keys the cache.
+    Four system calls a small file: open, fstat, one read, close."""
     started = StatCache.now_ns()
     try:
-        fd = os.open(abspath, os.O_RDONLY)
+        fd = os.open(abspath, _READ_FLAGS)
     except PermissionError:
         raise UsageError(
             f"cannot read input file {abspath}: permission denied",
@@ -148,10 +177,16 @@ def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
         ) from None
     except FileNotFoundError:
         raise UsageError(f"input file {abspath} vanished while it was being digested") from None
-    with os.fdopen(fd, "rb", buffering=0) as f:
+    try:
         st = os.fstat(fd)
         # Hash what this descriptor reads, so the stat and the digest describe the same file.
-        digest = hash_bytes(f.read()) if st.st_size < _WHOLE_READ else hash_stream(f)  # type: ignore[arg-type]
+        digest, n = _read_digest(fd, st.st_size)
+        if n != st.st_size:  # written meanwhile: the stat after the read describes more of it
+            st = os.fstat(fd)
+    except OSError as e:
+        raise UsageError(f"cannot read input file {abspath}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
     cache.stats.hashed += 1
     cache.stats.bytes_hashed += st.st_size
     tick(1, st.st_size)
@@ -181,10 +216,18 @@ def _fill(
         elif type == "symlink":
             digests[i] = _link_digest(base + rel)
 
+    failed = threading.Event()  # one worker's error stops the others at their next file
+
     def run(batch: list[int]) -> None:
         for i in batch:
+            if failed.is_set():
+                return
             rel, seen, type = items[i]
-            digests[i], st = _hash_one(base + rel, cache)
+            try:
+                digests[i], st = _hash_one(base + rel, cache)
+            except BaseException:
+                failed.set()
+                raise
             if stat_key(st) != stat_key(seen):
                 moved.append(rel)
                 items[i] = (rel, st, type)

@@ -42,10 +42,14 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> 
     fsync_dir(path.parent)
 
 
-def replace_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+def replace_bytes(
+    path: Path, data: bytes, tmp_dir: Path | None = None, *, durable: bool = True
+) -> None:
     """``atomic_write_bytes`` but for the fsync of ``path``'s folder, which the caller does
-    (once for several files)."""
-    tmp = stage_bytes(data, tmp_dir or path.parent)
+    (once for several files). ``durable=False``: the content is not fsynced either, for a
+    cache that checks itself on load (readers still see the old or the new file, whole; after
+    a crash it may be the old one, or empty)."""
+    tmp = stage_bytes(data, tmp_dir or path.parent, durable=durable)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -54,17 +58,19 @@ def replace_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
         raise
 
 
-def stage_bytes(data: bytes, tmp_dir: Path) -> Path:
-    """``data`` in a new temp file in ``tmp_dir``, fsynced and readable by all (0o644), for
-    the caller to rename into place (``replace_bytes``; ``Store.set_refs`` stages its ref
-    files while the log append is fsynced). Removed again if writing it fails."""
+def stage_bytes(data: bytes, tmp_dir: Path, *, durable: bool = True) -> Path:
+    """``data`` in a new temp file in ``tmp_dir``, fsynced (unless ``durable=False``) and
+    readable by all (0o644), for the caller to rename into place (``replace_bytes``;
+    ``Store.set_refs`` stages its ref files while the log append is fsynced). Removed again
+    if writing it fails."""
     fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".w-")
     tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
