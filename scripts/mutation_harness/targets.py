@@ -806,6 +806,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_VERIFY, "log_entries: int = 0", "0 -> 1"): (
         "the default is never seen: verify_store always sets log_entries from chain_head"
     ),
+    (_VERIFY, "log_entries: int = 0", "0 -> -1"): (
+        "the default is never seen: verify_store always sets log_entries from chain_head"
+    ),
     (
         _VERIFY,
         'where = "end of log" if p.line < 0 else f"log line {p.line}"',
