@@ -355,3 +355,61 @@ def test_a_signed_statement_with_malformed_digests_is_reported(
     store = Store.open(project / ".ledger")
     report = check(store, env, load_public_key(keys[1]))
     assert any("not an object id" in p for p in report.problems), report.problems
+
+
+def test_attest_refuses_a_ledger_whose_log_chain_is_broken_naming_the_first_break(
+    store: Store, tmp_path: Path
+) -> None:
+    """Nothing is signed over a broken chain: `ledger attest` stops with the first problem
+    `ledger verify` would report (here a line dropped: its seq, then its link)."""
+    from ledger.errors import IntegrityError
+
+    for i in range(3):
+        store.set_ref(f"notes/r{i}", store.put_json({"kind": "note", "schema": 1, "i": i}))
+    lines = store.log.path.read_bytes().splitlines(keepends=True)
+    store.log.path.write_bytes(lines[0] + lines[2])
+    problems, _ = store.log.check()
+    assert len({p.message for p in problems}) >= 2, problems
+    generate_key(tmp_path / "key")
+    with pytest.raises(IntegrityError) as e:
+        attest_run(store, "notes/r0", load_private_key(tmp_path / "key"))
+    assert f"the log chain is broken ({problems[0].message}); not attesting" in str(e.value)
+
+
+def test_attest_refuses_an_empty_ledger(store: Store, tmp_path: Path) -> None:
+    from ledger.errors import UsageError
+
+    generate_key(tmp_path / "key")
+    with pytest.raises(UsageError, match="the ledger has no history to attest"):
+        attest_run(store, "anything", load_private_key(tmp_path / "key"))
+
+
+def test_attest_stops_when_the_log_changes_between_its_two_reads(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head is read, then the refs at that head: a log rewritten in between (the refs
+    read finds no such line) stops the attestation, to be run again, rather than signing."""
+    import ledger.attest.check as check_module
+    from ledger.errors import IntegrityError
+
+    store.set_ref("notes/r0", store.put_json({"kind": "note", "schema": 1}))
+    monkeypatch.setattr(check_module, "refs_at", lambda log, head: None)
+    generate_key(tmp_path / "key")
+    with pytest.raises(IntegrityError, match="the ledger's log has no line"):
+        attest_run(store, "notes/r0", load_private_key(tmp_path / "key"))
+
+
+def test_an_attestation_rejected_before_its_objects_reports_none_checked(
+    store: Store, tmp_path: Path
+) -> None:
+    """A signature that does not verify, or a Statement that is not ledger's, stops the check
+    before any object is re-hashed: the report (and `--json`'s objects_checked) says 0."""
+    generate_key(tmp_path / "a")
+    public_b, _ = generate_key(tmp_path / "b")
+    envelope = sign_envelope(canonical_json({"_type": "x"}), load_private_key(tmp_path / "a"))
+    report = check(store, envelope, load_public_key(public_b))
+    assert not report.ok and "no signature verifies" in report.problems[0]
+    assert report.objects_checked == 0
+    report = check(store, envelope, load_public_key(tmp_path / "a.pub"))
+    assert not report.ok and "not a ledger run attestation" in report.problems[0]
+    assert report.objects_checked == 0
