@@ -1864,4 +1864,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "gets limit 0 (it stops after one run) and the page slice rows[0:-1] drops that one, "
         "so no run is compared, as with 0; `0 -> 1` (the newest run) is killed"
     ),
+    # Round 7 (6 December 2026): attest/check.py
+    (
+        "ledger/attest/check.py",
+        "for i, (w, h) in enumerate(zip(want, have, strict=True))",
+        "True -> False",
+    ): (
+        "_diff zips two lists only when their lengths are equal (the condition just above): "
+        "strict never has a shorter list to refuse"
+    ),
 }

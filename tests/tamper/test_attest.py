@@ -413,3 +413,48 @@ def test_an_attestation_rejected_before_its_objects_reports_none_checked(
     report = check(store, envelope, load_public_key(tmp_path / "a.pub"))
     assert not report.ok and "not a ledger run attestation" in report.problems[0]
     assert report.objects_checked == 0
+
+
+def test_a_resigned_statement_with_a_field_of_another_shape_names_that_field(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path]
+) -> None:
+    """A forger who holds the key replaces an object of the Statement by a string: the check
+    names the field that differs from the records, as for a changed value."""
+    path = _attest(project, keys[0], sealed[1]["good"])
+    env = json.loads(path.read_text())
+
+    def flatten(st: dict[str, Any]) -> None:
+        st["predicate"]["runDetails"]["byproducts"][0]["annotations"] = "succeeded"
+
+    _resign(keys[0], flatten)(env)
+    path.write_text(json.dumps(env))
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=project)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "records at its head: predicate.runDetails.byproducts[0].annotations" in r.stdout
+
+
+def test_an_envelope_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
+    from ledger.attest import read_envelope
+    from ledger.errors import UsageError
+
+    for path in (tmp_path / "absent.json", tmp_path):
+        with pytest.raises(UsageError, match="cannot read"):
+            read_envelope(path)
+
+
+def test_a_statement_of_another_predicate_type_is_not_a_ledger_attestation(
+    store: Store, tmp_path: Path
+) -> None:
+    """Both the Statement type and the predicate type must be ledger's: an in-toto Statement
+    with another predicate (signed by the right key) is refused as such."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+
+    public, _ = generate_key(tmp_path / "k")
+    for st in (
+        {"_type": STATEMENT_TYPE, "predicateType": "https://example.org/other/v1"},
+        {"_type": "https://example.org/Statement/v0", "predicateType": PREDICATE_TYPE},
+    ):
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        assert len(report.problems) == 1 and not report.ok
+        assert report.problems[0].startswith("not a ledger run attestation"), report.problems
