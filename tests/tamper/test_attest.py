@@ -450,10 +450,12 @@ def test_a_statement_of_another_predicate_type_is_not_a_ledger_attestation(
     from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
 
     public, _ = generate_key(tmp_path / "k")
-    for st in (
-        {"_type": STATEMENT_TYPE, "predicateType": "https://example.org/other/v1"},
-        {"_type": "https://example.org/Statement/v0", "predicateType": PREDICATE_TYPE},
-    ):
+    # other types sorting before and after ledger's
+    others = ["https://example.org/other/v1", "https://zz.example.org/other/v1"]
+    for st in [
+        *({"_type": STATEMENT_TYPE, "predicateType": other} for other in others),
+        *({"_type": other, "predicateType": PREDICATE_TYPE} for other in others),
+    ]:
         env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
         report = check(store, env, load_public_key(public))
         assert len(report.problems) == 1 and not report.ok
