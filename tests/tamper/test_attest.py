@@ -460,3 +460,45 @@ def test_a_statement_of_another_predicate_type_is_not_a_ledger_attestation(
         report = check(store, env, load_public_key(public))
         assert len(report.problems) == 1 and not report.ok
         assert report.problems[0].startswith("not a ledger run attestation"), report.problems
+
+
+def test_a_ledger_statement_without_the_fields_ledger_writes_is_reported(
+    store: Store, tmp_path: Path
+) -> None:
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+
+    public, _ = generate_key(tmp_path / "k")
+    st = {"_type": STATEMENT_TYPE, "predicateType": PREDICATE_TYPE, "predicate": {}}
+    env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+    report = check(store, env, load_public_key(public))
+    assert report.problems == ["the Statement lacks a field ledger writes ('buildDefinition')"]
+    assert report.objects_checked == 0
+
+
+def test_an_attestation_about_another_ledger_is_reported_whatever_its_id(
+    store: Store, tmp_path: Path
+) -> None:
+    """The ledger id the Statement names must be this ledger's: ids sorting before and after
+    it are both reported (ledger ids are random, so one pair of ledgers shows one side only)."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+    from ledger.store.anchor import chain_head
+
+    store.set_ref("notes/r0", store.put_json({"kind": "note", "schema": 1}))
+    head, _ = chain_head(store.log)
+    public, _ = generate_key(tmp_path / "k")
+    none = "b3:" + "0" * 64
+    for other in ("", "~" * 8):
+        params = {"chainHead": head, "ledgerId": other, "runRecord": none, "contract": none}
+        st = {
+            "_type": STATEMENT_TYPE,
+            "predicateType": PREDICATE_TYPE,
+            "subject": [],
+            "predicate": {
+                "buildDefinition": {"internalParameters": params, "resolvedDependencies": []},
+                "runDetails": {"metadata": {"invocationId": "r"}, "byproducts": []},
+            },
+        }
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        said = f"the attestation is about ledger {other}, this is {store.id}"
+        assert said in report.problems, report.problems
