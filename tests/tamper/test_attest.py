@@ -502,3 +502,54 @@ def test_an_attestation_about_another_ledger_is_reported_whatever_its_id(
         report = check(store, env, load_public_key(public))
         said = f"the attestation is about ledger {other}, this is {store.id}"
         assert said in report.problems, report.problems
+
+
+def _bare_statement(store: Store, record: str, contract: str) -> dict[str, Any]:
+    """A ledger Statement at this ledger's head naming ``record`` and ``contract``, no more."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+    from ledger.store.anchor import chain_head
+
+    head, _ = chain_head(store.log)
+    params = {"chainHead": head, "ledgerId": store.id, "runRecord": record, "contract": contract}
+    return {
+        "_type": STATEMENT_TYPE,
+        "predicateType": PREDICATE_TYPE,
+        "subject": [],
+        "predicate": {
+            "buildDefinition": {"internalParameters": params, "resolvedDependencies": []},
+            "runDetails": {"metadata": {"invocationId": "r"}, "byproducts": []},
+        },
+    }
+
+
+def test_each_object_an_attestation_names_is_rehashed_once_and_a_missing_one_is_named(
+    store: Store, tmp_path: Path
+) -> None:
+    present = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref("notes/r0", present)
+    other = store.put_json({"kind": "note", "schema": 1, "i": 2})
+    gone = "b3:" + "0" * 64
+    public, _ = generate_key(tmp_path / "k")
+    for record, contract, checked in ((present, other, 2), (present, gone, 1)):
+        st = _bare_statement(store, record, contract)
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        assert report.objects_checked == checked
+        assert (f"object {gone} is missing" in report.problems) == (contract == gone)
+
+
+def test_verify_attestation_stops_when_the_log_changes_between_its_two_reads(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ledger.attest.check as check_module
+    from ledger.errors import IntegrityError
+
+    note = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref("notes/r0", note)
+    public, _ = generate_key(tmp_path / "k")
+    env = sign_envelope(
+        canonical_json(_bare_statement(store, note, note)), load_private_key(tmp_path / "k")
+    )
+    monkeypatch.setattr(check_module, "refs_at", lambda log, head: None)
+    with pytest.raises(IntegrityError, match="the ledger's log has no line"):
+        check(store, env, load_public_key(public))
