@@ -536,6 +536,8 @@ def test_each_object_an_attestation_names_is_rehashed_once_and_a_missing_one_is_
         report = check(store, env, load_public_key(public))
         assert report.objects_checked == checked
         assert (f"object {gone} is missing" in report.problems) == (contract == gone)
+        # no run "r": the Statement cannot be rebuilt from the records, and says so
+        assert any(p.startswith("the ledger cannot rebuild the Statement") for p in report.problems)
 
 
 def test_verify_attestation_stops_when_the_log_changes_between_its_two_reads(
