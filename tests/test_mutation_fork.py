@@ -9,6 +9,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,37 +167,83 @@ def test_a_server_whose_preloading_started_a_thread_forks_nothing(
 
 
 def test_tests_that_fail_only_when_forked_turn_forking_off(
-    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A test that tells a preloaded module apart (here: by the process that imported it)
-    would kill every mutant in a forked run: the unmutated forked baseline catches that."""
+    would kill every mutant in a forked run. No forked baseline of every mapped test runs
+    first (the coverage pass is the baseline): the first forked kill runs its failing test
+    forked without the mutant, which fails too, so that mutant and the rest run plainly, and
+    the next run of the module does not fork at all."""
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "where_loaded.py").write_text("import os\nPID = os.getpid()\n")
-    (checkout / "tests" / "test_value.py").write_text(
-        "import os\nimport where_loaded\n\n\n"
-        "def test_pid():\n    assert where_loaded.PID == os.getpid()\n"
+    repo = tmp_path / "repo"
+    (repo / "pkgw").mkdir(parents=True)
+    (repo / "pkgw" / "__init__.py").write_text("")
+    (repo / "pkgw" / "mod.py").write_text(
+        "def value():\n    return 1\n\n\ndef unchecked():\n    return 7\n"
+    )
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_value.py").write_text(
+        "import os\n\nimport where_loaded\n\nfrom pkgw.mod import unchecked, value\n\n\n"
+        "def test_value():\n    unchecked()\n    assert value() == 1\n"
+        "    assert where_loaded.PID == os.getpid()\n"
     )
     original = run._pytest_env
 
     def env_with_lib(copy: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-        return {**original(copy, extra), "PYTHONPATH": f"{copy}{os.pathsep}{lib}"}
+        env = original(copy, extra)
+        return {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{lib}"}
 
     monkeypatch.setattr(run, "_pytest_env", env_with_lib)
-    assert mutation._pytest(checkout, ["tests"], 60)[0] == "survived"  # plain: green
+    monkeypatch.setattr(run, "REPO", repo)
+    monkeypatch.setattr(mutate, "REPO", repo)
     out = tmp_path / "results"
-    assert mutation._fork_servers("pkgx/mod.py", [checkout], ["tests"], "d", out) == {}
-    # while a checkout whose tests pass forked gets its server, and the baseline is remembered
+    opts = mutation.Options(tests=["tests/test_value.py"], cache=False)
+    summary = mutation.run_module("pkgw/mod.py", out_dir=out, opts=opts)
+    outcome = {r["mutation"]: r["outcome"] for r in summary["results"]}
+    assert outcome["1 -> 2"] == "killed"
+    assert outcome["7 -> 8"] == "survived"  # not killed by the fork
+    (entry,) = mutation._load_json(out / "cache" / "fork-baselines.json").values()
+    assert entry["ok"] is False
+
+
+def test_a_forked_kill_is_confirmed_by_its_failing_test_alone_once(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where forked runs are sound, a kill is confirmed by running the test that failed,
+    forked and unmutated: that test alone (not every mapped test), and once per tree."""
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = 1\nOTHER = 2\n")
     (checkout / "tests" / "test_value.py").write_text(
-        "import where_loaded\n\n\ndef test_ok():\n    pass\n"
+        "from pkgx.mod import OTHER, VALUE\n\n\n"
+        "def test_value():\n    assert VALUE == 1\n\n\n"
+        "def test_other():\n    assert OTHER == 2\n"
     )
-    servers = mutation._fork_servers("pkgx/mod.py", [checkout], ["tests"], "d2", out)
-    try:
-        assert list(servers) == [checkout]
-    finally:
-        for srv in servers.values():
-            srv.close()
-    assert len(mutation._load_json(out / "cache" / "fork-baselines.json")) == 1
+    monkeypatch.setattr(run, "REPO", checkout)
+    monkeypatch.setattr(mutate, "REPO", checkout)
+    confirmed: list[list[str]] = []
+    forked = run._forked_pytest
+
+    def spy(server: ForkServer, copy: Path, args: list[str], *rest: Any, **kw: Any) -> Any:
+        if (copy / "pkgx" / "mod.py").read_text() == "VALUE = 1\nOTHER = 2\n":
+            confirmed.append(args)  # a run of the unmutated module
+        return forked(server, copy, args, *rest, **kw)
+
+    monkeypatch.setattr(run, "_forked_pytest", spy)
+    out = tmp_path / "results"
+    opts = mutation.Options(tests=["tests/test_value.py"], select=False, cache=False)
+    summary = mutation.run_module("pkgx/mod.py", out_dir=out, opts=opts)
+    outcome = {r["mutation"]: r["outcome"] for r in summary["results"]}
+    assert outcome == {"1 -> 2": "killed", "2 -> 3": "killed"}
+    assert confirmed == [
+        ["tests/test_value.py::test_value"],
+        ["tests/test_value.py::test_other"],
+    ]
+    (entry,) = mutation._load_json(out / "cache" / "fork-baselines.json").values()
+    assert entry["ok"] is True and len(entry["passed"]) == 2
+    confirmed.clear()
+    mutation.run_module("pkgx/mod.py", out_dir=out, opts=opts)
+    assert confirmed == []  # known from the first run
 
 
 def test_a_thread_that_keeps_the_process_alive_is_a_hang_forked_as_plainly(

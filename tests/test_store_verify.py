@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger.store import Store
 from ledger.store.staging import open_staging, release_staging
 from ledger.store.verify import verify_store
@@ -154,3 +156,60 @@ def test_staging_leftovers_that_are_not_dirs_are_ignored(store: Store, tmp_path:
     os.utime(target, (old, old))
     (root / "link").symlink_to(target)
     assert verify_store(store).ok
+
+
+def test_a_ref_changed_behind_the_logs_back_is_found_after_intact_ones(store: Store) -> None:
+    """Every ref is compared, not only those before the first that agrees with the log: a
+    tampered ref sorted after intact ones is reported too."""
+    oids = _runs(store, 3)
+    store.refs.path_of("notes/r2").write_text(oids[0] + "\n")
+    mismatch = [p for p in verify_store(store).problems if p.kind == "ref-mismatch"]
+    assert [p.subject for p in mismatch] == ["notes/r2"]
+
+
+def test_a_ref_mismatch_says_whether_reindex_can_repair_it(store: Store) -> None:
+    """The advice follows the log's object: present, `ledger reindex` repairs the ref; gone,
+    reindex cannot, and the message says the object is missing instead."""
+    oids = _runs(store, 2)
+    store.refs.path_of("notes/r0").write_text(oids[1] + "\n")
+    (mismatch,) = [p for p in verify_store(store).problems if p.kind == "ref-mismatch"]
+    assert "`ledger reindex` repairs it" in mismatch.message
+    assert "missing" not in mismatch.message
+    store.objects.path_of(oids[0]).unlink()
+    (mismatch,) = [p for p in verify_store(store).problems if p.kind == "ref-mismatch"]
+    assert "the log's object is missing" in mismatch.message
+    assert "reindex" not in mismatch.message
+
+
+def test_a_bad_ref_does_not_stop_the_check_of_the_refs_after_it(store: Store) -> None:
+    """A ref that holds no object id is reported, and the refs after it are still read: each
+    is counted, and none is taken for one that differs from the log."""
+    _runs(store, 3)
+    store.refs.path_of("notes/r0").write_bytes(b"not an id\n")
+    report = verify_store(store)
+    assert report.refs == 3
+    assert ("bad-ref", "notes/r0") in [(p.kind, p.subject) for p in report.problems]
+    assert [p.subject for p in report.problems if p.subject in ("notes/r1", "notes/r2")] == []
+
+
+def test_a_ref_deleted_while_verify_reads_the_refs_does_not_stop_the_rest(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ref removed between the listing and its reading (a concurrent `ledger rm`) is
+    skipped; the refs after it are still read, so a tampered one among them is reported."""
+    oids = _runs(store, 3)
+    store.refs.path_of("notes/r2").write_text(oids[0] + "\n")
+    read = store.refs.get
+
+    def deleted_first(name: str) -> str | None:
+        if name == "notes/r0":
+            store.refs.path_of(name).unlink()
+        return read(name)
+
+    monkeypatch.setattr(store.refs, "get", deleted_first)
+    report = verify_store(store)
+    assert report.refs == 3
+    assert [p.subject for p in report.problems if p.kind == "ref-mismatch"] == [
+        "notes/r0",
+        "notes/r2",
+    ]

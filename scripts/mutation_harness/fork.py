@@ -15,9 +15,10 @@ Modules of the distributions that register pytest plugins are not preloaded: pyt
 their asserts on import, and warns (an error under ``filterwarnings = error``) when one was
 imported before it. A server whose preloading started a Python thread forks nothing (a lock
 held by that thread would hang the children): the caller falls back to plain runs, as it does
-when the module's tests do not pass in a forked run without any mutant.
+when a test that killed a mutant in a forked run fails forked without any mutant too.
 
-Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout"}``; the
+Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout", "log",
+"failed"}`` (``log``: the child's output; ``failed``: where it lists the tests that fail); the
 replies ``{"pid"}`` when the child has started and ``{"rc", "seconds", "timed_out"}`` when it
 and every process left in its session are gone.
 """
@@ -144,9 +145,11 @@ class ForkServer:
         timeout: float,
         running: set[int],
         log: Path | None = None,
+        failed: Path | None = None,
     ) -> tuple[int, float, bool] | None:
         """(exit code, seconds, timed out), or None when the server is gone. ``log``: where
-        the child's output goes (else nowhere)."""
+        the child's output goes (else nowhere); ``failed``: where it lists the tests that
+        failed (:func:`failed_tests`)."""
         assert self.proc.stdin is not None
         try:
             request = {
@@ -155,6 +158,7 @@ class ForkServer:
                 "env": env,
                 "timeout": timeout,
                 "log": None if log is None else str(log),
+                "failed": None if failed is None else str(failed),
             }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
@@ -209,9 +213,40 @@ def _child(request: dict[str, Any]) -> int:
     sys.argv = ["pytest"]
     import pytest
 
-    rc = int(pytest.main(list(request["args"])))
+    failed = request.get("failed")
+    plugins = [] if not failed else [_Failures(failed)]
+    rc = int(pytest.main(list(request["args"]), plugins=plugins))
     _finalize()
     return rc
+
+
+class _Failures:
+    """pytest plugin of a forked child: the node id of each test (or file, for a collection
+    error) that failed, one a line, written as it fails (a run killed later keeps them)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        Path(path).write_text("")
+
+    def _add(self, report: Any) -> None:
+        if report.failed:
+            with open(self.path, "a") as fh:
+                fh.write(report.nodeid + "\n")
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self._add(report)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        self._add(report)
+
+
+def failed_tests(path: Path) -> list[str]:
+    """The node ids a forked run recorded as failed (:class:`_Failures`), in order, once each."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    return list(dict.fromkeys(line for line in lines if line))
 
 
 def _finalize() -> None:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -22,7 +23,7 @@ from typing import Any
 
 from . import REPO
 from .cache import _load_json, _write_json
-from .fork import ForkServer, shared_modules
+from .fork import ForkServer, failed_tests, shared_modules
 from .mutate import Mutant, _compiles, apply, mutants_of
 from .report import _save
 from .selection import (
@@ -143,11 +144,17 @@ _FORK_OUTCOMES = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}
 
 
 def _forked_pytest(
-    server: ForkServer, copy: Path, args: list[str], timeout: float, log: Path | None = None
+    server: ForkServer,
+    copy: Path,
+    args: list[str],
+    timeout: float,
+    log: Path | None = None,
+    failed: Path | None = None,
 ) -> tuple[str, float] | None:
     """Run the tests in a child forked from ``server``; None when that run cannot be trusted
-    (the caller runs them plainly). ``log``: where pytest's output goes."""
-    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running, log)
+    (the caller runs them plainly). ``log``: where pytest's output goes; ``failed``: where the
+    node ids of the tests that fail are listed."""
+    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running, log, failed)
     if done is None:
         return None
     rc, seconds, timed_out = done
@@ -334,8 +341,10 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         for where in paths:
             copies.put(where)
         servers: dict[Path, ForkServer] = {}
+        retired: list[ForkServer] = []  # servers no longer trusted, closed at the end
+        trust: ForkTrust | None = None
         if paths and opts.fork and time.monotonic() < opts.deadline:
-            servers = _fork_servers(module, paths, tests, all_digest, out_dir)
+            servers, trust = _fork_servers(module, paths, tests, all_digest, out_dir)
 
         def one(m: Mutant, run: list[str], timeout: float) -> tuple[str, float, dict[str, Any]]:
             where = copies.get()
@@ -371,14 +380,50 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             server = servers.get(where)
             log = _log_of(where)
             if server is not None:
-                done = _forked_pytest(server, where, run, min(timeout, left), log)
+                failed = where.parent / f"{where.name}.failed"
+                done = _forked_pytest(server, where, run, min(timeout, left), log, failed)
                 if done is None and server.proc.poll() is not None:
                     servers.pop(where, None)  # the server is gone: plain runs from now on
+                elif (
+                    done is not None
+                    and done[0].startswith("killed")
+                    and trust is not None
+                    and not confirm(server, where, failed_tests(failed) or run, timeout)
+                ):
+                    done = None  # the kill is not the mutant's: run it plainly
             if done is None:
                 done = _pytest(where, run, min(timeout, left), log=log)
             if done[0] == "killed-timeout" and left < timeout:
                 return "not-run", 0.0
             return done
+
+        def confirm(server: ForkServer, where: Path, check: list[str], timeout: float) -> bool:
+            """A forked kill stands once the tests that failed (all the run's tests when none
+            is named: a timeout, a crash) pass in a forked run of the unmutated module. This is
+            the forked baseline, run only for the tests that kill, each once per fork key. When
+            they fail unmutated too, forking is off for this module: plain runs from now on."""
+            assert trust is not None
+            if trust.knows(check):
+                return True
+            mutated = (where / module).read_text()
+            (where / module).write_text(original)
+            try:
+                base = _forked_pytest(
+                    server, where, check, timeout, where.parent / f"{where.name}.confirm.log"
+                )
+            finally:
+                (where / module).write_text(mutated)
+            if base is not None and base[0] == "survived":
+                trust.add(check)
+                return True
+            trust.distrust()
+            print(
+                f"{module}: {check[0]} fails in a forked run without any mutant; plain runs",
+                flush=True,
+            )
+            for w in list(servers):
+                retired.append(servers.pop(w))
+            return False
 
         def record(futures: dict[Any, tuple[int, Mutant, list[str], str]]) -> None:
             for done in as_completed(futures):
@@ -420,7 +465,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     _stop_running()
                     raise
         finally:
-            for server in list(servers.values()):
+            for server in [*servers.values(), *retired]:
                 server.close()
     cache["mutants"] = outcomes
     if opts.cache:
@@ -433,32 +478,73 @@ def _log_of(copy: Path) -> Path:
     return copy.parent / f"{copy.name}.log"
 
 
+class ForkTrust:
+    """What is known of forked runs of a module's tests on this tree (``fork-baselines.json``,
+    one entry per tree, tests and preloaded modules): the test lists that passed forked without
+    any mutant, or that one failed (then the module runs plainly). An entry of the harness
+    before 6 December is the seconds of a forked run of every mapped test: all of them."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path, self.key = path, key
+        self._lock = threading.Lock()
+
+    def _entry(self) -> Any:
+        return _load_json(self.path).get(self.key)
+
+    def failed(self) -> bool:
+        entry = self._entry()
+        return isinstance(entry, dict) and entry.get("ok") is False
+
+    def knows(self, tests: list[str]) -> bool:
+        entry = self._entry()
+        if isinstance(entry, int | float) and not isinstance(entry, bool):
+            return True  # every mapped test passed forked
+        return isinstance(entry, dict) and _digest(tests) in entry.get("passed", [])
+
+    def _update(self, change: Any) -> None:
+        with self._lock:
+            known = _load_json(self.path)
+            entry = known.get(self.key)
+            if not isinstance(entry, dict):
+                entry = {"ok": True, "passed": []}
+            change(entry)
+            known[self.key] = entry
+            _write_json(self.path, known)
+
+    def add(self, tests: list[str]) -> None:
+        self._update(lambda e: e["passed"].append(_digest(tests)))
+
+    def distrust(self) -> None:
+        self._update(lambda e: e.update(ok=False))
+
+
+def _digest(tests: list[str]) -> str:
+    return hashlib.sha256(json.dumps(sorted(tests)).encode()).hexdigest()
+
+
 def _fork_servers(
     module: str, paths: list[Path], tests: list[str], tests_digest: str, out_dir: Path
-) -> dict[Path, ForkServer]:
-    """A fork server per copy, or none when forked runs of the module's tests do not pass
-    unmutated (checked once per tree, tests and preloaded modules; the result is cached)."""
+) -> tuple[dict[Path, ForkServer], ForkTrust | None]:
+    """A fork server per copy, or none when preloading started a thread or forked runs of
+    the module's tests were found to fail unmutated (cached per tree, tests and preloaded
+    modules). No forked baseline of every mapped test runs first: the coverage pass is the
+    baseline, and a forked kill is confirmed against its failing tests instead (``confirm``
+    in :func:`run_module`), which is what the forked baseline guarded."""
     first = paths[0]
     env = _pytest_env(first)
     t0 = time.monotonic()
     preload = shared_modules(first, _pytest_args(first, tests), env, timeout=600)
-    server = ForkServer(first, env, preload)
-    if not server.ok:
-        print(f"{module}: no fork server (threads after preloading: {server.threads}); plain runs")
-        return {}
     key = hashlib.sha256(
         json.dumps([hash_tree(REPO), tests, tests_digest, preload]).encode()
     ).hexdigest()
-    known_path = out_dir / "cache" / "fork-baselines.json"
-    known = _load_json(known_path)
-    if key not in known:
-        base = _forked_pytest(server, first, tests, timeout=3600)
-        if base is None or base[0] != "survived":
-            server.close()
-            print(f"{module}: the tests fail in a forked run unmutated; plain runs")
-            return {}
-        known[key] = round(base[1], 1)
-        _write_json(known_path, known)
+    trust = ForkTrust(out_dir / "cache" / "fork-baselines.json", key)
+    if trust.failed():
+        print(f"{module}: the tests failed in a forked run unmutated before; plain runs")
+        return {}, None
+    server = ForkServer(first, env, preload)
+    if not server.ok:
+        print(f"{module}: no fork server (threads after preloading: {server.threads}); plain runs")
+        return {}, None
     servers = {first: server}
     for where in paths[1:]:
         other = ForkServer(where, _pytest_env(where), preload)
@@ -469,7 +555,7 @@ def _fork_servers(
         f"({time.monotonic() - t0:.1f}s to start)",
         flush=True,
     )
-    return servers
+    return servers, trust
 
 
 def _with_always(module: str, chosen: list[str], cover: CoverMap) -> list[str]:

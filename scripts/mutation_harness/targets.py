@@ -806,6 +806,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_VERIFY, "log_entries: int = 0", "0 -> 1"): (
         "the default is never seen: verify_store always sets log_entries from chain_head"
     ),
+    (_VERIFY, "log_entries: int = 0", "0 -> -1"): (
+        "the default is never seen: verify_store always sets log_entries from chain_head"
+    ),
     (
         _VERIFY,
         'where = "end of log" if p.line < 0 else f"log line {p.line}"',
@@ -1860,5 +1863,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "with no run named, default -1 asks data.runs_table for a page of -1 runs: list_runs "
         "gets limit 0 (it stops after one run) and the page slice rows[0:-1] drops that one, "
         "so no run is compared, as with 0; `0 -> 1` (the newest run) is killed"
+    ),
+    # Round 7 (6 December 2026): attest/check.py
+    (
+        "ledger/attest/check.py",
+        "for i, (w, h) in enumerate(zip(want, have, strict=True))",
+        "True -> False",
+    ): (
+        "_diff zips two lists only when their lengths are equal (the condition just above): "
+        "strict never has a shorter list to refuse"
     ),
 }

@@ -355,3 +355,203 @@ def test_a_signed_statement_with_malformed_digests_is_reported(
     store = Store.open(project / ".ledger")
     report = check(store, env, load_public_key(keys[1]))
     assert any("not an object id" in p for p in report.problems), report.problems
+
+
+def test_attest_refuses_a_ledger_whose_log_chain_is_broken_naming_the_first_break(
+    store: Store, tmp_path: Path
+) -> None:
+    """Nothing is signed over a broken chain: `ledger attest` stops with the first problem
+    `ledger verify` would report (here a line dropped: its seq, then its link)."""
+    from ledger.errors import IntegrityError
+
+    for i in range(3):
+        store.set_ref(f"notes/r{i}", store.put_json({"kind": "note", "schema": 1, "i": i}))
+    lines = store.log.path.read_bytes().splitlines(keepends=True)
+    store.log.path.write_bytes(lines[0] + lines[2])
+    problems, _ = store.log.check()
+    assert len({p.message for p in problems}) >= 2, problems
+    generate_key(tmp_path / "key")
+    with pytest.raises(IntegrityError) as e:
+        attest_run(store, "notes/r0", load_private_key(tmp_path / "key"))
+    assert f"the log chain is broken ({problems[0].message}); not attesting" in str(e.value)
+
+
+def test_attest_refuses_an_empty_ledger(store: Store, tmp_path: Path) -> None:
+    from ledger.errors import UsageError
+
+    generate_key(tmp_path / "key")
+    with pytest.raises(UsageError, match="the ledger has no history to attest"):
+        attest_run(store, "anything", load_private_key(tmp_path / "key"))
+
+
+def test_attest_stops_when_the_log_changes_between_its_two_reads(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head is read, then the refs at that head: a log rewritten in between (the refs
+    read finds no such line) stops the attestation, to be run again, rather than signing."""
+    import ledger.attest.check as check_module
+    from ledger.errors import IntegrityError
+
+    store.set_ref("notes/r0", store.put_json({"kind": "note", "schema": 1}))
+    monkeypatch.setattr(check_module, "refs_at", lambda log, head: None)
+    generate_key(tmp_path / "key")
+    with pytest.raises(IntegrityError, match="the ledger's log has no line"):
+        attest_run(store, "notes/r0", load_private_key(tmp_path / "key"))
+
+
+def test_an_attestation_rejected_before_its_objects_reports_none_checked(
+    store: Store, tmp_path: Path
+) -> None:
+    """A signature that does not verify, or a Statement that is not ledger's, stops the check
+    before any object is re-hashed: the report (and `--json`'s objects_checked) says 0."""
+    generate_key(tmp_path / "a")
+    public_b, _ = generate_key(tmp_path / "b")
+    envelope = sign_envelope(canonical_json({"_type": "x"}), load_private_key(tmp_path / "a"))
+    report = check(store, envelope, load_public_key(public_b))
+    assert not report.ok and "no signature verifies" in report.problems[0]
+    assert report.objects_checked == 0
+    report = check(store, envelope, load_public_key(tmp_path / "a.pub"))
+    assert not report.ok and "not a ledger run attestation" in report.problems[0]
+    assert report.objects_checked == 0
+
+
+def test_a_resigned_statement_with_a_field_of_another_shape_names_that_field(
+    project: Path, sealed: tuple[Path, dict[str, str]], keys: tuple[Path, Path]
+) -> None:
+    """A forger who holds the key replaces an object of the Statement by a string: the check
+    names the field that differs from the records, as for a changed value."""
+    path = _attest(project, keys[0], sealed[1]["good"])
+    env = json.loads(path.read_text())
+
+    def flatten(st: dict[str, Any]) -> None:
+        st["predicate"]["runDetails"]["byproducts"][0]["annotations"] = "succeeded"
+
+    _resign(keys[0], flatten)(env)
+    path.write_text(json.dumps(env))
+    r = run_ledger("verify-attestation", str(path), "--key", str(keys[1]), cwd=project)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "records at its head: predicate.runDetails.byproducts[0].annotations" in r.stdout
+
+
+def test_an_envelope_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
+    from ledger.attest import read_envelope
+    from ledger.errors import UsageError
+
+    for path in (tmp_path / "absent.json", tmp_path):
+        with pytest.raises(UsageError, match="cannot read"):
+            read_envelope(path)
+
+
+def test_a_statement_of_another_predicate_type_is_not_a_ledger_attestation(
+    store: Store, tmp_path: Path
+) -> None:
+    """Both the Statement type and the predicate type must be ledger's: an in-toto Statement
+    with another predicate (signed by the right key) is refused as such."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+
+    public, _ = generate_key(tmp_path / "k")
+    # other types sorting before and after ledger's
+    others = ["https://example.org/other/v1", "https://zz.example.org/other/v1"]
+    for st in [
+        *({"_type": STATEMENT_TYPE, "predicateType": other} for other in others),
+        *({"_type": other, "predicateType": PREDICATE_TYPE} for other in others),
+    ]:
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        assert len(report.problems) == 1 and not report.ok
+        assert report.problems[0].startswith("not a ledger run attestation"), report.problems
+
+
+def test_a_ledger_statement_without_the_fields_ledger_writes_is_reported(
+    store: Store, tmp_path: Path
+) -> None:
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+
+    public, _ = generate_key(tmp_path / "k")
+    st = {"_type": STATEMENT_TYPE, "predicateType": PREDICATE_TYPE, "predicate": {}}
+    env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+    report = check(store, env, load_public_key(public))
+    assert report.problems == ["the Statement lacks a field ledger writes ('buildDefinition')"]
+    assert report.objects_checked == 0
+
+
+def test_an_attestation_about_another_ledger_is_reported_whatever_its_id(
+    store: Store, tmp_path: Path
+) -> None:
+    """The ledger id the Statement names must be this ledger's: ids sorting before and after
+    it are both reported (ledger ids are random, so one pair of ledgers shows one side only)."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+    from ledger.store.anchor import chain_head
+
+    store.set_ref("notes/r0", store.put_json({"kind": "note", "schema": 1}))
+    head, _ = chain_head(store.log)
+    public, _ = generate_key(tmp_path / "k")
+    none = "b3:" + "0" * 64
+    for other in ("", "~" * 8):
+        params = {"chainHead": head, "ledgerId": other, "runRecord": none, "contract": none}
+        st = {
+            "_type": STATEMENT_TYPE,
+            "predicateType": PREDICATE_TYPE,
+            "subject": [],
+            "predicate": {
+                "buildDefinition": {"internalParameters": params, "resolvedDependencies": []},
+                "runDetails": {"metadata": {"invocationId": "r"}, "byproducts": []},
+            },
+        }
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        said = f"the attestation is about ledger {other}, this is {store.id}"
+        assert said in report.problems, report.problems
+
+
+def _bare_statement(store: Store, record: str, contract: str) -> dict[str, Any]:
+    """A ledger Statement at this ledger's head naming ``record`` and ``contract``, no more."""
+    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
+    from ledger.store.anchor import chain_head
+
+    head, _ = chain_head(store.log)
+    params = {"chainHead": head, "ledgerId": store.id, "runRecord": record, "contract": contract}
+    return {
+        "_type": STATEMENT_TYPE,
+        "predicateType": PREDICATE_TYPE,
+        "subject": [],
+        "predicate": {
+            "buildDefinition": {"internalParameters": params, "resolvedDependencies": []},
+            "runDetails": {"metadata": {"invocationId": "r"}, "byproducts": []},
+        },
+    }
+
+
+def test_each_object_an_attestation_names_is_rehashed_once_and_a_missing_one_is_named(
+    store: Store, tmp_path: Path
+) -> None:
+    present = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref("notes/r0", present)
+    other = store.put_json({"kind": "note", "schema": 1, "i": 2})
+    gone = "b3:" + "0" * 64
+    public, _ = generate_key(tmp_path / "k")
+    for record, contract, checked in ((present, other, 2), (present, gone, 1)):
+        st = _bare_statement(store, record, contract)
+        env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
+        report = check(store, env, load_public_key(public))
+        assert report.objects_checked == checked
+        assert (f"object {gone} is missing" in report.problems) == (contract == gone)
+        # no run "r": the Statement cannot be rebuilt from the records, and says so
+        assert any(p.startswith("the ledger cannot rebuild the Statement") for p in report.problems)
+
+
+def test_verify_attestation_stops_when_the_log_changes_between_its_two_reads(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ledger.attest.check as check_module
+    from ledger.errors import IntegrityError
+
+    note = store.put_json({"kind": "note", "schema": 1})
+    store.set_ref("notes/r0", note)
+    public, _ = generate_key(tmp_path / "k")
+    env = sign_envelope(
+        canonical_json(_bare_statement(store, note, note)), load_private_key(tmp_path / "k")
+    )
+    monkeypatch.setattr(check_module, "refs_at", lambda log, head: None)
+    with pytest.raises(IntegrityError, match="the ledger's log has no line"):
+        check(store, env, load_public_key(public))
