@@ -555,3 +555,25 @@ def test_verify_attestation_stops_when_the_log_changes_between_its_two_reads(
     monkeypatch.setattr(check_module, "refs_at", lambda log, head: None)
     with pytest.raises(IntegrityError, match="the ledger's log has no line"):
         check(store, env, load_public_key(public))
+
+
+def test_an_attestation_whose_head_is_the_logs_first_line_verifies(
+    tmp_path: Path, keys: tuple[Path, Path]
+) -> None:
+    """A run recorded outside git (no source ref) imported alone into an empty ledger: its
+    import line is the log's only line, the head the attestation names (seq 0, which a
+    ``seq or 1`` would take for another length)."""
+    private, public = keys
+    source, here = tmp_path / "source", tmp_path / "here"
+    for folder in (source, here):
+        folder.mkdir()
+        init_ledger(folder)
+    r = run_ledger("record", "-n", "alone", "--", "python", "-c", "print(1)", cwd=source)
+    assert r.returncode == 0, r.stderr
+    package = tmp_path / "alone.tar"
+    assert run_ledger("export", "alone", "-o", str(package), cwd=source).returncode == 0
+    assert run_ledger("import", str(package), cwd=here).returncode == 0
+    assert len((here / ".ledger" / "log" / "chain.jsonl").read_bytes().splitlines()) == 1
+    out = _attest(here, private, "alone")
+    r = run_ledger("verify-attestation", str(out), "--key", str(public), cwd=here)
+    assert r.returncode == 0 and "attestation verified" in r.stdout, r.stdout + r.stderr
