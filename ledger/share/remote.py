@@ -276,6 +276,9 @@ class Remote:
                 fs.connect()
             except TypeError as e:
                 raise _bad_settings(url, e) from None
+            except _backend_errors():
+                pass  # an unknown profile, no credentials: the first request meets it again
+                # inside ``reaching`` and says the remote cannot be reached (exit 3)
         self.root = root.rstrip("/")
         from fsspec.implementations.local import LocalFileSystem
 
