@@ -350,10 +350,25 @@ def test_stopping_the_server_does_not_wait_for_an_idle_connection(store: Store) 
         idle.close()
 
 
-@pytest.mark.slow
-def test_a_connection_that_goes_quiet_mid_request_is_closed_after_20_seconds(port: int) -> None:
-    with _half_request(port) as s:
-        s.settimeout(35)
-        t0 = time.monotonic()
-        assert s.recv(65536) == b""  # closed by the server, no answer
-        assert 15 < time.monotonic() - t0 < 30
+def test_a_connection_that_goes_quiet_mid_request_is_closed(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server drops a connection that stops sending mid-request. Its 20 seconds are
+    shortened here (the value itself: the next test), not waited for on a worker."""
+    import ledger.ui.server as server_mod
+
+    monkeypatch.setattr(server_mod, "REQUEST_TIMEOUT", 1.0)
+    for port in _served(store):
+        with _half_request(port) as s:
+            s.settimeout(60)
+            t0 = time.monotonic()
+            assert s.recv(65536) == b""  # closed by the server, no answer
+            assert time.monotonic() - t0 >= 0.9  # by the timeout, not at once
+
+
+def test_a_quiet_connection_is_given_the_20_seconds_the_docs_say(store: Store) -> None:
+    server = make_server(store, "127.0.0.1", 0)
+    try:
+        assert server.RequestHandlerClass.timeout == 20.0  # docs/how-to/view-runs.md
+    finally:
+        server.server_close()
