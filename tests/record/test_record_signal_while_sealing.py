@@ -94,10 +94,12 @@ def _objects(root: Path) -> int:
     return sum(len(files) for _, _, files in os.walk(root / ".ledger" / "objects"))
 
 
-def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path) -> None:
+def _record(project: Path, code: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``ledger record -o out -- python -c CODE``, started; (the recorder, the command's pid
+    once CODE has printed it)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", "record", "--json", "-o", "out", "--",
-         sys.executable, "-c", WRITER],
+         sys.executable, "-c", code],
         cwd=project,
         env=subprocess_env(**HANG_ENV),
         stdin=subprocess.DEVNULL,
@@ -107,7 +109,11 @@ def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path)
     assert proc.stdout is not None
     line = proc.stdout.readline().split()
     assert line[0] == b"pid", line
-    child = int(line[1])
+    return proc, int(line[1])
+
+
+def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path) -> None:
+    proc, child = _record(project, WRITER)
     deadline = time.monotonic() + 120
     while os.path.exists(f"/proc/{child}"):  # until the recorder has reaped the command
         assert time.monotonic() < deadline and proc.poll() is None, "the command did not end"
@@ -156,19 +162,7 @@ def test_a_stop_signal_reaching_the_command_first_still_seals_the_run_interrupte
     status: str,
     by: signal.Signals | None,
 ) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ledger", "record", "--json", "-o", "out", "--",
-         sys.executable, "-c", KILLED],
-        cwd=project,
-        env=subprocess_env(**HANG_ENV),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline().split()
-    assert line[0] == b"pid", line
-    child = int(line[1])
+    proc, child = _record(project, KILLED)
     before = _objects(project)
     os.kill(child, to_command)
     deadline = time.monotonic() + 120

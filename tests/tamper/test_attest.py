@@ -480,24 +480,12 @@ def test_an_attestation_about_another_ledger_is_reported_whatever_its_id(
 ) -> None:
     """The ledger id the Statement names must be this ledger's: ids sorting before and after
     it are both reported (ledger ids are random, so one pair of ledgers shows one side only)."""
-    from ledger.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE
-    from ledger.store.anchor import chain_head
-
     store.set_ref("notes/r0", store.put_json({"kind": "note", "schema": 1}))
-    head, _ = chain_head(store.log)
     public, _ = generate_key(tmp_path / "k")
     none = "b3:" + "0" * 64
     for other in ("", "~" * 8):
-        params = {"chainHead": head, "ledgerId": other, "runRecord": none, "contract": none}
-        st = {
-            "_type": STATEMENT_TYPE,
-            "predicateType": PREDICATE_TYPE,
-            "subject": [],
-            "predicate": {
-                "buildDefinition": {"internalParameters": params, "resolvedDependencies": []},
-                "runDetails": {"metadata": {"invocationId": "r"}, "byproducts": []},
-            },
-        }
+        st = _bare_statement(store, none, none)
+        st["predicate"]["buildDefinition"]["internalParameters"]["ledgerId"] = other
         env = sign_envelope(canonical_json(st), load_private_key(tmp_path / "k"))
         report = check(store, env, load_public_key(public))
         said = f"the attestation is about ledger {other}, this is {store.id}"
