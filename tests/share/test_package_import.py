@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import init_ledger, run_ledger
+from _support import run_ledger
 
 from ledger.store import Store
 
@@ -53,14 +53,6 @@ def with_manifest(members: list[Member], manifest: dict[str, object]) -> list[Me
 def snapshot(ledger: Path) -> tuple[list[str], bytes]:
     store = Store.open(ledger)
     return sorted(store.objects), store.log.path.read_bytes() if store.log.path.exists() else b""
-
-
-@pytest.fixture
-def fresh(tmp_path: Path) -> Path:
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
 
 
 def _first_object(members: list[Member]) -> int:

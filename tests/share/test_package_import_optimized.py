@@ -8,18 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import init_ledger, subprocess_env
+from _support import subprocess_env
 from test_package_import import HOSTILE, read_members, snapshot, write_members
 
 from ledger.store import Store
-
-
-@pytest.fixture
-def fresh(tmp_path: Path) -> Path:
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
 
 
 def _optimized(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import init_ledger, run_ledger
+from _support import run_ledger
 from test_package_import import (
     Member,
     manifest_of,
@@ -43,14 +43,6 @@ def write_members(pkg: Path, members: list[Member]) -> None:
         for info, data in members:
             info.size = len(data) if info.isreg() else 0
             tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
-
-
-@pytest.fixture
-def fresh(tmp_path: Path) -> Path:
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
 
 
 def _import(fresh: Path, pkg: Path, *args: str) -> tuple[int, str]:

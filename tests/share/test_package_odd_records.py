@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _support import init_ledger, run_ledger
+from _support import run_ledger
 from test_package_import import (
     manifest_of,
     read_members,
@@ -22,14 +22,6 @@ from test_package_import import (
 from ledger._canonical import canonical_json
 from ledger._hashing import hash_bytes
 from ledger.index._indexers import bindable
-
-
-@pytest.fixture
-def fresh(tmp_path: Path) -> Path:
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
 
 
 def _forge(pkg: Path, run_id: str, out: Path, field: str, value: object) -> tuple[str, str]:

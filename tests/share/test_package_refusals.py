@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from _support import init_ledger, run_ledger
+from _support import run_ledger
 from test_package_import import (
     Member,
     manifest_of,
@@ -25,14 +25,6 @@ from test_package_import import (
 )
 
 from ledger._hashing import hash_bytes
-
-
-@pytest.fixture
-def fresh(tmp_path: Path) -> Path:
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
 
 
 def _refused(fresh: Path, pkg: Path, words: str, code: int = 2) -> None:
