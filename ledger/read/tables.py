@@ -155,19 +155,14 @@ def _number(value: Any) -> float:
 
 
 def metric_rows(store: Store, run_ids: list[str], names: list[str] | None) -> list[dict[str, Any]]:
-    from ..errors import MalformedRecordError
-    from ..records.base import malformed_reason
-    from ..run.find import backed_record
+    from ..run.find import backed_record, run_model
 
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for run_id in run_ids:
         oid = backed_record(store, run_id)
         rec = store.get_json(oid)  # re-hashed on read
-        reason = malformed_reason(rec)  # its fields are read below as the run model has them
-        if reason is not None:
-            where, _, why = reason.partition(": ")
-            raise MalformedRecordError("run", where, why, what=f"run {run_id}'s record {oid}")
+        run_model(rec, run_id, oid)  # its fields are read below as the run model has them
         for m in rec.get("metrics") or []:
             name = str(m.get("name"))
             seen.add(name)

@@ -28,6 +28,7 @@ __all__ = [
     "new_run_id",
     "newest_run",
     "resolve_run",
+    "run_model",
     "run_ref",
 ]
 
@@ -312,17 +313,22 @@ def _named(store: Store, index: Index, name: str) -> str | None:
 
 def load_run(store: Store, text: str) -> tuple[str, Run]:
     """(record oid, Run) for an id, prefix or name."""
+    run_id, oid = _resolve(store, text)
+    return oid, run_model(store.get_json(oid), run_id, oid)
+
+
+def run_model(value: Any, run_id: str, oid: str) -> Run:
+    """Run ``run_id``'s stored record ``value`` (object ``oid``) as the model; one that does not
+    fit it is refused naming the run and record (MalformedRecordError, exit 5)."""
     from ..errors import MalformedRecordError
     from ..records.base import record_from_json
     from ..records.run import Run
 
-    run_id, oid = _resolve(store, text)
     try:
-        run = record_from_json(store.get_json(oid), Run)
+        return record_from_json(value, Run)
     except MalformedRecordError as e:  # named: the reader asked for a run, not an object
         what = f"run {run_id}'s record {oid}"
         raise MalformedRecordError(e.kind, e.where, e.reason, what=what) from None
-    return oid, run
 
 
 def is_alive(pid: int) -> bool:
