@@ -56,6 +56,7 @@ from ...store import ObjectStore
 from ...store.atomic import fsync_dir
 from ...store.durable import link_named, link_unnamed, open_unnamed
 from ...store.objects import MIN_COMPRESS, MIN_SAVING, header_for
+from ...store.pool import Pool
 
 __all__ = [
     "LEVEL",
@@ -108,47 +109,6 @@ _direct_refused: set[str] = set()
 _local = threading.local()
 
 
-class Pool:
-    """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
-    and kept: a save finishing while the interpreter exits still gets its work done, since
-    the saving thread waits for it. ``name``: their threads' name."""
-
-    def __init__(self, size: int, name: str = "ledger-ckpt-sync") -> None:
-        self._size, self._name = size, name
-        self._lock = threading.Lock()
-        self._work: collections.deque[Callable[[], None]] = collections.deque()
-        self._ready = threading.Semaphore(0)
-        self._threads = 0
-        self._idle = 0
-
-    def submit(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on a pool thread; ``fn`` must not raise (it reports its own errors)."""
-        with self._lock:
-            self._work.append(fn)
-            wake = self._idle > 0
-            start = not wake and self._threads < self._size
-            if wake:
-                self._idle -= 1  # one idle thread is woken for it
-            elif start:
-                self._threads += 1
-            # else every thread is busy: one takes it when done
-        if wake:
-            self._ready.release()
-        elif start:
-            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            with self._lock:
-                fn = self._work.popleft() if self._work else None
-                if fn is None:
-                    self._idle += 1
-            if fn is None:
-                self._ready.acquire()
-                continue
-            fn()
-
-
 _pool_lock = threading.Lock()
 _the_pool: Pool | None = None
 
@@ -157,7 +117,7 @@ def _pool() -> Pool:
     global _the_pool
     with _pool_lock:
         if _the_pool is None:
-            _the_pool = Pool(_POOL)
+            _the_pool = Pool(_POOL, "ledger-ckpt-sync")
         return _the_pool
 
 
