@@ -4,15 +4,17 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
-   (fsynced; written side by side), then the shard manifest (its content fsynced while the
-   chunks' names are made durable, its name given after: ``write.StagedObject``); a DTensor
+   (fsynced; written side by side), then the shard manifest (its content written before the
+   chunks' names are made durable and fsynced while they are, its name given after:
+   ``write.StagedObject``); a DTensor
    is stored as its local piece, its entry carries the layout (``layout``);
 2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
    ``collectives.gather_json``); rank 0 re-reads every shard manifest,
    checks equal steps and world size, that every chunk object exists with its size and that
    the ranks' pieces of each DTensor make it whole;
-3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries while it fsyncs
-   the folders of their shard manifests, which each rank named without that fsync), then
+3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries, then fsynced
+   while it fsyncs the folders of their shard manifests, which each rank named without that
+   fsync, and the folder above one that a rank made), then
    moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
    lock: both log entries in one append, their files' temp copies fsynced meanwhile, then
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
@@ -31,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -248,6 +251,9 @@ class _Job:
         # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
         self.record: tuple[Checkpoint, StagedObject] | None = None
         self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
+        # Whether naming the shard manifest made its fan folder: rank 0 then fsyncs the
+        # folder above it too (``_stage_record``), else only the manifest's own folder.
+        self.made_folder = False
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -273,6 +279,7 @@ class _Job:
             "shard": shard_oid,
             "error": error,
             "summary": self.summary,
+            "made_folder": self.made_folder,
         }
         # Only rank 0 reads the reports; the verdict comes back in one broadcast.
         reports = gather_json(fit_report(report), self.group)
@@ -318,9 +325,9 @@ class _Job:
         put = run_aside(lambda: _put_json(st, self.skeleton, skeleton))
         staged: list[StagedObject] = []
 
-        def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
-            """The shard manifest's content, made durable while the chunks' names are;
-            named once they are (it links to them)."""
+        def stage(entries: list[TensorEntry], stats: WriteStats) -> Callable[[], None]:
+            """The shard manifest's content, written now and made durable (what this returns)
+            while the chunks' names are; named once they are (it links to them)."""
             put.wait()
             if isinstance(skeleton[0], BaseException):
                 raise skeleton[0]
@@ -339,7 +346,7 @@ class _Job:
                 bytes_total=stats.bytes_total,
                 bytes_new=stats.bytes_new,
             )
-            manifest = StagedObject(st.objects, canonical_json(shard.to_json()))
+            manifest = StagedObject(st.objects, canonical_json(shard.to_json()), sync=False)
             staged.append(manifest)
             self.summary = {
                 "tensors": len(entries),
@@ -355,7 +362,15 @@ class _Job:
                     bytes_new=stats.bytes_new,
                 )
                 rec = _record(self.run_id, self.step, 1, [summary], self.note)
-                self.record = (rec, StagedObject(st.objects, canonical_json(rec.to_json())))
+                record = StagedObject(st.objects, canonical_json(rec.to_json()), sync=False)
+                self.record = (rec, record)
+
+                def both() -> None:
+                    manifest.sync()
+                    record.sync()
+
+                return both
+            return manifest.sync
 
         try:
             write_tensors(
@@ -371,6 +386,7 @@ class _Job:
             # Ranks of a group name their manifest; rank 0 makes the names durable, beside
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
             staged[0].name(durable=self.world == 1)
+            self.made_folder = staged[0].made_folder
         finally:
             put.wait()
             for s in staged:
@@ -541,26 +557,30 @@ def _publish(
 def _stage_record(
     st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
 ) -> tuple[tuple[Checkpoint, StagedObject] | None, list[tuple[ShardSummary, CheckpointShard]]]:
-    """The record as the ranks' reports describe it, its content made durable on a thread
-    while others fsync the folders of the ranks' shard manifests (each rank named its own,
-    ``_write_shard``) and one checks every rank's shard (``_check_shard``: it reads the
-    manifests and stats their chunks, which needs none of those fsyncs done): the record's
-    name comes only after all of them, once the checks agree with it. The staged record is
-    None (the folders fsynced all the same) when the reports cannot make a record: it is
-    then written after the checks, as before. A failed check is raised."""
+    """The record as the ranks' reports describe it, its content written first and then
+    fsynced on a thread while others fsync the folders of the ranks' shard manifests (each
+    rank named its own, ``_write_shard``) and one checks every rank's shard (``_check_shard``:
+    it reads the manifests and stats their chunks, which needs none of those fsyncs done):
+    the record's name comes only after all of them, once the checks agree with it. Written
+    before any of those fsyncs starts, its temp file is in the file system's journal by the
+    time they commit: one commit can make all of them durable, where a record written while
+    they ran took a second one. The folder above a manifest's folder is fsynced only when a
+    rank made that folder (``made_folder``; a report without it counts as made): the folder
+    above changed then, and only then. The staged record is None (the folders fsynced all
+    the same) when the reports cannot make a record: it is then written after the checks, as
+    before. A failed check is raised."""
     fans = {st.objects.path_of(r["shard"]).parent for r in reports}
-    out: list[tuple[Checkpoint, StagedObject] | None] = []
-
-    def stage() -> None:
-        try:
-            summaries = [
-                ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
-                for i, r in enumerate(reports)
-            ]
-            rec = _record(run, step, world, summaries, note)
-            out.append((rec, StagedObject(st.objects, canonical_json(rec.to_json()))))
-        except Exception:  # a report without its summary: written after the checks
-            out.append(None)
+    above = {f.parent for f in fans} if any(r.get("made_folder", True) for r in reports) else set()
+    staged: tuple[Checkpoint, StagedObject] | None = None
+    try:
+        summaries = [
+            ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
+            for i, r in enumerate(reports)
+        ]
+        rec = _record(run, step, world, summaries, note)
+        staged = (rec, StagedObject(st.objects, canonical_json(rec.to_json()), sync=False))
+    except Exception:  # a report without its summary: written after the checks
+        staged = None
 
     checked: list[tuple[ShardSummary, CheckpointShard]] = []
 
@@ -569,15 +589,14 @@ def _stage_record(
             _check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)
         )
 
-    jobs: list[Any] = [stage, check, *sorted(fans | {f.parent for f in fans})]
+    jobs: list[Any] = [check, *([staged[1].sync] if staged else []), *sorted(fans | above)]
     try:
         map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
     except BaseException:
-        for staged in out:
-            if staged is not None:
-                staged[1].discard()
+        if staged is not None:
+            staged[1].discard()
         raise
-    return out[0], checked
+    return staged, checked
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:

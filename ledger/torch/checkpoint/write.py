@@ -312,12 +312,16 @@ class ChunkWriter:
         if self._errors:
             raise self._errors[0]
 
-    def finish(self, meanwhile: Callable[[], None] | None = None) -> None:
+    def finish(self, meanwhile: Callable[[], Callable[[], None] | None] | None = None) -> None:
         """``settle``, then make every directory that changed durable; the first error is
-        raised. ``meanwhile`` runs on this thread while those directories are fsynced: work
-        that needs the objects' ids and whether each was new, but must not name anything that
-        links to them yet (a manifest's content, ``StagedObject``)."""
+        raised. ``meanwhile`` runs on this thread first: work that needs the objects' ids and
+        whether each was new, but must not name anything that links to them yet (a manifest's
+        content, written by ``StagedObject(sync=False)``). What it returns (that content's
+        fsync) runs on this thread while the directories are fsynced: the content is in the
+        file system's journal before any of those fsyncs starts, so the commit they start
+        holds it too (written while they ran, it often took a commit of its own after theirs)."""
         self.settle()
+        then = meanwhile() if meanwhile is not None else None
         # One fsync per directory, all at once: they share the file system's journal commits.
         errors: list[BaseException] = []
         left = [len(self._dirs)]
@@ -336,8 +340,8 @@ class ChunkWriter:
         for d in sorted(self._dirs):
             _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
         try:
-            if meanwhile is not None:
-                meanwhile()
+            if then is not None:
+                then()
         finally:
             with synced:
                 synced.wait_for(lambda: left[0] == 0)
@@ -458,19 +462,26 @@ class StagedObject:
     name where the platform allows, and whose name is given later by ``name``.
 
     A manifest's name must not appear before the objects it links to are durable under
-    theirs (docs/format.md, "Write ordering"); its content may be. A save stages its shard
-    manifest while the directories of its chunks are fsynced (``ChunkWriter.finish``), and
-    names it after: the manifest's own fsync is off the save's critical path. Stored as
+    theirs (docs/format.md, "Write ordering"); its content may be. A save writes its shard
+    manifest's content just before the directories of its chunks are fsynced, fsyncs it while
+    they are (``ChunkWriter.finish``), and names it after: the manifest's own fsync is off the
+    save's critical path, and in the same journal commit as theirs. Stored as
     ``put_bytes`` would store it: the id is the hash of the content, compressed when that
     makes it 10% smaller. ``name`` or ``discard`` must be called once.
     """
 
-    def __init__(self, objects: ObjectStore, data: bytes) -> None:
+    def __init__(self, objects: ObjectStore, data: bytes, *, sync: bool = True) -> None:
+        """``sync=False``: the content is written, not fsynced; ``sync`` must be called before
+        ``name`` (rank 0 writes the record first, then fsyncs it beside the shard manifests'
+        folders, so that one journal commit can make all of them durable)."""
         self.objects = objects
         objects.writing()
         self.oid = hash_bytes(data)
         self._fd: int | None = None
         self._tmp: Path | None = None
+        self._synced = True
+        # Whether ``name`` made the object's fan folder (and so changed the folder above it).
+        self.made_folder = False
         if objects.touch(self.oid):  # stored already: nothing to write
             return
         pays = compression_pays(memoryview(data)[: 64 << 10])
@@ -484,10 +495,18 @@ class StagedObject:
             if self._tmp is not None:
                 os.fchmod(fd, 0o444)
             _write_buffered(fd, pays, payload)
-            os.fsync(fd)
+            self._synced = False
+            if sync:
+                self.sync()
         except BaseException:
             self.discard()
             raise
+
+    def sync(self) -> None:
+        """Make the content durable (fsync); nothing to do once it is, or if it was stored."""
+        if self._fd is not None and not self._synced:
+            os.fsync(self._fd)
+            self._synced = True
 
     def name(self, durable: bool = True) -> bool:
         """Give the object its name and make the name durable; False if it was stored
@@ -496,6 +515,9 @@ class StagedObject:
         folder is new) to the caller: a rank's shard manifest, whose folder rank 0 fsyncs."""
         if self._fd is None:
             return False
+        if not self._synced:
+            self.discard()
+            raise RuntimeError("a staged object is named once its content is durable (sync)")
         try:
             final = self.objects.path_of(self.oid)
             fan = final.parent
@@ -503,6 +525,7 @@ class StagedObject:
             for d in new_dirs:
                 with contextlib.suppress(FileExistsError):
                     d.mkdir()
+            self.made_folder = bool(new_dirs)
             if self._tmp is None:
                 new = link_unnamed(self._fd, final)
             else:
