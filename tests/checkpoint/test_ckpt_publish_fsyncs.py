@@ -177,3 +177,29 @@ def test_a_rank_writes_its_manifest_before_the_chunk_folders_are_fsynced(
     assert info.bytes_new == 2 * (1 << 17)
     assert events[:2] == ["staged", "staged"], events  # the manifest, then the record
     assert "dir" in events, events
+
+
+def test_rank_0_s_shard_checked_before_the_gather_is_not_checked_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``own`` (rank 0's shard as rank 0 checked it before the gather) stands for rank 0's
+    check only when its report names that very manifest; any other is checked as before."""
+    reports = _reports(store, False)
+    own = ckpt_save._check_shard(store, reports[0]["shard"], "r", 1, 0, 1)
+    calls: list[str] = []
+    check = ckpt_save._check_shard
+
+    def spy(*a: Any) -> Any:
+        calls.append(a[1])
+        return check(*a)
+
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy)
+    staged, checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "", own)
+    assert staged is not None
+    staged[1].discard()
+    assert calls == [] and checked == [own]
+    other = (own[0].model_copy(update={"manifest": "b3:" + "0" * 64}), own[1])
+    staged, checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "", other)
+    assert staged is not None
+    staged[1].discard()
+    assert calls == [reports[0]["shard"]] and checked[0][0].manifest == reports[0]["shard"]

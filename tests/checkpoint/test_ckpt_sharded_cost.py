@@ -88,6 +88,15 @@ def test_a_second_save_starts_no_thread_of_its_own(reports: list[dict[str, Any]]
         assert got["threads_of"] == []
 
 
+def test_rank_0_checks_its_own_shard_before_the_gather(reports: list[dict[str, Any]]) -> None:
+    """Rank 0's shard is on disk before the gather: rank 0 checks it while the others may
+    still be writing theirs, and after the gather only theirs (the old code checked all of
+    them after the gather, on the way from it to ``latest``)."""
+    assert reports[0]["order"] == ["check 0", "gather", "check 1"]
+    for got in reports[1:]:
+        assert got["order"] == ["gather"]
+
+
 def test_a_verdict_longer_than_a_slot_takes_a_second_round(
     reports: list[dict[str, Any]],
 ) -> None:

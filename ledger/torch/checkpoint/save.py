@@ -9,9 +9,9 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    ``write.StagedObject``); a DTensor
    is stored as its local piece, its entry carries the layout (``layout``);
 2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
-   ``collectives.gather_json``); rank 0 re-reads every shard manifest,
-   checks equal steps and world size, that every chunk object exists with its size and that
-   the ranks' pieces of each DTensor make it whole;
+   ``collectives.gather_json``); rank 0 re-reads every shard manifest (its own before the
+   gather), checks equal steps and world size, that every chunk object exists with its size
+   and that the ranks' pieces of each DTensor make it whole;
 3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries, then fsynced
    while it fsyncs the folders of their shard manifests, which each rank named without that
    fsync, and the folder above one that a rank made), then
@@ -281,6 +281,15 @@ class _Job:
             "summary": self.summary,
             "made_folder": self.made_folder,
         }
+        # Rank 0 checks its own shard while the other ranks may still be writing theirs (the
+        # same check as theirs after the gather, off the path from the gather to ``latest``);
+        # one that fails is checked again after the gather, which reports it.
+        own: tuple[ShardSummary, CheckpointShard] | None = None
+        if rank == 0 and world > 1 and error is None and shard_oid is not None:
+            try:
+                own = _check_shard(st, shard_oid, self.run_id, step, 0, world)
+            except Exception:  # never raised before the gather: the other ranks wait in it
+                own = None
         # Only rank 0 reads the reports; the verdict comes back in one broadcast.
         reports = gather_json(fit_report(report), self.group)
         verdict: dict[str, Any] = {}
@@ -295,6 +304,7 @@ class _Job:
                     self.keep_last,
                     self.note,
                     self.record,
+                    own,
                 )
             except LedgerError as e:
                 if world == 1:
@@ -496,10 +506,12 @@ def _publish(
     keep_last: int | None,
     note: str,
     staged: tuple[Checkpoint, StagedObject] | None = None,
+    own: tuple[ShardSummary, CheckpointShard] | None = None,
 ) -> dict[str, Any]:
     """Check the ranks' shards, write the record and move the refs. ``staged``: the record
     as one process staged it beside its shard manifest (its content durable already), named
-    here if it is the record the checks give."""
+    here if it is the record the checks give. ``own``: rank 0's shard, checked by rank 0
+    before the gather (``_check_shard``), not checked again."""
     errors = [r["error"] for r in reports if r.get("error")]
     if errors:
         return {"error": "; ".join(errors)}
@@ -507,7 +519,7 @@ def _publish(
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
-        staged, checked = _stage_record(st, reports, run, step, world, note)
+        staged, checked = _stage_record(st, reports, run, step, world, note, own)
     try:
         if world == 1:
             checked = [_check_shard(st, reports[0]["shard"], run, step, 0, world)]
@@ -555,7 +567,13 @@ def _publish(
 
 
 def _stage_record(
-    st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
+    st: Store,
+    reports: list[dict[str, Any]],
+    run: str,
+    step: int,
+    world: int,
+    note: str,
+    own: tuple[ShardSummary, CheckpointShard] | None = None,
 ) -> tuple[tuple[Checkpoint, StagedObject] | None, list[tuple[ShardSummary, CheckpointShard]]]:
     """The record as the ranks' reports describe it, its content written first and then
     fsynced on a thread while others fsync the folders of the ranks' shard manifests (each
@@ -566,9 +584,10 @@ def _stage_record(
     time they commit: one commit can make all of them durable, where a record written while
     they ran took a second one. The folder above a manifest's folder is fsynced only when a
     rank made that folder (``made_folder``; a report without it counts as made): the folder
-    above changed then, and only then. The staged record is None (the folders fsynced all
-    the same) when the reports cannot make a record: it is then written after the checks, as
-    before. A failed check is raised."""
+    above changed then, and only then. ``own``: rank 0's shard as rank 0 checked it before
+    the gather, used for rank 0 if its report names the same manifest. The staged record is
+    None (the folders fsynced all the same) when the reports cannot make a record: it is then
+    written after the checks, as before. A failed check is raised."""
     fans = {st.objects.path_of(r["shard"]).parent for r in reports}
     above = {f.parent for f in fans} if any(r.get("made_folder", True) for r in reports) else set()
     staged: tuple[Checkpoint, StagedObject] | None = None
@@ -586,7 +605,10 @@ def _stage_record(
 
     def check() -> None:
         checked.extend(
-            _check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)
+            own
+            if i == 0 and own is not None and own[0].manifest == r["shard"]
+            else _check_shard(st, r["shard"], run, step, i, world)
+            for i, r in enumerate(reports)
         )
 
     jobs: list[Any] = [check, *([staged[1].sync] if staged else []), *sorted(fans | above)]
