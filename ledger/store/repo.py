@@ -39,6 +39,7 @@ from .atomic import atomic_write_bytes, fsync_dir, stage_bytes
 from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
+from .pool import Pool
 from .refs import RefStore, check_ref_name
 from .safe_read import NotRegularError, read_regular
 
@@ -285,9 +286,9 @@ class Store:
                 lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
                 held[name] = RefState(oid, after)
             # Each ref file's new content is known before the commit point: its temp file is
-            # written and fsynced on a thread of its own while the log append is fsynced (a
-            # crash before the append leaves temp files only); after it, the files are
-            # renamed into place in order. Three fsyncs in a row became two.
+            # written and fsynced on a kept thread (``_aside_pool``) while the log append is
+            # fsynced (a crash before the append leaves temp files only); after it, the files
+            # are renamed into place in order. Three fsyncs in a row became two.
             staged = [
                 _StagedRef(self.refs.path_of(name), oid, self.tmp_dir) for name, oid, *_ in moves
             ]
@@ -477,25 +478,53 @@ class Store:
         return self.fold().values()
 
 
+# Threads that write ref files' temp copies while ``set_refs`` fsyncs the log, kept between
+# calls: starting two per checkpoint publish cost a wake-up each on a busy machine.
+_ASIDE = 4
+_aside_lock = threading.Lock()
+_aside: Pool | None = None
+
+
+def _aside_pool() -> Pool:
+    global _aside
+    with _aside_lock:
+        if _aside is None:
+            _aside = Pool(_ASIDE, "ledger-store-aside")
+        return _aside
+
+
+def _aside_after_fork() -> None:
+    """A forked child has none of its parent's threads (nor, safely, its lock)."""
+    global _aside, _aside_lock
+    _aside, _aside_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_aside_after_fork)
+
+
 class _StagedRef:
-    """A ref file's new content in a temp file, written and fsynced on a thread started at
-    once; ``commit`` renames it into place (``replace_bytes`` in two halves)."""
+    """A ref file's new content in a temp file, written and fsynced at once on a thread of
+    the kept pool (``_aside_pool``); ``commit`` renames it into place (``replace_bytes`` in
+    two halves)."""
 
     def __init__(self, path: Path, oid: str, tmp_dir: Path) -> None:
         self.path = path
         self._tmp: Path | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._write, args=(oid.encode() + b"\n", tmp_dir))
-        self._thread.start()
+        self._done = threading.Event()
+        data = oid.encode() + b"\n"
+        _aside_pool().submit(lambda: self._write(data, tmp_dir))
 
     def _write(self, data: bytes, tmp_dir: Path) -> None:
         try:
             self._tmp = stage_bytes(data, tmp_dir)
         except BaseException as e:  # raised by ``wait``
             self._error = e
+        finally:
+            self._done.set()
 
     def wait(self) -> None:
-        self._thread.join()
+        self._done.wait()
         if self._error is not None:
             raise self._error
 
@@ -508,7 +537,7 @@ class _StagedRef:
 
     def discard(self) -> None:
         """Remove the temp file if it was not renamed (an error before, or in, the commit)."""
-        self._thread.join()
+        self._done.wait()
         if self._tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 self._tmp.unlink()

@@ -24,6 +24,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Shard, distribute_tensor
 
 import ledger.torch.checkpoint.io as ckpt_io
+import ledger.torch.checkpoint.save as ckpt_save
 import ledger.torch.checkpoint.write as ckpt_write
 from ledger.store import Store
 from ledger.torch.checkpoint import save_checkpoint
@@ -87,6 +88,18 @@ def main() -> None:
         return put(writer, data, *a, **k)
 
     ckpt_io.reused, ckpt_write.ChunkWriter.put = spy_reused, spy_put  # type: ignore[assignment,method-assign]
+    order: list[str] = []  # rank 0's shard checks and the gather, in order
+    check_shard, gather = ckpt_save._check_shard, ckpt_save.gather_json
+
+    def spy_check(st: Any, oid: str, run: str, step: int, r: int, world: int) -> Any:
+        order.append(f"check {r}")
+        return check_shard(st, oid, run, step, r, world)
+
+    def spy_gather(value: Any, group: Any = None) -> Any:
+        order.append("gather")
+        return gather(value, group)
+
+    ckpt_save._check_shard, ckpt_save.gather_json = spy_check, spy_gather  # type: ignore[assignment]
     synced: list[str] = []  # folders fsynced during the save, in order
     fsync = os.fsync
 
@@ -102,6 +115,7 @@ def main() -> None:
     rec = read_checkpoint(st, resolve_checkpoint(st, "latest", "r"))
     manifests = [str(st.objects.path_of(s.manifest).parent) for s in rec.shards]
     ckpt_io.reused, ckpt_write.ChunkWriter.put = reused, put  # type: ignore[method-assign]
+    ckpt_save._check_shard, ckpt_save.gather_json = check_shard, gather  # type: ignore[assignment]
     save_calls = dict(calls)
     boxes_computed = save_calls.pop(boxes, 0)
     threads_started = save_calls.pop("thread_start", 0)
@@ -130,6 +144,7 @@ def main() -> None:
         "bytes_new": info.bytes_new,
         "synced": synced,
         "manifest_folders": manifests,
+        "order": order,
     }
     (out / f"rank{rank}.json").write_text(json.dumps(report))
     dist.barrier()

@@ -80,12 +80,21 @@ def test_a_second_save_takes_each_dtensor_s_box_from_the_first(
 def test_a_second_save_starts_no_thread_of_its_own(reports: list[dict[str, Any]]) -> None:
     """Starting a thread waits until it runs: on a busy machine a wake-up of milliseconds,
     and a save started them one after the other (the old code, in this save: 5 on rank 1,
-    11 on rank 0). The helpers of the first save are kept and do the second's work; what is
-    left is the store's: rank 0 writes the two ref files' temp copies on threads of their own
-    (``Store.set_refs``)."""
-    assert reports[0]["threads_of"] == ["ledger.store.repo"] * 2
-    for got in reports[1:]:
+    11 on rank 0). The helpers of the first save are kept and do the second's work, the
+    store's too: rank 0 writes the two ref files' temp copies on the store's kept threads
+    (``Store.set_refs``; the old code started two threads of ``ledger.store.repo`` for them
+    on every save)."""
+    for got in reports:
         assert got["threads_of"] == []
+
+
+def test_rank_0_checks_its_own_shard_before_the_gather(reports: list[dict[str, Any]]) -> None:
+    """Rank 0's shard is on disk before the gather: rank 0 checks it while the others may
+    still be writing theirs, and after the gather only theirs (the old code checked all of
+    them after the gather, on the way from it to ``latest``)."""
+    assert reports[0]["order"] == ["check 0", "gather", "check 1"]
+    for got in reports[1:]:
+        assert got["order"] == ["gather"]
 
 
 def test_a_verdict_longer_than_a_slot_takes_a_second_round(

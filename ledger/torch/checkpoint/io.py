@@ -211,12 +211,12 @@ def write_tensors(
     fault: Callable[[str], None] = lambda phase: None,
     trust_version_counter: bool = False,
     compress: bool | None = None,
-    meanwhile: Callable[[list[TensorEntry], WriteStats], None] | None = None,
+    meanwhile: Callable[[list[TensorEntry], WriteStats], Callable[[], None] | None] | None = None,
 ) -> tuple[list[TensorEntry], WriteStats]:
     """Write every tensor's chunks as objects; entries in the order given. ``compress``: see
     ``min_saving``. ``meanwhile(entries, stats)`` runs once every chunk is durable and named,
-    while their names are made durable (``ChunkWriter.finish``): a manifest of them may be
-    staged then, not named."""
+    before their names are made durable, and what it returns while they are
+    (``ChunkWriter.finish``): a manifest of them may be written then and fsynced, not named."""
     saving = min_saving(compress)
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise UsageError(

@@ -4,15 +4,17 @@ then publish with one ref move. Until ``latest`` moves, the previous checkpoint 
 Order (each step durable before the next; docs/format.md, "Publishing a checkpoint"):
 
 1. every rank: capture RNG states first, then tensors as chunk objects and the JSON skeleton
-   (fsynced; written side by side), then the shard manifest (its content fsynced while the
-   chunks' names are made durable, its name given after: ``write.StagedObject``); a DTensor
+   (fsynced; written side by side), then the shard manifest (its content written before the
+   chunks' names are made durable and fsynced while they are, its name given after:
+   ``write.StagedObject``); a DTensor
    is stored as its local piece, its entry carries the layout (``layout``);
 2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
-   ``collectives.gather_json``); rank 0 re-reads every shard manifest,
-   checks equal steps and world size, that every chunk object exists with its size and that
-   the ranks' pieces of each DTensor make it whole;
-3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries while it fsyncs
-   the folders of their shard manifests, which each rank named without that fsync), then
+   ``collectives.gather_json``); rank 0 re-reads every shard manifest (its own before the
+   gather), checks equal steps and world size, that every chunk object exists with its size
+   and that the ranks' pieces of each DTensor make it whole;
+3. rank 0 writes the ``checkpoint`` record (staged from the ranks' summaries, then fsynced
+   while it fsyncs the folders of their shard manifests, which each rank named without that
+   fsync, and the folder above one that a rank made), then
    moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
    lock: both log entries in one append, their files' temp copies fsynced meanwhile, then
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
@@ -31,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -248,6 +251,9 @@ class _Job:
         # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
         self.record: tuple[Checkpoint, StagedObject] | None = None
         self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
+        # Whether naming the shard manifest made its fan folder: rank 0 then fsyncs the
+        # folder above it too (``_stage_record``), else only the manifest's own folder.
+        self.made_folder = False
 
     def run(self) -> CheckpointInfo:
         st, rank, world, step = self.st, self.rank, self.world, self.step
@@ -273,7 +279,17 @@ class _Job:
             "shard": shard_oid,
             "error": error,
             "summary": self.summary,
+            "made_folder": self.made_folder,
         }
+        # Rank 0 checks its own shard while the other ranks may still be writing theirs (the
+        # same check as theirs after the gather, off the path from the gather to ``latest``);
+        # one that fails is checked again after the gather, which reports it.
+        own: tuple[ShardSummary, CheckpointShard] | None = None
+        if rank == 0 and world > 1 and error is None and shard_oid is not None:
+            try:
+                own = _check_shard(st, shard_oid, self.run_id, step, 0, world)
+            except Exception:  # never raised before the gather: the other ranks wait in it
+                own = None
         # Only rank 0 reads the reports; the verdict comes back in one broadcast.
         reports = gather_json(fit_report(report), self.group)
         verdict: dict[str, Any] = {}
@@ -288,6 +304,7 @@ class _Job:
                     self.keep_last,
                     self.note,
                     self.record,
+                    own,
                 )
             except LedgerError as e:
                 if world == 1:
@@ -318,9 +335,9 @@ class _Job:
         put = run_aside(lambda: _put_json(st, self.skeleton, skeleton))
         staged: list[StagedObject] = []
 
-        def stage(entries: list[TensorEntry], stats: WriteStats) -> None:
-            """The shard manifest's content, made durable while the chunks' names are;
-            named once they are (it links to them)."""
+        def stage(entries: list[TensorEntry], stats: WriteStats) -> Callable[[], None]:
+            """The shard manifest's content, written now and made durable (what this returns)
+            while the chunks' names are; named once they are (it links to them)."""
             put.wait()
             if isinstance(skeleton[0], BaseException):
                 raise skeleton[0]
@@ -339,7 +356,7 @@ class _Job:
                 bytes_total=stats.bytes_total,
                 bytes_new=stats.bytes_new,
             )
-            manifest = StagedObject(st.objects, canonical_json(shard.to_json()))
+            manifest = StagedObject(st.objects, canonical_json(shard.to_json()), sync=False)
             staged.append(manifest)
             self.summary = {
                 "tensors": len(entries),
@@ -355,7 +372,15 @@ class _Job:
                     bytes_new=stats.bytes_new,
                 )
                 rec = _record(self.run_id, self.step, 1, [summary], self.note)
-                self.record = (rec, StagedObject(st.objects, canonical_json(rec.to_json())))
+                record = StagedObject(st.objects, canonical_json(rec.to_json()), sync=False)
+                self.record = (rec, record)
+
+                def both() -> None:
+                    manifest.sync()
+                    record.sync()
+
+                return both
+            return manifest.sync
 
         try:
             write_tensors(
@@ -371,6 +396,7 @@ class _Job:
             # Ranks of a group name their manifest; rank 0 makes the names durable, beside
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
             staged[0].name(durable=self.world == 1)
+            self.made_folder = staged[0].made_folder
         finally:
             put.wait()
             for s in staged:
@@ -480,10 +506,12 @@ def _publish(
     keep_last: int | None,
     note: str,
     staged: tuple[Checkpoint, StagedObject] | None = None,
+    own: tuple[ShardSummary, CheckpointShard] | None = None,
 ) -> dict[str, Any]:
     """Check the ranks' shards, write the record and move the refs. ``staged``: the record
     as one process staged it beside its shard manifest (its content durable already), named
-    here if it is the record the checks give."""
+    here if it is the record the checks give. ``own``: rank 0's shard, checked by rank 0
+    before the gather (``_check_shard``), not checked again."""
     errors = [r["error"] for r in reports if r.get("error")]
     if errors:
         return {"error": "; ".join(errors)}
@@ -491,7 +519,7 @@ def _publish(
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
-        staged, checked = _stage_record(st, reports, run, step, world, note)
+        staged, checked = _stage_record(st, reports, run, step, world, note, own)
     try:
         if world == 1:
             checked = [_check_shard(st, reports[0]["shard"], run, step, 0, world)]
@@ -539,45 +567,58 @@ def _publish(
 
 
 def _stage_record(
-    st: Store, reports: list[dict[str, Any]], run: str, step: int, world: int, note: str
+    st: Store,
+    reports: list[dict[str, Any]],
+    run: str,
+    step: int,
+    world: int,
+    note: str,
+    own: tuple[ShardSummary, CheckpointShard] | None = None,
 ) -> tuple[tuple[Checkpoint, StagedObject] | None, list[tuple[ShardSummary, CheckpointShard]]]:
-    """The record as the ranks' reports describe it, its content made durable on a thread
-    while others fsync the folders of the ranks' shard manifests (each rank named its own,
-    ``_write_shard``) and one checks every rank's shard (``_check_shard``: it reads the
-    manifests and stats their chunks, which needs none of those fsyncs done): the record's
-    name comes only after all of them, once the checks agree with it. The staged record is
-    None (the folders fsynced all the same) when the reports cannot make a record: it is
-    then written after the checks, as before. A failed check is raised."""
+    """The record as the ranks' reports describe it, its content written first and then
+    fsynced on a thread while others fsync the folders of the ranks' shard manifests (each
+    rank named its own, ``_write_shard``) and one checks every rank's shard (``_check_shard``:
+    it reads the manifests and stats their chunks, which needs none of those fsyncs done):
+    the record's name comes only after all of them, once the checks agree with it. Written
+    before any of those fsyncs starts, its temp file is in the file system's journal by the
+    time they commit: one commit can make all of them durable, where a record written while
+    they ran took a second one. The folder above a manifest's folder is fsynced only when a
+    rank made that folder (``made_folder``; a report without it counts as made): the folder
+    above changed then, and only then. ``own``: rank 0's shard as rank 0 checked it before
+    the gather, used for rank 0 if its report names the same manifest. The staged record is
+    None (the folders fsynced all the same) when the reports cannot make a record: it is then
+    written after the checks, as before. A failed check is raised."""
     fans = {st.objects.path_of(r["shard"]).parent for r in reports}
-    out: list[tuple[Checkpoint, StagedObject] | None] = []
-
-    def stage() -> None:
-        try:
-            summaries = [
-                ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
-                for i, r in enumerate(reports)
-            ]
-            rec = _record(run, step, world, summaries, note)
-            out.append((rec, StagedObject(st.objects, canonical_json(rec.to_json()))))
-        except Exception:  # a report without its summary: written after the checks
-            out.append(None)
+    above = {f.parent for f in fans} if any(r.get("made_folder", True) for r in reports) else set()
+    staged: tuple[Checkpoint, StagedObject] | None = None
+    try:
+        summaries = [
+            ShardSummary(rank=i, manifest=r["shard"], **(r.get("summary") or {}))
+            for i, r in enumerate(reports)
+        ]
+        rec = _record(run, step, world, summaries, note)
+        staged = (rec, StagedObject(st.objects, canonical_json(rec.to_json()), sync=False))
+    except Exception:  # a report without its summary: written after the checks
+        staged = None
 
     checked: list[tuple[ShardSummary, CheckpointShard]] = []
 
     def check() -> None:
         checked.extend(
-            _check_shard(st, r["shard"], run, step, i, world) for i, r in enumerate(reports)
+            own
+            if i == 0 and own is not None and own[0].manifest == r["shard"]
+            else _check_shard(st, r["shard"], run, step, i, world)
+            for i, r in enumerate(reports)
         )
 
-    jobs: list[Any] = [stage, check, *sorted(fans | {f.parent for f in fans})]
+    jobs: list[Any] = [check, *([staged[1].sync] if staged else []), *sorted(fans | above)]
     try:
         map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
     except BaseException:
-        for staged in out:
-            if staged is not None:
-                staged[1].discard()
+        if staged is not None:
+            staged[1].discard()
         raise
-    return out[0], checked
+    return staged, checked
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:

@@ -56,6 +56,7 @@ from ...store import ObjectStore
 from ...store.atomic import fsync_dir
 from ...store.durable import link_named, link_unnamed, open_unnamed
 from ...store.objects import MIN_COMPRESS, MIN_SAVING, header_for
+from ...store.pool import Pool
 
 __all__ = [
     "LEVEL",
@@ -108,47 +109,6 @@ _direct_refused: set[str] = set()
 _local = threading.local()
 
 
-class Pool:
-    """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
-    and kept: a save finishing while the interpreter exits still gets its work done, since
-    the saving thread waits for it. ``name``: their threads' name."""
-
-    def __init__(self, size: int, name: str = "ledger-ckpt-sync") -> None:
-        self._size, self._name = size, name
-        self._lock = threading.Lock()
-        self._work: collections.deque[Callable[[], None]] = collections.deque()
-        self._ready = threading.Semaphore(0)
-        self._threads = 0
-        self._idle = 0
-
-    def submit(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on a pool thread; ``fn`` must not raise (it reports its own errors)."""
-        with self._lock:
-            self._work.append(fn)
-            wake = self._idle > 0
-            start = not wake and self._threads < self._size
-            if wake:
-                self._idle -= 1  # one idle thread is woken for it
-            elif start:
-                self._threads += 1
-            # else every thread is busy: one takes it when done
-        if wake:
-            self._ready.release()
-        elif start:
-            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            with self._lock:
-                fn = self._work.popleft() if self._work else None
-                if fn is None:
-                    self._idle += 1
-            if fn is None:
-                self._ready.acquire()
-                continue
-            fn()
-
-
 _pool_lock = threading.Lock()
 _the_pool: Pool | None = None
 
@@ -157,7 +117,7 @@ def _pool() -> Pool:
     global _the_pool
     with _pool_lock:
         if _the_pool is None:
-            _the_pool = Pool(_POOL)
+            _the_pool = Pool(_POOL, "ledger-ckpt-sync")
         return _the_pool
 
 
@@ -352,12 +312,16 @@ class ChunkWriter:
         if self._errors:
             raise self._errors[0]
 
-    def finish(self, meanwhile: Callable[[], None] | None = None) -> None:
+    def finish(self, meanwhile: Callable[[], Callable[[], None] | None] | None = None) -> None:
         """``settle``, then make every directory that changed durable; the first error is
-        raised. ``meanwhile`` runs on this thread while those directories are fsynced: work
-        that needs the objects' ids and whether each was new, but must not name anything that
-        links to them yet (a manifest's content, ``StagedObject``)."""
+        raised. ``meanwhile`` runs on this thread first: work that needs the objects' ids and
+        whether each was new, but must not name anything that links to them yet (a manifest's
+        content, written by ``StagedObject(sync=False)``). What it returns (that content's
+        fsync) runs on this thread while the directories are fsynced: the content is in the
+        file system's journal before any of those fsyncs starts, so the commit they start
+        holds it too (written while they ran, it often took a commit of its own after theirs)."""
         self.settle()
+        then = meanwhile() if meanwhile is not None else None
         # One fsync per directory, all at once: they share the file system's journal commits.
         errors: list[BaseException] = []
         left = [len(self._dirs)]
@@ -376,8 +340,8 @@ class ChunkWriter:
         for d in sorted(self._dirs):
             _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
         try:
-            if meanwhile is not None:
-                meanwhile()
+            if then is not None:
+                then()
         finally:
             with synced:
                 synced.wait_for(lambda: left[0] == 0)
@@ -498,19 +462,26 @@ class StagedObject:
     name where the platform allows, and whose name is given later by ``name``.
 
     A manifest's name must not appear before the objects it links to are durable under
-    theirs (docs/format.md, "Write ordering"); its content may be. A save stages its shard
-    manifest while the directories of its chunks are fsynced (``ChunkWriter.finish``), and
-    names it after: the manifest's own fsync is off the save's critical path. Stored as
+    theirs (docs/format.md, "Write ordering"); its content may be. A save writes its shard
+    manifest's content just before the directories of its chunks are fsynced, fsyncs it while
+    they are (``ChunkWriter.finish``), and names it after: the manifest's own fsync is off the
+    save's critical path, and in the same journal commit as theirs. Stored as
     ``put_bytes`` would store it: the id is the hash of the content, compressed when that
     makes it 10% smaller. ``name`` or ``discard`` must be called once.
     """
 
-    def __init__(self, objects: ObjectStore, data: bytes) -> None:
+    def __init__(self, objects: ObjectStore, data: bytes, *, sync: bool = True) -> None:
+        """``sync=False``: the content is written, not fsynced; ``sync`` must be called before
+        ``name`` (rank 0 writes the record first, then fsyncs it beside the shard manifests'
+        folders, so that one journal commit can make all of them durable)."""
         self.objects = objects
         objects.writing()
         self.oid = hash_bytes(data)
         self._fd: int | None = None
         self._tmp: Path | None = None
+        self._synced = True
+        # Whether ``name`` made the object's fan folder (and so changed the folder above it).
+        self.made_folder = False
         if objects.touch(self.oid):  # stored already: nothing to write
             return
         pays = compression_pays(memoryview(data)[: 64 << 10])
@@ -524,10 +495,18 @@ class StagedObject:
             if self._tmp is not None:
                 os.fchmod(fd, 0o444)
             _write_buffered(fd, pays, payload)
-            os.fsync(fd)
+            self._synced = False
+            if sync:
+                self.sync()
         except BaseException:
             self.discard()
             raise
+
+    def sync(self) -> None:
+        """Make the content durable (fsync); nothing to do once it is, or if it was stored."""
+        if self._fd is not None and not self._synced:
+            os.fsync(self._fd)
+            self._synced = True
 
     def name(self, durable: bool = True) -> bool:
         """Give the object its name and make the name durable; False if it was stored
@@ -536,6 +515,9 @@ class StagedObject:
         folder is new) to the caller: a rank's shard manifest, whose folder rank 0 fsyncs."""
         if self._fd is None:
             return False
+        if not self._synced:
+            self.discard()
+            raise RuntimeError("a staged object is named once its content is durable (sync)")
         try:
             final = self.objects.path_of(self.oid)
             fan = final.parent
@@ -543,6 +525,7 @@ class StagedObject:
             for d in new_dirs:
                 with contextlib.suppress(FileExistsError):
                     d.mkdir()
+            self.made_folder = bool(new_dirs)
             if self._tmp is None:
                 new = link_unnamed(self._fd, final)
             else:

@@ -1,0 +1,59 @@
+"""Daemon threads kept from one call to the next (``Pool``), for work a writer overlaps with its
+own: fsyncs, temp files written while a log append is fsynced.
+
+Starting a thread waits until it runs, a wake-up that costs milliseconds on a busy machine; a
+checkpoint save started several per save before its threads were kept. The threads are
+daemons: a write finishing while the interpreter exits still gets its work done, since the
+thread that submitted it waits for it (``concurrent.futures`` refuses new work once
+interpreter shutdown has begun). A forked child has none of its parent's threads: the owner of
+a pool makes a new one after a fork (``os.register_at_fork``).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable
+
+__all__ = ["Pool"]
+
+
+class Pool:
+    """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
+    and kept: a write finishing while the interpreter exits still gets its work done, since
+    the writing thread waits for it. ``name``: their threads' name."""
+
+    def __init__(self, size: int, name: str = "ledger-pool") -> None:
+        self._size, self._name = size, name
+        self._lock = threading.Lock()
+        self._work: collections.deque[Callable[[], None]] = collections.deque()
+        self._ready = threading.Semaphore(0)
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on a pool thread; ``fn`` must not raise (it reports its own errors)."""
+        with self._lock:
+            self._work.append(fn)
+            wake = self._idle > 0
+            start = not wake and self._threads < self._size
+            if wake:
+                self._idle -= 1  # one idle thread is woken for it
+            elif start:
+                self._threads += 1
+            # else every thread is busy: one takes it when done
+        if wake:
+            self._ready.release()
+        elif start:
+            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                fn = self._work.popleft() if self._work else None
+                if fn is None:
+                    self._idle += 1
+            if fn is None:
+                self._ready.acquire()
+                continue
+            fn()

@@ -1,0 +1,205 @@
+"""What rank 0 fsyncs between the ranks' reports and the record's name (``save._stage_record``,
+docs/format.md "Publishing a checkpoint", step 3), and what a staged object tells about the
+folders it made (``write.StagedObject``). Each fsync in a row there is one more journal commit
+on the way to ``latest``; none of the durability the format asks for may go.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ledger._hashing import hash_bytes  # noqa: E402
+from ledger.store import Store  # noqa: E402
+from ledger.torch.checkpoint import save as ckpt_save  # noqa: E402
+from ledger.torch.checkpoint import save_checkpoint  # noqa: E402
+from ledger.torch.checkpoint import write as ckpt_write  # noqa: E402
+from ledger.torch.checkpoint.common import read_checkpoint  # noqa: E402
+
+pytestmark = [pytest.mark.torch]
+
+
+def _reports(store: Store, made: Any) -> list[dict[str, Any]]:
+    """A one-rank save's report of step 1, as rank 0 gets it (``made``: its ``made_folder``,
+    or ``...`` for a report without one)."""
+    info = save_checkpoint({"w": torch.arange(4096.0)}, step=1, store=store, run_id="r")
+    shard = read_checkpoint(store, info.oid).shards[0]
+    report = {
+        "rank": 0,
+        "step": 1,
+        "shard": shard.manifest,
+        "error": None,
+        "summary": {
+            "tensors": shard.tensors,
+            "bytes_total": shard.bytes_total,
+            "bytes_new": shard.bytes_new,
+        },
+    }
+    if made is not ...:
+        report["made_folder"] = made
+    return [report]
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Events in order: ("write", "") a staged object's content written, ("dir", path) a
+    folder fsync started, ("file", path) a file fsync done."""
+    events: list[tuple[str, str]] = []
+    write, fsync_dir, fsync = ckpt_write._write_buffered, ckpt_save.fsync_dir, os.fsync
+
+    def spy_write(*a: Any) -> None:
+        write(*a)
+        events.append(("write", ""))
+
+    def spy_dir(path: Path) -> None:
+        events.append(("dir", str(path)))
+        fsync_dir(path)
+
+    def spy_fsync(fd: int) -> None:
+        fsync(fd)
+        events.append(("file", os.readlink(f"/proc/self/fd/{fd}")))
+
+    monkeypatch.setattr(ckpt_write, "_write_buffered", spy_write)
+    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
+    monkeypatch.setattr(os, "fsync", spy_fsync)
+    return events
+
+
+@pytest.mark.parametrize("made", [False, True, ...], ids=["kept", "made", "unsaid"])
+def test_the_folder_above_a_manifest_s_is_fsynced_only_when_a_rank_made_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch, made: Any
+) -> None:
+    """A shard manifest named into a folder that was there changed only that folder; the one
+    above changed when the rank made the folder (the old code fsynced it on every save). A
+    report that does not say counts as made."""
+    reports = _reports(store, made)
+    fan = store.objects.path_of(reports[0]["shard"]).parent
+    events = _spied(monkeypatch)
+    staged, checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "")
+    try:
+        assert staged is not None and len(checked) == 1
+        folders = [path for kind, path in events if kind == "dir"]
+        want = [str(fan.parent), str(fan)] if made is not False else [str(fan)]
+        assert sorted(folders) == want
+    finally:
+        if staged is not None:
+            staged[1].discard()
+
+
+def test_the_record_is_written_before_the_folders_are_fsynced(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record's content is in its temp file before any of the manifests' folders is
+    fsynced, so that the journal commit those fsyncs start holds it too (the old code wrote it
+    on a thread beside them: often after a commit had begun, which took a second one); it is
+    durable before ``_stage_record`` returns, and named only after (``_publish``)."""
+    reports = _reports(store, False)
+    events = _spied(monkeypatch)
+    staged, _checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "")
+    try:
+        assert staged is not None
+        kinds = [kind for kind, _path in events]
+        assert kinds.index("write") < kinds.index("dir"), events
+        assert "file" in kinds[kinds.index("write") :], events  # its content fsynced
+        assert not store.objects.has(staged[1].oid)  # not named yet
+        assert staged[1].name()
+        assert store.objects.has(staged[1].oid)
+    finally:
+        if staged is not None:
+            staged[1].discard()
+
+
+def test_a_staged_object_says_whether_it_made_its_folder(store: Store) -> None:
+    first, second = b'{"a":1}', b'{"a":2}'
+    made = ckpt_write.StagedObject(store.objects, first)
+    assert made.name(durable=False)
+    assert made.made_folder  # a new ledger: its fan folder was not there
+    store.objects.path_of(hash_bytes(second)).parent.mkdir(parents=True, exist_ok=True)
+    kept = ckpt_write.StagedObject(store.objects, second)
+    assert kept.name(durable=False)
+    assert not kept.made_folder
+
+
+def test_a_staged_object_is_named_only_once_its_content_is_durable(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sync=False`` writes the content without fsyncing it; naming it before ``sync`` is a
+    programming error, refused, and leaves no object and no temp file behind."""
+    synced: list[int] = []
+    fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(fd)
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    early = ckpt_write.StagedObject(store.objects, b'{"b":1}', sync=False)
+    assert synced == []
+    with pytest.raises(RuntimeError, match="durable"):
+        early.name()
+    assert not store.objects.has(early.oid)
+    assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith("obj-")]
+    staged = ckpt_write.StagedObject(store.objects, b'{"b":2}', sync=False)
+    staged.sync()
+    assert len(synced) == 1
+    staged.sync()  # once durable, nothing more to do
+    assert len(synced) == 1
+    assert staged.name()
+    assert store.objects.has(staged.oid)
+
+
+def test_a_rank_writes_its_manifest_before_the_chunk_folders_are_fsynced(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shard manifest's content (and, alone, the record's) is in its temp file before the
+    first fsync of a new chunk's folder starts, and fsynced beside those (the old code wrote it
+    while they ran: often after their commit had begun, which took a second one)."""
+    events: list[str] = []
+    init, fsync_dir = ckpt_write.StagedObject.__init__, ckpt_write.fsync_dir
+
+    def spy_init(self: Any, *a: Any, **k: Any) -> None:
+        init(self, *a, **k)
+        events.append("staged")
+
+    def spy_dir(path: Path) -> None:
+        events.append("dir")
+        fsync_dir(path)
+
+    monkeypatch.setattr(ckpt_write.StagedObject, "__init__", spy_init)
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
+    g = torch.Generator().manual_seed(0)
+    state = {"a": torch.randn(1 << 15, generator=g), "b": torch.randn(1 << 15, generator=g)}
+    info = save_checkpoint(state, step=1, store=store, run_id="r")
+    assert info.bytes_new == 2 * (1 << 17)
+    assert events[:2] == ["staged", "staged"], events  # the manifest, then the record
+    assert "dir" in events, events
+
+
+def test_rank_0_s_shard_checked_before_the_gather_is_not_checked_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``own`` (rank 0's shard as rank 0 checked it before the gather) stands for rank 0's
+    check only when its report names that very manifest; any other is checked as before."""
+    reports = _reports(store, False)
+    own = ckpt_save._check_shard(store, reports[0]["shard"], "r", 1, 0, 1)
+    calls: list[str] = []
+    check = ckpt_save._check_shard
+
+    def spy(*a: Any) -> Any:
+        calls.append(a[1])
+        return check(*a)
+
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy)
+    staged, checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "", own)
+    assert staged is not None
+    staged[1].discard()
+    assert calls == [] and checked == [own]
+    other = (own[0].model_copy(update={"manifest": "b3:" + "0" * 64}), own[1])
+    staged, checked = ckpt_save._stage_record(store, reports, "r", 1, 1, "", other)
+    assert staged is not None
+    staged[1].discard()
+    assert calls == [reports[0]["shard"]] and checked[0][0].manifest == reports[0]["shard"]
