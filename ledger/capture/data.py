@@ -217,6 +217,7 @@ def _fill(
             digests[i] = _link_digest(base + rel)
 
     failed = threading.Event()  # one worker's error stops the others at their next file
+    ahead: _Readahead | None = None
 
     def run(batch: list[int]) -> None:
         for i in batch:
@@ -228,6 +229,9 @@ def _fill(
             except BaseException:
                 failed.set()
                 raise
+            finally:
+                if ahead is not None:
+                    ahead.done(i)
             if stat_key(st) != stat_key(seen):
                 moved.append(rel)
                 items[i] = (rel, st, type)
@@ -237,11 +241,79 @@ def _fill(
     else:
         from concurrent.futures import ThreadPoolExecutor  # ~5 ms, only for large inputs
 
-        # Interleaved slices keep the workers' shares even when file sizes cluster by name.
-        with ThreadPoolExecutor(workers) as pool:
-            for f in [pool.submit(run, todo[w::workers]) for w in range(workers)]:
-                f.result()
+        if _fadvise is not None:
+            ahead = _Readahead([(i, base + items[i][0], items[i][1].st_size) for i in todo])
+        try:
+            # Interleaved slices keep the workers' shares even when file sizes cluster by
+            # name, and read the files in about the order of ``todo``: the read-ahead's order.
+            with ThreadPoolExecutor(workers) as pool:
+                for f in [pool.submit(run, todo[w::workers]) for w in range(workers)]:
+                    f.result()
+        finally:
+            if ahead is not None:
+                ahead.close()
     return digests, not moved
+
+
+_fadvise = getattr(os, "posix_fadvise", None)  # Linux and most Unix; not macOS
+READAHEAD_FILES = 256  # files hinted ahead of the readers
+READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead serves them
+
+
+class _Readahead:
+    """Tells the kernel which files the digest's readers take next, a bounded window ahead of
+    them (``posix_fadvise(WILLNEED)``: the kernel starts reading their pages and returns).
+
+    A reader blocked on a cold file leaves the disk one request to do per reader; with the next
+    files' reads queued, the disk works on many at once and the readers find pages waiting.
+    5,000 files of 40 kB, page cache dropped, 2 cores: read + BLAKE3 in 8 threads 0.48 s, with
+    this ahead of 4 readers 0.30 s (medians of 6, load 4-5). A hint changes no byte read: the
+    readers open, stat and read every file themselves, and a file the hint cannot open is the
+    readers' to report. At most ``READAHEAD_FILES`` hinted files are not yet read at any time,
+    so a large input does not fill memory with pages read too early to be kept; files over
+    ``READAHEAD_MAX_SIZE`` are left to the kernel's own read-ahead."""
+
+    def __init__(self, files: list[tuple[int, str, int]]) -> None:
+        """``files``: (item index, absolute path, size) in the order the readers take them."""
+        self._todo = [(i, path) for i, path, size in files if size <= READAHEAD_MAX_SIZE]
+        self._hint = {i for i, _ in self._todo}
+        self._read: set[int] = set()
+        self._free = threading.Semaphore(READAHEAD_FILES)
+        self._stop = False
+        self.hinted = 0
+        self._thread = threading.Thread(target=self._run, name="ledger-readahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for i, path in self._todo:
+            self._free.acquire()
+            if self._stop:
+                return
+            if i in self._read:  # the readers got there first: nothing to hint
+                continue
+            try:
+                fd = os.open(path, _READ_FLAGS)
+            except OSError:
+                continue  # the reader that opens it says why
+            try:
+                if _fadvise is not None:
+                    _fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                    self.hinted += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def done(self, i: int) -> None:
+        """A reader finished item ``i``: the window moves on by one if ``i`` was to be hinted."""
+        if i in self._hint:
+            self._read.add(i)
+            self._free.release()
+
+    def close(self) -> None:
+        self._stop = True
+        self._free.release()  # wakes the thread if it waits for a slot
+        self._thread.join()
 
 
 _NO_DIGEST = bytes(32)
