@@ -181,7 +181,9 @@ class ReplayOptions:
     # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
     # runs them in this process's thread pool.
     executor: ExecutorOptions | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)  # set last, over the recorded env
+    # Set over the recorded env; a replay that resumes from a checkpoint (from_checkpoint, the
+    # localize passes) sets LEDGER_RESUME_FROM over it (replay/single.py).
+    extra_env: dict[str, str] = field(default_factory=dict)
     # Metric names (or globs) that measure the clock, beyond those ledger knows
     # (ledger/replay/compare/volatile.py): reported beside the verdict, not inside it.
     timing_metrics: list[str] = field(default_factory=list)

@@ -84,8 +84,9 @@ def _one_replay(
         argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
     env = replay_env(contract, opts)
     if resume is not None:
+        # Over ``extra_env`` too: the verdict (``from_checkpoint``) and the localize passes'
+        # step offsets are stated for this checkpoint, so the program must resume from it.
         env["LEDGER_RESUME_FROM"] = resume
-        env.update(opts.extra_env)  # still last
     result = record(
         RecordOptions(
             command=argv,

@@ -314,8 +314,17 @@ MODULES: dict[str, list[str]] = {
         # engine passes seed_values.py the root the original ran with
         "tests/replay/test_seed_values.py",
     ],
-    # its own edges first: the redacted environment, --seed-arg outside seeds mode, inputs
-    "ledger/replay/single.py": ["tests/replay/test_single_replay.py", *_REPLAY_TESTS],
+    # its own edges first: the redacted environment, --seed-arg outside seeds mode, inputs;
+    # round 8: the file a resumed original read back (restore_resume_sources, whose dropped
+    # call no other mapped test saw) and the checkpoint --from-checkpoint names winning over a
+    # caller's extra_env
+    "ledger/replay/single.py": [
+        "tests/replay/test_single_replay.py",
+        "tests/replay/test_resume_sources.py",
+        "tests/replay/test_replay_resume_points.py::"
+        "test_the_checkpoint_asked_for_wins_over_a_callers_extra_env",
+        *_REPLAY_TESTS,
+    ],
     "ledger/replay/seed_effect.py": [
         "tests/replay/test_seed_refusal_hints.py",  # what a refusal names, exactly
         "tests/replay/test_seed_hydra_key.py",  # a Hydra override taken, or not, as the seed
@@ -536,10 +545,6 @@ _PIECE = (
     "in order; only the memory held and the number of reads change"
 )
 _PROBES = "MEMCMP(addr, m.addr, _PROBE) != 0 or MEMCMP(addr + tail, m.addr + tail, _PROBE) != 0"
-_REAPERS = (
-    "more unmapping threads take from the same queue (the reaper never ends): each mapping "
-    "is still unmapped once"
-)
 _NO_SYSCONF = (
     "the memory assumed where sysconf cannot tell the physical memory: Linux and macOS always can"
 )
@@ -868,15 +873,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         _OBJ,
-        "len(data) <= SAMPLE or compression_pays(data[:SAMPLE])",
-        "len(data) <= SAMPLE -> len(data) < SAMPLE",
-    ): ("at exactly SAMPLE bytes the sample is the whole content: the same 10% rule decides"),
-    (
-        _OBJ,
         "writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(f, closefd=False)",
         "False -> True",
     ): "the writer is never closed, so whether closing it would close the file never matters",
-    (_OBJ, "while sent := os.sendfile(dest_fd, src_fd, offset, CHUNK * 8):", "8 -> 9"): (
+    # round 8: re-keyed to the line as _sendfile_copy writes it now (the loop moved there)
+    (_OBJ, "sent = os.sendfile(dest, src, offset, CHUNK * 8)", "8 -> 9"): (
         "the sendfile chunk size; any size copies the same bytes"
     ),
     (_OBJ, "ZSTD_LEVEL = 3", "3 -> 4"): (
@@ -1223,21 +1224,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (_REUSE, "_retired.put(m)", "drop call: _retired.put(m)"): (
         "the mapping not queued loses its last reference when the caller returns, which "
         "unmaps it there: the same mappings, unmapped on the saving thread"
-    ),
-    (_REUSE, "if maps and (_reaper is None or not _reaper.is_alive()):", "and -> or"): _REAPERS,
-    (
-        _REUSE,
-        "if maps and (_reaper is None or not _reaper.is_alive()):",
-        "drop not: not _reaper.is_alive()",
-    ): _REAPERS,
-    (
-        _REUSE,
-        "if f.read(1) != bytes([_CODEC_RAW]) or os.fstat(f.fileno()).st_size != size + 1:",
-        "or -> and",
-    ): (
-        "a compressed chunk's file is at least 10% smaller than the chunk, so the size check "
-        "alone refuses it, and a raw file of another size (cut short) is mapped but refused by "
-        "readable() at every use, and closed at once by remember when it did not write it"
     ),
     (_REUSE, "total = 16 << 30", "16 -> 17"): _NO_SYSCONF,
     (_REUSE, "total = 16 << 30", "30 -> 31"): _NO_SYSCONF,

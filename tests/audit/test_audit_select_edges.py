@@ -166,6 +166,21 @@ def test_test_selection_is_found_eight_mappings_deep_and_no_deeper(lab: Lab, dep
         assert marks == [], marks
 
 
+@pytest.mark.parametrize("lists", [7, 8])
+def test_a_list_counts_as_a_level_of_the_eight(lab: Lab, lists: int) -> None:
+    """Lists nested in a config are levels as mappings are: the mapping that names the test
+    split, inside 7 lists under ``a`` (its ninth level), is found, inside 8 it is not."""
+    inner: Any = {"early_stopping": "test"}
+    for _ in range(lists):
+        inner = [inner]
+    marks = _marks(lab, {"a": inner})
+    if lists == 7:
+        path = "a" + "[0]" * 7 + ".early_stopping"
+        assert marks == [f"config {path}=test on 8 runs (exp-0, exp-1, exp-2, ...)"], marks
+    else:
+        assert marks == [], marks
+
+
 @pytest.mark.parametrize("at", [999, 1000])
 def test_a_list_is_searched_to_its_thousandth_item(lab: Lab, at: int) -> None:
     items: list[Any] = [{"name": f"cb{i}"} for i in range(1001)]

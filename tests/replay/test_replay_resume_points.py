@@ -99,3 +99,28 @@ def test_seeds_mode_takes_no_checkpoint(recorded: tuple[Path, str, dict[int, str
     r = run_ledger("replay", run_id, "--mode", "seeds", "--from-checkpoint", "2", cwd=root)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--from-checkpoint checks one continuation: use bitwise or tolerance" in r.stderr
+
+
+def test_the_checkpoint_asked_for_wins_over_a_callers_extra_env(
+    recorded: tuple[Path, str, dict[int, str]],
+) -> None:
+    """A Python caller's ``extra_env`` naming ``LEDGER_RESUME_FROM`` does not move the resume:
+    the verdict says it resumed from step 2's checkpoint, so the program must load that one
+    (the caller's step 1 would rerun step 2 and still be called an exact resume from 2)."""
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ReplayOptions
+    from ledger.run.find import load_run
+    from ledger.store import Store
+
+    root, run_id, saved = recorded
+    store = Store.open(root / ".ledger")
+    opts = ReplayOptions(from_checkpoint="2", extra_env={"LEDGER_RESUME_FROM": saved[1]})
+    outcome = replay(store, run_id, opts)
+    assert outcome.verdict.outcome == "reproduced", outcome.verdict.summary
+    assert outcome.verdict.settings["from_checkpoint"] == {"checkpoint": saved[2], "step": 2}
+    (replay_id,) = outcome.verdict.replays
+    _, replayed = load_run(store, replay_id)
+    loaded = [e.checkpoint_digest for e in replayed.checkpoints if e.event == "load"]
+    assert loaded == [saved[2]], loaded
+    saves = [e.step for e in replayed.checkpoints if e.event == "save"]
+    assert saves == [3], saves  # continued after step 2, not from step 1
