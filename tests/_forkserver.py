@@ -2,7 +2,9 @@
 
 Most of the CPU of a ``python -m ledger`` that a test starts is the interpreter's start-up and
 ledger's imports (0.2-0.3 s of 0.3-0.5 s; a suite starts thousands). A test process starts one
-server (lazily, once), which imports ``ledger.cli.app`` and then, per call, forks a process that
+server (lazily, once), which imports ``ledger.cli.app`` and the modules most commands import
+(``PRELOAD``: pure Python and pydantic's core, nothing that starts a thread) and then, per call,
+forks a process that
 takes the call's working directory, environment, argv (``sys.argv[0]`` the path of
 ``ledger/__main__.py``, as ``-m`` makes it), its own stdout and stderr files and the test
 process's stdin, runs ``ledger`` as ``-m`` does (``runpy``), and ends as the interpreter does:
@@ -44,7 +46,16 @@ _SERVER = r"""
 import array, json, os, runpy, signal, socket, sys, threading, traceback
 
 sock = socket.socket(fileno=int(sys.argv[1]))
+import importlib
 import ledger.cli.app, ledger.cli.entry  # what every call imports, imported once
+# and what most commands import on their way (pure Python and pydantic's core: nothing that
+# starts a thread, such as numpy's BLAS, which a fork would leave without its threads)
+for name in PRELOAD:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+assert threading.active_count() == 1 and "numpy" not in sys.modules and "torch" not in sys.modules
 
 
 def _code(e):
@@ -147,6 +158,25 @@ while True:
         break
 """
 
+# Modules that three or more of verify, record, show, ls, export, diff and tag import beyond
+# ledger.cli.app (measured with -X importtime): 0.1-0.3 s more of each call's start-up.
+PRELOAD = (
+    "typer._adapters",
+    "pydantic",
+    "ledger.store",
+    "ledger.store.repo",
+    "ledger.store.log",
+    "ledger.store.fold",
+    "ledger.store.safe_read",
+    "ledger.records",
+    "ledger.records.plain",
+    "ledger.index.db",
+    "ledger.index.short_ids",
+    "ledger.index._indexers",
+    "ledger.run.find",
+    "ledger.run.ids",
+)
+
 _lock = threading.Lock()
 _server: dict[str, Any] = {}
 
@@ -154,7 +184,7 @@ _server: dict[str, Any] = {}
 def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(theirs.fileno()), MARK],
+        [sys.executable, "-c", f"PRELOAD = {PRELOAD!r}\n{_SERVER}", str(theirs.fileno()), MARK],
         env=env,
         pass_fds=(theirs.fileno(),),
     )
