@@ -4,17 +4,17 @@ Most of the CPU of a ``python -m ledger`` that a test starts is the interpreter'
 ledger's imports (0.2-0.3 s of 0.3-0.5 s; a suite starts thousands). A test process starts one
 server (lazily, once), which imports ``ledger.cli.app`` and the modules most commands import
 (``PRELOAD``: pure Python and pydantic's core, nothing that starts a thread) and then, per call,
-forks a process that
-takes the call's working directory, environment, argv (``sys.argv[0]`` the path of
-``ledger/__main__.py``, as ``-m`` makes it), its own stdout and stderr files and the test
-process's stdin, runs ``ledger`` as ``-m`` does (``runpy``), and ends as the interpreter does:
+forks a process that takes the call's working directory, environment, argv (``sys.argv[0]``
+the path of ``ledger/__main__.py``, as ``-m`` makes it), its own stdout and stderr files and the
+test process's stdin, runs ``ledger`` as ``-m`` does (``runpy``), and ends as the interpreter does:
 SystemExit's code, a traceback and 1 for an uncaught exception, non-daemon threads joined,
 atexit handlers run, the streams flushed (120 if that fails).
 
 What a forked call does not get that a started one does: its own hash seed (every call from
 one server shares it) and a fresh import of ledger's modules (they are imported once, in the
 server, under the server's environment; ledger reads its environment when called, not at
-import). Calls whose environment changes a ``PYTHON*`` or locale variable (import timing, a
+import; a module not preloaded is looked up from the call's working directory first, as
+``-m`` does). Calls whose environment changes a ``PYTHON*`` or locale variable (import timing, a
 PYTHONPATH of their own), or whose working directory is missing, start Python as before, and
 ``LEDGER_TEST_FORKSERVER=0`` turns the server off. Each call is forked twice (a waiter in the
 server forks the call, waits for it and writes its pid and status to a pipe of the call's own),
