@@ -233,6 +233,8 @@ def _send(
     if not os.path.isdir(cwd) or not _same_interpreter(env, base):
         return None
     with _lock:
+        if _server.get("gone") and _server.get("pid") == os.getpid():
+            return None
         if _server.get("pid") != os.getpid():  # none yet, or a forked test process's parent's
             _server.clear()
             proc, sock = _start(base)
@@ -246,6 +248,10 @@ def _send(
                 [json.dumps(request).encode()],
                 [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [w]).tobytes())],
             )
+        except OSError:  # the server is gone: this call, and the next, start Python
+            os.close(r)
+            _server["gone"] = True
+            return None
         except BaseException:
             os.close(r)
             raise
