@@ -22,10 +22,22 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ledger ARGS`` in ``cwd`` with this checkout's environment and ``env``: its
+    exit status and output. Forked from a server that has imported ledger already
+    (tests/_forkserver.py: the same run, without 0.2 s of start-up); the tests of what a
+    started process does (signals, pipes, import costs) start their own."""
+    import _forkserver
+
+    full = subprocess_env(**env)
+    done = _forkserver.run(
+        list(args), os.fspath(cwd or os.getcwd()), full, subprocess_env(), timeout=120
+    )
+    if done is not None:
+        return done
     return subprocess.run(
         [sys.executable, "-m", "ledger", *args],
         cwd=cwd,
-        env=subprocess_env(**env),
+        env=full,
         capture_output=True,
         text=True,
         timeout=120,
@@ -100,7 +112,12 @@ PROCESS_MARK = "LEDGER_TEST_PROCESS_MARK"
 
 # Helpers that the standard library or torch start once and keep for the life of the test
 # process: not left behind by one test.
-_LONG_LIVED = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "compile_worker")
+_LONG_LIVED = (
+    "multiprocessing.resource_tracker",
+    "multiprocessing.forkserver",
+    "compile_worker",
+    "ledger-test-forkserver",  # tests/_forkserver.py
+)
 
 
 def _long_lived(proc: Any) -> bool:
