@@ -15,10 +15,21 @@ from ledger.capture.statcache import StatCache
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(None, 4), (1, 4), (2, 8), (16, 8)])
-def test_read_workers_outnumber_small_core_counts(
+def test_without_read_ahead_read_workers_outnumber_small_core_counts(
     monkeypatch: pytest.MonkeyPatch, cores: int | None, workers: int
 ) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(data, "_fadvise", None)
+    assert read_workers() == workers
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(None, 2), (1, 2), (2, 2), (6, 6), (16, 8)])
+def test_with_read_ahead_a_reader_per_core(
+    monkeypatch: pytest.MonkeyPatch, cores: int | None, workers: int
+) -> None:
+    """The kernel keeps the disk busy with the hinted reads: more readers only add CPU."""
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(data, "_fadvise", lambda *a: None)
     assert read_workers() == workers
 
 
