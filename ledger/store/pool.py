@@ -19,9 +19,13 @@ __all__ = ["Pool"]
 
 
 class Pool:
-    """Daemon threads that run what ``submit`` is given, started as needed (up to ``size``)
-    and kept: a write finishing while the interpreter exits still gets its work done, since
-    the writing thread waits for it. ``name``: their threads' name."""
+    """Daemon threads that run what ``submit`` is given, all ``size`` started at the first
+    ``submit`` and kept: a write finishing while the interpreter exits still gets its work
+    done, since the writing thread waits for it. ``name``: their threads' name.
+
+    All at once, not one as work finds every thread busy: a thread that has just finished its
+    work counts as busy until it looks for more, so on a busy machine a later call could find
+    none idle and start one more, a wake-up paid again by a save that should start none."""
 
     def __init__(self, size: int, name: str = "ledger-pool") -> None:
         self._size, self._name = size, name
@@ -35,17 +39,15 @@ class Pool:
         """Run ``fn`` on a pool thread; ``fn`` must not raise (it reports its own errors)."""
         with self._lock:
             self._work.append(fn)
+            start, self._threads = self._size - self._threads, self._size
             wake = self._idle > 0
-            start = not wake and self._threads < self._size
             if wake:
                 self._idle -= 1  # one idle thread is woken for it
-            elif start:
-                self._threads += 1
-            # else every thread is busy: one takes it when done
+            # else every thread is busy (or about to start): one takes it when free
+        for _ in range(start):
+            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
         if wake:
             self._ready.release()
-        elif start:
-            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
