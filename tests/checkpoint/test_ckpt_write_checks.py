@@ -154,23 +154,27 @@ def _settled(pool: ckpt_write.Pool) -> None:
 def test_an_idle_pool_thread_takes_the_next_task_and_no_new_thread_starts(
     new_pool: Callable[[int], ckpt_write.Pool],
 ) -> None:
+    """The first task starts the pool's threads, all of them; later tasks are taken by idle
+    ones and start none."""
     pool = new_pool(4)
     ran: list[int] = []
+    before = {t.ident for t in threading.enumerate()}
     for _ in range(3):
         done = threading.Event()
         pool.submit(lambda done=done: (ran.append(threading.get_ident()), done.set()))  # type: ignore[misc]
         assert done.wait(_WAIT)
         _settled(pool)
         # Every thread started waits, and each is counted idle once.
-        assert (pool._threads, pool._idle) == (1, 1)
-    assert len(set(ran)) == 1
+        assert (pool._threads, pool._idle) == (4, 4)
+    started = {t.ident for t in threading.enumerate()} - before
+    assert len(started) == 4 and set(ran) <= started
 
 
 def test_tasks_that_wait_for_each_other_all_run(
     new_pool: Callable[[int], ckpt_write.Pool],
 ) -> None:
-    """A task given to a pool whose threads are all busy starts a thread (up to the size):
-    an idle count that also counts busy threads would leave it queued behind them."""
+    """Tasks that wait for each other all run, up to the pool's size at once: an idle count
+    that also counted busy threads would leave one queued behind them."""
     pool = new_pool(3)
     warm = threading.Event()
     pool.submit(warm.set)
