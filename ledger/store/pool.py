@@ -12,10 +12,11 @@ a pool makes a new one after a fork (``os.register_at_fork``).
 from __future__ import annotations
 
 import collections
+import os
 import threading
 from collections.abc import Callable
 
-__all__ = ["Pool"]
+__all__ = ["KeptPool", "Pool"]
 
 
 class Pool:
@@ -59,3 +60,24 @@ class Pool:
                 self._ready.acquire()
                 continue
             fn()
+
+
+class KeptPool:
+    """A process's one ``Pool`` of ``size`` threads named ``name``: made at the first call,
+    kept, and forgotten in a forked child (which has none of its parent's threads, and must
+    not trust a lock a parent thread may have held at the fork: ``lock`` is made anew)."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._size, self._name = size, name
+        self.lock = threading.Lock()
+        self._pool: Pool | None = None
+        os.register_at_fork(after_in_child=self._forget)
+
+    def __call__(self) -> Pool:
+        with self.lock:
+            if self._pool is None:
+                self._pool = Pool(self._size, self._name)
+            return self._pool
+
+    def _forget(self) -> None:
+        self._pool, self.lock = None, threading.Lock()

@@ -39,7 +39,7 @@ from .atomic import atomic_write_bytes, fsync_dir, stage_bytes
 from .fold import ABSENT, Fold, RefState, fold_log, judge, kind_of
 from .log import HashLog, LogEntry
 from .objects import ObjectStore
-from .pool import Pool
+from .pool import KeptPool
 from .refs import RefStore, check_ref_name
 from .safe_read import NotRegularError, read_regular
 
@@ -481,25 +481,7 @@ class Store:
 # Threads that write ref files' temp copies while ``set_refs`` fsyncs the log, kept between
 # calls: starting two per checkpoint publish cost a wake-up each on a busy machine.
 _ASIDE = 4
-_aside_lock = threading.Lock()
-_aside: Pool | None = None
-
-
-def _aside_pool() -> Pool:
-    global _aside
-    with _aside_lock:
-        if _aside is None:
-            _aside = Pool(_ASIDE, "ledger-store-aside")
-        return _aside
-
-
-def _aside_after_fork() -> None:
-    """A forked child has none of its parent's threads (nor, safely, its lock)."""
-    global _aside, _aside_lock
-    _aside, _aside_lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_aside_after_fork)
+_aside_pool = KeptPool(_ASIDE, "ledger-store-aside")
 
 
 class _StagedRef:

@@ -657,7 +657,7 @@ def test_a_child_forked_while_a_parent_thread_held_the_pool_lock_saves(store: St
     ChunkWriter(store.objects).finish()
     ckpt_write._pool()
     r, w = os.pipe()
-    with ckpt_write._pool_lock:
+    with ckpt_write._pool.lock:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child reports through the pipe
             status = 1

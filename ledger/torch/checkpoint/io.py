@@ -13,7 +13,6 @@ so a chunk is the smallest part whose bytes can be verified.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,9 +27,10 @@ from ...errors import CorruptObjectError, MissingObjectError, UsageError
 from ...records.checkpoint import TensorEntry
 from ...store import ObjectStore
 from ...store.objects import MIN_SAVING
+from ...store.pool import KeptPool
 from .codec import tensor_bytes, torch_dtype
 from .reuse import keep_only, last_change, likely_new, remember, reused
-from .write import SAVING_BY_DEFAULT, ChunkWriter, Pool, Written, compression_pays
+from .write import SAVING_BY_DEFAULT, ChunkWriter, Written, compression_pays
 
 __all__ = [
     "CHUNK_SIZE",
@@ -62,25 +62,7 @@ _R = TypeVar("_R")
 # started 5-10 of them one after the other (rank 0: 7 in one call). A pool of its own, not the
 # chunk writer's: its syncers must never wait behind helpers that wait for them.
 _HELPERS = 8
-_helpers_lock = threading.Lock()
-_helpers: Pool | None = None
-
-
-def _helper_pool() -> Pool:
-    global _helpers
-    with _helpers_lock:
-        if _helpers is None:
-            _helpers = Pool(_HELPERS, "ledger-ckpt-work")
-        return _helpers
-
-
-def _helpers_after_fork() -> None:
-    """A forked child has none of its parent's threads (nor, safely, its lock)."""
-    global _helpers, _helpers_lock
-    _helpers, _helpers_lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_helpers_after_fork)
+_helper_pool = KeptPool(_HELPERS, "ledger-ckpt-work")
 
 
 def run_aside(fn: Callable[[], None]) -> threading.Event:

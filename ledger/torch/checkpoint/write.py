@@ -56,7 +56,7 @@ from ...store import ObjectStore
 from ...store.atomic import fsync_dir
 from ...store.durable import link_named, link_unnamed, open_unnamed
 from ...store.objects import MIN_COMPRESS, MIN_SAVING, header_for
-from ...store.pool import Pool
+from ...store.pool import KeptPool, Pool
 
 __all__ = [
     "LEVEL",
@@ -109,16 +109,7 @@ _direct_refused: set[str] = set()
 _local = threading.local()
 
 
-_pool_lock = threading.Lock()
-_the_pool: Pool | None = None
-
-
-def _pool() -> Pool:
-    global _the_pool
-    with _pool_lock:
-        if _the_pool is None:
-            _the_pool = Pool(_POOL, "ledger-ckpt-sync")
-        return _the_pool
+_pool = KeptPool(_POOL, "ledger-ckpt-sync")
 
 
 class _Buffers:
@@ -144,11 +135,9 @@ _buffers = _Buffers()
 
 
 def _after_fork() -> None:
-    """A child has none of its parent's threads: it starts its own pool (and fresh locks,
-    which a parent thread may have held at the fork, the buffers' too)."""
-    global _the_pool, _pool_lock, _buffers
-    _the_pool = None
-    _pool_lock = threading.Lock()
+    """A child has none of its parent's threads: it starts its own pool (``KeptPool``) and
+    buffers, whose lock a parent thread may have held at the fork."""
+    global _buffers
     _buffers = _Buffers()
 
 
