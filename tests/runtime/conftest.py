@@ -1,27 +1,3 @@
-"""Every ``Run`` a test here makes is closed when the test ends: an open run keeps its metrics
-writer thread, which opens the run's metrics file on its next flush, during whatever test the
-worker runs next (one that counts its process's descriptors failed so)."""
+"""Every ``Run`` a test here makes is closed when the test ends (``tests/_close_runs.py``)."""
 
-from __future__ import annotations
-
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
-
-from ledger.runtime.run import Run
-
-
-@pytest.fixture(autouse=True)
-def _close_the_runs_a_test_made(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    made: list[Run] = []
-    init = Run.__init__
-
-    def tracked(self: Run, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
-        made.append(self)
-
-    monkeypatch.setattr(Run, "__init__", tracked)
-    yield
-    for run in made:
-        run.close()
+from _close_runs import _close_the_runs_a_test_made  # noqa: F401
