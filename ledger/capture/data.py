@@ -280,7 +280,6 @@ class _Readahead:
         self._read: set[int] = set()
         self._free = threading.Semaphore(READAHEAD_FILES)
         self._stop = False
-        self.hinted = 0
         self._thread = threading.Thread(target=self._run, name="ledger-readahead", daemon=True)
         self._thread.start()
 
@@ -298,7 +297,6 @@ class _Readahead:
             try:
                 if _fadvise is not None:
                     _fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-                    self.hinted += 1
             except OSError:
                 pass
             finally:
