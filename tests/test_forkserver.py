@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import _forkserver
 import psutil
@@ -132,3 +134,40 @@ def test_a_call_past_its_timeout_is_killed(project: Path) -> None:
 def test_a_python_variable_of_its_own_starts_python(project: Path) -> None:
     r = run_ledger("--version", cwd=project, PYTHONPROFILEIMPORTTIME="1")
     assert "import time:" in r.stderr  # the interpreter started with the variable
+
+
+@pytest.fixture
+def fresh_server() -> Iterator[None]:
+    """This worker's server is stopped after the test, and the next call starts a new one
+    (a test that kills the server leaves the worker's later calls served again)."""
+    yield
+    _forkserver._stop()
+    _forkserver._server.clear()
+
+
+@_SERVED
+def test_a_dead_server_falls_back_to_starting_python(
+    project: Path, fresh_server: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run_ledger("--version", cwd=project).returncode == 0  # this worker's server is up
+    server = _forkserver._server["proc"]
+    server.kill()
+    server.wait()
+    started: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(argv: list[str], *args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        started.append(list(argv))
+        return real_run(argv, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    for name in ("exit3", "exit0"):  # the call that finds the server dead, and the next one
+        r = run_ledger("show", name, "--json", cwd=project)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["run"]["name"] == name
+        assert r.args == [sys.executable, "-m", "ledger", "show", name, "--json"]
+    # Both started Python (the fallback), none went to a server: none was started again.
+    assert started == [
+        [sys.executable, "-m", "ledger", "show", n, "--json"] for n in ("exit3", "exit0")
+    ]
+    assert _forkserver._server.get("gone") is True and _forkserver._server["proc"] is server
