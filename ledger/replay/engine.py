@@ -479,13 +479,13 @@ def _seeds(
         # A seed passed on the command line must fit the script's int parsing; otherwise the
         # root goes through LEDGER_SEED_ROOT to ledger.seed().
         # --devices: this seed's own GPUs; --jobs > 1: its lines prefixed, never interleaved
-        with devices.slot(opts) as seed_opts, seed_output(i, opts):
+        with devices.slot() as gpus, seed_output(i, opts):
             if opts.seed_arg:
                 seed = roots[i] % (2**31)
-                done = _one_replay(store, run, contract, seed_opts, None, seed, None, made)
+                done = _one_replay(store, run, contract, opts, None, seed, None, made, gpus)
             else:
                 seed = roots[i]
-                done = _one_replay(store, run, contract, seed_opts, roots[i], None, None, made)
+                done = _one_replay(store, run, contract, opts, roots[i], None, None, made, gpus)
         if opts.on_seed is not None:
             opts.on_seed(i, seed, done[0], final_value(done[0], metric))
         return done

@@ -38,11 +38,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReplayError, UsageError
+from .child_env import DEVICES_ENV
 from .options import EXECUTORS, ExecutorOptions, ReplayOptions
 
 if TYPE_CHECKING:
@@ -137,16 +138,17 @@ class DevicePool:
         self._ready = threading.Condition()
 
     @contextmanager
-    def slot(self, opts: ReplayOptions) -> Iterator[ReplayOptions]:
+    def slot(self) -> Iterator[dict[str, str]]:
+        """The variables that give a seed its GPUs (none without ``--devices``), set over
+        ``extra_env`` (replay/child_env.py)."""
         if not self._per_job:
-            yield opts
+            yield {}
             return
         with self._ready:  # more seeds running than GPUs go round: wait for a seed to end
             self._ready.wait_for(lambda: len(self._free) >= self._per_job)
             taken, self._free = self._free[: self._per_job], self._free[self._per_job :]
         try:
-            env = {**opts.extra_env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, taken))}
-            yield replace(opts, extra_env=env)
+            yield {DEVICES_ENV: ",".join(map(str, taken))}
         finally:
             with self._ready:
                 self._free += taken
@@ -304,12 +306,12 @@ class SeedJob:
             keep_workspace=self.keep_workspace,
             include_logs=self.include_logs,
             workspace_parent=Path(self.workspace_parent) if self.workspace_parent else None,
-            # The devices this job was given, not the ones the original run saw.
-            extra_env={"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "")},
         )
+        # The devices this job was given, not the ones the original run saw.
+        devices = {DEVICES_ENV: os.environ.get(DEVICES_ENV, "")}
         try:
             replay_run, ws = _one_replay(
-                store, run, contract, opts, self.seed_root, self.seed_value, None, made
+                store, run, contract, opts, self.seed_root, self.seed_value, None, made, devices
             )
         except ReplayInterrupted as e:
             if not warned or e.run_id is None:

@@ -86,14 +86,11 @@ def name_the_operation(
             f"the checkpoint of step {ckpt_step} under {_SETTING}, to name the operation from "
             f"torch's error: {limit} step(s) at most (to step {loc['step']})"
         )
-    env = {
-        **opts.extra_env,
-        DETERMINISTIC_ENV: "1",
-        "LEDGER_LOCALIZE_STEPS": str(limit),
-    }
+    env = {**opts.extra_env}
     env.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS)
     pass_opts = dataclasses.replace(opts, extra_env=env, localize=False, from_checkpoint=None)
-    third = _one_replay(store, run, contract, pass_opts, root, None, ckpt, made)[0]
+    switches = {DETERMINISTIC_ENV: "1", "LEDGER_LOCALIZE_STEPS": str(limit)}
+    third = _one_replay(store, run, contract, pass_opts, root, None, ckpt, made, switches)[0]
     stderr = ""
     if third.stderr is not None:
         stderr = store.objects.get_bytes(third.stderr).decode("utf-8", "replace")

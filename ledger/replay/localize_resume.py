@@ -88,10 +88,10 @@ def localize_from_checkpoint(
             f"checkpoint of step {step} with tracing on, {limit} step(s) per pass at most "
             f"(one checkpoint interval){interval}"
         )
-    env = {**opts.extra_env, STEPS_ENV: str(limit)}
-    pass_opts = dataclasses.replace(opts, extra_env=env, localize=False, from_checkpoint=None)
-    passes = [_one_replay(store, run, contract, pass_opts, root, None, ckpt, made)[0]]
-    passes.append(_one_replay(store, run, contract, pass_opts, root, None, ckpt, made)[0])
+    steps = {STEPS_ENV: str(limit)}
+    pass_opts = dataclasses.replace(opts, localize=False, from_checkpoint=None)
+    passes = [_one_replay(store, run, contract, pass_opts, root, None, ckpt, made, steps)[0]]
+    passes.append(_one_replay(store, run, contract, pass_opts, root, None, ckpt, made, steps)[0])
     where = {
         "checkpoint": ckpt,
         "checkpoint_step": step,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import UsageError
+from .child_env import check_extra_env
 
 if TYPE_CHECKING:
     from ..records.run import Run
@@ -115,6 +116,12 @@ class ExecutorOptions:
         waves = -(-seeds // max(1, jobs))
         return (waves * self.time_min + 24 * 60) * 60
 
+    @property
+    def sets_devices(self) -> bool:
+        """Whether a seed's ``CUDA_VISIBLE_DEVICES`` is this executor's choice: the local
+        one's with ``--gpus-per-job``, a job's always (replay/executors.py)."""
+        return self.name != "local" or self.gpus_per_job > 0
+
     def validate(self) -> None:
         if self.name not in EXECUTORS:
             raise UsageError(
@@ -181,8 +188,8 @@ class ReplayOptions:
     # Seeds mode: run each seed as a job of a scheduler (ledger/replay/executors.py); None
     # runs them in this process's thread pool.
     executor: ExecutorOptions | None = None
-    # Set over the recorded env; a replay that resumes from a checkpoint (from_checkpoint, the
-    # localize passes) sets LEDGER_RESUME_FROM over it (replay/single.py).
+    # Set over the recorded env. Names replay sets itself (LEDGER_RESUME_FROM, LEDGER_SEED_ROOT,
+    # ...: replay/child_env.py) are refused by validate().
     extra_env: dict[str, str] = field(default_factory=dict)
     # Metric names (or globs) that measure the clock, beyond those ledger knows
     # (ledger/replay/compare/volatile.py): reported beside the verdict, not inside it.
@@ -214,3 +221,6 @@ class ReplayOptions:
             raise UsageError("--localize localizes one replay: use bitwise or tolerance")
         if self.executor is not None:
             self.executor.validate()
+        check_extra_env(
+            self.extra_env, sets_devices=self.executor is not None and self.executor.sets_devices
+        )

@@ -4,6 +4,7 @@ return the new run. The engine (modes, verdicts) and the seed executors both cal
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from .._progress import stage
@@ -11,6 +12,7 @@ from ..errors import ReplayError
 from ..records.contract import Contract
 from ..records.run import Run
 from ..store import Store
+from .child_env import child_env
 from .options import ReplayOptions
 from .seed_effect import with_seed_arg
 from .workspace import Workspace
@@ -41,16 +43,18 @@ class ReplayInterrupted(ReplayError):
         self.run_id = run_id  # the replay run sealed as interrupted, where there is one
 
 
-def replay_env(contract: Contract, opts: ReplayOptions) -> dict[str, str]:
+def replay_env(
+    contract: Contract, opts: ReplayOptions, controlled: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The variables a replay sets over this process's environment for its command: the
-    recorded ones (``--env`` and those that change numerics), then ``opts.extra_env``.
-    Secrets were redacted in the record: for those the current value is kept. The drift
-    check compares the recorded environment with this one (engine), not with the shell's."""
-    env = {
+    recorded ones (``--env`` and those that change numerics), then ``opts.extra_env``, then
+    the ``controlled`` ones ledger chose (replay/child_env.py). Secrets were redacted in the
+    record: for those the current value is kept. The drift check compares the recorded
+    environment with this one (engine), not with the shell's."""
+    recorded = {
         k: v for k, v in contract.env_vars.items() if REDACTED not in v and "[REDACTED:" not in v
     }
-    env.update(opts.extra_env)
-    return env
+    return child_env(recorded, opts.extra_env, controlled or {})
 
 
 def _one_replay(
@@ -62,9 +66,11 @@ def _one_replay(
     seed_value: int | None,
     resume: str | None = None,
     made: list[Path] | None = None,
+    controlled: Mapping[str, str] | None = None,
 ) -> tuple[Run, Workspace]:
     """One replay run; ``made`` collects its workspace as soon as it exists, so that a
-    failure anywhere later can still remove it."""
+    failure anywhere later can still remove it. ``resume`` and ``controlled`` (the localize
+    passes' switches, a seed's GPUs) are variables ledger sets over ``opts.extra_env``."""
     from ..capture.rawbytes import argv_to_run
     from ..capture.secrets import restore_argv
     from ..run.options import RecordOptions
@@ -82,11 +88,10 @@ def _one_replay(
     restore_resume_sources(store, run, ws)
     if seed_value is not None and opts.seed_arg:
         argv = with_seed_arg(argv, opts.seed_arg, str(seed_value))
-    env = replay_env(contract, opts)
-    if resume is not None:
-        # Over ``extra_env`` too: the verdict (``from_checkpoint``) and the localize passes'
-        # step offsets are stated for this checkpoint, so the program must resume from it.
-        env["LEDGER_RESUME_FROM"] = resume
+    # The verdict (``from_checkpoint``) and the localize passes' step offsets are stated for
+    # this checkpoint, so the program must resume from it: never from one ``extra_env`` names.
+    own = {**(controlled or {}), **({"LEDGER_RESUME_FROM": resume} if resume is not None else {})}
+    env = replay_env(contract, opts, own)
     result = record(
         RecordOptions(
             command=argv,

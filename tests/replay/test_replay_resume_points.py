@@ -101,26 +101,23 @@ def test_seeds_mode_takes_no_checkpoint(recorded: tuple[Path, str, dict[int, str
     assert "--from-checkpoint checks one continuation: use bitwise or tolerance" in r.stderr
 
 
-def test_the_checkpoint_asked_for_wins_over_a_callers_extra_env(
+def test_a_callers_extra_env_cannot_name_the_resume_point(
     recorded: tuple[Path, str, dict[int, str]],
 ) -> None:
-    """A Python caller's ``extra_env`` naming ``LEDGER_RESUME_FROM`` does not move the resume:
-    the verdict says it resumed from step 2's checkpoint, so the program must load that one
-    (the caller's step 1 would rerun step 2 and still be called an exact resume from 2)."""
+    """A Python caller's ``extra_env`` naming ``LEDGER_RESUME_FROM`` is refused before any
+    work: the verdict says which checkpoint the program resumed from, and that is
+    ``from_checkpoint``'s (replay/child_env.py). Once it silently lost to ``from_checkpoint``;
+    before that it moved the resume and the verdict said not reproduced."""
+    from ledger.errors import UsageError
     from ledger.replay.engine import replay
     from ledger.replay.options import ReplayOptions
-    from ledger.run.find import load_run
     from ledger.store import Store
 
     root, run_id, saved = recorded
     store = Store.open(root / ".ledger")
+    before = sorted(p.relative_to(store.root) for p in store.root.rglob("*"))
     opts = ReplayOptions(from_checkpoint="2", extra_env={"LEDGER_RESUME_FROM": saved[1]})
-    outcome = replay(store, run_id, opts)
-    assert outcome.verdict.outcome == "reproduced", outcome.verdict.summary
-    assert outcome.verdict.settings["from_checkpoint"] == {"checkpoint": saved[2], "step": 2}
-    (replay_id,) = outcome.verdict.replays
-    _, replayed = load_run(store, replay_id)
-    loaded = [e.checkpoint_digest for e in replayed.checkpoints if e.event == "load"]
-    assert loaded == [saved[2]], loaded
-    saves = [e.step for e in replayed.checkpoints if e.event == "save"]
-    assert saves == [3], saves  # continued after step 2, not from step 1
+    with pytest.raises(UsageError, match="extra_env names LEDGER_RESUME_FROM") as e:
+        replay(store, run_id, opts)
+    assert e.value.hint is not None and "--from-checkpoint" in e.value.hint
+    assert sorted(p.relative_to(store.root) for p in store.root.rglob("*")) == before
