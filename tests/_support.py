@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -21,11 +21,35 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@overload
+def start_ledger(
+    *args: str, cwd: Path | None = None, text: Literal[True] = True, **env: str
+) -> subprocess.CompletedProcess[str]: ...
+@overload
+def start_ledger(
+    *args: str, cwd: Path | None = None, text: Literal[False], **env: str
+) -> subprocess.CompletedProcess[bytes]: ...
+def start_ledger(
+    *args: str, cwd: Path | None = None, text: bool = True, **env: str
+) -> subprocess.CompletedProcess[Any]:
+    """``python -m ledger ARGS`` started as a process of its own (no fork server), in ``cwd``
+    with this checkout's environment and ``env``; its output as text, or as bytes with
+    ``text=False``. For what only a started process shows, and ``run_ledger``'s fallback."""
+    return subprocess.run(
+        [sys.executable, "-m", "ledger", *args],
+        cwd=cwd,
+        env=subprocess_env(**env),
+        capture_output=True,
+        text=text,
+        timeout=120,
+    )
+
+
 def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """``python -m ledger ARGS`` in ``cwd`` with this checkout's environment and ``env``: its
     exit status and output. Forked from a server that has imported ledger already
     (tests/_forkserver.py: the same run, without 0.2 s of start-up); the tests of what a
-    started process does (signals, pipes, import costs) start their own."""
+    started process does (signals, pipes, import costs) use ``start_ledger``."""
     import _forkserver
 
     full = subprocess_env(**env)
@@ -34,14 +58,15 @@ def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Co
     )
     if done is not None:
         return done
-    return subprocess.run(
-        [sys.executable, "-m", "ledger", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return start_ledger(*args, cwd=cwd, **env)
+
+
+def new_project(root: Path) -> Path:
+    """``root``, a new folder (its parent exists), with an empty ledger in it, as
+    ``init_ledger`` makes it: the project most tests start from."""
+    root.mkdir()
+    init_ledger(root)
+    return root
 
 
 def init_ledger(cwd: Path) -> Path:

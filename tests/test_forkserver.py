@@ -17,7 +17,7 @@ from typing import Any
 import _forkserver
 import psutil
 import pytest
-from _support import init_ledger, run_ledger, subprocess_env
+from _support import init_ledger, run_ledger, start_ledger, subprocess_env
 
 
 @pytest.fixture
@@ -34,17 +34,6 @@ def project(tmp_path: Path) -> Path:
         )
         assert r.returncode == int(code), r.stderr
     return repo
-
-
-def _started(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ledger", *args],
-        cwd=cwd,
-        env=subprocess_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 _SERVED = pytest.mark.skipif(
@@ -68,7 +57,7 @@ CASES = [
 def test_forked_calls_print_and_exit_as_started_ones(project: Path) -> None:
     for argv in CASES:
         forked = run_ledger(*argv, cwd=project)
-        started = _started(*argv, cwd=project)
+        started = start_ledger(*argv, cwd=project)
         assert (forked.returncode, forked.stdout, forked.stderr) == (
             started.returncode,
             started.stdout,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _support import init_ledger, run_ledger
+from _support import new_project, run_ledger
 
 # 9 ** 8 = 43 million nodes once the aliases are expanded; 400 bytes on disk.
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -40,10 +40,7 @@ def refused(r: object, code: int, *words: str) -> None:
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    init_ledger(root)
-    return root
+    return new_project(tmp_path / "proj")
 
 
 def runs_of(proj: Path) -> list[Path]:

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _support import subprocess_env
+from _support import start_ledger
 
 from ledger.capture.boundary import for_store
 from ledger.capture.secrets import KnownSecret, Scrubber
@@ -23,17 +23,6 @@ from ledger.store import Store
 
 # A value no name or format rule recognises: only knowing it (from $RUN_SERVICE_TOKEN) finds it.
 VALUE = "plain-5e1f0c9a7b"
-
-
-def ledger(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ledger", *args],
-        cwd=cwd,
-        env=subprocess_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture
@@ -56,12 +45,12 @@ def project(tmp_path: Path) -> Path:
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True)
-    assert ledger("init", cwd=repo).returncode == 0
+    assert start_ledger("init", cwd=repo).returncode == 0
     return repo
 
 
 def test_a_known_secret_is_gone_from_every_stored_copy_of_the_command_line(project: Path) -> None:
-    r = ledger(
+    r = start_ledger(
         "record",
         "--json",
         "--env",

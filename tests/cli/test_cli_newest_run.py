@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import init_ledger, run_ledger
+from _support import new_project, run_ledger
 
 
 def _record(proj: Path, text: str) -> str:
@@ -21,10 +21,7 @@ def _record(proj: Path, text: str) -> str:
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    init_ledger(root)
-    return root
+    return new_project(tmp_path / "proj")
 
 
 def test_no_run_given_means_the_newest(

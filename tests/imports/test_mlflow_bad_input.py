@@ -12,15 +12,12 @@ from pathlib import Path
 
 import pytest
 from _mlflow_store import MlflowStore
-from _support import REPO, init_ledger, run_ledger
+from _support import REPO, new_project, run_ledger
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    init_ledger(root)
-    return root
+    return new_project(tmp_path / "repo")
 
 
 def _tree(root: Path) -> list[tuple[str, bytes]]:

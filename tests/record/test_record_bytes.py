@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import subprocess_env
+from _support import start_ledger
 
 from ledger.records.contract import Contract
 from ledger.run.find import load_run
@@ -28,13 +28,7 @@ BAD = os.fsdecode(b"x\xff\xfey")  # what Python makes of the bytes: 'x\udcff\udc
 
 
 def ledger(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "ledger", *args],
-        cwd=cwd,
-        env=subprocess_env(**env),
-        capture_output=True,
-        timeout=120,
-    )
+    return start_ledger(*args, cwd=cwd, text=False, **env)
 
 
 @pytest.fixture

@@ -10,16 +10,13 @@ from pathlib import Path
 import pytest
 from _s3_server import RemoteUnderTest, S3Server, seaweed_s3, weed_binary
 from _share_lab import make_repo, record
-from _support import init_ledger, require_component, run_ledger
+from _support import new_project, require_component, run_ledger
 
 
 @pytest.fixture
 def fresh(tmp_path: Path) -> Path:
     """An empty ledger a package is imported into (tmp_path/review)."""
-    review = tmp_path / "review"
-    review.mkdir()
-    init_ledger(review)
-    return review
+    return new_project(tmp_path / "review")
 
 
 @pytest.fixture(scope="module")
