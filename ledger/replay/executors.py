@@ -237,6 +237,7 @@ class SeedJob:
     include_logs: bool
     folder: str
     remote_url: str | None = None
+    extra_env: tuple[tuple[str, str], ...] = ()  # the caller's, as the local pool's seeds get it
 
     def __call__(self) -> str:
         from ..store import Store
@@ -306,6 +307,7 @@ class SeedJob:
             keep_workspace=self.keep_workspace,
             include_logs=self.include_logs,
             workspace_parent=Path(self.workspace_parent) if self.workspace_parent else None,
+            extra_env=dict(self.extra_env),
         )
         # The devices this job was given, not the ones the original run saw.
         devices = {DEVICES_ENV: os.environ.get(DEVICES_ENV, "")}
@@ -487,6 +489,7 @@ def run_seed_jobs(
                         include_logs=opts.include_logs,
                         folder=str(folder),
                         remote_url=remote.url if remote is not None else None,
+                        extra_env=tuple(sorted(opts.extra_env.items())),
                     )
                     with _sigint_ignored():
                         running[i] = (executor.submit(job), devices)

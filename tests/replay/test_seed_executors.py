@@ -52,6 +52,8 @@ if os.environ.get("STALL_ONCE"):  # the first replay to claim the file stalls, n
         pass
 r = random.Random(a.seed)
 print(f"epoch 0 acc {0.9 + r.gauss(0, 0.01)!r}", flush=True)
+if os.environ.get("RUN_NOTE"):
+    print("note", os.environ["RUN_NOTE"], flush=True)
 """
 
 
@@ -384,3 +386,25 @@ def test_parallel_local_seeds_write_whole_prefixed_lines(repo: Path) -> None:
     rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
     replay_id = next(row["run_id"] for row in rows if row.get("replay_of") == run_id)
     assert run_ledger("log", replay_id, cwd=repo).stdout.startswith("devices '7' seed ")
+
+
+def test_the_callers_extra_env_reaches_each_seed_job(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seed job builds its own ReplayOptions: the caller's ``extra_env`` goes with it, as it
+    goes to the seeds of the local pool (a job once ran without it)."""
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    # The jobs are started from this process: they import this checkout's ledger too.
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    run_id = _record(repo)
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local"), extra_env={"RUN_NOTE": "from-caller"},
+    )  # fmt: skip
+    outcome = replay(Store.open(repo / ".ledger"), run_id, opts)
+    assert len(outcome.verdict.replays) == 2, outcome.verdict.summary
+    for replay_id in outcome.verdict.replays:
+        out = run_ledger("log", replay_id, cwd=repo).stdout
+        assert out.endswith("note from-caller\n"), out
