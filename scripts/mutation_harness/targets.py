@@ -316,13 +316,14 @@ MODULES: dict[str, list[str]] = {
     ],
     # its own edges first: the redacted environment, --seed-arg outside seeds mode, inputs;
     # round 8: the file a resumed original read back (restore_resume_sources, whose dropped
-    # call no other mapped test saw) and the checkpoint --from-checkpoint names winning over a
-    # caller's extra_env
+    # call no other mapped test saw) and a caller's extra_env that names a variable replay sets
+    # itself (replay/child_env.py), refused
     "ledger/replay/single.py": [
         "tests/replay/test_single_replay.py",
         "tests/replay/test_resume_sources.py",
         "tests/replay/test_replay_resume_points.py::"
-        "test_the_checkpoint_asked_for_wins_over_a_callers_extra_env",
+        "test_a_callers_extra_env_cannot_name_the_resume_point",
+        "tests/replay/test_replay_child_env.py",
         *_REPLAY_TESTS,
     ],
     "ledger/replay/seed_effect.py": [
