@@ -8,6 +8,8 @@ and determinism switch, and the GPUs a seed is handed. ``extra_env`` naming one 
 change what the program does while the verdict still describes the setting ledger chose, so
 it is refused before any work (``check_extra_env``); ``child_env`` is the one place the
 controlled values are put over the caller's, and it takes no name outside this module's set.
+It also clears those the replaying process inherited (an exported ``LEDGER_SEED_ROOT``) that
+neither the record nor the replay sets: the program gets what the original got.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from ..errors import UsageError
 __all__ = ["CONTROLLED_ENV", "DEVICES_ENV", "check_extra_env", "child_env"]
 
 _OWN_RUN = "ledger sets it to the replay's own run; leave it out"
+# Set by ledger/run/record.py for every run, over whatever the environment had.
+_SET_BY_RECORD = ("LEDGER_DIR", "LEDGER_RUN_ID", "LEDGER_RUN_DIR", "LEDGER_HOOK_DIR")
 
 # Name -> what to use instead. ``ledger/run/record.py`` sets the first four for every recorded
 # run (tests/replay/test_replay_child_env.py checks this list covers them).
@@ -60,12 +64,24 @@ def check_extra_env(extra_env: Mapping[str, str], *, sets_devices: bool) -> None
 
 
 def child_env(
-    recorded: Mapping[str, str], extra: Mapping[str, str], controlled: Mapping[str, str]
+    recorded: Mapping[str, str],
+    extra: Mapping[str, str],
+    controlled: Mapping[str, str],
+    inherited: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The variables set over this process's environment for a replayed command: the recorded
-    ones, then the caller's ``extra``, then ``controlled`` (ledger's own: resume point,
-    localize passes, GPUs), which always win."""
+    """The variables set over this process's environment (``inherited``) for a replayed
+    command: the recorded ones, then the caller's ``extra``, then ``controlled`` (ledger's
+    own: resume point, localize passes, GPUs), which always win. A controlled variable that
+    this process has but that neither the record nor this replay sets (an exported
+    ``LEDGER_SEED_ROOT`` in the replaying shell) is set empty, which ledger's readers take
+    for unset: the program gets what the original got, not the shell's value (the run's own
+    variables ``ledger record`` sets anyway)."""
     stray = sorted(set(controlled) - {*CONTROLLED_ENV, DEVICES_ENV})
     if stray:  # a new controlled variable goes into CONTROLLED_ENV, so the check refuses it
         raise ValueError(f"not a replay-controlled variable: {', '.join(stray)}")
-    return {**recorded, **extra, **controlled}
+    cleared = {
+        name: ""
+        for name in CONTROLLED_ENV
+        if (inherited or {}).get(name) and name not in (*_SET_BY_RECORD, *recorded, *controlled)
+    }
+    return {**recorded, **extra, **cleared, **controlled}

@@ -44,17 +44,21 @@ class ReplayInterrupted(ReplayError):
 
 
 def replay_env(
-    contract: Contract, opts: ReplayOptions, controlled: Mapping[str, str] | None = None
+    contract: Contract,
+    opts: ReplayOptions,
+    controlled: Mapping[str, str] | None = None,
+    inherited: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The variables a replay sets over this process's environment for its command: the
     recorded ones (``--env`` and those that change numerics), then ``opts.extra_env``, then
-    the ``controlled`` ones ledger chose (replay/child_env.py). Secrets were redacted in the
-    record: for those the current value is kept. The drift check compares the recorded
-    environment with this one (engine), not with the shell's."""
+    the ``controlled`` ones ledger chose (replay/child_env.py); those ledger controls that
+    ``inherited`` has are cleared. Secrets were redacted in the record: for those the current
+    value is kept. The drift check compares the recorded environment with this one (engine),
+    not with the shell's."""
     recorded = {
         k: v for k, v in contract.env_vars.items() if REDACTED not in v and "[REDACTED:" not in v
     }
-    return child_env(recorded, opts.extra_env, controlled or {})
+    return child_env(recorded, opts.extra_env, controlled or {}, inherited)
 
 
 def _one_replay(
@@ -91,7 +95,7 @@ def _one_replay(
     # The verdict (``from_checkpoint``) and the localize passes' step offsets are stated for
     # this checkpoint, so the program must resume from it: never from one ``extra_env`` names.
     own = {**(controlled or {}), **({"LEDGER_RESUME_FROM": resume} if resume is not None else {})}
-    env = replay_env(contract, opts, own)
+    env = replay_env(contract, opts, own, os.environ)
     result = record(
         RecordOptions(
             command=argv,

@@ -28,10 +28,13 @@ RESERVED = {
     "LEDGER_LOCALIZE_DETERMINISTIC": "--localize",
 }
 
-# acc is the length of the seed root the program was given: none under a plain record.
-SCRIPT = """
+# acc is how long the values of the variables ledger controls for it are: 0 under a plain
+# record (none is set), and so under its replay.
+LEFT_TO_LEDGER = ("LEDGER_SEED_ROOT", "LEDGER_RESUME_FROM", "LEDGER_LOCALIZE_STEPS",
+                  "LEDGER_LOCALIZE_DETERMINISTIC")  # fmt: skip
+SCRIPT = f"""
 import os
-print("epoch 0 acc", float(len(os.environ.get("LEDGER_SEED_ROOT", ""))))
+print("epoch 0 acc", float(sum(len(os.environ.get(n, "")) for n in {LEFT_TO_LEDGER!r})))
 """
 
 
@@ -87,16 +90,27 @@ def test_ledger_sets_only_names_the_check_refuses() -> None:
         child_env({}, {}, {"MY_SWITCH": "1"})
 
 
+def test_variables_ledger_controls_are_cleared_from_the_inherited_environment() -> None:
+    from ledger.replay.child_env import child_env
+
+    shell = {"LEDGER_SEED_ROOT": "7", "LEDGER_RESUME_FROM": "b3:x", "LEDGER_DIR": "/l", "A": "1"}
+    # Not the shell's seed root nor resume point; the recorded value and ledger's own stay;
+    # the run's own variables (LEDGER_DIR) ledger record sets anyway.
+    assert child_env({}, {}, {}, shell) == {"LEDGER_SEED_ROOT": "", "LEDGER_RESUME_FROM": ""}
+    recorded = {"LEDGER_SEED_ROOT": "3"}
+    assert child_env(recorded, {}, {"LEDGER_RESUME_FROM": "b3:y"}, shell) == {
+        "LEDGER_SEED_ROOT": "3",
+        "LEDGER_RESUME_FROM": "b3:y",
+    }
+
+
 def _tree(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*")}
 
 
-def test_a_replay_given_a_seed_root_in_extra_env_writes_nothing(tmp_path: Path) -> None:
-    """The old behaviour: the program got the caller's LEDGER_SEED_ROOT, a replay of a run
-    recorded without one, and the verdict called it not reproduced (a false verdict)."""
-    from ledger.replay.engine import replay
-    from ledger.store import Store
-
+@pytest.fixture
+def recorded(tmp_path: Path) -> tuple[Path, str]:
+    """(project, run id) of a run of SCRIPT, recorded with none of LEFT_TO_LEDGER set."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "env.py").write_text(SCRIPT)
@@ -106,7 +120,31 @@ def test_a_replay_given_a_seed_root_in_extra_env_writes_nothing(tmp_path: Path) 
         sys.executable, "env.py", cwd=root,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    run_id = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+    return root, str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def test_the_replaying_shells_values_do_not_reach_the_program(
+    recorded: tuple[Path, str],
+) -> None:
+    """Once an exported LEDGER_SEED_ROOT (or resume point, or localize switch) in the shell
+    reached the replayed program: not reproduced, a false verdict."""
+    root, run_id = recorded
+    shell = dict.fromkeys(LEFT_TO_LEDGER, "7")
+    r = run_ledger("replay", run_id, "--json", cwd=root, **shell)
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == "reproduced", verdict["summary"]
+
+
+def test_a_replay_given_a_seed_root_in_extra_env_writes_nothing(
+    recorded: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The old behaviour: the program got the caller's LEDGER_SEED_ROOT, a replay of a run
+    recorded without one, and the verdict called it not reproduced (a false verdict)."""
+    from ledger.replay.engine import replay
+    from ledger.store import Store
+
+    root, run_id = recorded
     store = Store.open(root / ".ledger")
     before = _tree(store.root)
     parent = tmp_path / "workspaces"
