@@ -13,8 +13,8 @@ is not timed (imports, first use). Figures are medians over the rounds; a ratio 
 over the rounds of the round's ledger figure over its DCP figure.
 
 Why the order alternates, and why every torchrun starts after a rest (``_rest``): the disk of
-the machine the figures come from writes fsynced data at 0.5-0.8 GB/s for its first 0.8-1 GB,
-then at 0.11-0.17 GB/s until it has been left alone a while (a host-side write budget: 160 MiB
+the machine the figures come from writes fsynced data at 0.5-0.9 GB/s for its first 0.8-1 GB,
+then at 0.11-0.18 GB/s until it has been left alone a while (a host-side write budget: 160 MiB
 written with ``dd conv=fsync`` took 0.19-0.35 s, then 0.95-1.48 s from the seventh file on). A
 round writes about 0.7 GB. ``dcp.save`` writes all 160 MiB at each save and its time follows
 the budget left; the ledger's second save writes 16 MiB and does not. So the side that ran
