@@ -7,10 +7,22 @@ barrier to a barrier, so the slowest rank counts): ``save_checkpoint`` into an e
 store) against ``dcp.save`` of it; the time a background save holds training
 (``background=True`` against ``dcp.async_save``); a load at the same world size (every byte
 verified) against ``dcp.load``. Then 2 ranks load the 4-rank checkpoints (a reshard) with
-each. The loads run in an order that alternates from round to round, each after a ``sync``
-and into DTensors made before the clock starts. A first round is not timed (imports, first
-use). Figures are medians over the rounds; a ratio is the median over the rounds of the
-round's ledger figure over its DCP figure.
+each. Each pair (the saves as the loads) runs in an order that alternates from round to round,
+each side after a ``sync``; the loads into DTensors made before the clock starts. A first round
+is not timed (imports, first use). Figures are medians over the rounds; a ratio is the median
+over the rounds of the round's ledger figure over its DCP figure.
+
+Why the order alternates, and why every torchrun starts after a rest (``_rest``): the disk of
+the machine the figures come from writes fsynced data at 0.5-0.9 GB/s for its first 0.8-1 GB,
+then at 0.11-0.18 GB/s until it has been left alone a while (a host-side write budget: 160 MiB
+written with ``dd conv=fsync`` took 0.19-0.35 s, then 0.95-1.48 s from the seventh file on). A
+round writes about 0.7 GB. ``dcp.save`` writes all 160 MiB at each save and its time follows
+the budget left; the ledger's second save writes 16 MiB and does not. So the side that ran
+second in a fixed order met a more spent disk, and a torchrun that ran first, after the
+machine had been idle, timed ``dcp.save`` up to twice as fast as the torchruns after it: with
+the torchruns in the order now, before, before, now, this checkout's ``dcp.save`` figures
+were the faster ones (300 against 441 ms on the quiet machine) and its second-save ratio the
+worse one, from the position of its torchruns, not from its code.
 
 Each torchrun runs in its work folder, not in the checkout: ``python -m`` puts its working
 directory first on ``sys.path``, so run from the checkout it would import this checkout's
@@ -22,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +49,9 @@ NAME = "checkpoint: sharded (DTensor) at 4 ranks vs torch.distributed.checkpoint
 N_TENSORS = 20
 TOTAL = 160 << 20
 ROOT = Path(__file__).resolve().parent.parent
+# Idle seconds before each torchrun of saves, after its predecessor's files are deleted: every
+# one starts on a disk that has had the same rest (module docstring).
+REST_SECONDS = 10
 
 
 def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs under torchrun
@@ -76,6 +92,14 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
         if not warm[0]:
             out.setdefault(k, []).append(v)
 
+    def pair(ours: Any, theirs: Any) -> None:
+        """Both sides of one comparison, in an order that alternates from round to round:
+        the side that goes second finds the first one's writes on the disk (module docstring)."""
+        for fn in (ours, theirs) if turn[0] % 2 == 0 else (theirs, ours):
+            if rank == 0:
+                os.sync()  # neither side finds the other's dirty pages to write back
+            fn()
+
     def one(base: Path) -> None:
         store = base / "store"
         if mode == "save":
@@ -83,29 +107,48 @@ def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs und
             if rank == 0:
                 Store.init(store)
             dist.barrier()
-            put("ledger save", timed(lambda: save_checkpoint(st, step=1, store=store, run_id="b")))
-            put("dcp save", timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp1"))))
+            pair(
+                lambda: put(
+                    "ledger save",
+                    timed(lambda: save_checkpoint(st, step=1, store=store, run_id="b")),
+                ),
+                lambda: put(
+                    "dcp save", timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp1")))
+                ),
+            )
             for i in range(0, N_TENSORS, 10):  # 10% of the tensors change
                 st[f"t{i}"].to_local().add_(1.0)
-            put(
-                "ledger second save",
-                timed(lambda: save_checkpoint(st, step=2, store=store, run_id="b")),
+            pair(
+                lambda: put(
+                    "ledger second save",
+                    timed(lambda: save_checkpoint(st, step=2, store=store, run_id="b")),
+                ),
+                lambda: put(
+                    "dcp second save",
+                    timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp2"))),
+                ),
             )
-            put("dcp second save", timed(lambda: dcp.save(st, checkpoint_id=str(base / "dcp2"))))
             for i in range(0, N_TENSORS, 10):
                 st[f"t{i}"].to_local().add_(1.0)
-            dist.barrier()
-            t0 = time.perf_counter()
-            pending = save_checkpoint(st, step=3, store=store, run_id="b", background=True)
-            put("ledger background blocked", time.perf_counter() - t0)
-            pending.wait()
-            wait_for_checkpoints()
-            dist.barrier()
-            t0 = time.perf_counter()
-            fut = dcp.async_save(st, checkpoint_id=str(base / "dcp3"))
-            put("dcp async_save blocked", time.perf_counter() - t0)
-            fut.result()
-            dist.barrier()
+
+            def background() -> None:
+                dist.barrier()
+                t0 = time.perf_counter()
+                pending = save_checkpoint(st, step=3, store=store, run_id="b", background=True)
+                put("ledger background blocked", time.perf_counter() - t0)
+                pending.wait()
+                wait_for_checkpoints()
+                dist.barrier()
+
+            def dcp_async() -> None:
+                dist.barrier()
+                t0 = time.perf_counter()
+                fut = dcp.async_save(st, checkpoint_id=str(base / "dcp3"))
+                put("dcp async_save blocked", time.perf_counter() - t0)
+                fut.result()
+                dist.barrier()
+
+            pair(background, dcp_async)
             loads(base, store, "load")
         else:  # reshard: the 4-rank checkpoints loaded at this world size
             loads(base, store, "reshard")
@@ -172,6 +215,15 @@ def _torchrun(
     return data
 
 
+def _rest(done: Path | None = None) -> None:
+    """Delete ``done`` (a finished torchrun's folder, read by nothing after it), write back
+    every dirty page and leave the disk idle ``REST_SECONDS``."""
+    if done is not None:
+        shutil.rmtree(done, ignore_errors=True)
+    os.sync()
+    time.sleep(REST_SECONDS)
+
+
 def run(quick: bool) -> list[Row]:
     from . import baseline_checkout
 
@@ -181,14 +233,16 @@ def run(quick: bool) -> list[Row]:
         work = Path(tmp)
         base = baseline_checkout(work / "baseline")
         if base is None:
+            _rest()
             times = _torchrun(4, "save", work, rounds, total)
         else:
             # The baseline's saves in the same run: half the rounds each, in the order
-            # now, before, before, now (neither always runs first or on a cooler machine).
+            # now, before, before, now, each torchrun after the same rest (``_rest``).
             half = max(1, rounds // 2)
             times, path = {}, f"{base[1]}:{ROOT}"
             parts = (("now", half), ("before", half), ("before", rounds - half))
             for n, (which, part) in enumerate(parts):
+                _rest(work / f"{parts[n - 1][0]}-{n - 1}" if n else None)
                 got = _torchrun(
                     4,
                     "save",
@@ -199,6 +253,7 @@ def run(quick: bool) -> list[Row]:
                 )
                 for k, v in got.items():
                     (before if which == "before" else times).setdefault(k, []).extend(v)
+            _rest(work / f"{parts[-1][0]}-{len(parts) - 1}")
             for k, v in _torchrun(4, "save", work, rounds - half, total).items():
                 times.setdefault(k, []).extend(v)
         # The reshard loads the stores of the last torchrun of this checkout, in ``work``.
@@ -259,7 +314,10 @@ def run(quick: bool) -> list[Row]:
                 passed=ratio <= bound,
                 note=f"median of {len(each)} rounds; each figure from a barrier to a barrier, "
                 "so the slowest rank counts (torchrun, gloo, CPU); ratio: the median of the "
-                "rounds' ratios (each round's figure over the same round's DCP figure)",
+                "rounds' ratios (each round's figure over the same round's DCP figure); the two "
+                "sides run in an order that alternates from round to round, each after a sync, "
+                f"and every torchrun after {REST_SECONDS} s of rest (the disk's write budget: "
+                "bench/bench_checkpoint_sharded.py)",
             )
         )
         if base is not None and ours in before:

@@ -76,3 +76,53 @@ def test_newer_schema_version_is_refused() -> None:
         record_from_json({"kind": "test-sample", "schema": 99, "when": "x", "x": 1.0})
     with pytest.raises(FormatVersionError, match="unknown record kind"):
         record_from_json({"kind": "no-such-kind", "schema": 1})
+
+
+any_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and infinities too: refused
+    | st.text()
+    | st.builds(object),  # not JSON: refused
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text() | st.integers(), inner, max_size=5)
+    ),  # int keys: refused
+    max_leaves=25,
+)
+
+
+@given(any_values)
+def test_the_one_pass_check_accepts_and_refuses_what_the_walk_with_paths_does(
+    value: object,
+) -> None:
+    from ledger._canonical import _check, _plain
+
+    try:
+        _check(value, "")
+        walked = True
+    except (ValueError, TypeError):
+        walked = False
+    assert _plain(value) == walked
+
+
+def test_plain_json_is_checked_without_the_walk_that_names_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A valid value (a shard manifest holds ~1,700: its RNG states) is checked in one pass;
+    the recursive walk, which builds a path string per value, runs only to name an error."""
+    import ledger._canonical as canonical
+
+    walked: list[str] = []
+    real = canonical._check
+    monkeypatch.setattr(canonical, "_check", lambda v, path: (walked.append(path), real(v, path)))
+    value = {"rng": {"key": list(range(624)), "pos": 3}, "x": [1.5, None, True, "s", (1, 2)]}
+    assert canonical_json(value).startswith(b'{"rng":{"key":[0,1,2')
+    assert walked == []
+    with pytest.raises(ValueError, match=r"non-finite float at \.x\[1\]"):
+        canonical_json({"x": [1.5, math.inf]})
+    with pytest.raises(TypeError, match=r"non-string key 1 at \.y"):
+        canonical_json({"y": {1: 2}})
+    assert walked and walked[0] == ""
