@@ -76,11 +76,13 @@ def _denied(abs_dir: str) -> UsageError:
 
 
 def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
-    """Every entry below ``root``, sorted by relative path (empty directories included), and
-    the walk's signature: BLAKE3 of every entry's path and (inode, size, mtime_ns, ctime_ns)
-    in walk order. Equal signatures mean a walk saw the very same stats, so the digests still
-    hold (a chmod or any write moves ctime, which no one can set back); a walk that lists the
-    same entries in another order merely misses the memo.
+    """Every entry below ``root`` in walk order (empty directories included), and the walk's
+    signature: BLAKE3 of every entry's path and (inode, size, mtime_ns, ctime_ns) in walk
+    order. Equal signatures mean a walk saw the very same stats, so the digests still hold (a
+    chmod or any write moves ctime, which no one can set back); a walk that lists the same
+    entries in another order merely misses the memo. ``items.sort()`` orders the entries by
+    relative path (unique): only a listing needs that order, so a warm digest whose tree memo
+    holds does not sort.
 
     One lstat per entry, made relative to the directory's descriptor (os.scandir on a fd:
     fstatat, no full path to resolve each time) and kept with the item: nothing stats a file
@@ -136,7 +138,6 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
             _check_name(item[0], root)
     h = blake3.blake3(nums.tobytes())
     h.update(names.encode("utf-8", "surrogateescape"))
-    items.sort()  # relative paths are unique, so this orders by path alone
     return items, h.digest()
 
 
@@ -474,6 +475,7 @@ def digest_input(
                 _defer(memo, items)  # built if store_inputs or recheck asks: most runs never do
         else:
             racy = cache.stats.racy
+            items.sort()  # listing order: the reads follow it, and the listing is made from it
             digests, as_walked = _fill(items, base, cache, workers)
             dir_digest, n_files, n_bytes = _listing(items, digests)
             raw = _raw_manifest(items, digests, dir_digest, n_files, n_bytes)
@@ -550,16 +552,17 @@ def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] 
         return d._manifest
     if d.files is None:
         return None
-    with _deferred_lock:
+    with _deferred_lock:  # held while building: a list being sorted looks empty meanwhile
         found = _deferred.get(d.files)
-    if found is not None:
-        memo, items = found
-        if memo.manifest is None:
-            digests = _digests_from(items, memo.digests)
-            memo.manifest = _raw_manifest(
-                items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
-            )
-        return memo.manifest
+        if found is not None:
+            memo, items = found
+            if memo.manifest is None:
+                items.sort()  # the walk's order; the memo's digests are in listing order
+                digests = _digests_from(items, memo.digests)
+                memo.manifest = _raw_manifest(
+                    items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
+                )
+            return memo.manifest
     if store is not None and store.objects.has(d.files):
         data: dict[str, Any] = store.get_json(d.files)
         return data
