@@ -9,12 +9,13 @@ afterwards, off the launch path. ``recheck`` digests again after the run and nam
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import threading
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,9 @@ __all__ = [
 ]
 
 MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a regular file reads the same with it, and a FIFO put where the walk saw a file
+# opens at once instead of waiting for a writer (the fstat after the open refuses it).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _local = threading.local()
 
 
@@ -73,11 +76,13 @@ def _denied(abs_dir: str) -> UsageError:
 
 
 def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
-    """Every entry below ``root``, sorted by relative path (empty directories included), and
-    the walk's signature: BLAKE3 of every entry's path and (inode, size, mtime_ns, ctime_ns)
-    in walk order. Equal signatures mean a walk saw the very same stats, so the digests still
-    hold (a chmod or any write moves ctime, which no one can set back); a walk that lists the
-    same entries in another order merely misses the memo.
+    """Every entry below ``root`` in walk order (empty directories included), and the walk's
+    signature: BLAKE3 of every entry's path and (inode, size, mtime_ns, ctime_ns) in walk
+    order. Equal signatures mean a walk saw the very same stats, so the digests still hold (a
+    chmod or any write moves ctime, which no one can set back); a walk that lists the same
+    entries in another order merely misses the memo. ``items.sort()`` orders the entries by
+    relative path (unique): only a listing needs that order, so a warm digest whose tree memo
+    holds does not sort.
 
     One lstat per entry, made relative to the directory's descriptor (os.scandir on a fd:
     fstatat, no full path to resolve each time) and kept with the item: nothing stats a file
@@ -133,7 +138,6 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
             _check_name(item[0], root)
     h = blake3.blake3(nums.tobytes())
     h.update(names.encode("utf-8", "surrogateescape"))
-    items.sort()  # relative paths are unique, so this orders by path alone
     return items, h.digest()
 
 
@@ -164,29 +168,42 @@ def _read_digest(fd: int, size: int) -> tuple[str, int]:
     return ALGO_PREFIX + h.hexdigest(), total
 
 
-def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
-    """Read and hash a file; the stat returned is the opened file's, so it keys the cache.
-    Four system calls a small file: open, fstat, one read, close."""
-    started = StatCache.now_ns()
-    try:
-        fd = os.open(abspath, _READ_FLAGS)
-    except PermissionError:
-        raise UsageError(
+def _open_error(abspath: str, e: OSError) -> UsageError:
+    if isinstance(e, PermissionError):
+        return UsageError(
             f"cannot read input file {abspath}: permission denied",
             hint="make it readable, or leave it out of --input",
-        ) from None
-    except FileNotFoundError:
-        raise UsageError(f"input file {abspath} vanished while it was being digested") from None
+        )
+    if isinstance(e, FileNotFoundError):
+        return UsageError(f"input file {abspath} vanished while it was being digested")
+    return UsageError(f"cannot open input file {abspath}: {e.strerror or e}")
+
+
+def _open_input(abspath: str) -> int:
+    """A descriptor to read an input file through, or a UsageError that names it."""
+    try:
+        return os.open(abspath, _READ_FLAGS)
+    except OSError as e:
+        raise _open_error(abspath, e) from None
+
+
+def _hash_open(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_result]:
+    """Read and hash the file open at ``fd`` (the caller closes it); the stat returned is the
+    descriptor's, so it keys the cache with the very file that was read."""
+    started = StatCache.now_ns()
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(
+                f"input {abspath} is not a regular file (it was replaced while being digested)",
+                hint="inputs may not contain FIFOs, sockets or devices; leave it out",
+            )
         # Hash what this descriptor reads, so the stat and the digest describe the same file.
         digest, n = _read_digest(fd, st.st_size)
         if n != st.st_size:  # written meanwhile: the stat after the read describes more of it
             st = os.fstat(fd)
     except OSError as e:
         raise UsageError(f"cannot read input file {abspath}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
     cache.stats.hashed += 1
     cache.stats.bytes_hashed += st.st_size
     tick(1, st.st_size)
@@ -194,8 +211,58 @@ def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
     return digest, st
 
 
+def _hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
+    """Read and hash one file. Four system calls a small file: open, fstat, one read, close."""
+    fd = _open_input(abspath)
+    try:
+        return _hash_open(abspath, fd, cache)
+    finally:
+        os.close(fd)
+
+
 def _link_digest(abspath: str) -> str:
     return hash_bytes(os.fsencode(os.readlink(abspath)))
+
+
+_fadvise = getattr(os, "posix_fadvise", None)  # Linux and most Unix; not macOS
+READAHEAD_FILES = 256  # files opened and hinted ahead of the readers, all readers together
+READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead serves them
+SMALL_FILES = 256 << 10  # mean size of the files to read below which one reader reads them all
+_NO_FDS = (errno.EMFILE, errno.ENFILE)
+
+
+def _readers(sizes: list[int], workers: int) -> int:
+    """How many threads read ``sizes`` (the files to read), given ``workers`` at most.
+
+    Each file costs a reader five system calls, and each call hands the GIL to another
+    reader and back: for small files those hand-offs cost more than a second core gives
+    (5,000 files of 40 kB, warm, 2 cores under load: one reader 0.24 s of CPU, two 0.57 s;
+    20,000 of 4 kB: 0.39 s against 0.72 s). With the read-ahead one reader also keeps the disk
+    busy, so small files get one reader and large ones (long reads and hashing, which release
+    the GIL) get ``workers``. Without read-ahead every reader blocked on a cold file leaves the
+    disk one request, so the count stays ``workers``."""
+    if workers <= 1 or len(sizes) < 2 * workers:
+        return 1
+    if _fadvise is not None and sum(sizes) < SMALL_FILES * len(sizes):
+        return 1
+    return workers
+
+
+def _window(readers: int) -> int:
+    """Files each reader keeps open and hinted ahead of the one it reads; 1 (no read-ahead)
+    without posix_fadvise. Bounded by ``READAHEAD_FILES`` and by an eighth of the process's
+    descriptor limit, so that a digest never takes the descriptors the rest of it needs."""
+    if _fadvise is None:
+        return 1
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft == resource.RLIM_INFINITY:
+            soft = 8 * READAHEAD_FILES
+    except (ImportError, OSError, ValueError):
+        soft = 1024
+    return max(1, min(READAHEAD_FILES, soft // 8) // readers)
 
 
 def _fill(
@@ -203,7 +270,16 @@ def _fill(
 ) -> tuple[list[str | None], bool]:
     """Every entry's digest, from the cache where its stat vouches for it, and whether every
     file read had the stat the walk saw. A file that is read gets the opened file's stat in
-    ``items``, so the listing's size and the digest describe the same content."""
+    ``items``, so the listing's size and the digest describe the same content.
+
+    Read-ahead: a reader opens the next files of its share before it reads the current one
+    (a bounded window, ``_window``) and tells the kernel it will read them
+    (``posix_fadvise(WILLNEED)``: the kernel starts reading their pages and returns). A reader
+    waiting on a cold file would leave the disk one request to do; with the next files' reads
+    queued, the disk works on many at once and the reader finds pages waiting. A hint changes
+    no byte read: every file is read, stat'ed and hashed through its own descriptor, and a file
+    that cannot be opened stops the digest with its error. Files over ``READAHEAD_MAX_SIZE``
+    are opened but not hinted: the kernel's own sequential read-ahead serves them."""
     digests: list[str | None] = [None] * len(items)
     moved: list[str] = []
     todo: list[int] = []
@@ -215,103 +291,68 @@ def _fill(
                 todo.append(i)
         elif type == "symlink":
             digests[i] = _link_digest(base + rel)
+    if not todo:
+        return digests, True
 
-    failed = threading.Event()  # one worker's error stops the others at their next file
-    ahead: _Readahead | None = None
+    readers = _readers([items[i][1].st_size for i in todo], workers)
+    window = _window(readers) if len(todo) > 1 else 1
+    failed = threading.Event()  # one reader's error stops the others at their next file
 
-    def run(batch: list[int]) -> None:
-        for i in batch:
-            if failed.is_set():
-                return
-            rel, seen, type = items[i]
-            try:
-                digests[i], st = _hash_one(base + rel, cache)
-            except BaseException:
-                failed.set()
-                raise
-            finally:
-                if ahead is not None:
-                    ahead.done(i)
-            if stat_key(st) != stat_key(seen):
-                moved.append(rel)
-                items[i] = (rel, st, type)
+    def run(share: list[int]) -> None:
+        opened: deque[tuple[int, int]] = deque()  # (item, fd), in reading order
+        nxt = 0  # next position in ``share`` to open
 
-    if workers <= 1 or len(todo) < 2 * workers:
-        run(todo)
-    else:
-        from concurrent.futures import ThreadPoolExecutor  # ~5 ms, only for large inputs
+        def open_ahead() -> None:
+            nonlocal nxt
+            while nxt < len(share) and len(opened) < window:
+                i = share[nxt]
+                rel, seen, _ = items[i]
+                try:
+                    fd = os.open(base + rel, _READ_FLAGS)
+                except OSError as e:
+                    if opened and e.errno in _NO_FDS:
+                        return  # out of descriptors: read what is open, then try again
+                    raise _open_error(base + rel, e) from None
+                nxt += 1
+                if window > 1 and seen.st_size <= READAHEAD_MAX_SIZE:
+                    try:  # noqa: SIM105 (a with-block costs more in this per-file loop)
+                        _fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)  # type: ignore[misc]
+                    except OSError:
+                        pass  # a hint is only a hint
+                opened.append((i, fd))
 
-        if _fadvise is not None:
-            ahead = _Readahead([(i, base + items[i][0], items[i][1].st_size) for i in todo])
         try:
-            # Interleaved slices keep the workers' shares even when file sizes cluster by
-            # name, and read the files in about the order of ``todo``: the read-ahead's order.
-            with ThreadPoolExecutor(workers) as pool:
-                for f in [pool.submit(run, todo[w::workers]) for w in range(workers)]:
-                    f.result()
+            open_ahead()
+            while opened:
+                if failed.is_set():
+                    return
+                i, fd = opened.popleft()
+                rel, seen, type = items[i]
+                try:
+                    digests[i], st = _hash_open(base + rel, fd, cache)
+                finally:
+                    os.close(fd)
+                if stat_key(st) != stat_key(seen):
+                    moved.append(rel)
+                    items[i] = (rel, st, type)
+                open_ahead()
+        except BaseException:
+            failed.set()
+            raise
         finally:
-            if ahead is not None:
-                ahead.close()
-    return digests, not moved
-
-
-_fadvise = getattr(os, "posix_fadvise", None)  # Linux and most Unix; not macOS
-READAHEAD_FILES = 256  # files hinted ahead of the readers
-READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead serves them
-
-
-class _Readahead:
-    """Tells the kernel which files the digest's readers take next, a bounded window ahead of
-    them (``posix_fadvise(WILLNEED)``: the kernel starts reading their pages and returns).
-
-    A reader blocked on a cold file leaves the disk one request to do per reader; with the next
-    files' reads queued, the disk works on many at once and the readers find pages waiting.
-    5,000 files of 40 kB, page cache dropped, 2 cores: read + BLAKE3 in 8 threads 0.48 s, with
-    this ahead of 4 readers 0.30 s (medians of 6, load 4-5). A hint changes no byte read: the
-    readers open, stat and read every file themselves, and a file the hint cannot open is the
-    readers' to report. At most ``READAHEAD_FILES`` hinted files are not yet read at any time,
-    so a large input does not fill memory with pages read too early to be kept; files over
-    ``READAHEAD_MAX_SIZE`` are left to the kernel's own read-ahead."""
-
-    def __init__(self, files: list[tuple[int, str, int]]) -> None:
-        """``files``: (item index, absolute path, size) in the order the readers take them."""
-        self._todo = [(i, path) for i, path, size in files if size <= READAHEAD_MAX_SIZE]
-        self._hint = {i for i, _ in self._todo}
-        self._read: set[int] = set()
-        self._free = threading.Semaphore(READAHEAD_FILES)
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, name="ledger-readahead", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        for i, path in self._todo:
-            self._free.acquire()
-            if self._stop:
-                return
-            if i in self._read:  # the readers got there first: nothing to hint
-                continue
-            try:
-                fd = os.open(path, _READ_FLAGS)
-            except OSError:
-                continue  # the reader that opens it says why
-            try:
-                if _fadvise is not None:
-                    _fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-            except OSError:
-                pass
-            finally:
+            for _, fd in opened:
                 os.close(fd)
 
-    def done(self, i: int) -> None:
-        """A reader finished item ``i``: the window moves on by one if ``i`` was to be hinted."""
-        if i in self._hint:
-            self._read.add(i)
-            self._free.release()
+    if readers == 1:
+        run(todo)
+    else:
+        from concurrent.futures import ThreadPoolExecutor  # ~5 ms, only for large files
 
-    def close(self) -> None:
-        self._stop = True
-        self._free.release()  # wakes the thread if it waits for a slot
-        self._thread.join()
+        # Interleaved shares keep the readers even when file sizes cluster by name.
+        with ThreadPoolExecutor(readers) as pool:
+            for f in [pool.submit(run, todo[w::readers]) for w in range(readers)]:
+                f.result()
+    return digests, not moved
 
 
 _NO_DIGEST = bytes(32)
@@ -381,12 +422,11 @@ def _canonical(value: Any) -> bytes:
 
 
 def read_workers() -> int:
-    """Threads that read and hash cache misses. With the read-ahead (``posix_fadvise``) the
-    kernel keeps the disk busy and the readers are CPU work: one per core, at least 2, at
-    most 8. Without it a file read through a cold page cache is a wait on the disk, not work
-    for a core (read and BLAKE3 release the GIL): 4 per core, at most 8. 5,000 files of 40 kB
-    on 2 cores, page cache dropped, idle machine (medians of 6): 8 threads without hints
-    0.81 s (1.18 s CPU), 2 with hints 0.65 s (0.89 s CPU), 4 with hints 0.75 s, 8 0.90 s."""
+    """Threads that read and hash cache misses of large files (``_readers``: small ones get
+    one). With the read-ahead (``posix_fadvise``) the kernel keeps the disk busy and the
+    readers are CPU work: one per core, at least 2, at most 8. Without it a file read through
+    a cold page cache is a wait on the disk, not work for a core (read and BLAKE3 release the
+    GIL): 4 per core, at most 8."""
     cores = os.cpu_count() or 1
     if _fadvise is not None:
         return max(2, min(8, cores))
@@ -435,6 +475,7 @@ def digest_input(
                 _defer(memo, items)  # built if store_inputs or recheck asks: most runs never do
         else:
             racy = cache.stats.racy
+            items.sort()  # listing order: the reads follow it, and the listing is made from it
             digests, as_walked = _fill(items, base, cache, workers)
             dir_digest, n_files, n_bytes = _listing(items, digests)
             raw = _raw_manifest(items, digests, dir_digest, n_files, n_bytes)
@@ -511,16 +552,17 @@ def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] 
         return d._manifest
     if d.files is None:
         return None
-    with _deferred_lock:
+    with _deferred_lock:  # held while building: a list being sorted looks empty meanwhile
         found = _deferred.get(d.files)
-    if found is not None:
-        memo, items = found
-        if memo.manifest is None:
-            digests = _digests_from(items, memo.digests)
-            memo.manifest = _raw_manifest(
-                items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
-            )
-        return memo.manifest
+        if found is not None:
+            memo, items = found
+            if memo.manifest is None:
+                items.sort()  # the walk's order; the memo's digests are in listing order
+                digests = _digests_from(items, memo.digests)
+                memo.manifest = _raw_manifest(
+                    items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
+                )
+            return memo.manifest
     if store is not None and store.objects.has(d.files):
         data: dict[str, Any] = store.get_json(d.files)
         return data

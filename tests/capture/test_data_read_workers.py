@@ -41,17 +41,18 @@ def test_the_default_digest_reads_in_read_workers_threads(
         (root / f"{i // 50}").mkdir(parents=True, exist_ok=True)
         (root / f"{i // 50}" / f"{i:03d}.bin").write_bytes(os.urandom(2000))
     seen: set[int] = set()
-    real = data._hash_one
+    real = data._hash_open
     barrier = threading.Barrier(read_workers(), timeout=30)
 
-    def spy(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
+    def spy(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_result]:
         if threading.get_ident() not in seen:
             seen.add(threading.get_ident())
             barrier.wait()  # every worker holds a file at once: the pool really is that wide
-        return real(abspath, cache)
+        return real(abspath, fd, cache)
 
-    monkeypatch.setattr(data, "_hash_one", spy)
+    monkeypatch.setattr(data, "SMALL_FILES", 1000)  # 2 kB files count as large
+    monkeypatch.setattr(data, "_hash_open", spy)
     wide = digest_input(root, StatCache(), dvc=False)
     assert len(seen) == read_workers()
-    monkeypatch.setattr(data, "_hash_one", real)
+    monkeypatch.setattr(data, "_hash_open", real)
     assert digest_input(root, StatCache(), dvc=False, workers=1).digest == wide.digest

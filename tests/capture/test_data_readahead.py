@@ -1,9 +1,12 @@
-"""The cold digest's read-ahead: the kernel is told which files the readers take next, in
-their order, never more than a window of files ahead of them, never a file too large for a
-hint; a hint changes no digest, and an error stops the hints with the readers."""
+"""The cold digest's readers: small files are read by one thread (a second one costs more in
+GIL hand-offs than it gives), large ones by several; each reader opens the next files of its
+share a bounded window ahead and tells the kernel it will read them, in its reading order,
+never a file too large for a hint. A hint changes no digest; an error stops every reader, and
+no descriptor outlives the digest."""
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -13,39 +16,42 @@ import blake3
 import pytest
 
 from ledger.capture import data
-from ledger.capture.data import digest_input, manifest_data
+from ledger.capture.data import digest_input, manifest_data, read_workers
 from ledger.capture.statcache import StatCache
 from ledger.errors import UsageError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no posix_fadvise")
+needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 
 
-class Hints:
-    """Stands in for posix_fadvise: which file each WILLNEED hint named, and how many files
-    the readers had finished when it came."""
+class Readers:
+    """Stands in for posix_fadvise and spies on the readers: which file each WILLNEED hint
+    named, how many files were read when it came, and which threads read."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, delay: float = 0.0) -> None:
-        self.paths: list[str] = []
-        self.finished = 0
-        self.ahead: list[int] = []  # per hint: files hinted (this one included) - finished
+        self.hinted: list[str] = []
+        self.read: list[str] = []
+        self.ahead: list[int] = []  # per hint: files hinted (this one included) - files read
+        self.threads: set[int] = set()
         self._lock = threading.Lock()
-        real_hash = data._hash_one
+        real = data._hash_open
 
-        def hash_one(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
+        def hash_open(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_result]:
             if delay:
                 time.sleep(delay)
-            out = real_hash(abspath, cache)
+            out = real(abspath, fd, cache)
             with self._lock:
-                self.finished += 1
+                self.read.append(abspath)
+                self.threads.add(threading.get_ident())
             return out
 
         def fadvise(fd: int, offset: int, length: int, advice: int) -> None:
             assert (offset, length, advice) == (0, 0, os.POSIX_FADV_WILLNEED)
             with self._lock:
-                self.paths.append(os.readlink(f"/proc/self/fd/{fd}"))
-                self.ahead.append(len(self.paths) - self.finished)
+                self.hinted.append(os.readlink(f"/proc/self/fd/{fd}"))
+                self.ahead.append(len(self.hinted) - len(self.read))
 
-        monkeypatch.setattr(data, "_hash_one", hash_one)
+        monkeypatch.setattr(data, "_hash_open", hash_open)
         monkeypatch.setattr(data, "_fadvise", fadvise)
 
 
@@ -59,41 +65,128 @@ def _tree(root: Path, n: int, size: int = 3000) -> dict[str, bytes]:
     return bodies
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-def test_a_cold_digest_hints_the_files_it_reads_in_the_order_it_reads_them(
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _listed(root: Path) -> dict[str, str]:
+    listing = manifest_data(digest_input(root, StatCache(), dvc=False, workers=1))
+    assert listing is not None
+    return {e["path"]: e["digest"] for e in listing["entries"]}
+
+
+@needs_proc
+def test_small_files_are_read_by_one_reader_that_hints_each_before_reading_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "data"
     bodies = _tree(root, 200)
-    hints = Hints(monkeypatch)
+    spy = Readers(monkeypatch)
+    before = _open_fds()
     d = digest_input(root, StatCache(), dvc=False, workers=4)
     listing = manifest_data(d)
     assert listing is not None
     assert {e["path"]: e["digest"] for e in listing["entries"]} == {
         rel: "b3:" + blake3.blake3(b).hexdigest() for rel, b in bodies.items()
     }
-    assert hints.paths, "no file was hinted"
-    assert len(set(hints.paths)) == len(hints.paths)  # none twice
+    assert len(spy.threads) == 1  # four allowed, one used: the files are small
     order = sorted(str(root / rel) for rel in bodies)
-    assert hints.paths == [p for p in order if p in set(hints.paths)]  # the readers' order
-    assert not [t for t in threading.enumerate() if t.name == "ledger-readahead"]
+    assert spy.read == order
+    assert spy.hinted == order  # every file, once, in the reader's order
+    assert _open_fds() == before
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-def test_the_hints_stay_a_window_ahead_of_the_readers(
+@needs_proc
+def test_large_files_are_read_by_every_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "data"
+    _tree(root, 120, size=2000)
+    monkeypatch.setattr(data, "SMALL_FILES", 1000)  # these files count as large
+    spy = Readers(monkeypatch, delay=0.002)
+    digest_input(root, StatCache(), dvc=False, workers=3)
+    assert len(spy.threads) == 3
+    # Each reader hints its own share in its own order: the hints of one share are in order.
+    for w in range(3):
+        share = sorted(spy.read)[w::3]
+        assert [p for p in spy.hinted if p in set(share)] == share
+
+
+@needs_proc
+def test_the_hints_stay_a_window_ahead_of_the_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "data"
     _tree(root, 120, size=100)
     monkeypatch.setattr(data, "READAHEAD_FILES", 5)
-    hints = Hints(monkeypatch, delay=0.002)  # readers slower than the hints
+    spy = Readers(monkeypatch)
     digest_input(root, StatCache(), dvc=False, workers=2)
-    assert len(hints.paths) > 60  # the hints kept pace over the whole input
-    assert max(hints.ahead) <= 5, hints.ahead
+    assert len(spy.hinted) == 120
+    assert max(spy.ahead) == 5, spy.ahead
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-def test_files_larger_than_the_hint_size_are_not_hinted(
+def test_the_window_leaves_most_descriptors_to_the_rest_of_the_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        assert data._window(1) == 8
+        assert data._window(2) == 4
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert data._window(1) == min(data.READAHEAD_FILES, soft // 8)
+    monkeypatch.setattr(data, "_fadvise", None)
+    assert data._window(1) == 1  # no hints: nothing to open ahead for
+
+
+@needs_proc
+def test_running_out_of_descriptors_while_opening_ahead_is_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EMFILE on a file opened ahead: the reader reads what it has open and tries again."""
+    root = tmp_path / "data"
+    _tree(root, 40)
+    want = _listed(root)
+    real_open = os.open
+    refused: list[str] = []
+
+    def open_(path: str, flags: int, *a: object) -> int:
+        if str(path).endswith(("0007.bin", "0020.bin")) and path not in refused:
+            refused.append(path)
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), path)
+        return real_open(path, flags, *a)
+
+    before = _open_fds()
+    monkeypatch.setattr(os, "open", open_)
+    got = manifest_data(digest_input(root, StatCache(), dvc=False, workers=1))
+    monkeypatch.setattr(os, "open", real_open)
+    assert len(refused) == 2
+    assert got is not None and {e["path"]: e["digest"] for e in got["entries"]} == want
+    assert _open_fds() == before
+
+
+def test_out_of_descriptors_with_nothing_open_is_the_error_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "data"
+    _tree(root, 10)
+    real_open = os.open
+
+    def open_(path: str, flags: int, *a: object) -> int:
+        if str(path).startswith(str(root)) and str(path).endswith(".bin"):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), path)
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(os, "open", open_)
+    with pytest.raises(UsageError, match=r"cannot open input file .*0000\.bin: Too many open"):
+        digest_input(root, StatCache(), dvc=False, workers=1)
+
+
+@needs_proc
+def test_files_larger_than_the_hint_size_are_read_but_not_hinted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "data"
@@ -101,44 +194,113 @@ def test_files_larger_than_the_hint_size_are_not_hinted(
     for i in range(40):
         (root / f"{i:02d}").write_bytes(os.urandom(200 if i % 2 else 50))
     monkeypatch.setattr(data, "READAHEAD_MAX_SIZE", 100)
-    hints = Hints(monkeypatch, delay=0.001)
+    spy = Readers(monkeypatch)
     digest_input(root, StatCache(), dvc=False, workers=2)
-    assert hints.paths
-    assert all(os.path.getsize(p) == 50 for p in hints.paths)
+    assert len(spy.read) == 40
+    assert len(spy.hinted) == 20
+    assert all(os.path.getsize(p) == 50 for p in spy.hinted)
 
 
-def test_a_warm_or_small_digest_starts_no_hints(
+def test_a_warm_digest_or_a_single_file_to_read_gives_no_hints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "data"
     _tree(root, 100)
     cache = StatCache(racy_window_ns=0)
     digest_input(root, cache, dvc=False, workers=4)  # cold: fills the cache
-    hints = Hints(monkeypatch)
+    spy = Readers(monkeypatch)
     cache.trees.clear()  # every file's stat still vouches: nothing to read
     digest_input(root, cache, dvc=False, workers=4)
-    digest_input(root / "00", StatCache(), dvc=False, workers=1)  # one reader: no hints
-    assert hints.paths == [] and hints.finished == 50
+    assert spy.read == [] and spy.hinted == []
+    (root / "00" / "0003.bin").write_bytes(b"changed")
+    cache.trees.clear()
+    digest_input(root, cache, dvc=False, workers=4)  # one file to read: nothing to hint ahead
+    assert len(spy.read) == 1 and spy.hinted == []
 
 
-def test_a_read_error_stops_the_readers_and_the_hints(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@needs_proc
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_read_error_stops_the_readers_and_closes_every_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
-    """The first error ends the digest: the other readers stop at their next file and the
-    hint thread is gone when the error reaches the caller."""
+    """The first error ends the digest: the other readers stop at their next file, and the
+    files they had opened ahead are closed when the error reaches the caller."""
     root = tmp_path / "data"
     _tree(root, 400, size=10)
-    hints = Hints(monkeypatch)
-    inner = data._hash_one
+    monkeypatch.setattr(data, "SMALL_FILES", 1)  # four readers when asked for four
+    spy = Readers(monkeypatch)
+    inner = data._hash_open
 
-    def fail_at_the_fifth(abspath: str, cache: StatCache) -> tuple[str, os.stat_result]:
+    def fail_at_the_fifth(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_result]:
         if abspath.endswith("0004.bin"):
             raise UsageError(f"cannot read input file {abspath}: Input/output error")
         time.sleep(0.002)
-        return inner(abspath, cache)
+        return inner(abspath, fd, cache)
 
-    monkeypatch.setattr(data, "_hash_one", fail_at_the_fifth)
+    monkeypatch.setattr(data, "_hash_open", fail_at_the_fifth)
+    before = _open_fds()
     with pytest.raises(UsageError, match=r"0004\.bin: Input/output error"):
-        digest_input(root, StatCache(), dvc=False, workers=4)
-    assert hints.finished < 100  # the others stopped: not all 400 were read
-    assert not [t for t in threading.enumerate() if t.name == "ledger-readahead"]
+        digest_input(root, StatCache(), dvc=False, workers=workers)
+    assert len(spy.read) < 100  # the others stopped: not all 400 were read
+    assert _open_fds() == before
+
+
+@needs_proc
+def test_an_unreadable_file_ahead_of_the_reader_names_itself_and_leaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "data"
+    _tree(root, 60)
+    real_open = os.open
+
+    def open_(path: str, flags: int, *a: object) -> int:
+        if str(path).endswith("0010.bin"):  # as chmod 0 does for anyone but root
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_open(path, flags, *a)
+
+    before = _open_fds()
+    monkeypatch.setattr(os, "open", open_)
+    with pytest.raises(UsageError, match=r"0010\.bin: permission denied") as e:
+        digest_input(root, StatCache(), dvc=False, workers=1)
+    monkeypatch.setattr(os, "open", real_open)
+    assert e.value.hint == "make it readable, or leave it out of --input"
+    assert _open_fds() == before
+
+
+def test_a_fifo_put_where_the_walk_saw_a_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Between the walk and the read a file is replaced by a FIFO with no writer: opening it
+    must not block the digest forever, and its bytes are nobody's input."""
+    root = tmp_path / "data"
+    _tree(root, 30)
+    base = str(root) + "/"
+    items, _ = data._walk(str(root), base)
+    victim = root / "00" / "0012.bin"
+    victim.unlink()
+    os.mkfifo(victim)
+    done: list[BaseException] = []
+
+    def fill() -> None:
+        try:
+            data._fill(items, base, StatCache(), 1)
+        except BaseException as e:
+            done.append(e)
+
+    t = threading.Thread(target=fill, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the digest waited on the FIFO"
+    assert len(done) == 1 and isinstance(done[0], UsageError)
+    assert "0012.bin is not a regular file" in str(done[0])
+
+
+def test_the_reader_count_follows_the_files_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    small, large = [40_000] * 100, [4 << 20] * 100
+    assert data._readers(small, 4) == 1
+    assert data._readers(large, 4) == 4
+    assert data._readers(large[:7], 4) == 1  # fewer than two files a reader
+    assert data._readers(large, 1) == 1
+    mixed = [40_000] * 90 + [4 << 20] * 10  # mean 0.4 MiB: large
+    assert data._readers(mixed, 2) == 2
+    monkeypatch.setattr(data, "_fadvise", None)  # no hints: threads overlap the disk's waits
+    assert data._readers(small, 8) == 8
+    assert read_workers() >= 2
