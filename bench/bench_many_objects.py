@@ -90,12 +90,12 @@ def run(quick: bool) -> list[Row]:
         # spent (the write budget, bench/__init__.py).
         sides = {"store": store, "copy": copy, "import": import_, "push": push, "clone": clone}
         times: dict[str, list[float]] = {k: [] for k in sides}
-        for r in range(ROUNDS):
-            (tmp / f"review{r}").mkdir()
-            _ledger("init", cwd=tmp / f"review{r}")
-            got = in_turn(r, {k: partial(fn, r) for k, fn in sides.items()})
-            for k, v in got.items():
-                times[k].append(v)
+        for k in range(ROUNDS):
+            (tmp / f"review{k}").mkdir()
+            _ledger("init", cwd=tmp / f"review{k}")
+            got = in_turn(k, {key: partial(fn, k) for key, fn in sides.items()})
+            for key, v in got.items():
+                times[key].append(v)
         last = str(tmp / f"remote{ROUNDS - 1}")
         os.sync()
         push2_s, _ = _timed("push", last, "--json", cwd=repo)

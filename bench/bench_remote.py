@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from . import Row, in_turn
@@ -80,7 +81,7 @@ def run(quick: bool) -> list[Row]:
             got = in_turn(
                 r,
                 {
-                    "copy": clocked(lambda c=copy: fs.put(str(data), str(c), recursive=True)),
+                    "copy": clocked(partial(fs.put, str(data), str(copy), recursive=True)),
                     "push": clocked(push),
                 },
             )
@@ -90,10 +91,8 @@ def run(quick: bool) -> list[Row]:
             got = in_turn(
                 r,
                 {
-                    "copy": clocked(lambda c=copy, b=back: fs.get(str(c), str(b), recursive=True)),
-                    "clone": clocked(
-                        lambda rm=remote, c=clone: _ledger("clone", str(rm), str(c), cwd=tmp)
-                    ),
+                    "copy": clocked(partial(fs.get, str(copy), str(back), recursive=True)),
+                    "clone": clocked(partial(_ledger, "clone", str(remote), str(clone), cwd=tmp)),
                 },
             )
             for k, v in got.items():

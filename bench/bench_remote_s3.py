@@ -113,13 +113,13 @@ def run(quick: bool) -> list[Row]:
             downs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
             for k in range(2 if quick else ROUNDS):
 
-                def up(who: str, k: int = k) -> tuple[float, float]:
+                def push_of(who: str, k: int = k) -> tuple[float, float]:
                     if who == "s3fs":
                         return _s3fs("put", str(data) + "/", f"bench/copy{k}/")
                     url = f"s3://bench/ledger{k}{len(who)}"
                     return _ledger(sides[who], "push", url, cwd=repo)
 
-                def down(who: str, k: int = k) -> tuple[float, float]:
+                def pull_of(who: str, k: int = k) -> tuple[float, float]:
                     dest = tmp / f"down{k}{len(who)}"
                     if who == "s3fs":
                         got = _s3fs("get", f"bench/copy{k}/", str(dest) + "/")
@@ -131,9 +131,9 @@ def run(quick: bool) -> list[Row]:
                     shutil.rmtree(dest)
                     return got
 
-                for who, got in in_turn(k, {w: partial(up, w) for w in names}).items():
+                for who, got in in_turn(k, {w: partial(push_of, w) for w in names}).items():
                     ups[who].append(got)
-                for who, got in in_turn(k, {w: partial(down, w) for w in names}).items():
+                for who, got in in_turn(k, {w: partial(pull_of, w) for w in names}).items():
                     downs[who].append(got)
             t = time.perf_counter()
             again = json.loads(

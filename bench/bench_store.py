@@ -107,15 +107,15 @@ def run(quick: bool) -> list[Row]:
             sides: dict[str, Callable[[], tuple[float, int, float]]] = {}
             for op, (a, b) in OPS.items():
                 args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
-                sides[op] = partial(_measure, op, *args)
+                sides[op] = partial(_measure, op, args[0], args[1])
                 if op in before and base is not None:
                     # REV's own stores: its put fills a new one, its get reads its own.
                     was = [x.replace(f"{tmp}/ledger", f"{tmp}/ledger-before") for x in args]
-                    sides[f"{op} before"] = partial(_measure, op, *was, code=base[1])
+                    sides[f"{op} before"] = partial(_measure, op, was[0], was[1], code=base[1])
             for i in range(REPEAT):  # every op once, in an order that turns (``in_turn``)
                 for key, got in in_turn(i, sides).items():
-                    op, _, was = key.partition(" ")
-                    (before if was else runs)[op].append(got)
+                    op, _, at_rev = key.partition(" ")
+                    (before if at_rev else runs)[op].append(got)
                 shutil.rmtree(tmp / "ledger")
                 shutil.rmtree(tmp / "ledger-before", ignore_errors=True)
             copy_s, hash_s, put_s, get_s = (statistics.median(r[0] for r in runs[op]) for op in OPS)

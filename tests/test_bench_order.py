@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -46,7 +48,7 @@ def test_in_turn_syncs_before_each_side_and_returns_by_name(
     log: list[str] = []
     monkeypatch.setattr(os, "sync", lambda: log.append("sync"))
 
-    def side(name: str) -> object:
+    def side(name: str) -> Callable[[], str]:
         def go() -> str:
             log.append(name)
             return name.upper()
@@ -56,12 +58,12 @@ def test_in_turn_syncs_before_each_side_and_returns_by_name(
     sides = {"a": side("a"), "b": side("b"), "c": side("c")}
     for r in range(4):
         log.clear()
-        got = in_turn(r, sides)  # type: ignore[arg-type]
+        got = in_turn(r, sides)
         assert list(got.items()) == [("a", "A"), ("b", "B"), ("c", "C")]
         names = "abc"
         assert log == [x for i in turn_order(r, 3) for x in ("sync", names[i])]
     log.clear()
-    in_turn(0, sides, sync=False)  # type: ignore[arg-type]
+    in_turn(0, sides, sync=False)
     assert "sync" not in log
 
 
@@ -72,7 +74,7 @@ def test_rest_deletes_syncs_and_waits(monkeypatch: pytest.MonkeyPatch, tmp_path:
     (done / "x").mkdir(parents=True)
     calls: list[object] = []
     monkeypatch.setattr(os, "sync", lambda: calls.append("sync"))
-    monkeypatch.setattr(bench.time, "sleep", lambda s: calls.append(s))
+    monkeypatch.setattr(time, "sleep", lambda s: calls.append(s))
     bench.rest(done, seconds=3)
     assert not done.exists()
     assert calls == ["sync", 3]
