@@ -6,6 +6,14 @@ benchmark, write ``bench/bench_<name>.py`` with ``run(quick: bool) -> list[Row]`
 ratio to a reference measured in the same run, and targets are judged on those ratios.
 ``LEDGER_BENCH_BASELINE=REV`` (e.g. ``main``) adds, where a benchmark supports it, the same
 measurement of the code at git revision REV, run side by side: a before/after in one run.
+
+Sides that write (and fsync) run through ``in_turn``: the disk of the machine the figures come
+from has a host-side write budget (fsynced writes at 0.5-0.9 GB/s for the first 0.8-1 GB, then
+0.11-0.18 GB/s until it rests; bench/bench_checkpoint_sharded.py), so a side timed after
+another's writes meets a more spent disk, and a fixed order tilts a ratio by position, not by
+code. ``in_turn`` runs the sides of one round in an order that turns from round to round, each
+after an ``os.sync()``; over every two rounds each side runs after each other side once.
+``rest`` leaves the disk idle before a measurement that must start on a rested disk.
 """
 
 from __future__ import annotations
@@ -13,18 +21,28 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Idle seconds ``rest`` leaves the disk (the sharded bench's rest before each torchrun).
+REST_SECONDS = 10
 
 __all__ = [
     "MODULES",
+    "REST_SECONDS",
     "Row",
     "baseline_checkout",
     "bytecode_env",
     "drop_page_cache",
+    "in_turn",
     "median_time",
+    "rest",
     "rss_note",
+    "turn_order",
 ]
 
 MODULES = [
@@ -121,3 +139,43 @@ def bytecode_env(env: dict[str, str], cache: Path) -> dict[str, str]:
 
 def rss_note() -> str:
     return "peak RSS growth: VmHWM minus the baseline after imports, in a fresh subprocess"
+
+
+def turn_order(r: int, n: int) -> list[int]:
+    """The order in which round ``r`` runs ``n`` sides (indices): an even round runs them
+    rotated by ``r``, the odd round after it the same order reversed. So in every two rounds
+    each side runs before each other side exactly once and its mean position is the middle:
+    over an even number of rounds no side meets the disk after more of the others' writes
+    than another. Two sides simply alternate (AB, BA, AB, ...)."""
+    if n < 1 or r < 0:
+        raise ValueError(f"turn_order needs a round >= 0 and n >= 1, got r={r}, n={n}")
+    k = (r - r % 2) % n
+    order = list(range(k, n)) + list(range(k))
+    return order[::-1] if r % 2 else order
+
+
+def in_turn(r: int, sides: Mapping[str, Callable[[], T]], sync: bool = True) -> dict[str, T]:
+    """Run every side of one comparison once, in round ``r``'s order (``turn_order``), each
+    after an ``os.sync()`` (untimed: the dirty pages another side left are written back
+    before the next starts, not on its clock). Results by name, in ``sides``' order. Use an
+    even number of rounds: then every side has run after every other side equally often."""
+    names = list(sides)
+    got: dict[str, T] = {}
+    for i in turn_order(r, len(names)):
+        if sync:
+            os.sync()
+        got[names[i]] = sides[names[i]]()
+    return {name: got[name] for name in names}
+
+
+def rest(done: Path | None = None, seconds: float = REST_SECONDS) -> None:
+    """Delete ``done`` (a finished measurement's folder, if given), write back every dirty
+    page and leave the disk idle ``seconds``: what follows starts on a disk that has had the
+    same rest as every other measurement started this way (the write budget, module
+    docstring)."""
+    import shutil
+
+    if done is not None:
+        shutil.rmtree(done, ignore_errors=True)
+    os.sync()
+    time.sleep(seconds)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Row
+from bench import REST_SECONDS, Row, in_turn, rest, turn_order
 
 NAME = "checkpoint"
 N_TENSORS = 50
@@ -165,20 +165,20 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
         ]
         for r in range(rounds):
             touch_tenth()  # what every 90%-unchanged save of this round finds changed
-            # The order rotates round by round, and each timed write starts after a sync: no
-            # operation always follows the same one (a 400 MB write and delete leaves the
-            # disk busy for the next), nor always comes first.
-            for op in ops[r % len(ops) :] + ops[: r % len(ops)]:
-                op()
+            # The order turns round by round (``bench.turn_order``: rotated, then reversed in
+            # the next round) and each timed write starts after a sync: over every two rounds
+            # each operation runs after each other one once, so none meets the disk's write
+            # budget (bench/__init__.py) more spent than its reference on average, and none
+            # always follows the same one (a 400 MB write and delete leaves the disk busy).
+            for i in turn_order(r, len(ops)):
+                ops[i]()
         _torch_save(state, pt)
         # A load happens once, at resume, in a new process: each is timed in a fresh child, so
         # neither reuses the memory a previous load freed (in one process, glibc hands a
         # freed state back without page faults to whichever load comes next).
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
         for r in range(rounds):
-            for op in (
-                ("torch-load", "ledger-load") if r % 2 == 0 else ("ledger-load", "torch-load")
-            ):
+            for op in (("torch-load", "ledger-load")[i] for i in turn_order(r, 2)):
                 cmd = [sys.executable, __file__, "--time-load", op, str(pt), str(inc)]
                 res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
                 add(op.replace("-", "_"), float(res.stdout))
@@ -265,12 +265,16 @@ class _Floor:
             mm.close()
 
 
-def _replacing_rounds(total_bytes: int, rounds: int, work: Path) -> dict[str, list[float]]:
+def _replacing_rounds(
+    total_bytes: int, rounds: int, work: Path, first: int = 0
+) -> dict[str, list[float]]:
     """Runs in a fresh process (this checkout's ledger, or the baseline's): each round
-    replaces every tensor and saves (the *replacing* save), changes a tenth and saves (the
-    save *after* it, issue #38's case), changes the same tenth again and saves (steady
-    state); torch.save+fsync of the new state and the floor of each of the two later saves
-    (``_Floor``) run in the same round. Seconds per round, and the bytes each save wrote."""
+        replaces every tensor and saves (the *replacing* save), changes a tenth and saves (the
+        save *after* it, issue #38's case), changes the same tenth again and saves (steady
+        state); torch.save+fsync of the new state and the floor of each of the two later saves
+        (``_Floor``) run in the same round, each pair in round order (``in_turn``; rounds numbered
+    from ``first``, so two processes together alternate evenly). Seconds per round, and the bytes
+    each save wrote."""
     import torch
 
     from ledger.store import Store
@@ -294,7 +298,7 @@ def _replacing_rounds(total_bytes: int, rounds: int, work: Path) -> dict[str, li
 
     def timed_save() -> float:
         step[0] += 1
-        os.sync()
+        os.sync()  # (a second one inside ``in_turn``: nothing is dirty by then)
         t = time.perf_counter()
         info = save_checkpoint({"model": state}, step=step[0], store=store, run_id="bench")
         seconds = time.perf_counter() - t
@@ -304,25 +308,30 @@ def _replacing_rounds(total_bytes: int, rounds: int, work: Path) -> dict[str, li
     def add(key: str, seconds: float) -> None:
         out.setdefault(key, []).append(seconds)
 
+    def torch_save() -> float:
+        t = time.perf_counter()
+        _torch_save(state, work / "state.pt")
+        return time.perf_counter() - t
+
+    def floor_save() -> float:
+        return floor.save(state)
+
     timed_save()
     timed_save()  # the steady state before the first replacement: nothing changed
     try:
-        for _ in range(rounds):
+        for r in range(first, first + rounds):
+            # Each pair in an order that alternates from round to round, each side after a
+            # sync (``bench.in_turn``): the side that went second met the disk's write budget
+            # more spent (bench/__init__.py), by position, not by code.
             state = new_state()
-            os.sync()
-            t = time.perf_counter()
-            _torch_save(state, work / "state.pt")
-            add("torch_save", time.perf_counter() - t)
-            add("replacing", timed_save())
+            got = in_turn(r, {"torch_save": torch_save, "replacing": timed_save})
             floor.rebase(state)
             touch_tenth()
-            os.sync()
-            add("floor_after", floor.save(state))
-            add("after", timed_save())
+            got |= in_turn(r, {"floor_after": floor_save, "after": timed_save})
             touch_tenth()
-            os.sync()
-            add("floor_steady", floor.save(state))
-            add("steady", timed_save())
+            got |= in_turn(r, {"floor_steady": floor_save, "steady": timed_save})
+            for key, seconds in got.items():
+                add(key, seconds)
     finally:
         floor.close()
     return out
@@ -437,9 +446,12 @@ def measure_memory(total_bytes: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def _first_background(total_bytes: int, work: Path) -> dict[str, float]:
+def _first_background(total_bytes: int, work: Path, r: int) -> dict[str, float]:
     """Runs in a fresh process: the time the first background save of the process holds the
-    caller, then torch.save+fsync of the same state (each after a `sync`)."""
+    caller, and torch.save+fsync of the same state, in round ``r``'s order (``in_turn``:
+    they alternate from round to round, each after a `sync`). Whichever goes second meets
+    the disk after the other's 400 MB (the write budget, bench/__init__.py): with the save
+    always first, torch.save always met the spent disk and the ratio flattered the save."""
     import torch  # noqa: F401  (imported before timing, as by any training script)
 
     from ledger.store import Store
@@ -447,24 +459,31 @@ def _first_background(total_bytes: int, work: Path) -> dict[str, float]:
 
     state = _state(total_bytes)
     store = Store.init(work / ".ledger")
-    os.sync()
-    t = time.perf_counter()
-    pending = save_checkpoint(
-        {"model": state}, step=1, store=store, run_id="bench", background=True
-    )
-    blocked = time.perf_counter() - t
-    for i in range(0, N_TENSORS, 10):  # training goes on at once: 10% of the tensors change
-        state[f"layer{i}.weight"].add_(1.0)
-    pending.wait()
-    os.sync()
-    t = time.perf_counter()
-    _torch_save(state, work / "state.pt")
-    return {"blocked": blocked, "torch_save": time.perf_counter() - t}
+
+    def background() -> float:
+        t = time.perf_counter()
+        pending = save_checkpoint(
+            {"model": state}, step=1, store=store, run_id="bench", background=True
+        )
+        blocked = time.perf_counter() - t
+        for i in range(0, N_TENSORS, 10):  # training goes on at once: 10% of tensors change
+            state[f"layer{i}.weight"].add_(1.0)
+        pending.wait()  # its writes done before the other side starts
+        return blocked
+
+    def torch_save() -> float:
+        t = time.perf_counter()
+        _torch_save(state, work / "state.pt")
+        return time.perf_counter() - t
+
+    return in_turn(r, {"blocked": background, "torch_save": torch_save})
 
 
 def measure_first_background(total_bytes: int, rounds: int) -> dict[str, dict[str, list[float]]]:
     """``_first_background`` in ``rounds`` fresh processes for this checkout and as many for
-    the baseline revision (``LEDGER_BENCH_BASELINE``) when set, alternating: {which: figures}."""
+    the baseline revision (``LEDGER_BENCH_BASELINE``) when set, alternating, each process
+    after the previous one's files are deleted and a rest (``bench.rest``), so each starts on
+    an equally rested disk: {which: figures}."""
     from bench import baseline_checkout
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ckpt-firstbg-"))
@@ -476,15 +495,19 @@ def measure_first_background(total_bytes: int, rounds: int) -> dict[str, dict[st
             cases.append((f"at {base[0]} (before)", f"{base[1]}:{here}"))
         out: dict[str, dict[str, list[float]]] = {}
         for r in range(rounds):
-            for which, path in cases if r % 2 == 0 else cases[::-1]:
+            for i in turn_order(r, len(cases)):
+                which, path = cases[i]
                 work = tmp / "work"
+                rest(work)
                 work.mkdir()
                 env = dict(os.environ, PYTHONPATH=path)
-                cmd = [sys.executable, __file__, "--first-background", str(total_bytes), str(work)]
-                res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+                cmd = [sys.executable, __file__, "--first-background", str(total_bytes)]
+                res = subprocess.run(
+                    [*cmd, str(work), str(r)], env=env, check=True, capture_output=True, text=True
+                )
                 for key, value in json.loads(res.stdout).items():
                     out.setdefault(which, {}).setdefault(key, []).append(value)
-                shutil.rmtree(work)
+            shutil.rmtree(tmp / "work", ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -505,18 +528,18 @@ def measure_replacing(total_bytes: int, rounds: int) -> dict[str, dict[str, list
             cases.append((f"at {base[0]} (before)", f"{base[1]}:{here}"))
         out: dict[str, dict[str, list[float]]] = {}
         half = max(1, rounds // 2)
-        for order, part in ((cases, half), (cases[::-1], rounds - half)):
+        for order, first, part in ((cases, 0, half), (cases[::-1], half, rounds - half)):
             for which, path in order:
                 work = tmp / "work"
+                rest(work)  # every process starts on an equally rested disk
                 work.mkdir()
                 env = dict(os.environ, PYTHONPATH=path)
                 cmd = [sys.executable, __file__, "--replacing", str(total_bytes), str(part)]
-                res = subprocess.run(
-                    [*cmd, str(work)], env=env, check=True, capture_output=True, text=True
-                )
+                cmd += [str(work), str(first)]
+                res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
                 for key, values in json.loads(res.stdout).items():
                     out.setdefault(which, {}).setdefault(key, []).extend(values)
-                shutil.rmtree(work)
+        shutil.rmtree(tmp / "work", ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -526,7 +549,7 @@ def _row(what: str, value: float, unit: str, **kw: Any) -> Row:
     return Row(NAME, what, value, unit, **kw)
 
 
-ROUNDS = 7
+ROUNDS = 8  # even: over every two rounds each operation runs after each other once
 REPLACING_ROUNDS = 6
 FIRST_BG_ROUNDS = 4
 FLOOR = "floor: memcmp the unchanged, write + fsync the changed"
@@ -540,11 +563,12 @@ def _replacing_rows(quick: bool, ratio_row: Any) -> list[Row]:
     figures = measure_replacing(total, REPLACING_ROUNDS)
     note = (
         f"{total // 1_000_000} MB fp32, {N_TENSORS} tensors, in a fresh process (two, one after "
-        "the other, with the baseline's in between when it is measured); each round replaces "
-        "every tensor and saves, then adds 1 to the same 10% of the tensors before each of "
-        "the next two saves; the floor of each of those saves runs just before it on the "
-        "same state, over its own files; each timed write after a `sync`; ratio: median of "
-        "the rounds' ratios"
+        "the other, with the baseline's in between when it is measured, each after "
+        f"{REST_SECONDS} s of rest); each round replaces every tensor and saves, then adds 1 to "
+        "the same 10% of the tensors before each of the next two saves; each save and its "
+        "reference (torch.save+fsync, or the floor on the same state over its own files) in "
+        "an order that alternates from round to round, each after a `sync` (the disk's write "
+        "budget: bench/__init__.py); ratio: median of the rounds' ratios"
     )
     rows: list[Row] = []
     for which, f in figures.items():
@@ -620,7 +644,9 @@ def run(quick: bool) -> list[Row]:
             or f"{mb}; each ratio: the median over {len(ratios)} interleaved rounds of the "
             "round's figure over the same round's reference (range shown after it); in each "
             "round 10% of the tensors change first, then the operations run in an order that "
-            "rotates from round to round, each timed write after a `sync`; a background save "
+            "turns from round to round (rotated, then reversed: over two rounds each runs after "
+            "each other once, as the disk's write budget asks, bench/__init__.py), each timed "
+            "write after a `sync`; a background save "
             "holds one copy of the state in staging buffers kept between saves (peak RSS rows)",
         )
 
@@ -707,8 +733,10 @@ def run(quick: bool) -> list[Row]:
                 "torch_save",
                 0.2 if which == "now" else None,
                 f"{mb}; each round in a fresh process (the baseline's alternating with this "
-                "checkout's when measured), torch.save+fsync of the same state in the same "
-                "process after the save; a first save has no staging buffers: a forked child "
+                f"checkout's when measured), each after {REST_SECONDS} s of rest; torch.save+fsync "
+                "of the same state in the same process, before the save in one round and after "
+                "it (its writes done) in the next, each after a `sync` (the disk's write budget: "
+                "bench/__init__.py); a first save has no staging buffers: a forked child "
                 "copies the tensors into new shared ones (copy-on-write image of the call) "
                 "while the caller trains on",
                 f,
@@ -754,10 +782,12 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--time-load":
         print(_time_load(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])))
     elif len(sys.argv) > 1 and sys.argv[1] == "--replacing":
-        rounds = _replacing_rounds(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+        args = int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5])
+        rounds = _replacing_rounds(*args)
         print(json.dumps(rounds))
     elif len(sys.argv) > 1 and sys.argv[1] == "--first-background":
-        print(json.dumps(_first_background(int(sys.argv[2]), Path(sys.argv[3]))))
+        figures = _first_background(int(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]))
+        print(json.dumps(figures))
     elif len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(_child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))))
     else:

@@ -12,8 +12,8 @@ each side after a ``sync``; the loads into DTensors made before the clock starts
 is not timed (imports, first use). Figures are medians over the rounds; a ratio is the median
 over the rounds of the round's ledger figure over its DCP figure.
 
-Why the order alternates, and why every torchrun starts after a rest (``_rest``): the disk of
-the machine the figures come from writes fsynced data at 0.5-0.9 GB/s for its first 0.8-1 GB,
+Why the order alternates, and why every torchrun starts after a rest (``bench.rest``): the disk
+of the machine the figures come from writes fsynced data at 0.5-0.9 GB/s for its first 0.8-1 GB,
 then at 0.11-0.18 GB/s until it has been left alone a while (a host-side write budget: 160 MiB
 written with ``dd conv=fsync`` took 0.19-0.35 s, then 0.95-1.48 s from the seventh file on). A
 round writes about 0.7 GB. ``dcp.save`` writes all 160 MiB at each save and its time follows
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,15 +42,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import Row
+from . import REST_SECONDS, Row, rest
 
 NAME = "checkpoint: sharded (DTensor) at 4 ranks vs torch.distributed.checkpoint"
 N_TENSORS = 20
 TOTAL = 160 << 20
 ROOT = Path(__file__).resolve().parent.parent
-# Idle seconds before each torchrun of saves, after its predecessor's files are deleted: every
-# one starts on a disk that has had the same rest (module docstring).
-REST_SECONDS = 10
 
 
 def _worker(mode: str, work: Path, rounds: int, total: int) -> None:  # runs under torchrun
@@ -215,15 +211,6 @@ def _torchrun(
     return data
 
 
-def _rest(done: Path | None = None) -> None:
-    """Delete ``done`` (a finished torchrun's folder, read by nothing after it), write back
-    every dirty page and leave the disk idle ``REST_SECONDS``."""
-    if done is not None:
-        shutil.rmtree(done, ignore_errors=True)
-    os.sync()
-    time.sleep(REST_SECONDS)
-
-
 def run(quick: bool) -> list[Row]:
     from . import baseline_checkout
 
@@ -233,16 +220,16 @@ def run(quick: bool) -> list[Row]:
         work = Path(tmp)
         base = baseline_checkout(work / "baseline")
         if base is None:
-            _rest()
+            rest()
             times = _torchrun(4, "save", work, rounds, total)
         else:
             # The baseline's saves in the same run: half the rounds each, in the order
-            # now, before, before, now, each torchrun after the same rest (``_rest``).
+            # now, before, before, now, each torchrun after the same rest (``bench.rest``).
             half = max(1, rounds // 2)
             times, path = {}, f"{base[1]}:{ROOT}"
             parts = (("now", half), ("before", half), ("before", rounds - half))
             for n, (which, part) in enumerate(parts):
-                _rest(work / f"{parts[n - 1][0]}-{n - 1}" if n else None)
+                rest(work / f"{parts[n - 1][0]}-{n - 1}" if n else None)
                 got = _torchrun(
                     4,
                     "save",
@@ -253,7 +240,7 @@ def run(quick: bool) -> list[Row]:
                 )
                 for k, v in got.items():
                     (before if which == "before" else times).setdefault(k, []).extend(v)
-            _rest(work / f"{parts[-1][0]}-{len(parts) - 1}")
+            rest(work / f"{parts[-1][0]}-{len(parts) - 1}")
             for k, v in _torchrun(4, "save", work, rounds - half, total).items():
                 times.setdefault(k, []).extend(v)
         # The reshard loads the stores of the last torchrun of this checkout, in ``work``.

@@ -19,9 +19,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
-from . import Row
+from . import Row, in_turn
 from .bench_record import _env, _project
 
 NAME = "output: the recorder does not slow the command"
@@ -86,7 +87,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], report: Path) -> tuple
 
 
 def run(quick: bool) -> list[Row]:
-    reps = 1 if quick else 3
+    reps = 2 if quick else 4  # even: each side goes first as often (``bench.in_turn``)
     env = _env()
     tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-output-", dir="/tmp"))
     rows: list[Row] = []
@@ -101,9 +102,15 @@ def run(quick: bool) -> list[Row]:
             tee = ["sh", "-c", f'"$@" | tee {tmp / "tee.log"}', "sh", *child]
             recorded = [sys.executable, "-m", "ledger", "record", *METRICS, "--", *child]
             got: dict[str, list[tuple[float, float]]] = {"tee": [], "ledger": []}
-            for _ in range(reps):  # interleaved: drifting load hits both alike
-                got["tee"].append(_run(tee, project, env, report))
-                got["ledger"].append(_run(recorded, project, env, report))
+            sides = {
+                "tee": partial(_run, tee, project, env, report),
+                "ledger": partial(_run, recorded, project, env, report),
+            }
+            # In turn, each after a sync: the recorder stores and fsyncs the log, and the side
+            # that ran next met its writes (the disk's write budget, bench/__init__.py).
+            for r in range(reps):
+                for key, got_one in in_turn(r, sides).items():
+                    got[key].append(got_one)
             bare_child = statistics.median(c for c, _ in got["tee"])
             rec_child = statistics.median(c for c, _ in got["ledger"])
             bare_wall = statistics.median(w for _, w in got["tee"])
@@ -135,7 +142,8 @@ def run(quick: bool) -> list[Row]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     note = (
-        f"median of {reps} interleaved runs of each; the child times its own os.write calls, "
+        f"median of {reps} runs of each, in an order that alternates, each after a `sync`; "
+        "the child times its own os.write calls, "
         f"so a recorder that falls behind shows as a slower child; a recorded run is cut off "
         f"after {TIMEOUT:.0f} s (shown as inf); patterns: `{METRICS[1]}` and `{METRICS[3]}`"
     )

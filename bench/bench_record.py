@@ -13,9 +13,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
-from . import Row, baseline_checkout, bytecode_env
+from . import Row, baseline_checkout, bytecode_env, in_turn
 
 NAME = "record: start-up overhead"
 REPO = Path(__file__).resolve().parent.parent
@@ -74,7 +75,7 @@ def top_imports(stderr: str) -> list[tuple[str, float]]:
 
 
 def run(quick: bool) -> list[Row]:
-    reps = 5 if quick else 21
+    reps = 6 if quick else 22  # even: each order of the sides as often (``bench.in_turn``)
     tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-record-", dir="/tmp"))
     env = bytecode_env(_env(), tmp / "pycache")
     try:
@@ -101,9 +102,11 @@ def run(quick: bool) -> list[Row]:
             _timed(argv, cwd, e)
         times: dict[str, list[float]] = {key: [] for key, _, _, _ in cases}
         cpu: dict[str, list[float]] = {key: [] for key, _, _, _ in cases}
-        for _ in range(reps):  # interleaved, so drifting load hits all alike
-            for key, argv, e, cwd in cases:
-                wall, used = _timed(argv, cwd, e)
+        sides = {key: partial(_timed, argv, cwd, e) for key, argv, e, cwd in cases}
+        # In an order that turns, each after a sync (``bench.in_turn``): a recorded run seals
+        # with fsyncs, and a fixed order always gave the same side the disk after them.
+        for r in range(reps):
+            for key, (wall, used) in in_turn(r, sides).items():
                 times[key].append(wall)
                 cpu[key].append(used)
         profiled = subprocess.run(
@@ -159,7 +162,8 @@ def run(quick: bool) -> list[Row]:
             bare_s,
             "s",
             note=(
-                f"median of {reps} interleaved runs of each command, in a temporary git "
+                f"median of {reps} interleaved runs of each command (the order turning, each "
+                "after a `sync`), in a temporary git "
                 "repository (one committed file) with a `.ledger`; the run records pile up "
                 "in that ledger as they would in use"
             ),

@@ -8,7 +8,8 @@ Sizes: 1 GiB (64 MiB with --quick). Both sides run as fresh processes, as `aws s
 botocore alone take about a second on this machine); ledger's bytecode is cached, as an
 installed package's is (``bench.bytecode_env``). Besides wall time, each side's CPU time (the
 process's, not the server's) is reported: on a shared machine it is the steadier figure.
-``ROUNDS`` rounds, each side once per round, the order turned round each round; a ratio is
+``ROUNDS`` rounds, each side once per round, the order turned round each round, each side
+after a ``sync`` (``bench.in_turn``); a ratio is
 taken within each round (both sides under the same load) and the median reported.
 ``LEDGER_BENCH_BASELINE=REV`` adds the push and clone of the code at REV, in the same rounds."""
 
@@ -23,15 +24,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
-from . import Row, baseline_checkout, bytecode_env
+from . import Row, baseline_checkout, bytecode_env, in_turn
 from .bench_remote import FILE
 
 _REPO = Path(__file__).resolve().parent.parent
 _TESTS = _REPO / "tests" / "share"
-# Rounds of push and clone beside s3fs's put and get (one with --quick).
-ROUNDS = 3
+# Rounds of push and clone beside s3fs's put and get (two with --quick); even, so each side
+# goes first as often as the other (``bench.in_turn``).
+ROUNDS = 4
 
 
 _COPY = (
@@ -101,30 +104,37 @@ def run(quick: bool) -> list[Row]:
             for env in sides.values():
                 env.update(server.env())
             # Rounds, each a push and a clone of every side beside s3fs's put and get, in an
-            # order that turns round each round (whoever goes first pays for what the
-            # machine caches meanwhile); each ratio is taken within its round, where the load
-            # is the same for both, and the median of the rounds' ratios is reported.
+            # order that turns each round, each after a sync (``bench.in_turn``: whoever goes
+            # second meets the disk the first has written to, the write budget of
+            # bench/__init__.py); each ratio is taken within its round, where the load is the
+            # same for both, and the median of the rounds' ratios is reported.
             names = ["s3fs", *sides]
             ups: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
             downs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
-            for k in range(1 if quick else ROUNDS):
-                order = names if k % 2 == 0 else names[::-1]
-                for who in order:
+            for k in range(2 if quick else ROUNDS):
+
+                def push_of(who: str, k: int = k) -> tuple[float, float]:
                     if who == "s3fs":
-                        ups[who].append(_s3fs("put", str(data) + "/", f"bench/copy{k}/"))
-                    else:
-                        url = f"s3://bench/ledger{k}{len(who)}"
-                        ups[who].append(_ledger(sides[who], "push", url, cwd=repo))
-                for who in order:
+                        return _s3fs("put", str(data) + "/", f"bench/copy{k}/")
+                    url = f"s3://bench/ledger{k}{len(who)}"
+                    return _ledger(sides[who], "push", url, cwd=repo)
+
+                def pull_of(who: str, k: int = k) -> tuple[float, float]:
                     dest = tmp / f"down{k}{len(who)}"
                     if who == "s3fs":
-                        downs[who].append(_s3fs("get", f"bench/copy{k}/", str(dest) + "/"))
+                        got = _s3fs("get", f"bench/copy{k}/", str(dest) + "/")
                         copied = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
                         assert copied == total, f"s3fs copied {copied} B of {total} B"
                     else:
                         url = f"s3://bench/ledger{k}{len(who)}"
-                        downs[who].append(_ledger(sides[who], "clone", url, str(dest), cwd=tmp))
+                        got = _ledger(sides[who], "clone", url, str(dest), cwd=tmp)
                     shutil.rmtree(dest)
+                    return got
+
+                for who, got in in_turn(k, {w: partial(push_of, w) for w in names}).items():
+                    ups[who].append(got)
+                for who, got in in_turn(k, {w: partial(pull_of, w) for w in names}).items():
+                    downs[who].append(got)
             t = time.perf_counter()
             again = json.loads(
                 subprocess.run(
@@ -142,7 +152,8 @@ def run(quick: bool) -> list[Row]:
         note = (
             f"reference: s3fs put/get of the same files (aws s3 sync to an empty destination), "
             f"a fresh process like ledger's; {rounds} rounds, each running every side once in "
-            "an order that turns round each round; values are medians over the rounds, ratios "
+            "an order that turns round each round, each after a `sync` (the disk's write "
+            "budget: bench/__init__.py); values are medians over the rounds, ratios "
             "the median of each round's ratio (both sides under that round's load). ledger "
             "hashes every object on the way; a clone makes its objects durable before any ref "
             "is made. CPU time: the client process's own (user + system), not the server's. "

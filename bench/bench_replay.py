@@ -11,9 +11,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
-from . import Row, baseline_checkout, bytecode_env
+from . import Row, baseline_checkout, bytecode_env, in_turn
 
 NAME = "replay: overhead beyond the command"
 REPO = Path(__file__).resolve().parent.parent
@@ -67,7 +68,7 @@ def _project(root: Path, env: dict[str, str]) -> None:
 
 def run(quick: bool) -> list[Row]:
     steps, pause = (20, 0.1) if quick else (100, 0.1)
-    reps = 2 if quick else 3
+    reps = 2 if quick else 4  # even: each order as often (``bench.in_turn``)
     tmp = Path(tempfile.mkdtemp(prefix="ledger-bench-replay-", dir="/tmp"))
     env = bytecode_env(_env(), tmp / "pycache")
     base = baseline_checkout(tmp / "baseline")
@@ -104,9 +105,12 @@ def run(quick: bool) -> list[Row]:
             cases.append(("baseline", replay, {**env, "PYTHONPATH": str(base[1])}))
             _timed(replay, project, cases[-1][2])  # its bytecode cached, as for this checkout
         times: dict[str, list[float]] = {key: [] for key, _, _ in cases}
-        for _ in range(reps):  # interleaved, so drifting load hits all alike
-            for key, argv, e in cases:
-                times[key].append(_timed(argv, project, e))
+        sides = {key: partial(_timed, argv, project, e) for key, argv, e in cases}
+        # In an order that turns, each after a sync (``bench.in_turn``): a replay rebuilds a
+        # workspace and seals a run with fsyncs, which a fixed order left to the next side.
+        for r in range(reps):
+            for key, seconds in in_turn(r, sides).items():
+                times[key].append(seconds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     bare_s = statistics.median(times["bare"])
@@ -115,7 +119,8 @@ def run(quick: bool) -> list[Row]:
     note = (
         f"a {steps}-step command ({steps} × {pause} s pauses plus a little compute) that prints a "
         "loss per step and writes model.json; recorded once with `--metric` and `--output`, then "
-        f"median of {reps} interleaved runs of the bare command and of `ledger replay` "
+        f"median of {reps} runs of the bare command and of `ledger replay`, in an order that "
+        "turns, each after a `sync` "
         "(bitwise mode: the verdict compares the loss series and the output)"
     )
     return [

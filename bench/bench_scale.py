@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import Row, baseline_checkout, bytecode_env, median_time
+from bench import Row, baseline_checkout, bytecode_env, in_turn, median_time
 
 NAME = "scale: many runs in one ledger"
 _REPO = Path(__file__).resolve().parent.parent
@@ -151,27 +152,25 @@ def _ledger(root: Path, *args: str, code: Path = _REPO) -> Callable[[], None]:
     return go
 
 
-_CPU: list[float] = []  # CPU seconds (user + system) of each ``ledger`` process, in order
-
-
-def _cpu_of(fn: Callable[[], None]) -> Callable[[], None]:
-    """``fn``, also noting the CPU time its child process used: on a loaded machine the wall
-    time waits for the cores; the CPU time is the work."""
+def _clocked(
+    fn: Callable[[], None], setup: Callable[[], None] | None = None
+) -> Callable[[], tuple[float, float]]:
+    """One run of ``fn`` after ``setup`` (untimed): (wall seconds, CPU seconds its child
+    process used). On a loaded machine the wall time waits for the cores; the CPU time is
+    the work."""
     import resource
 
-    def go() -> None:
+    def go() -> tuple[float, float]:
+        if setup is not None:
+            setup()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
         fn()
+        wall = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        _CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
     return go
-
-
-def _cpu_median(count: int) -> float:
-    import statistics
-
-    return statistics.median(_CPU[-count:])
 
 
 def _ui_server(root: Path) -> tuple[subprocess.Popen[str], str]:
@@ -277,7 +276,7 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
     from ledger.store import Store
 
     big = n >= 100_000
-    reps = 3
+    reps = 4  # even: with a baseline, each side runs first as often as the other
     rows: list[Row] = []
     keep = os.environ.get("BENCH_SCALE_DIR")
     with contextlib.ExitStack() as stack:
@@ -309,16 +308,41 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
                 else "",
             )
         )
-        _ledger(root, "--version")()  # warm the bytecode cache
-        version = median_time(_cpu_of(_ledger(root, "--version")), reps)
-        version_cpu = _cpu_median(reps)
-        rows.append(Row(NAME, "ledger --version (start-up)", version, "s"))
-        rows.append(Row(NAME, "ledger --version, CPU time (user + system)", version_cpu, "s"))
         before_root = None
         if base is not None:
             before_root = _mirror(root, Path(tmp) / f"at-{base[0]}" / ".ledger")
+
+        def in_turn_medians(
+            args: list[str],
+            count: int,
+            setup: Callable[[], None] | None = None,
+            baseline: bool = True,
+        ) -> dict[str, tuple[float, float]]:
+            """Median (wall, CPU) seconds of ``ledger ARGS`` over ``count`` runs, and of the
+            same at the baseline revision on the mirror when measured: the two in turn, each
+            after a sync (``bench.in_turn``). Before, the baseline's runs all came after
+            these: after a reindex's writes, on a spent disk (bench/__init__.py)."""
+            sides = {"now": _clocked(_ledger(root, *args), setup)}
+            if base is not None and before_root is not None and baseline:
+                sides["before"] = _clocked(_ledger(before_root, *args, code=base[1]), setup)
+            got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+            for r in range(count):
+                for k, v in in_turn(r, sides).items():
+                    got[k].append(v)
+            return {
+                k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+                for k, v in got.items()
+            }
+
+        _ledger(root, "--version")()  # warm the bytecode cache
+        if base is not None and before_root is not None:
             _ledger(before_root, "--version", code=base[1])()
-            before = median_time(_cpu_of(_ledger(before_root, "--version", code=base[1])), reps)
+        fig = in_turn_medians(["--version"], reps)
+        version, version_cpu = fig["now"]
+        rows.append(Row(NAME, "ledger --version (start-up)", version, "s"))
+        rows.append(Row(NAME, "ledger --version, CPU time (user + system)", version_cpu, "s"))
+        if base is not None:
+            before, before_cpu = fig["before"]
             rows.append(
                 Row(
                     NAME,
@@ -333,22 +357,22 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
                 Row(
                     NAME,
                     f"ledger --version at {base[0]} (before), CPU time",
-                    _cpu_median(reps),
+                    before_cpu,
                     "s",
                     "ledger --version, CPU time",
-                    _cpu_median(reps) / version_cpu,
+                    before_cpu / version_cpu,
                 )
             )
-        folds = 1 if n > 10_000 else reps
-        reindex = median_time(_cpu_of(_ledger(root, "reindex")), folds)
-        reindex_cpu = _cpu_median(folds)
+        # At 100,000 runs a reindex takes long: once, or once each way round with a baseline.
+        folds = (1 if base is None else 2) if n > 10_000 else reps
+        fig = in_turn_medians(["reindex"], folds)
+        reindex, reindex_cpu = fig["now"]
         size = sum(p.stat().st_size for p in root.glob("index.sqlite*"))
         rows.append(Row(NAME, f"ledger reindex, {n:,} runs", reindex, "s"))
         rows.append(Row(NAME, f"ledger reindex, {n:,} runs, CPU time", reindex_cpu, "s"))
         _ledger(root, "ls")()  # warm the bytecode cache
         if base is not None and before_root is not None:
-            took = median_time(_cpu_of(_ledger(before_root, "reindex", code=base[1])), folds)
-            took_cpu = _cpu_median(folds)
+            took, took_cpu = fig["before"]
             rows.append(
                 Row(
                     NAME,
@@ -382,17 +406,16 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
 
         def timed(
             what: str,
-            args: list[str] | None,
+            args: list[str],
             target: float | None = None,
             setup: Callable[[], None] | None = None,
             baseline: bool = True,
         ) -> float:
-            fn = _ledger(root, *(args or []))
-            value = median_time(_cpu_of(fn), reps, setup=setup)
+            fig = in_turn_medians(args, reps, setup, baseline)
+            value, cpu = fig["now"]
             goal = f"≤ {target} s at 100,000 runs" if target is not None else ""
             ok = value <= target if target is not None and big else None
             rows.append(Row(NAME, what, value, "s", "ledger --version", value / version, goal, ok))
-            cpu = _cpu_median(reps)
             rows.append(
                 Row(
                     NAME,
@@ -405,12 +428,8 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
                     "not wait for a core, so it is what a command costs on an idle machine",
                 )
             )
-            if base is not None and before_root is not None and args is not None and baseline:
-                # The same command at the baseline revision, on the mirror, right after.
-                was = median_time(
-                    _cpu_of(_ledger(before_root, *args, code=base[1])), reps, setup=setup
-                )
-                was_cpu = _cpu_median(reps)
+            if base is not None and "before" in fig:
+                was, was_cpu = fig["before"]
                 rows.append(
                     Row(NAME, f"{what} at {base[0]} (before)", was, "s", "now", was / value)
                 )
@@ -422,7 +441,10 @@ def _size(n: int, with_mlflow: bool, base: tuple[str, Path] | None = None) -> li
                         "s",
                         "now, CPU time",
                         was_cpu / cpu,
-                        note="rows `at REV (before)`: ratio = before / now, the speed-up",
+                        note="rows `at REV (before)`: ratio = before / now, the speed-up; the "
+                        "two run in turn, each after a `sync` (the disk's write budget: "
+                        "bench/__init__.py); with a baseline, each side's index catches up on "
+                        "the runs the other's setup added as well",
                     )
                 )
             return value

@@ -1,7 +1,12 @@
 """Store put/get of one large file vs a plain copy (+ BLAKE3 of the same file), with peak RSS
 growth at two sizes to show memory stays flat. ``LEDGER_BENCH_BASELINE=REV`` adds the put and
 the get of the code at REV, interleaved with the others (wall and CPU time: the steadier on a
-busy host); REV's get reads the object REV's put stored, in REV's object format."""
+busy host); REV's get reads the object REV's put stored, in REV's object format.
+
+Copy, put and get each write and fsync the whole file: in each repetition every operation runs
+once, in an order that turns from repetition to repetition, each after a ``sync``
+(``bench.in_turn``: the disk's write budget, bench/__init__.py); a put goes into a new store
+each time, a get reads a store filled (by the same code's put) before the repetitions start."""
 
 from __future__ import annotations
 
@@ -12,20 +17,23 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from . import Row, baseline_checkout, rss_note
+from . import Row, baseline_checkout, in_turn, rss_note
 
 NAME = "store: put/get of a large file"
 MB = 10**6
 REPO = Path(__file__).resolve().parent.parent
-REPEAT = 5
-# op -> (source, destination) templates; "get" reads back the object "put" stored.
+REPEAT = 6  # even: every operation runs after every other one equally often (``in_turn``)
+# op -> (source, destination) templates; "get" reads back the object a put stored in
+# "{tmp}/ledger-get" before the repetitions; "put" stores into a new "{tmp}/ledger" each time.
 OPS = {
     "copy": ("{src}", "{tmp}/copy.bin"),
     "hash": ("{src}", ""),
     "put": ("{src}", "{tmp}/ledger"),
-    "get": ("{tmp}/ledger:{oid}", "{tmp}/out.bin"),
+    "get": ("{tmp}/ledger-get:{oid}", "{tmp}/out.bin"),
 }
 
 
@@ -91,16 +99,23 @@ def run(quick: bool) -> list[Row]:
             oid = hash_file(src)
             runs: dict[str, list[tuple[float, int, float]]] = {op: [] for op in OPS}
             before: dict[str, list[tuple[float, int, float]]] = {"put": [], "get": []}
-            for i in range(REPEAT):  # interleaved, so drifts in disk speed hit every op alike
-                for op, (a, b) in OPS.items():
-                    args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
-                    # REV's own store (its object format): REV's put fills it, its get reads it.
+            # The stores the gets read, each filled by its own code's put (REV's in REV's
+            # object format), untimed.
+            _measure("put", str(src), f"{tmp}/ledger-get")
+            if base is not None:
+                _measure("put", str(src), f"{tmp}/ledger-before-get", code=base[1])
+            sides: dict[str, Callable[[], tuple[float, int, float]]] = {}
+            for op, (a, b) in OPS.items():
+                args = [x.format(tmp=tmp, oid=oid, src=src) for x in (a, b)]
+                sides[op] = partial(_measure, op, args[0], args[1])
+                if op in before and base is not None:
+                    # REV's own stores: its put fills a new one, its get reads its own.
                     was = [x.replace(f"{tmp}/ledger", f"{tmp}/ledger-before") for x in args]
-                    if op in before and base is not None and i % 2:  # before and after in turn
-                        before[op].append(_measure(op, *was, code=base[1]))
-                    runs[op].append(_measure(op, *args))
-                    if op in before and base is not None and not i % 2:
-                        before[op].append(_measure(op, *was, code=base[1]))
+                    sides[f"{op} before"] = partial(_measure, op, was[0], was[1], code=base[1])
+            for i in range(REPEAT):  # every op once, in an order that turns (``in_turn``)
+                for key, got in in_turn(i, sides).items():
+                    op, _, at_rev = key.partition(" ")
+                    (before if at_rev else runs)[op].append(got)
                 shutil.rmtree(tmp / "ledger")
                 shutil.rmtree(tmp / "ledger-before", ignore_errors=True)
             copy_s, hash_s, put_s, get_s = (statistics.median(r[0] for r in runs[op]) for op in OPS)
@@ -125,7 +140,9 @@ def run(quick: bool) -> list[Row]:
                     put_s / ref,
                     target="≤ 1.3×",
                     passed=put_s / ref <= 1.3,
-                    note="throughput: median of 5 interleaved runs; ratio = time / reference time",
+                    note=f"throughput: median of {REPEAT} interleaved runs, the order turning from "
+                    "run to run, each after a `sync` (the disk's write budget: bench/__init__.py); "
+                    "ratio = time / reference time",
                 ),
                 Row(
                     NAME,
@@ -203,6 +220,8 @@ def run(quick: bool) -> list[Row]:
                 )
             for p in ("copy.bin", "out.bin", "src.bin"):
                 (tmp / p).unlink()
+            shutil.rmtree(tmp / "ledger-get")
+            shutil.rmtree(tmp / "ledger-before-get", ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
