@@ -1492,7 +1492,54 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     ("ledger/stats/twosample.py", "return 1.0", "1.0 -> 2.0"): (
         "_normal_sf's every-value-tied case: its three callers (mann_whitney) clip each "
-        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0"
+        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0; the "
+        "same line in _ExactSf (U <= 0) is clipped alike (round 9)"
+    ),
+    # Round 9 (6 December 2026): the rest of twosample.py.
+    **{
+        ("ledger/stats/twosample.py", f"{side}=min(max({side}, 0.0), 1.0),", "1.0 -> 2.0"): (
+            "a one-sided p is a probability already: _ExactSf's tail over the total (the "
+            "tail at 0 is the total) or 1.0, norm.sf or 1.0; only the two-sided p, twice a "
+            "tail, needs the clip at 1"
+        )
+        for side in ("p_greater", "p_less")
+    },
+    ("ledger/stats/twosample.py", "size = m * n + 1", "1 -> 2"): (
+        "one more coefficient, that of U = m n + 1, which stays 0 (each partial product "
+        "is a polynomial of degree at most m n): the tail gains a 0 past U's largest value, "
+        "which _ExactSf is never asked for (U <= m n)"
+    ),
+    ("ledger/stats/twosample.py", "k = math.ceil(u - 1e-9)", "1e-09 -> 2e-09"): (
+        "U is a multiple of 1/2 (average ranks), exact in floats at these sizes (m n <= "
+        "1,000,000): any epsilon in (0, 1/2) gives the same ceiling"
+    ),
+    **{
+        ("ledger/stats/twosample.py", "if k <= 0:", mutation): (
+            "k is never negative (U >= 0), and at k = 0 the tail is the total: P(U >= 0) "
+            "is 1.0 whichever branch answers"
+        )
+        for mutation in ("k <= 0 -> k < 0", "0 -> -1")
+    },
+    **{
+        ("ledger/stats/twosample.py", source, mutation): (
+            "past the tail: U is at most n_a n_b, so k = ceil(U) never reaches the tail's "
+            "length, m n + 1; the guard is defensive and unreachable from mann_whitney, the "
+            "only caller of this private class"
+        )
+        for source, mutation in (
+            ("if k >= len(self._tail):", "k >= len(self._tail) -> k > len(self._tail)"),
+            ("return 0.0", "return X -> return None"),
+            ("return 0.0", "0.0 -> 1.0"),
+        )
+    },
+    ("ledger/stats/twosample.py", "lo, hi = 2, 4", "4 -> 5"): (
+        "seeds_for_difference's first bracket: power grows with n, so the fewest runs "
+        "reaching it are the same whichever bracket the search starts from (2 -> 3, the "
+        "first answer tried, is killed: test_a_power_met_exactly_is_reached[2])"
+    ),
+    ("ledger/stats/twosample.py", "lo, hi = hi, min(hi * 2, _MAX_N)", "2 -> 3"): (
+        "how fast the bracket grows: the bisection that follows finds the same fewest runs "
+        "(power grows with n), and _MAX_N still caps it"
     ),
     # mutverdict (issue 37): single.py and engine.py.
     (
