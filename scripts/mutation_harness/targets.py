@@ -1434,6 +1434,45 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "ra and rb are built just above with one entry per task each: their lengths always "
         "agree, so a zip that does not check them is the same"
     ),
+    # Round 9 (6 December 2026): the rest of comparison.py.
+    (
+        "ledger/stats/comparison.py",
+        "return as_sample(arr, name) if arr.size else arr.reshape(0)",
+        "0 -> -1",
+    ): ("an empty array: reshape(-1) and reshape(0) both give the shape (0,)"),
+    ("ledger/stats/comparison.py", "better = 1 if higher_is_better else -1", "1 -> 2"): (
+        "both 1s (1 and -1): _expected_sign's value is read only through its sign "
+        "(_decide: expected > 0), and 2 and -2 have the signs of 1 and -1"
+    ),
+    **{
+        ("ledger/stats/comparison.py", source, mutation): (
+            "expected comes from _expected_sign, which is 1 or -1: never 0, so > 0, >= 0 and "
+            "> -1 split it alike"
+        )
+        for source in (
+            "on_side = lo > 0 if expected > 0 else hi < 0",
+            "against = hi < 0 if expected > 0 else lo > 0",
+        )
+        for mutation in ("expected > 0 -> expected >= 0", "0 -> -1")
+    },
+    (
+        "ledger/stats/comparison.py",
+        "step = max(1, min(total, 4_000_000 // max(width, 1)))",
+        "1 -> 2",
+    ): (
+        "two mutants share this key: the second 1, max(width, 2), changes nothing (width is a "
+        "count of pairwise comparisons or of runs, at least 4 with 2 runs per method); the "
+        "first, max(2, ...), is killed by test_a_recorded_seed_gives_the_same_interval_one_"
+        "resample_per_step (over 2,000,000 comparisons a resample: steps of one)"
+    ),
+    (
+        "ledger/stats/comparison.py",
+        'raise TypeError(f"a trimmed IQM along an axis came as {type(out).__name__}")',
+        "raise -> pass",
+    ): (
+        "unreachable: trimmed_iqm with an axis returns middle.mean(axis=axis), an ndarray; "
+        "the check narrows the type for mypy"
+    ),
     ("ledger/replay/seed_effect.py", "return {}", "return X -> return None"): (
         "in _capture, after `if run.resolved_config is None:`: every run ledger seals has a "
         "resolved_config (run/record.py and run/sweeps.py always store the config capture); "
