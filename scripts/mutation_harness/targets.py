@@ -1839,6 +1839,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "reasons holds one line there (reasons = [result.reason], just above): insert(-1, x) "
         "on a one-element list puts x before that element, as insert(0, x) does"
     ),
+    # Round 9 (6 December 2026): the rest of audit/compare.py.
+    (
+        "ledger/audit/compare.py",
+        'if r.verdict == "insufficient" or r.difference is None or r.difference_ci is None:',
+        "or -> and",
+    ): (
+        "the three hold together: stats/comparison.py builds a ComparisonResult in three "
+        "places, _insufficient (difference and difference_ci None) and compare_methods and "
+        "compare_tasks (both set, for every other verdict); the Nones are tested for mypy's "
+        "narrowing"
+    ),
     # round 6: share/ui (issue 37): transfer.py, ui/server.py, package.py
     ("ledger/share/transfer.py", "WORKERS = 8", "8 -> 9"): (
         "how many objects move at once: every object is still checked, sent or fetched once, "
