@@ -236,3 +236,42 @@ def test_a_node_id_longer_than_the_kernel_takes_as_an_argument_still_runs(
     assert outcome == "survived"
     outcome, _ = mutation._pytest(tmp_path, [node.replace("::test_long", "::test_other")], 120)
     assert outcome == "killed"  # the id is matched, not ignored
+
+
+def test_each_test_s_ledger_calls_are_counted_as_that_test_s(tmp_path: Path) -> None:
+    """run_ledger forks `python -m ledger` from a server that each test process starts once
+    (tests/_forkserver.py); its coverage started with the context of the first test that
+    called it, so every later test's calls were counted as that one's, and a mutant that only
+    the later tests reach selected the wrong test. The coverage pass starts each call."""
+    repo = SCRIPTS.parent
+    work, tests = tmp_path / "work", tmp_path / "tests"
+    work.mkdir()
+    tests.mkdir()
+    (tests / "test_calls.py").write_text(
+        "import sys\n\n"
+        f"sys.path.insert(0, {str(repo / 'tests')!r})\n"
+        "from _support import run_ledger  # noqa: E402\n\n\n"
+        "def test_first():\n"
+        "    assert run_ledger('--version').returncode == 0\n\n\n"
+        "def test_second():\n"
+        "    assert run_ledger('--version').returncode == 0\n"
+    )
+    module = "ledger/cli/entry.py"  # main() runs in each call, after the server's imports
+    env = coverage_env(work, repo, module)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-p", "mutation_contexts", "tests/test_calls.py"],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    cover = read_coverage(work, module, 1.0)
+    text = (repo / module).read_text().splitlines()
+    [line] = [n for n, t in enumerate(text, 1) if "query = parse_query_argv(" in t]
+    assert cover.lines[line] == [
+        "tests/test_calls.py::test_first",
+        "tests/test_calls.py::test_second",
+    ]

@@ -28,6 +28,7 @@ from coverage.exceptions import DataError
 
 ENV = "LEDGER_MUTATION_CONTEXT"
 ITEMS_ENV = "LEDGER_MUTATION_ITEMS"
+FORKSERVER_ENV = "LEDGER_TEST_FORKSERVER"  # tests/_forkserver.py: "0" starts Python per call
 
 
 @dataclass
@@ -79,6 +80,12 @@ def coverage_env(work: Path, copy: Path, module: str) -> dict[str, str]:
         ITEMS_ENV: str(work / "items.json"),
         ENV: "",
         "PYTHONPATH": path,
+        # The tests' run_ledger forks each `python -m ledger` from one server per test process
+        # (tests/_forkserver.py), whose coverage starts once, with the context of the test
+        # that started it: every later test's calls were counted as that test's. Started
+        # calls take each its own test's context. Mutant runs keep the server (only the
+        # coverage pass sets this).
+        FORKSERVER_ENV: "0",
     }
 
 

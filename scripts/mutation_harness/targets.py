@@ -1435,6 +1435,45 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "ra and rb are built just above with one entry per task each: their lengths always "
         "agree, so a zip that does not check them is the same"
     ),
+    # Round 9 (6 December 2026): the rest of comparison.py.
+    (
+        "ledger/stats/comparison.py",
+        "return as_sample(arr, name) if arr.size else arr.reshape(0)",
+        "0 -> -1",
+    ): ("an empty array: reshape(-1) and reshape(0) both give the shape (0,)"),
+    ("ledger/stats/comparison.py", "better = 1 if higher_is_better else -1", "1 -> 2"): (
+        "both 1s (1 and -1): _expected_sign's value is read only through its sign "
+        "(_decide: expected > 0), and 2 and -2 have the signs of 1 and -1"
+    ),
+    **{
+        ("ledger/stats/comparison.py", source, mutation): (
+            "expected comes from _expected_sign, which is 1 or -1: never 0, so > 0, >= 0 and "
+            "> -1 split it alike"
+        )
+        for source in (
+            "on_side = lo > 0 if expected > 0 else hi < 0",
+            "against = hi < 0 if expected > 0 else lo > 0",
+        )
+        for mutation in ("expected > 0 -> expected >= 0", "0 -> -1")
+    },
+    (
+        "ledger/stats/comparison.py",
+        "step = max(1, min(total, 4_000_000 // max(width, 1)))",
+        "1 -> 2",
+    ): (
+        "two mutants share this key: the second 1, max(width, 2), changes nothing (width is a "
+        "count of pairwise comparisons or of runs, at least 4 with 2 runs per method); the "
+        "first, max(2, ...), is killed by test_a_recorded_seed_gives_the_same_interval_one_"
+        "resample_per_step (over 2,000,000 comparisons a resample: steps of one)"
+    ),
+    (
+        "ledger/stats/comparison.py",
+        'raise TypeError(f"a trimmed IQM along an axis came as {type(out).__name__}")',
+        "raise -> pass",
+    ): (
+        "unreachable: trimmed_iqm with an axis returns middle.mean(axis=axis), an ndarray; "
+        "the check narrows the type for mypy"
+    ),
     ("ledger/replay/seed_effect.py", "return {}", "return X -> return None"): (
         "in _capture, after `if run.resolved_config is None:`: every run ledger seals has a "
         "resolved_config (run/record.py and run/sweeps.py always store the config capture); "
@@ -1493,7 +1532,54 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     ("ledger/stats/twosample.py", "return 1.0", "1.0 -> 2.0"): (
         "_normal_sf's every-value-tied case: its three callers (mann_whitney) clip each "
-        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0"
+        "p-value to [0, 1], so 2.0 (or twice it, for the two-sided p) comes out as 1.0; the "
+        "same line in _ExactSf (U <= 0) is clipped alike (round 9)"
+    ),
+    # Round 9 (6 December 2026): the rest of twosample.py.
+    **{
+        ("ledger/stats/twosample.py", f"{side}=min(max({side}, 0.0), 1.0),", "1.0 -> 2.0"): (
+            "a one-sided p is a probability already: _ExactSf's tail over the total (the "
+            "tail at 0 is the total) or 1.0, norm.sf or 1.0; only the two-sided p, twice a "
+            "tail, needs the clip at 1"
+        )
+        for side in ("p_greater", "p_less")
+    },
+    ("ledger/stats/twosample.py", "size = m * n + 1", "1 -> 2"): (
+        "one more coefficient, that of U = m n + 1, which stays 0 (each partial product "
+        "is a polynomial of degree at most m n): the tail gains a 0 past U's largest value, "
+        "which _ExactSf is never asked for (U <= m n)"
+    ),
+    ("ledger/stats/twosample.py", "k = math.ceil(u - 1e-9)", "1e-09 -> 2e-09"): (
+        "U is a multiple of 1/2 (average ranks), exact in floats at these sizes (m n <= "
+        "1,000,000): any epsilon in (0, 1/2) gives the same ceiling"
+    ),
+    **{
+        ("ledger/stats/twosample.py", "if k <= 0:", mutation): (
+            "k is never negative (U >= 0), and at k = 0 the tail is the total: P(U >= 0) "
+            "is 1.0 whichever branch answers"
+        )
+        for mutation in ("k <= 0 -> k < 0", "0 -> -1")
+    },
+    **{
+        ("ledger/stats/twosample.py", source, mutation): (
+            "past the tail: U is at most n_a n_b, so k = ceil(U) never reaches the tail's "
+            "length, m n + 1; the guard is defensive and unreachable from mann_whitney, the "
+            "only caller of this private class"
+        )
+        for source, mutation in (
+            ("if k >= len(self._tail):", "k >= len(self._tail) -> k > len(self._tail)"),
+            ("return 0.0", "return X -> return None"),
+            ("return 0.0", "0.0 -> 1.0"),
+        )
+    },
+    ("ledger/stats/twosample.py", "lo, hi = 2, 4", "4 -> 5"): (
+        "seeds_for_difference's first bracket: power grows with n, so the fewest runs "
+        "reaching it are the same whichever bracket the search starts from (2 -> 3, the "
+        "first answer tried, is killed: test_a_power_met_exactly_is_reached[2])"
+    ),
+    ("ledger/stats/twosample.py", "lo, hi = hi, min(hi * 2, _MAX_N)", "2 -> 3"): (
+        "how fast the bracket grows: the bisection that follows finds the same fewest runs "
+        "(power grows with n), and _MAX_N still caps it"
     ),
     # mutverdict (issue 37): single.py and engine.py.
     (
@@ -1753,6 +1839,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "reasons holds one line there (reasons = [result.reason], just above): insert(-1, x) "
         "on a one-element list puts x before that element, as insert(0, x) does"
+    ),
+    # Round 9 (6 December 2026): the rest of audit/compare.py.
+    (
+        "ledger/audit/compare.py",
+        'if r.verdict == "insufficient" or r.difference is None or r.difference_ci is None:',
+        "or -> and",
+    ): (
+        "the three hold together: stats/comparison.py builds a ComparisonResult in three "
+        "places, _insufficient (difference and difference_ci None) and compare_methods and "
+        "compare_tasks (both set, for every other verdict); the Nones are tested for mypy's "
+        "narrowing"
     ),
     # round 6: share/ui (issue 37): transfer.py, ui/server.py, package.py
     ("ledger/share/transfer.py", "WORKERS = 8", "8 -> 9"): (

@@ -200,3 +200,22 @@ def test_a_claimed_difference_that_is_not_finite_cannot_be_evaluated(lab: Lab) -
     c = _one(lab, "  - {kind: comparison, metric: test/acc, a: a, b: b, difference: .inf}\n")
     assert c.verdict == "error"
     assert c.reasons == ["cannot evaluate: difference must be finite, got inf"]
+
+
+def test_a_multi_task_comparison_prints_its_evidence_word_for_word(lab: Lab) -> None:
+    """Over several tasks the stratified bootstrap CI is the one that decides, printed in the
+    first line; there is no second bootstrap line, as a one-task claim has beside Welch's."""
+    _tasks(lab)
+    c = _one(lab, "  - {kind: comparison, metric: test/acc, a: a, b: b, task_tag: g}\n")
+    assert c.verdict == "supported"
+    s = c.statistics["comparison"]
+    p = s["probability_of_improvement"]
+    lo, hi = s["difference_ci"]
+    assert c.reasons[1:] == [
+        f"IQM over 2 tasks: a {s['aggregate_a']:.6g} (n = 10) vs b {s['aggregate_b']:.6g} "
+        f"(n = 10); difference {s['difference']:.4g}, 95% stratified bootstrap CI "
+        f"[{lo:.4g}, {hi:.4g}] ({s['n_resamples']} resamples, seed {s['seed']})",
+        f"P(a better than b), averaged over tasks = {p['estimate']:.3g}, 95% stratified "
+        f"bootstrap CI [{p['low']:.3g}, {p['high']:.3g}]",
+        "per task (mean a / b, P(better)): pong 0.6 / 0.5 (1); qbert 0.6 / 0.5 (1)",
+    ]

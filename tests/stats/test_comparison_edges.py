@@ -137,3 +137,9 @@ def test_resampling_and_claim_arguments_are_checked(kw: dict[str, object], messa
 def test_the_smallest_resampling_and_seed_are_accepted() -> None:
     r = compare_methods(A, B, n_resamples=100, seed=0)
     assert r.n_resamples == 100 and r.seed == 0 and r.verdict == "supported"
+
+
+def test_a_method_with_exactly_the_runs_needed_is_not_named_short() -> None:
+    r = compare_methods([1.0, 2.0], [3.0], labels=("ours", "theirs"))
+    assert r.verdict == "insufficient"
+    assert r.reason.startswith("too few runs with a value (theirs: 1); ")

@@ -123,3 +123,43 @@ def test_no_spread_over_several_tasks_asks_for_no_runs() -> None:
                       difference_decimals=0)  # fmt: skip
     assert r.verdict == "inconclusive" and r.seeds_needed is None
     assert r.seed == 0 and compare_tasks(same, same, seed=3).seed == 3
+
+
+def test_a_recorded_seed_gives_the_same_interval_one_resample_per_step() -> None:
+    """1,415 x 1,415 runs: over 2,000,000 comparisons per resample, so each step draws one
+    resample (A's row, then B's): the steps are part of the draw, as above."""
+    a = [1.0 + 0.001 * (i % 97) for i in range(1415)]
+    b = [0.99 + 0.001 * (i % 89) for i in range(1415)]
+    r = compare_methods(a, b, n_resamples=100, seed=3)
+    d, p = r.bootstrap_difference, r.probability_of_improvement
+    assert d is not None and p is not None
+    assert (d.low, d.high) == (0.010648144876325089, 0.015485777385159119)
+    assert (p.low, p.high) == (0.602458583575772, 0.653547515888574)
+
+
+def test_a_recorded_seed_gives_the_same_interval_past_a_full_step() -> None:
+    """Ten tasks, 41 runs in all: a step holds 4,000,000 // 41 = 97,560 resamples, so
+    97,561 are drawn as a full step and one more (all of A's rows of a step, then B's)."""
+    a = {f"t{i}": [1.0 + 0.01 * (i % 7), 1.02 + 0.01 * (i % 5)] for i in range(10)}
+    b = {f"t{i}": [0.99 + 0.01 * (i % 3), 1.0 + 0.01 * (i % 4)] for i in range(10)}
+    b["t0"].append(1.01)
+    r = compare_tasks(a, b, n_resamples=97_561, seed=4)
+    assert r.difference_ci == (0.01745454545454539, 0.03654545454545488)
+    p = r.probability_of_improvement
+    assert p is not None and (p.low, p.high) == (0.7916666666666666, 0.9708333333333334)
+
+
+def test_a_task_that_a_loses_on_every_pair_counts_zero_in_the_average() -> None:
+    """P(A better than B), averaged over tasks: 1 on x (A above every B), 0 on y (below)."""
+    r = compare_tasks(
+        {"x": [2.0, 2.1], "y": [0.0, 0.1]}, {"x": [1.0, 1.1], "y": [1.0, 1.1]}, n_resamples=200
+    )
+    assert [t.probability_of_improvement for t in r.tasks] == [1.0, 0.0]
+    assert r.probability_of_improvement is not None
+    assert r.probability_of_improvement.estimate == 0.5
+
+
+def test_a_contradicting_claim_is_named_with_its_rounding() -> None:
+    r = compare_methods(A, B, difference=5.0, difference_decimals=1, n_resamples=200)
+    assert r.verdict == "contradicted"
+    assert r.reason.startswith("the claimed difference (4.95 to 5.05 with rounding) lies ")

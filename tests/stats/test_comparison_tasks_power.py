@@ -5,7 +5,11 @@ runs as the same claim with the two swapped."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
+from scipy import stats
 
 from ledger.stats import compare_tasks
 
@@ -49,3 +53,25 @@ def test_the_result_over_several_tasks_holds_the_claim_and_the_bootstrap_interva
     assert bd.level == pytest.approx(0.95)
     plain = compare_tasks(B, A, n_resamples=2000)
     assert plain.claimed_difference is None and plain.claimed_interval is None
+
+
+def test_the_runs_needed_come_from_the_bootstrap_se_of_the_difference() -> None:
+    """The runs per task needed are the normal approximation's, from the standard deviation
+    (ddof 1) of the bootstrap differences, which are reproducible from the seed: numpy's
+    ``default_rng(seed)`` resamples each task's runs, A's tasks then B's, in task order."""
+    n = 100  # the fewest resamples allowed, where ddof 2 would move the se most (by 0.5%)
+    r = compare_tasks(A, B, aggregate="mean", n_resamples=n, seed=7)
+    rng = np.random.default_rng(7)
+
+    def resampled(runs: dict[str, list[float]]) -> np.ndarray:
+        rows = [np.asarray(runs[t]) for t in sorted(runs)]
+        return np.concatenate([v[rng.integers(0, v.size, size=(n, v.size))] for v in rows], 1)
+
+    diffs = resampled(A).mean(axis=1) - resampled(B).mean(axis=1)  # A's draws first
+    se = float(np.std(diffs, ddof=1))
+    assert r.verdict == "inconclusive" and r.difference is not None
+    assert r.difference_ci == pytest.approx(tuple(np.quantile(diffs, [0.025, 0.975])))
+    assert r.seeds_needed_basis is not None
+    assert f"bootstrap se {se:.4g} at 5 runs per task" in r.seeds_needed_basis
+    z = float(stats.norm.ppf(0.975) + stats.norm.ppf(0.8))
+    assert r.seeds_needed == max(6, math.ceil(5 * (z * se / abs(r.difference)) ** 2))
