@@ -10,6 +10,7 @@ import errno
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import blake3
@@ -73,6 +74,30 @@ def _listed(root: Path) -> dict[str, str]:
     listing = manifest_data(digest_input(root, StatCache(), dvc=False, workers=1))
     assert listing is not None
     return {e["path"]: e["digest"] for e in listing["entries"]}
+
+
+class RefusingOpen:
+    """``os.open`` that raises ``OSError(errno)`` for the paths ``refuse`` names (it returns
+    the errno, or 0 to open as usual); ``refused`` lists them. Used as a context manager, so
+    the real ``os.open`` is back before the test looks at descriptors."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, refuse: Callable[[str], int]) -> None:
+        self.refused: list[str] = []
+        self._mp, self._refuse, self._real = monkeypatch, refuse, os.open
+
+    def _open(self, path: str, flags: int, *a: object) -> int:
+        code = self._refuse(str(path))
+        if code:
+            self.refused.append(str(path))
+            raise OSError(code, os.strerror(code), path)
+        return self._real(path, flags, *a)
+
+    def __enter__(self) -> RefusingOpen:
+        self._mp.setattr(os, "open", self._open)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mp.setattr(os, "open", self._real)
 
 
 @needs_proc
@@ -150,20 +175,15 @@ def test_running_out_of_descriptors_while_opening_ahead_is_not_an_error(
     root = tmp_path / "data"
     _tree(root, 40)
     want = _listed(root)
-    real_open = os.open
-    refused: list[str] = []
 
-    def open_(path: str, flags: int, *a: object) -> int:
-        if str(path).endswith(("0007.bin", "0020.bin")) and path not in refused:
-            refused.append(path)
-            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), path)
-        return real_open(path, flags, *a)
+    def once(path: str) -> int:
+        named = path.endswith(("0007.bin", "0020.bin"))
+        return errno.EMFILE if named and path not in refusing.refused else 0
 
     before = _open_fds()
-    monkeypatch.setattr(os, "open", open_)
-    got = manifest_data(digest_input(root, StatCache(), dvc=False, workers=1))
-    monkeypatch.setattr(os, "open", real_open)
-    assert len(refused) == 2
+    with RefusingOpen(monkeypatch, once) as refusing:
+        got = manifest_data(digest_input(root, StatCache(), dvc=False, workers=1))
+    assert len(refusing.refused) == 2
     assert got is not None and {e["path"]: e["digest"] for e in got["entries"]} == want
     assert _open_fds() == before
 
@@ -173,15 +193,14 @@ def test_out_of_descriptors_with_nothing_open_is_the_error_it_is(
 ) -> None:
     root = tmp_path / "data"
     _tree(root, 10)
-    real_open = os.open
 
-    def open_(path: str, flags: int, *a: object) -> int:
-        if str(path).startswith(str(root)) and str(path).endswith(".bin"):
-            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), path)
-        return real_open(path, flags, *a)
+    def every_input(path: str) -> int:
+        return errno.EMFILE if path.startswith(str(root)) and path.endswith(".bin") else 0
 
-    monkeypatch.setattr(os, "open", open_)
-    with pytest.raises(UsageError, match=r"cannot open input file .*0000\.bin: Too many open"):
+    with (
+        RefusingOpen(monkeypatch, every_input),
+        pytest.raises(UsageError, match=r"cannot open input file .*0000\.bin: Too many open"),
+    ):
         digest_input(root, StatCache(), dvc=False, workers=1)
 
 
@@ -251,18 +270,16 @@ def test_an_unreadable_file_ahead_of_the_reader_names_itself_and_leaks_nothing(
 ) -> None:
     root = tmp_path / "data"
     _tree(root, 60)
-    real_open = os.open
 
-    def open_(path: str, flags: int, *a: object) -> int:
-        if str(path).endswith("0010.bin"):  # as chmod 0 does for anyone but root
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        return real_open(path, flags, *a)
+    def unreadable(path: str) -> int:  # as chmod 0 does for anyone but root
+        return errno.EACCES if path.endswith("0010.bin") else 0
 
     before = _open_fds()
-    monkeypatch.setattr(os, "open", open_)
-    with pytest.raises(UsageError, match=r"0010\.bin: permission denied") as e:
+    with (
+        RefusingOpen(monkeypatch, unreadable),
+        pytest.raises(UsageError, match=r"0010\.bin: permission denied") as e,
+    ):
         digest_input(root, StatCache(), dvc=False, workers=1)
-    monkeypatch.setattr(os, "open", real_open)
     assert e.value.hint == "make it readable, or leave it out of --input"
     assert _open_fds() == before
 
