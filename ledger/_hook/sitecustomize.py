@@ -314,6 +314,9 @@ def _hydra_job_start(full_config: Any) -> dict[str, Any] | None:
             "output_dir": str(hc.runtime.output_dir),
             "sweep_dir": str(hc.sweep.dir),
             "started": time.time(),
+            # The job's bounds on the monotonic clock too: a metric point's time is its
+            # process's monotonic offset, and the wall clock can be stepped or slewed meanwhile.
+            "started_mono": time.monotonic(),
             "status": "running",
         }
         with contextlib.suppress(Exception):
@@ -345,7 +348,12 @@ def _hydra_job_end(job: dict[str, Any], status: str, error: str) -> None:
             error = _redactor().redact_text(error)
         except Exception:
             error = error.split(":", 1)[0]
-        job.update(ended=time.time(), status=status, error=error.replace("\n", " ")[:500])
+        job.update(
+            ended=time.time(),
+            ended_mono=time.monotonic(),
+            status=status,
+            error=error.replace("\n", " ")[:500],
+        )
         _write(job["stem"] + ".json", job)
     except Exception as exc:
         _note(job.get("stem", "hydrajob"), exc)

@@ -12,7 +12,8 @@ teed what the job printed (``.out``/``.err``); after the sweep run is sealed, ea
 - its config record holds the config files and that job's Hydra config;
 - its stdout/stderr are the job's own output (scrubbed of secrets like the sweep's logs), its
   stdout metrics are matched in them, and the sweep's in-process metrics (``ledger.log_metric``)
-  whose wall time falls between the job's start and end are its own;
+  logged between the job's start and end are its own (both read on the monotonic clock, which
+  no clock step, NTP slew or preemption between two clock reads can move: ``_in_window``);
 - its outputs are what the job wrote in its output dir (Hydra's ``.hydra/`` excepted);
 - its status is the job's: succeeded, failed (the task raised) or interrupted.
 
@@ -54,6 +55,9 @@ class SweepJob:
     ended: float | None
     status: str
     error: str
+    # The bounds on the monotonic clock (None from a hook that did not note them).
+    started_mono: float | None = None
+    ended_mono: float | None = None
 
 
 def read_jobs(staging: Path) -> list[SweepJob]:
@@ -74,11 +78,17 @@ def read_jobs(staging: Path) -> list[SweepJob]:
                     ended=float(raw["ended"]) if raw.get("ended") is not None else None,
                     status=str(raw["status"]),
                     error=str(raw.get("error", "")),
+                    started_mono=_float_or_none(raw.get("started_mono")),
+                    ended_mono=_float_or_none(raw.get("ended_mono")),
                 )
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(jobs, key=lambda j: (j.num, j.started))
+
+
+def _float_or_none(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _script_end(argv: list[str]) -> int:
@@ -135,8 +145,9 @@ def record_sweep_jobs(store: Store, cwd: Path, frozen: Any, sweep: Run, staging:
         # A replay of a sweep reruns the whole sweep and is judged as one run.
         return []
     made = []
+    frames = _clock_frames(staging)
     for job in jobs:
-        run = _job_run(store, cwd, frozen, sweep, staging, job)
+        run = _job_run(store, cwd, frozen, sweep, staging, job, frames.get(job.pid))
         store.set_ref(
             run_ref(run.run_id), store.put_json(run.to_json()), op="seal", status=run.status
         )
@@ -144,7 +155,15 @@ def record_sweep_jobs(store: Store, cwd: Path, frozen: Any, sweep: Run, staging:
     return made
 
 
-def _job_run(store: Store, cwd: Path, frozen: Any, sweep: Run, staging: Path, job: SweepJob) -> Run:
+def _job_run(
+    store: Store,
+    cwd: Path,
+    frozen: Any,
+    sweep: Run,
+    staging: Path,
+    job: SweepJob,
+    frame: tuple[float, float] | None,
+) -> Run:
     from ..capture.config import build_config_capture, collect_hydra_captures
     from ..capture.outputs import capture_outputs
     from ..capture.secrets import Scrubber
@@ -177,7 +196,7 @@ def _job_run(store: Store, cwd: Path, frozen: Any, sweep: Run, staging: Path, jo
     if outputs:
         captured, tb, out_notes = capture_outputs(store, outputs, cwd, job.started, None)
         notes += out_notes
-    metrics = stdout_series + _in_window(store, sweep, job)
+    metrics = stdout_series + _in_window(store, sweep, job, frame)
     metrics += [_put_series(store, s) for s in tb]
     status = _status(job, sweep)
     if job.error:
@@ -257,14 +276,58 @@ def _job_logs(
     return logs, series, notes
 
 
-def _in_window(store: Store, sweep: Run, job: SweepJob) -> list[MetricSummary]:
-    """The sweep's in-process metric points logged while the job ran (by wall time)."""
+def _clock_frames(staging: Path) -> dict[int, tuple[float, float]]:
+    """Each process's first metrics header: pid -> (wall_start, mono_start), the two clocks
+    read together when its run attached (``ledger.runtime.run.clock_pair``). Only header lines
+    are parsed; a file that cannot be read, or a header without both, gives nothing."""
+    from ..runtime.ingest import _files
+
+    frames: dict[int, tuple[float, float]] = {}
+    for path, _ in _files(staging, "metrics", []):
+        try:
+            with open(path, "rb") as f:
+                for line in f:
+                    if not line.startswith(b'{"header"'):
+                        continue
+                    try:
+                        h = json.loads(line)["header"]
+                        pid, ws, ms = h["pid"], h["wall_start"], h["mono_start"]
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    wall, mono = _float_or_none(ws), _float_or_none(ms)
+                    if isinstance(pid, int) and wall is not None and mono is not None:
+                        frames.setdefault(pid, (wall, mono))
+        except OSError:
+            continue
+    return frames
+
+
+def _in_window(
+    store: Store, sweep: Run, job: SweepJob, frame: tuple[float, float] | None
+) -> list[MetricSummary]:
+    """The sweep's in-process metric points logged while the job ran.
+
+    A point's wall time is its process's ``wall_start`` plus a monotonic offset. With the
+    job's bounds read on the monotonic clock and the process's header pairing the two clocks
+    (``frame``), the bounds are put on the points' own axis: the test is then monotonic
+    against monotonic, whatever the wall clock did in between (set back by NTP, slewed over a
+    long sweep, or the process preempted between reading the two). Without them (a hook or a
+    process that did not note them), the bounds are the hook's wall times."""
     from ..records.base import record_from_json
     from ..records.metrics import MetricSeries, build_series
 
     t0 = sweep.started.timestamp()
-    lo = job.started - t0
-    hi = (job.ended if job.ended is not None else float("inf")) - t0
+    if frame is not None and job.started_mono is not None:
+        wall_start, mono_start = frame
+        lo = wall_start + (job.started_mono - mono_start) - t0
+        hi = (
+            wall_start + (job.ended_mono - mono_start) - t0
+            if job.ended_mono is not None
+            else float("inf")
+        )
+    else:
+        lo = job.started - t0
+        hi = (job.ended if job.ended is not None else float("inf")) - t0
     out = []
     for m in sweep.metrics:
         if m.source == "stdout":

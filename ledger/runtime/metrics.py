@@ -88,10 +88,10 @@ def _index(value: Any, what: str) -> int | str | None:
 class MetricWriter:
     """The per-process buffer. ``path`` None keeps the last ``MEMORY_POINTS`` points in memory."""
 
-    def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
+    def __init__(self, path: Path | None, header: dict[str, Any], t0: float | None = None) -> None:
         self.path = path
         self.header = header
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() if t0 is None else t0
         self.pid = os.getpid()
         self.buffer: deque[Point | str] = deque(maxlen=None if path else MEMORY_POINTS)
         self._names: set[str] = set()

@@ -35,6 +35,30 @@ __all__ = ["Run", "current_run", "log", "set_current_run"]
 _LABEL = re.compile(r"[^A-Za-z0-9._-]")
 
 
+_PAIR_S = 0.0002
+_PAIR_TRIES = 5
+
+
+def clock_pair() -> tuple[float, float]:
+    """(wall, monotonic): ``time.time()`` and the ``time.monotonic()`` of the same instant.
+
+    Every wall time of a metric point is its process's wall start plus a monotonic offset, so
+    the two must be read together: a process preempted between the reads (a loaded machine)
+    would put every point that late or early. The wall is read between two monotonic reads and
+    paired with their middle; a pair whose reads are more than ``_PAIR_S`` apart is read again
+    (at most ``_PAIR_TRIES`` times, the tightest kept)."""
+    best = (float("inf"), 0.0, 0.0)
+    for _ in range(_PAIR_TRIES):
+        m0 = time.monotonic()
+        wall = time.time()
+        m1 = time.monotonic()
+        if m1 - m0 < best[0]:
+            best = (m1 - m0, wall, (m0 + m1) / 2)
+        if m1 - m0 <= _PAIR_S:
+            break
+    return best[1], best[2]
+
+
 def _safe_label(label: object) -> str:
     text = str(label)
     clean = _LABEL.sub("_", text)[:100] or "_"
@@ -58,7 +82,7 @@ class Run:
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.store_dir = Path(store_dir) if store_dir is not None else None
         self.rank = rank or rank_info()
-        self.started_at = time.time()
+        self.started_at, mono_start = clock_pair()
         header = {
             "version": 1,
             "run_id": run_id,
@@ -68,9 +92,12 @@ class Run:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "wall_start": self.started_at,
+            # The monotonic clock's reading at wall_start (each point's "t" is counted from it):
+            # what puts a point on another process's monotonic axis (a sweep's job bounds).
+            "mono_start": mono_start,
         }
         path = self.file("metrics", ".jsonl") if self.run_dir is not None else None
-        self._writer = MetricWriter(path, header)
+        self._writer = MetricWriter(path, header, t0=mono_start)
         self._t0 = self._writer.t0
         if path is not None:
             atexit.register(self.close)

@@ -37,10 +37,21 @@ import hydra
 import ledger
 from omegaconf import DictConfig
 
+_wall = time.time
+if os.environ.get("CLOCK") == "late":
+    # Every wall-clock read returns 50 ms late: the process preempted right after reading it.
+    def _late():
+        t = _wall()
+        time.sleep(0.05)
+        return t
+    time.time = _late
+
 @hydra.main(version_base=None, config_path=".", config_name="conf")
 def main(cfg: DictConfig) -> None:
     print(f"job in {os.path.basename(os.getcwd())} lr {cfg.lr} depth {cfg.depth}", flush=True)
     ledger.log(step=0, val=cfg.lr * 10)
+    if os.environ.get("CLOCK") == "step" and cfg.lr == 0.1:
+        time.time = lambda: _wall() - 3600.0  # the wall clock set back an hour (NTP step)
     if os.environ.get("PAUSE") and cfg.lr == 0.2:
         print("ready", flush=True)
         time.sleep(600)
@@ -71,9 +82,18 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _record(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+def _record(repo: Path, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
     r = run_ledger(
-        "record", "--metric", METRIC, "--json", "--", sys.executable, "app.py", *args, cwd=repo
+        "record",
+        "--metric",
+        METRIC,
+        "--json",
+        "--",
+        sys.executable,
+        "app.py",
+        *args,
+        cwd=repo,
+        **env,
     )
     return r.returncode, json.loads(r.stderr.strip().splitlines()[-1])
 
@@ -131,6 +151,27 @@ def test_a_multirun_gives_one_run_per_job_under_the_sweep(repo: Path) -> None:
     assert [r["run_id"] for r in _jobs(repo, sweep_id)] == summary["sweep_jobs"]
 
 
+@pytest.mark.parametrize("clock", ["late", "step"])
+def test_each_job_keeps_its_in_process_points_whatever_the_wall_clock_does(
+    repo: Path, clock: str
+) -> None:
+    # A job's in-process points are found by time. "late": the process is held up between
+    # reading the wall clock and the monotonic one when its run attaches (a loaded machine), so
+    # a wall time computed from the two is 50 ms early, before the next job's start: a job's
+    # point logged as it began was lost. "step": the wall clock is set back an hour during the
+    # first job, so every later bound the hook noted is an hour behind the points.
+    code, summary = _record(repo, "-m", "lr=0.1,0.5,0.01", "hydra.sweep.dir=sweep", CLOCK=clock)
+    assert code == 1
+    store = Store.open(repo / ".ledger")
+    for row, lr in zip(_jobs(repo, summary["run_id"]), (0.1, 0.5, 0.01), strict=True):
+        _, job = load_run(store, row["run_id"])
+        val = [m for m in job.metrics if m.name == "val"]
+        assert len(val) == 1 and val[0].count == 1 and val[0].last == pytest.approx(lr * 10), (
+            row["tags"]["sweep.job"],
+            val,
+        )
+
+
 def test_a_job_run_replays_only_its_own_overrides(repo: Path) -> None:
     code, summary = _record(repo, "-m", "lr=0.1,0.01", "hydra.sweep.dir=sweep")
     assert code == 0
@@ -185,3 +226,29 @@ def test_ctrl_c_in_the_middle_of_a_sweep(repo: Path) -> None:
         ("1", "interrupted"),
     ]
     assert run_ledger("verify", cwd=repo).returncode == 0
+
+
+def test_clock_frames_take_each_process_s_first_whole_header_and_skip_the_rest(
+    tmp_path: Path,
+) -> None:
+    from ledger.run.sweeps import _clock_frames
+
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    lines = [
+        {"header": {"pid": 7, "wall_start": 1000.5, "mono_start": 20.25}},
+        {"t": 0.1, "s": 0, "v": {"x": 1.0}},
+        {"header": {"pid": 7, "wall_start": 2000.0, "mono_start": 30.0}},  # a later run: first kept
+        {"header": {"pid": 8, "wall_start": 1000.0}},  # no monotonic reading: an older writer
+        {"header": {"pid": 9, "wall_start": True, "mono_start": 1.0}},  # a bool is no time
+        {"header": {"pid": "10", "wall_start": 1.0, "mono_start": 1.0}},  # nor a str a pid
+        {"header": ["not", "an", "object"]},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + '\n{"header": {"pid": 11, torn\n'
+    (metrics / "rank-0.jsonl").write_text(text)
+    (metrics / "rank-1.jsonl").write_text(
+        json.dumps({"header": {"pid": 12, "wall_start": 5, "mono_start": 6.5}}) + "\n"
+    )
+    os.mkfifo(metrics / "rank-2.jsonl")  # a FIFO in the staging dir is not read (no hang)
+    assert _clock_frames(tmp_path) == {7: (1000.5, 20.25), 12: (5.0, 6.5)}
+    assert _clock_frames(tmp_path / "absent") == {}
