@@ -175,6 +175,9 @@ class Begun:
     copier: threading.Thread | None
     lease: int | None = None  # held while the run is in flight (ledger.store.staging)
     outputs_before: dict[str, Any] = field(default_factory=dict)  # outputs.snapshot_outputs
+    # The monotonic clock at ``started`` (one pair, ledger._clock): the origin of every wall
+    # time of the run's metrics, stdout's as much as the program's own.
+    started_mono: float | None = None
 
 
 def begin(opts: RecordOptions, store: Store) -> Begun:
@@ -209,7 +212,10 @@ def _begin_run(
     patterns: list[MetricPattern],
     lease: int | None,
 ) -> Begun:
-    started = datetime.now(UTC)
+    from .._clock import clock_pair
+
+    wall, started_mono = clock_pair()
+    started = datetime.fromtimestamp(wall, UTC)
     if frozen.inputs:
         from ..capture.data import store_manifests
 
@@ -251,7 +257,18 @@ def _begin_run(
 
     before = snapshot_outputs(opts.outputs, opts.cwd)  # last thing before launch
     return Begun(
-        opts, store, run_id, staging, frozen, base, started, patterns, copier, lease, before
+        opts,
+        store,
+        run_id,
+        staging,
+        frozen,
+        base,
+        started,
+        patterns,
+        copier,
+        lease,
+        before,
+        started_mono,
     )
 
 
@@ -279,6 +296,7 @@ def finish(
             b.started,
             b.outputs_before,
             held,
+            b.started_mono,
         )
         _sweep_jobs(b, sealed)
         sealed.warnings = [*parser.unmatched_warnings(), *sealed.warnings]
@@ -295,6 +313,16 @@ def finish(
         sealed.run_json["notes"].append(f"index not updated ({e}); run `ledger reindex`")
         sealed.__dict__.pop("run", None)  # the model, if built, is built again with the note
     return sealed
+
+
+def _elapsed(result: ExecResult, started_mono: float | None) -> float:
+    """Seconds from the run's start to the command's end: its wall time, and the setting up
+    before its launch (freezing inputs and outputs) when the start's monotonic reading is
+    known. Never less than the command's own wall time."""
+    if started_mono is None:
+        return result.wall_seconds
+    elapsed = result.started_monotonic + result.wall_seconds - started_mono
+    return elapsed if elapsed >= result.wall_seconds else result.wall_seconds
 
 
 def _sweep_jobs(b: Begun, sealed: RecordResult) -> None:
@@ -318,7 +346,8 @@ def record(opts: RecordOptions, store: Store) -> RecordResult:
     # The secret detectors (0.2-0.4 s to import) are needed before launch only for what is not
     # in the clean-lines memo; the logs may need them after exit: import them during the run.
     importer = preload(delay=1.0)
-    parser = StdoutMetrics(b.patterns)
+    # Stdout points count from the run's start, as the program's own points do (ingest).
+    parser = StdoutMetrics(b.patterns, t0=b.started_mono)
     # What sealing (and the caller, e.g. a replay's verdict) needs is imported while it runs.
     warmer = warm_imports((*SEAL_MODULES, *opts.warm))
     # Secrets known at launch are scrubbed before the logs reach the disk (seal scans them).
@@ -363,6 +392,7 @@ def seal(
     started: datetime,
     outputs_before: dict[str, Any] | None = None,
     held: Sequence[int] = (),
+    started_mono: float | None = None,
 ) -> RecordResult:
     from ..capture import outputs as outputs_mod
     from ..capture.secrets import Scrubber, scrub_run_dir
@@ -422,7 +452,7 @@ def seal(
         exit_code=result.returncode if result.returncode >= 0 else None,
         signal=result.signal,
         interrupted_by=result.interrupted_by,
-        ended=format_datetime(started + timedelta(seconds=result.wall_seconds)),
+        ended=format_datetime(started + timedelta(seconds=_elapsed(result, started_mono))),
         wall_seconds=round(result.wall_seconds, 6),
         cpu_user_seconds=round(result.cpu_user_seconds, 6),
         cpu_system_seconds=round(result.cpu_system_seconds, 6),
