@@ -33,9 +33,13 @@ def test_with_read_ahead_a_reader_per_core(
     assert read_workers() == workers
 
 
+@pytest.mark.parametrize("read_ahead", [True, False])
 def test_the_default_digest_reads_in_read_workers_threads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: bool
 ) -> None:
+    """Large files, or small ones where no read-ahead keeps the disk busy: every reader."""
+    if not read_ahead:
+        monkeypatch.setattr(data, "_fadvise", None)
     root = tmp_path / "data"
     for i in range(200):
         (root / f"{i // 50}").mkdir(parents=True, exist_ok=True)
@@ -50,7 +54,8 @@ def test_the_default_digest_reads_in_read_workers_threads(
             barrier.wait()  # every worker holds a file at once: the pool really is that wide
         return real(abspath, fd, cache)
 
-    monkeypatch.setattr(data, "SMALL_FILES", 1000)  # 2 kB files count as large
+    if read_ahead:
+        monkeypatch.setattr(data, "SMALL_FILES", 1000)  # 2 kB files count as large
     monkeypatch.setattr(data, "_hash_open", spy)
     wide = digest_input(root, StatCache(), dvc=False)
     assert len(seen) == read_workers()
