@@ -28,8 +28,9 @@ CHUNK = 1 << 20  # 1 MiB: large enough for throughput, small enough for flat mem
 _MT_THRESHOLD = 8 << 20
 
 
-def new_hasher() -> blake3.blake3:
-    return blake3.blake3(max_threads=blake3.blake3.AUTO)
+def new_hasher(*, threaded: bool = True) -> blake3.blake3:
+    """A hasher; ``threaded``: BLAKE3 may use threads of its own for each large update."""
+    return blake3.blake3(max_threads=blake3.blake3.AUTO) if threaded else blake3.blake3()
 
 
 def hasher_for(size: int) -> blake3.blake3:

@@ -32,12 +32,13 @@ import contextlib
 import datetime
 import errno
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._canonical import canonical_json, parse_json
 from .._hashing import ALGO_PREFIX, OID_RE
@@ -47,6 +48,9 @@ from ..store.atomic import atomic_write_bytes
 from ..store.repo import MAX_CONFIG
 from ..store.safe_read import NotRegularError, read_regular
 from .path_fs import PathFS
+
+if TYPE_CHECKING:
+    from .s3_get import DirectGets
 
 __all__ = [
     "REMOTE_VERSION",
@@ -288,6 +292,10 @@ class Remote:
         # S3 (s3fs) shows an object only once its upload completes: ``writing`` uploads to
         # the object's own key. Any other filesystem may show a file as it is written.
         self.uploads_commit = type(fs).__name__ == "S3FileSystem"
+        # How objects are read from S3 (``reading``): chosen at the first read, once.
+        self._gets: DirectGets | None = None
+        self._gets_chosen = False
+        self._gets_lock = threading.Lock()
 
     def _p(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -420,16 +428,37 @@ class Remote:
         """``oid``'s content on the remote, read into the caller's buffers (``readinto``).
         On S3 one GET, its body read as it arrives (no HEAD first, no read-ahead cache
         copying it piece by piece; a read that breaks off is resumed from where it stopped,
-        as often as s3fs retries a call); elsewhere the file, regular files only. Failures to
-        reach the remote are the caller's to turn into one error (``reaching``)."""
+        as often as s3fs retries a call): in the calling thread, straight from the socket,
+        where that means what s3fs's GET would (``s3_get``), else through s3fs; elsewhere
+        the file, regular files only. Failures to reach the remote are the caller's to turn
+        into one error (``reaching``)."""
         path = self.object_path(oid)
-        reader: ObjectReader = (
-            _S3Reader(self.fs, path) if self.uploads_commit else _FileReader(self.fs.open(path))
-        )
+        reader: ObjectReader
+        if self.uploads_commit:
+            gets = self._direct()
+            reader = gets.open(path) if gets is not None else _S3Reader(self.fs, path)
+        else:
+            reader = _FileReader(self.fs.open(path))
         try:
             yield reader
         finally:
             reader.close()
+
+    def _direct(self) -> DirectGets | None:
+        from .s3_get import direct_gets  # http.client and urllib: for S3 reads only
+
+        with self._gets_lock:
+            if not self._gets_chosen:
+                self._gets, self._gets_chosen = direct_gets(self.fs), True
+            return self._gets
+
+    def close(self) -> None:
+        """Close the connections kept for reading objects (``reading``); a later read opens
+        new ones."""
+        with self._gets_lock:
+            gets = self._gets
+        if gets is not None:
+            gets.close()
 
     def put_whole(self, oid: str, data: bytes) -> None:
         """Store ``data``, checked to be ``oid``'s content, as the object ``oid`` in one

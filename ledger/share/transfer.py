@@ -454,8 +454,11 @@ def pull(store: Store, remote: Remote, runs: list[str] | None = None) -> PullRep
     all or none (``door.admit``: a remote missing an object, or holding what ``ledger verify``
     rejects, adds nothing). The lease gc respects is held throughout."""
     remote.check(create=False)
-    with entry_lease(store, "pull"):
-        return _pull(store, remote, runs)
+    try:
+        with entry_lease(store, "pull"):
+            return _pull(store, remote, runs)
+    finally:
+        remote.close()
 
 
 def _pull(store: Store, remote: Remote, runs: list[str] | None) -> PullReport:

@@ -26,7 +26,7 @@ from _support import init_ledger, run_ledger, subprocess_env
 
 from ledger import _hashing as hashing
 from ledger.errors import CorruptObjectError
-from ledger.share import transfer
+from ledger.share import s3_get, transfer
 from ledger.share.path_fs import PathFS
 from ledger.share.remote import Remote
 from ledger.share.transfer import pull, push
@@ -234,10 +234,52 @@ def _pushed(tmp_path: Path, s3_server: S3Server, big: int = 0) -> tuple[Path, st
     return repo, url
 
 
+@pytest.fixture(params=["direct", "s3fs"])
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How a pull reads S3 objects: straight from the socket (``s3_get``, what a plain http
+    endpoint gets), or through s3fs (what any other gets: https, a proxy, SSE-C keys)."""
+    if request.param == "s3fs":
+        monkeypatch.setattr(s3_get, "direct_gets", lambda fs: None)
+    return str(request.param)
+
+
+def _direct_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The direct GETs (``s3_get``) sent from now on: "GET", or "GET bytes=N-" for a ranged
+    one, in order."""
+    import http.client
+
+    sent: list[str] = []
+    real = http.client.HTTPConnection.request
+
+    def request(self: http.client.HTTPConnection, method: str, url: str, *a: Any, **k: Any) -> Any:
+        wanted = (k.get("headers") or {}).get("Range")
+        sent.append(f"{method} {wanted}" if wanted else method)
+        return real(self, method, url, *a, **k)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "request", request)
+    return sent
+
+
+class _Both:
+    """Two lists of calls seen as one: cleared together, read in turn."""
+
+    def __init__(self, *lists: list[str]) -> None:
+        self.lists = lists
+
+    def clear(self) -> None:
+        for calls in self.lists:
+            calls.clear()
+
+    def __iter__(self) -> Any:
+        return (c for calls in self.lists for c in calls)
+
+
 def _walk_calls(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The S3 operations a pull's walk sends through ``remote`` (not those before it: the
-    marker, the origins, the listing)."""
+    marker, the origins, the listing): those of s3fs's client by name ("GetObject"), and
+    the direct GETs (``_direct_gets``)."""
     calls, walked = _s3_calls(remote), []
+    calls = _Both(calls, _direct_gets(monkeypatch))
     real = transfer._fetch_closure
 
     def closure(*args: Any) -> None:
@@ -250,10 +292,11 @@ def _walk_calls(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_an_s3_pull_reads_each_object_with_one_get_whatever_its_size(
-    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch, reader: str
 ) -> None:
     """The walk sends one GET per object and nothing else (no HEAD, no second ranged GET):
-    the body is copied into the writer's buffer as it arrives, one piece at a time."""
+    the body is copied into the writer's buffer as it arrives, one piece at a time. On a
+    plain http endpoint that GET goes straight from a worker's socket (none through s3fs)."""
     _s3_env(s3_server, monkeypatch)
     _, url = _pushed(tmp_path, s3_server, big=PIECE + 5000)
     remote = Remote(url)
@@ -261,7 +304,8 @@ def test_an_s3_pull_reads_each_object_with_one_get_whatever_its_size(
     here = Store.init(tmp_path / "here" / ".ledger")
     report = pull(here, remote)
     assert report.fetched > 5 and report.refs.added
-    assert walked == ["GetObject"] * report.fetched, walked
+    get = "GET" if reader == "direct" else "GetObject"
+    assert walked == [get] * report.fetched, walked
     assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
 
 
@@ -392,6 +436,37 @@ def test_an_object_corrupt_on_s3_is_refused_and_no_ref_is_made(
     assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
 
 
+def test_a_broken_off_direct_read_is_resumed_where_it_stopped(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A direct GET's body that breaks off midway (a connection reset) is read on with a
+    ranged GET from the byte it stopped at; the object arrives whole."""
+    import http.client
+
+    _s3_env(s3_server, monkeypatch)
+    _, url = _pushed(tmp_path, s3_server, big=PIECE + 70_000)
+    real = http.client.HTTPResponse.readinto
+    broken: list[int] = []  # the bytes read before the break
+
+    def breaks_once(self: http.client.HTTPResponse, view: Any) -> int:
+        if len(broken) == 1 and broken[0] > 0:
+            broken.append(0)
+            raise ConnectionResetError("connection dropped")
+        if broken or len(view) < 100_000:
+            return real(self, view)
+        broken.append(real(self, memoryview(view)[:50_000]))
+        return broken[0]
+
+    monkeypatch.setattr(http.client.HTTPResponse, "readinto", breaks_once)
+    remote = Remote(url)
+    walked = _walk_calls(remote, monkeypatch)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    report = pull(here, remote)
+    assert broken == [50_000, 0]
+    assert sorted(walked) == ["GET"] * report.fetched + ["GET bytes=50000-"], walked
+    assert run_ledger("verify", cwd=tmp_path / "here").returncode == 0
+
+
 def test_a_broken_off_s3_read_is_resumed_where_it_stopped(
     tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -414,6 +489,7 @@ def test_a_broken_off_s3_read_is_resumed_where_it_stopped(
         return n, ClientPayloadError("connection dropped")
 
     monkeypatch.setattr(remote_mod, "_fill", breaks_once)
+    monkeypatch.setattr(s3_get, "direct_gets", lambda fs: None)  # reads through s3fs
     remote = Remote(url)
     walked = _walk_calls(remote, monkeypatch)
     here = Store.init(tmp_path / "here" / ".ledger")
