@@ -423,10 +423,10 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 return True
             mutated = (where / module).read_text()
             (where / module).write_text(original)
+            log = where.parent / f"{where.name}.confirm.log"
+            failed = where.parent / f"{where.name}.confirm.failed"
             try:
-                base = _forked_pytest(
-                    server, where, check, timeout, where.parent / f"{where.name}.confirm.log"
-                )
+                base = _forked_pytest(server, where, check, timeout, log, failed)
             finally:
                 (where / module).write_text(mutated)
             if base is not None and base[0] == "survived":
@@ -435,8 +435,19 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             if base is not None and base[0] == "starved":
                 return False  # nothing learnt of forking: this mutant runs plainly
             trust.distrust()
+            # Say what failed: the tests that failed, or that the run of all ``check`` (a
+            # timeout's or a crash's: every test of the mutant's run) ran out of time. Until
+            # 6 December this named check[0] whatever happened: round 9's "test_welch_... fails
+            # forked" were the first tests of runs that a starved machine timed out.
+            why = (
+                "no answer from the fork server"
+                if base is None
+                else ("timed out" if base[0] == "killed-timeout" else "failed")
+            )
+            names = failed_tests(failed) or [f"{len(check)} tests from {check[0]}"]
             print(
-                f"{module}: {check[0]} fails in a forked run without any mutant; plain runs",
+                f"{module}: a forked run without any mutant {why} ({', '.join(names[:3])}; "
+                f"log {log}); plain runs",
                 flush=True,
             )
             for w in list(servers):
