@@ -4,6 +4,7 @@ forked from a warm process, and must judge a mutant exactly as a fresh ``python 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -17,6 +18,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import mutation  # noqa: E402
+from mutation_harness import fork as harness_fork  # noqa: E402
 from mutation_harness import mutate, run  # noqa: E402
 from mutation_harness.fork import ForkServer, shared_modules  # noqa: E402
 
@@ -384,3 +386,110 @@ def test_a_run_stopped_by_the_timeout_keeps_what_it_printed(
     outcome = mutation._forked_pytest(server, checkout, ["tests"], 20, log)
     assert outcome is not None and outcome[0] == "killed-timeout"
     assert run._tail(log)[-1].startswith(".")  # test_quick's dot, then nothing
+
+
+# The timeout counts the time a run had (wall time less the time it waited for a CPU), not
+# wall time: a run starved by other work on the machine is not a hang (round 9 of
+# docs/mutation.md counted 18 such as kills). Until 6 December it was wall time.
+
+
+def _starved(sid: int) -> dict[int, tuple[bool, int]]:
+    """What ``/proc`` says of a run that waits for a CPU and never gets one: runnable, no CPU."""
+    return {sid: (True, 0)}
+
+
+def test_a_run_starved_of_cpu_is_not_a_hang(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that takes 4 s of wall time, all of it (says the kernel) waiting for a CPU, runs
+    to its end under a 2 s timeout, and its outcome is its own."""
+    (checkout / "tests" / "test_value.py").write_text(
+        "import time\n\nfrom pkgx.mod import VALUE\n\n\n"
+        "def test_value():\n    time.sleep(4)\n    assert VALUE == 1\n"
+    )
+    monkeypatch.setattr(harness_fork, "session_tasks", _starved, raising=False)
+    assert mutation._pytest(checkout, ["tests"], 2)[0] == "survived"
+    (checkout / "pkgx" / "mod.py").write_text("VALUE = 2\n")
+    assert mutation._pytest(checkout, ["tests"], 2)[0] == "killed"
+
+
+def test_a_run_starved_past_the_backstop_is_not_a_result(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wall time still ends a run, at the backstop; what it gives is ``starved`` (not run)."""
+    (checkout / "tests" / "test_value.py").write_text(
+        "import time\n\n\ndef test_value():\n    time.sleep(600)\n"
+    )
+    monkeypatch.setattr(harness_fork, "session_tasks", _starved, raising=False)
+    monkeypatch.setattr(harness_fork, "BACKSTOP_MIN", 3.0, raising=False)
+    t0 = time.monotonic()
+    assert mutation._pytest(checkout, ["tests"], 1)[0] == "starved"
+    assert time.monotonic() - t0 < 60
+
+
+def test_the_clock_counts_sleep_in_full_and_a_wait_for_the_cpu_not_at_all() -> None:
+    """A deadlock (every thread asleep) has all the time; a thread always runnable that gets
+    the CPU half the time, half of it; no ``/proc`` to read, wall time."""
+    start = time.monotonic_ns()
+
+    def asleep(sid: int) -> dict[int, tuple[bool, int]]:
+        return {sid: (False, 0)}
+
+    def half(sid: int) -> dict[int, tuple[bool, int]]:
+        return {sid: (True, (time.monotonic_ns() - start) // 2)}
+
+    def silent(sid: int) -> None:
+        return None
+
+    for sample, least in ((asleep, 1.0), (half, 2.0), (silent, 1.0)):
+        t0 = time.monotonic()
+        start = time.monotonic_ns()
+        stopped = harness_fork.wait_run(7, 1.0, lambda s: bool(time.sleep(s)), sample)
+        wall = time.monotonic() - t0
+        assert stopped == "timeout" and least - 0.1 <= wall < least + 5, (sample, wall)
+    # a run that ends in time is not stopped
+    assert harness_fork.wait_run(7, 5.0, lambda s: True, asleep) is None
+
+
+def test_a_forked_run_starved_of_cpu_by_other_work_is_not_a_hang(
+    checkout: Path, server: ForkServer, tmp_path: Path
+) -> None:
+    """Real starvation: the test moves to one CPU where a busy loop runs, lowers itself to
+    SCHED_IDLE and stays runnable there for 6 s of wall time under a 4 s timeout, getting a
+    small share of the CPU (a sixth at most). The wall-clock timeout of round 9 killed it."""
+    cpu = min(os.sched_getaffinity(0))
+    hogs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass",
+            ]
+        )
+        for _ in range(1)
+    ]
+    try:
+        (checkout / "tests" / "test_value.py").write_text(
+            textwrap.dedent(
+                f"""\
+                import os, time
+
+
+                def test_value():
+                    os.sched_setaffinity(0, {{{cpu}}})
+                    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+                    t0, w0 = time.process_time(), time.monotonic()
+                    while time.monotonic() - w0 < 6:
+                        pass
+                    open({str(tmp_path / "cpu")!r}, "w").write(str(time.process_time() - t0))
+                """
+            )
+        )
+        outcome = mutation._forked_pytest(server, checkout, ["tests"], 4)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert outcome is not None and outcome[0] == "survived", outcome
+    cpu_s = float((tmp_path / "cpu").read_text())
+    assert cpu_s < 2, cpu_s  # it was starved: far less CPU than wall time

@@ -19,8 +19,9 @@ when a test that killed a mutant in a forked run fails forked without any mutant
 
 Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout", "log",
 "failed"}`` (``log``: the child's output; ``failed``: where it lists the tests that fail); the
-replies ``{"pid"}`` when the child has started and ``{"rc", "seconds", "timed_out"}`` when it
-and every process left in its session are gone.
+replies ``{"pid"}`` when the child has started and ``{"rc", "seconds", "stopped"}`` when it
+and every process left in its session are gone (``stopped``: None, ``"timeout"`` or
+``"starved"``, :func:`wait_run`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -146,8 +148,9 @@ class ForkServer:
         running: set[int],
         log: Path | None = None,
         failed: Path | None = None,
-    ) -> tuple[int, float, bool] | None:
-        """(exit code, seconds, timed out), or None when the server is gone. ``log``: where
+    ) -> tuple[int, float, str | None] | None:
+        """(exit code, seconds, why it was stopped: None, ``"timeout"`` or ``"starved"``,
+        :func:`wait_run`), or None when the server is gone. ``log``: where
         the child's output goes (else nowhere); ``failed``: where it lists the tests that
         failed (:func:`failed_tests`)."""
         assert self.proc.stdin is not None
@@ -175,7 +178,8 @@ class ForkServer:
             return None
         if done is None or "rc" not in done:
             return None
-        return int(done["rc"]), float(done["seconds"]), bool(done["timed_out"])
+        stopped = done.get("stopped")
+        return int(done["rc"]), float(done["seconds"]), None if stopped is None else str(stopped)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -260,19 +264,116 @@ def _finalize() -> None:
     atexit._run_exitfuncs()
 
 
-def _wait(pid: int, timeout: float) -> tuple[int, bool]:
-    """The child's exit code once it is gone (killed past ``timeout``), then its whole
-    session is killed: whatever the tests left running goes with it."""
-    timed_out = False
+# The timeout counts the time a run had, not wall time: a run at ``nice -n 19`` on a machine
+# busy with other work can wait minutes for a CPU, and a wall-clock timeout counted that as a
+# hang, a kill of nothing (round 9 of docs/mutation.md deleted 18). Between two readings of
+# the run's threads (every ``POLL_S``), the run had the whole interval when none of them is
+# runnable (asleep, waiting on a lock or a child: a deadlock counts in full), else the CPU
+# time its threads got in it (a busy loop counts what it gets; a starved run hardly counts).
+# The kernel's count of the time a thread waited for a CPU (``schedstat``'s second field) is
+# of no use here: it grows only when the thread is next scheduled, seconds late under load.
+# Wall time still stops a run at the backstop, ``BACKSTOP_FACTOR`` times the timeout (at
+# least ``BACKSTOP_MIN`` s); a run stopped there is ``starved``: not a result at all.
+POLL_S = 0.5
+BACKSTOP_FACTOR = 10.0
+BACKSTOP_MIN = 600.0
+
+Tasks = dict[int, tuple[bool, int]]
+
+
+def session_tasks(sid: int) -> Tasks | None:
+    """Each thread of the processes of session ``sid``: thread id -> (runnable now, CPU
+    nanoseconds since it started); None when ``/proc`` does not say."""
+    if not os.path.exists("/proc/self/task"):
+        return None
+    out: Tasks = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
+                if int(fh.read().rpartition(b")")[2].split()[3]) != sid:
+                    continue
+            for tid in os.listdir(f"/proc/{name}/task"):
+                with open(f"/proc/{name}/task/{tid}/stat", "rb") as fh:
+                    state = fh.read().rpartition(b")")[2].split()[0]
+                with open(f"/proc/{name}/task/{tid}/schedstat", "rb") as fh:
+                    out[int(tid)] = (state == b"R", int(fh.read().split()[0]))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return out
+
+
+class RunClock:
+    """The time a run (the processes of session ``sid``) has had since the clock started:
+    for each interval between two readings, all of it when no thread of the run is runnable
+    at its end, else the CPU time the run's threads got in it. Wall time without ``/proc``."""
+
+    def __init__(self, sid: int, sample: Callable[[int], Tasks | None] | None = None) -> None:
+        self.sid = sid
+        self.sample = session_tasks if sample is None else sample
+        self.start = self.last = time.monotonic()
+        self.seen: dict[int, int] = {}
+        self.had = 0.0
+
+    def tick(self) -> float:
+        now = time.monotonic()
+        step, self.last = now - self.last, now
+        tasks = self.sample(self.sid)
+        if tasks is None or not any(runnable for runnable, _ in tasks.values()):
+            self.had += step
+        else:
+            used = sum(max(0, cpu - self.seen.get(t, 0)) for t, (_, cpu) in tasks.items())
+            self.had += min(step, used / 1e9)
+        if tasks is not None:
+            self.seen = {t: cpu for t, (_, cpu) in tasks.items()}
+        return self.had
+
+    @property
+    def wall(self) -> float:
+        return time.monotonic() - self.start
+
+
+def wait_run(
+    sid: int,
+    timeout: float,
+    exited: Callable[[float], bool],
+    sample: Callable[[int], Tasks | None] | None = None,
+) -> str | None:
+    """Wait for a run: None when it ended (``exited(s)`` waits up to s seconds and says if it
+    did), ``"timeout"`` once it has had ``timeout`` seconds (:class:`RunClock`), ``"starved"``
+    when wall time reaches the backstop first."""
+    clock = RunClock(sid, sample)
+    backstop = max(BACKSTOP_FACTOR * timeout, BACKSTOP_MIN)
+    while True:
+        if exited(max(0.01, min(POLL_S, timeout - clock.had, backstop - clock.wall))):
+            return None
+        if clock.tick() >= timeout:
+            return "timeout"
+        if clock.wall >= backstop:
+            return "starved"
+
+
+def _wait(pid: int, timeout: float) -> tuple[int, str | None]:
+    """The child's exit code once it is gone (killed past ``timeout`` of the time it had, or at
+    the wall-clock backstop: :func:`wait_run`), then its whole session is killed: whatever
+    the tests left running goes with it."""
+    stopped = None
     try:
         fd = os.pidfd_open(pid)
     except OSError:
         fd = -1
     if fd >= 0:
         try:
-            ready, _, _ = select.select([fd], [], [], max(timeout, 1.0))
-            if not ready:
-                timed_out = True
+            stopped = wait_run(
+                pid, max(timeout, 1.0), lambda s: bool(select.select([fd], [], [], s)[0])
+            )
+            if stopped is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
         finally:
@@ -280,7 +381,7 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
     _, status = os.waitpid(pid, 0)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    return os.waitstatus_to_exitcode(status), timed_out
+    return os.waitstatus_to_exitcode(status), stopped
 
 
 def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
@@ -329,10 +430,10 @@ def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
         current[:] = [pid]
         stdout.write(json.dumps({"pid": pid}) + "\n")
         stdout.flush()
-        rc, timed_out = _wait(pid, float(request["timeout"]))
+        rc, stopped = _wait(pid, float(request["timeout"]))
         current[:] = []
         seconds = time.monotonic() - t0
-        stdout.write(json.dumps({"rc": rc, "seconds": seconds, "timed_out": timed_out}) + "\n")
+        stdout.write(json.dumps({"rc": rc, "seconds": seconds, "stopped": stopped}) + "\n")
         stdout.flush()
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import REPO
 from .cache import _load_json, _write_json
-from .fork import ForkServer, failed_tests, shared_modules
+from .fork import ForkServer, failed_tests, shared_modules, wait_run
 from .mutate import Mutant, _compiles, apply, mutants_of
 from .report import _save
 from .selection import (
@@ -125,10 +125,11 @@ def _pytest(
     _running.add(proc.pid)
     outcome = "killed-timeout"
     try:
-        rc = proc.wait(timeout=max(timeout, 1.0))
-        outcome = "survived" if rc == 0 else "killed"
-    except subprocess.TimeoutExpired:
-        pass
+        stopped = wait_run(proc.pid, max(timeout, 1.0), lambda s: _exited(proc, s))
+        if stopped is None:
+            outcome = "survived" if proc.returncode == 0 else "killed"
+        elif stopped == "starved":
+            outcome = "starved"
     finally:
         # Also reaps what the tests left behind in the group (a hung child of a mutant).
         with contextlib.suppress(ProcessLookupError):
@@ -136,6 +137,14 @@ def _pytest(
         proc.wait()
         _running.discard(proc.pid)
     return outcome, time.monotonic() - t0
+
+
+def _exited(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 # What a forked run's exit code says; any other code (a failure of the fork server's own
@@ -157,8 +166,10 @@ def _forked_pytest(
     done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running, log, failed)
     if done is None:
         return None
-    rc, seconds, timed_out = done
-    if timed_out:
+    rc, seconds, stopped = done
+    if stopped == "starved":
+        return "starved", seconds
+    if stopped is not None:
         return "killed-timeout", seconds
     if rc < 0:  # a signal: a crash the mutant caused, as in a plain run
         return "killed", seconds
@@ -395,6 +406,11 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 done = _pytest(where, run, min(timeout, left), log=log)
             if done[0] == "killed-timeout" and left < timeout:
                 return "not-run", 0.0
+            if done[0] == "starved":
+                # Wall time reached the backstop before the run had its timeout: the machine
+                # was too busy to tell, not a hang. Not a result: it runs again next time.
+                print(f"{module}: a run starved of CPU for {done[1]:.0f}s; not run", flush=True)
+                return "not-run", 0.0
             return done
 
         def confirm(server: ForkServer, where: Path, check: list[str], timeout: float) -> bool:
@@ -407,18 +423,31 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 return True
             mutated = (where / module).read_text()
             (where / module).write_text(original)
+            log = where.parent / f"{where.name}.confirm.log"
+            failed = where.parent / f"{where.name}.confirm.failed"
             try:
-                base = _forked_pytest(
-                    server, where, check, timeout, where.parent / f"{where.name}.confirm.log"
-                )
+                base = _forked_pytest(server, where, check, timeout, log, failed)
             finally:
                 (where / module).write_text(mutated)
             if base is not None and base[0] == "survived":
                 trust.add(check)
                 return True
+            if base is not None and base[0] == "starved":
+                return False  # nothing learnt of forking: this mutant runs plainly
             trust.distrust()
+            # Say what failed: the tests that failed, or that the run of all ``check`` (a
+            # timeout's or a crash's: every test of the mutant's run) ran out of time. Until
+            # 6 December this named check[0] whatever happened: round 9's "test_welch_... fails
+            # forked" were the first tests of runs that a starved machine timed out.
+            why = (
+                "no answer from the fork server"
+                if base is None
+                else ("timed out" if base[0] == "killed-timeout" else "failed")
+            )
+            names = failed_tests(failed) or [f"{len(check)} tests from {check[0]}"]
             print(
-                f"{module}: {check[0]} fails in a forked run without any mutant; plain runs",
+                f"{module}: a forked run without any mutant {why} ({', '.join(names[:3])}; "
+                f"log {log}); plain runs",
                 flush=True,
             )
             for w in list(servers):

@@ -1957,4 +1957,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_diff zips two lists only when their lengths are equal (the condition just above): "
         "strict never has a shorter list to refuse"
     ),
+    # Round 10 (6 December 2026): replay/executors.py's first run.
+    ("ledger/replay/executors.py", "_POLL_S = 0.2", "0.2 -> 0.4"): (
+        "how often run_seed_jobs looks at its jobs (and, cancelling, signals them again): every "
+        "0.4 s instead of 0.2 s; each job's outcome is read from its own files either way, and "
+        "the deadlines it checks (deadline_min, the 60 s cancel grace) are minutes and seconds "
+        "apart, so only when a result is noticed moves, by at most 0.2 s"
+    ),
 }
