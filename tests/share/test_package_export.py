@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from _share_lab import git_env, make_repo, record
 from _support import init_ledger, run_ledger
 from test_package_import import manifest_of, read_members
@@ -73,3 +75,49 @@ def test_export_errors(packaged: tuple[Path, str, Path], tmp_path: Path) -> None
     r = run_ledger("export", run_id, "-o", str(tmp_path / "missing" / "x.ledgerpkg"), cwd=repo)
     assert r.returncode == 2 and "cannot write" in r.stderr
     assert not (tmp_path / "x.ledgerpkg").exists()
+
+
+def test_an_object_larger_than_a_read_chunk_travels_whole(tmp_path: Path) -> None:
+    """Export sizes each object by reading it in chunks of CHUNK: one of two chunks and a bit
+    must be packaged with its whole size and content."""
+    from ledger._hashing import CHUNK
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".ledger/\nbig.bin\n")
+    subprocess.run(["git", "commit", "-qam", "ignore"], cwd=repo, check=True, env=git_env())
+    content = os.urandom(2 * CHUNK + 123)
+    (repo / "big.bin").write_bytes(content)
+    run_id = record(repo, "--input", "big.bin")
+    pkg = tmp_path / "big.ledgerpkg"
+    r = run_ledger("export", run_id, "-o", str(pkg), cwd=repo)
+    assert r.returncode == 0, r.stderr
+    oid = hash_bytes(content)
+    (member,) = [(m, data) for m, data in read_members(pkg) if m.name.endswith(oid[3:])]
+    assert member[0].size == len(content) and member[1] == content
+
+
+@pytest.mark.parametrize("sorts", ["above", "below"])
+def test_export_refuses_a_corrupt_object_whichever_way_its_hash_sorts(
+    tmp_path: Path, sorts: str
+) -> None:
+    """An object whose content no longer hashes to its id is never packaged, whether that
+    hash sorts above or below the id: exit 5, the object named, no package written."""
+    repo = make_repo(tmp_path / "repo")
+    run_id = record(repo)
+    store = Store.open(repo / ".ledger")
+    oid = hash_bytes((repo / "data.csv").read_bytes())
+    path = store.objects.path_of(oid)
+    data = path.read_bytes()
+    assert data[:1] == b"\x00"  # raw: the content follows the codec byte
+    for last in range(256):
+        damaged = data[1:-1] + bytes([last])
+        got = hash_bytes(damaged)
+        if got != oid and (got > oid) == (sorts == "above"):
+            break
+    path.chmod(0o644)
+    path.write_bytes(b"\x00" + damaged)
+    pkg = tmp_path / "bad.ledgerpkg"
+    r = run_ledger("export", run_id, "-o", str(pkg), cwd=repo)
+    assert r.returncode == 5, (r.returncode, r.stderr)
+    assert f"object {oid} is corrupt" in r.stderr and "nothing was exported" in r.stderr
+    assert not pkg.exists() and not list(tmp_path.glob("*.ledgerpkg*"))
