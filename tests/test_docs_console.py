@@ -64,6 +64,10 @@ SLOW = {
     "docs/how-to/localize-divergence.md",
 }
 TORCH = {"docs/how-to/checkpoints.md", "docs/how-to/localize-divergence.md"}
+# Run by `make test-heavy` only (CI runs both): the localize page replays a divergent run
+# through every localization pass, 90.7 s of one worker in the idle run of 2026-12-06, the
+# suite's slowest test; tests/trace/ checks the same passes in the default set.
+HEAVY = {"docs/how-to/localize-divergence.md"}
 SLURM = {"docs/how-to/cluster-seeds.md"}  # run against a one-node Slurm (tests/_slurm.py)
 MLFLOW = {"docs/how-to/import-from-mlflow.md"}  # needs the mlflow extra
 
@@ -221,7 +225,9 @@ def docs_slurm(tmp_path: Path) -> Iterator[dict[str, str]]:
     [
         pytest.param(
             d,
-            marks=[pytest.mark.slow] * (d in SLOW) + [pytest.mark.torch] * (d in TORCH),
+            marks=[pytest.mark.slow] * (d in SLOW)
+            + [pytest.mark.torch] * (d in TORCH)
+            + [pytest.mark.heavy] * (d in HEAVY),
         )
         for d in DOCS
     ],
