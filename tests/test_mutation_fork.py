@@ -452,11 +452,15 @@ def test_the_clock_counts_sleep_in_full_and_a_wait_for_the_cpu_not_at_all() -> N
 
 
 def test_a_forked_run_starved_of_cpu_by_other_work_is_not_a_hang(
-    checkout: Path, server: ForkServer, tmp_path: Path
+    checkout: Path, server: ForkServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Real starvation: the test moves to one CPU where a busy loop runs, lowers itself to
     SCHED_IDLE and stays runnable there for 6 s of wall time under a 4 s timeout, getting a
-    small share of the CPU (a sixth at most). The wall-clock timeout of round 9 killed it."""
+    small share of the CPU (a sixth at most). The wall-clock timeout of round 9 killed it.
+    On a loaded machine (other work on that CPU too) a SCHED_IDLE run may get so little CPU
+    that it cannot even finish: then the backstop stops it as ``starved``, which is not a
+    kill either (the backstop lowered to 60 s here, so that this takes a minute, not ten)."""
+    monkeypatch.setattr(harness_fork, "BACKSTOP_MIN", 60.0)
     cpu = min(os.sched_getaffinity(0))
     hogs = [
         subprocess.Popen(
@@ -490,6 +494,7 @@ def test_a_forked_run_starved_of_cpu_by_other_work_is_not_a_hang(
         for hog in hogs:
             hog.kill()
             hog.wait()
-    assert outcome is not None and outcome[0] == "survived", outcome
-    cpu_s = float((tmp_path / "cpu").read_text())
-    assert cpu_s < 2, cpu_s  # it was starved: far less CPU than wall time
+    assert outcome is not None and outcome[0] in ("survived", "starved"), outcome
+    if outcome[0] == "survived":
+        cpu_s = float((tmp_path / "cpu").read_text())
+        assert cpu_s < 2, cpu_s  # it was starved: far less CPU than wall time
