@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -167,6 +168,57 @@ def _wait_and_make_bucket(proc: subprocess.Popen[bytes], server: S3Server, log: 
                     last = e
         time.sleep(0.3)
     raise RuntimeError(f"weed S3 did not come up: {last}; {log.read_text()[-2000:]}")
+
+
+class SlowLink:
+    """A TCP relay in front of an endpoint that sends the answers back at ``rate`` bytes a
+    second, counting them: a slow network, so a test can act while a transfer is under way
+    (kill a clone half-way) instead of racing a loopback copy that ends in milliseconds.
+    Requests pass unchanged, so signatures made for the relay's host still verify."""
+
+    def __init__(self, endpoint: str, rate: int) -> None:
+        host, _, port = endpoint.split("//", 1)[1].partition(":")
+        self.upstream = (host, int(port))
+        self.rate = rate
+        self.sent = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._closed = False
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.upstream)
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
+        chunk = 64 << 10 if slow else 1 << 20
+        try:
+            while data := src.recv(chunk):
+                dst.sendall(data)
+                if slow:
+                    with self._lock:
+                        self.sent += len(data)
+                    time.sleep(len(data) / self.rate)
+        except OSError:
+            pass
+        finally:
+            for end in (src, dst):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                end.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self._listener.close()
 
 
 class RemoteUnderTest:

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import blake3
 import pytest
-from _s3_server import RemoteUnderTest, S3Server
+from _s3_server import RemoteUnderTest, S3Server, SlowLink
 from _share_lab import make_repo, record
 from _support import init_ledger, run_ledger, subprocess_env
 
@@ -549,20 +549,26 @@ def test_a_clone_killed_midway_leaves_a_sound_store_and_a_second_clone_completes
     _s3_env(s3_server, monkeypatch)
     _, url = _pushed(tmp_path, s3_server, big=48 << 20)
     dest = tmp_path / "dest"
+    # The killed clone reads through a slow link (8 MiB/s): on loopback the whole clone ends
+    # in well under a second, too soon to be sure of killing it half-way (it once had).
+    link = SlowLink(s3_server.endpoint, rate=8 << 20)
     proc = subprocess.Popen(
         [sys.executable, "-m", "ledger", "clone", url, str(dest)],
-        env=subprocess_env(),
+        env={**subprocess_env(), "AWS_ENDPOINT_URL": link.endpoint},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        # The pull's lease is taken just before the first object is fetched.
+        # The pull's lease is taken just before the first object is fetched; then wait
+        # until a part of the big one has come, far from all of it.
         _wait_for(lambda: list(dest.glob(".ledger-clone-*/staging/pull-*")), "the pull")
-        time.sleep(0.3)
+        _wait_for(lambda: link.sent >= 4 << 20, "4 MiB of objects")
         assert proc.poll() is None, "the clone ended before it could be killed"
+        assert link.sent < 32 << 20, "the clone read too fast to be killed half-way"
     finally:
         proc.kill()
         proc.wait()
+        link.close()
     assert not (dest / ".ledger").exists()
     (work,) = dest.glob(".ledger-clone-*")
     assert os.listdir(work / "tmp") == []  # its temp files had no names: gone with it
