@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,10 +210,8 @@ class SlowLink:
             pass
         finally:
             for end in (src, dst):
-                try:
+                with suppress(OSError):
                     end.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 end.close()
 
     def close(self) -> None:
