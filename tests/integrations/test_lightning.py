@@ -166,7 +166,7 @@ def test_lightning_own_checkpoints_do_not_resume_exactly(
 def test_metrics_land_at_lightning_steps(full: tuple[Path, str]) -> None:
     """What LedgerLogger records equals what Lightning's CSVLogger writes, step for step; the
     hyperparameters and the seed are notes of the run. The run is the module's ``full`` (its
-    own run of 2 epochs took another Lightning process, 7 s of CPU, to check the same)."""
+    own run of 2 epochs took another Lightning process, ~6 s of CPU, to check the same)."""
     project, run_id = full
     store = Store.open(project / ".ledger")
     want: dict[str, tuple[list[int], list[float]]] = {}
