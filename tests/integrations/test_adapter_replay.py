@@ -120,6 +120,15 @@ def test_lightning_run_replays_bitwise(lit: tuple[Path, str]) -> None:
     assert "first divergence at train_loss step 0" in verdict["summary"]
 
 
+# heavy: a Lightning recording and its replay (20.3 s of a worker in the last idle run) for two
+# checks each made in `make test` already: a path outside the working tree is compared as
+# written, each value once (tests/replay/test_replay_volatile.py::
+# test_a_path_outside_the_tree_is_compared_as_written), and a Lightning callback's repr key
+# reads `callbacks["ModelCheckpoint{…}"].best_model_path` with both values
+# (tests/replay/test_compare_volatile_checks.py::
+# test_a_repr_key_is_shortened_where_a_person_reads_it);
+# a real Lightning checkpoint's callback state is compared in test_lightning_run_replays_bitwise.
+@pytest.mark.heavy
 def test_lightning_path_outside_the_tree_is_compared_and_read_plainly(
     lightning_project: Path, tmp_path: Path
 ) -> None:
