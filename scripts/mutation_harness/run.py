@@ -61,6 +61,9 @@ def _pytest_env(copy: Path, env_extra: dict[str, str] | None = None) -> dict[str
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # Not the suite's cached rewrites (tests/conftest.py): a collection would write bytecode of
+    # the mutated sources, which a restored source of the same size and second would reuse.
+    env.pop("LEDGER_TEST_CACHE_REWRITES", None)
     env.update(env_extra or {})
     return env
 

@@ -62,12 +62,34 @@ def _replay(root: Path, run_id: str, *args: str, **env: str) -> tuple[int, dict[
     return r.returncode, json.loads(r.stdout[r.stdout.index("{\n") :])
 
 
-@pytest.fixture
-def lightning_project(tmp_path: Path) -> Path:
+def _require_lightning() -> None:
     require_component(
         importlib.util.find_spec("lightning"), "Lightning", "pip install 'ledger-repro[lightning]'"
     )
+
+
+@pytest.fixture
+def lightning_project(tmp_path: Path) -> Path:
+    _require_lightning()
     return _project(tmp_path, "howto_lightning.py", "ckpt*/\nlightning_logs/")
+
+
+@pytest.fixture(scope="module")
+def _lit_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The how-to's run as written, recorded once for the tests that start from it."""
+    _require_lightning()
+    root = _project(tmp_path_factory.mktemp("lit"), "howto_lightning.py", "ckpt*/\nlightning_logs/")
+    return root, _record(root, "lit")
+
+
+@pytest.fixture
+def lit(_lit_once: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A copy of that project (git repository, ledger, ``ckpt/``) and the run's id: each test
+    replays and records in its own copy, and the one Lightning run saves a process (~6 s of
+    CPU) per test after the first."""
+    root = tmp_path / "proj"
+    shutil.copytree(_lit_once[0], root, symlinks=True)
+    return root, _lit_once[1]
 
 
 @pytest.fixture
@@ -78,11 +100,10 @@ def hf_project(tmp_path: Path) -> Path:
     return _project(tmp_path, "howto_hf.py", "out/")
 
 
-def test_lightning_run_replays_bitwise(lightning_project: Path) -> None:
+def test_lightning_run_replays_bitwise(lit: tuple[Path, str]) -> None:
     """Each ledger checkpoint's callback state holds ``best_model_path`` under the working
     tree; the replay's names the workspace. Mapped, they are the same file: REPRODUCED."""
-    root = lightning_project
-    run_id = _record(root, "lit")
+    root, run_id = lit
     pointer = json.loads((root / "ckpt" / "epoch=1-step=8.ckpt").read_text())
     assert pointer["run_id"] == run_id
 
@@ -99,6 +120,15 @@ def test_lightning_run_replays_bitwise(lightning_project: Path) -> None:
     assert "first divergence at train_loss step 0" in verdict["summary"]
 
 
+# heavy: a Lightning recording and its replay (20.3 s of a worker in the last idle run) for two
+# checks each made in `make test` already: a path outside the working tree is compared as
+# written, each value once (tests/replay/test_replay_volatile.py::
+# test_a_path_outside_the_tree_is_compared_as_written), and a Lightning callback's repr key
+# reads `callbacks["ModelCheckpoint{…}"].best_model_path` with both values
+# (tests/replay/test_compare_volatile_checks.py::
+# test_a_repr_key_is_shortened_where_a_person_reads_it);
+# a real Lightning checkpoint's callback state is compared in test_lightning_run_replays_bitwise.
+@pytest.mark.heavy
 def test_lightning_path_outside_the_tree_is_compared_and_read_plainly(
     lightning_project: Path, tmp_path: Path
 ) -> None:
@@ -115,12 +145,11 @@ def test_lightning_path_outside_the_tree_is_compared_and_read_plainly(
     assert summary.count(str(tmp_path / "first")) == 1  # each value once
 
 
-def test_resumed_lightning_run_replays_from_an_ignored_pointer(lightning_project: Path) -> None:
+def test_resumed_lightning_run_replays_from_an_ignored_pointer(lit: tuple[Path, str]) -> None:
     """The run resumed from ``ckpt/epoch=0-step=4.ckpt``, a pointer in an ignored folder that
     the workspace does not hold: the replay rebuilds it from the ledger and resumes the same
     way (it crashed with FileNotFoundError)."""
-    root = lightning_project
-    _record(root, "first")
+    root, _ = lit  # the first run, which saved the pointer
     # Its own folder: in "ckpt" Lightning would name the next file epoch=1-step=8-v1.ckpt,
     # since the first run left one of that name (a workspace starts without it).
     resumed = _record(root, "resumed", "ckpt/epoch=0-step=4.ckpt", CKPT_DIR="ckpt-resumed")
