@@ -13,8 +13,8 @@ import errno
 import json
 import os
 import stat
+import struct
 import threading
-from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -66,7 +66,11 @@ def _check_name(rel: str, root: str) -> None:
         ) from None
 
 
-_MASK64 = (1 << 64) - 1
+# A walked entry's (inode, size, mtime_ns, ctime_ns) in the walk's signature, as
+# docs/reference/data-digests.md has it: 8 bytes each, little endian, the times in two's
+# complement (before 1970 is negative). One pack per entry; the array of masked times it
+# replaced held the same bytes (on little-endian hosts), so saved memos still match.
+_KEY = struct.Struct("<QQqq")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -91,8 +95,9 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
     twice. This loop is most of a warm digest, hence its plainness."""
     items: list[Item] = []
     append = items.append
-    nums = array("Q")
-    extend = nums.extend
+    keys: list[bytes] = []
+    key = keys.append
+    pack = _KEY.pack
     is_reg, is_dir, is_lnk = stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK
     stack = [""]
     while stack:
@@ -122,10 +127,7 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
                             f"input {abs_dir}/{e.name} is not a regular file, directory or symlink",
                             hint="inputs may not contain FIFOs, sockets or devices; leave it out",
                         )
-                    # Times may be negative (before 1970): two's complement keeps them apart.
-                    extend(
-                        (st.st_ino, st.st_size, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64)
-                    )
+                    key(pack(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         except PermissionError:
             raise _denied(abs_dir) from None
         finally:
@@ -133,12 +135,12 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
         if empty and rel_dir:
             st = os.lstat(abs_dir)
             append((rel_dir, st, "dir"))
-            extend((st.st_ino, 0, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64))
+            key(pack(st.st_ino, 0, st.st_mtime_ns, st.st_ctime_ns))
     names = "\x00".join([it[0] for it in items])
     if not names.isascii():
         for item in items:
             _check_name(item[0], root)
-    h = blake3.blake3(nums.tobytes())
+    h = blake3.blake3(b"".join(keys))
     h.update(names.encode("utf-8", "surrogateescape"))
     return items, h.digest()
 
@@ -301,14 +303,17 @@ def _fill(
     digests: list[str | None] = [None] * len(items)
     moved: list[str] = []
     todo: list[int] = []
-    lookup = cache.lookup
+    lookup = cache.lookup if len(cache) else None  # an empty cache: every file is a miss
     for i, (rel, st, type) in enumerate(items):
         if type == "file":
-            digests[i] = lookup(base + rel, st)
-            if digests[i] is None:
+            digest = None if lookup is None else lookup(base + rel, st)
+            if digest is None:
                 todo.append(i)
+            digests[i] = digest
         elif type == "symlink":
             digests[i] = _link_digest(base + rel)
+    if lookup is None:
+        cache.stats.misses += len(todo)
     if not todo:
         return digests, True
 
