@@ -13,8 +13,8 @@ import errno
 import json
 import os
 import stat
+import struct
 import threading
-from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,7 +28,7 @@ from .._progress import tick
 from ..errors import LedgerError, UsageError
 from ..records.data import DataManifest, InputChange, InputDigest
 from ..store import Store
-from .statcache import StatCache, TreeMemo, stat_key
+from .statcache import StatCache, TreeMemo
 
 __all__ = [
     "MAX_NAMES",
@@ -46,6 +46,8 @@ MAX_NAMES = 1000  # names listed per kind of change; the counts stay exact
 # opens at once instead of waiting for a writer (the fstat after the open refuses it).
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _local = threading.local()
+_json_string = json.encoder.encode_basestring  # json.dumps(ensure_ascii=False)'s, in C
+_is_reg = stat.S_ISREG
 
 
 # One walked entry: path relative to the input, its lstat, type (file | symlink | dir). Plain
@@ -64,7 +66,11 @@ def _check_name(rel: str, root: str) -> None:
         ) from None
 
 
-_MASK64 = (1 << 64) - 1
+# A walked entry's (inode, size, mtime_ns, ctime_ns) in the walk's signature, as
+# docs/reference/data-digests.md has it: 8 bytes each, little endian, the times in two's
+# complement (before 1970 is negative). One pack per entry; the array of masked times it
+# replaced held the same bytes (on little-endian hosts), so saved memos still match.
+_KEY = struct.Struct("<QQqq")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -89,8 +95,9 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
     twice. This loop is most of a warm digest, hence its plainness."""
     items: list[Item] = []
     append = items.append
-    nums = array("Q")
-    extend = nums.extend
+    keys: list[bytes] = []
+    key = keys.append
+    pack = _KEY.pack
     is_reg, is_dir, is_lnk = stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK
     stack = [""]
     while stack:
@@ -120,10 +127,7 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
                             f"input {abs_dir}/{e.name} is not a regular file, directory or symlink",
                             hint="inputs may not contain FIFOs, sockets or devices; leave it out",
                         )
-                    # Times may be negative (before 1970): two's complement keeps them apart.
-                    extend(
-                        (st.st_ino, st.st_size, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64)
-                    )
+                    key(pack(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         except PermissionError:
             raise _denied(abs_dir) from None
         finally:
@@ -131,12 +135,12 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
         if empty and rel_dir:
             st = os.lstat(abs_dir)
             append((rel_dir, st, "dir"))
-            extend((st.st_ino, 0, st.st_mtime_ns & _MASK64, st.st_ctime_ns & _MASK64))
+            key(pack(st.st_ino, 0, st.st_mtime_ns, st.st_ctime_ns))
     names = "\x00".join([it[0] for it in items])
     if not names.isascii():
         for item in items:
             _check_name(item[0], root)
-    h = blake3.blake3(nums.tobytes())
+    h = blake3.blake3(b"".join(keys))
     h.update(names.encode("utf-8", "surrogateescape"))
     return items, h.digest()
 
@@ -156,9 +160,20 @@ def _read_digest(fd: int, size: int) -> tuple[str, int]:
     that: a read that comes back short at exactly ``size`` bytes is the end (a regular file
     reads short only there), so a small file is one ``read``, without the second one that
     finds the end. A file that grew or shrank meanwhile is read to its end all the same."""
-    view = _buffer(min(size + 1, CHUNK))
-    h = hasher_for(size)
-    want, total = min(size + 1, len(view)), 0
+    want = size + 1
+    if want <= CHUNK:  # the common case, kept plain: most of a cold digest's files
+        buf: bytearray | None = getattr(_local, "buf", None)
+        if buf is None or len(buf) < want:
+            buf = _local.buf = bytearray(want)
+        view = memoryview(buf)
+        n = os.readv(fd, [view[:want]])
+        if n == size:
+            return ALGO_PREFIX + blake3.blake3(view[:n]).hexdigest(), n
+        h = blake3.blake3(view[:n])
+        total = n
+    else:
+        view = _buffer(CHUNK)
+        h, want, total = hasher_for(size), CHUNK, 0
     while n := os.readv(fd, [view[:want]]):
         h.update(view[:n])
         total += n
@@ -193,20 +208,23 @@ def _hash_open(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_re
     started = StatCache.now_ns()
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not _is_reg(st.st_mode):
             raise UsageError(
                 f"input {abspath} is not a regular file (it was replaced while being digested)",
                 hint="inputs may not contain FIFOs, sockets or devices; leave it out",
             )
         # Hash what this descriptor reads, so the stat and the digest describe the same file.
-        digest, n = _read_digest(fd, st.st_size)
-        if n != st.st_size:  # written meanwhile: the stat after the read describes more of it
+        size = st.st_size
+        digest, n = _read_digest(fd, size)
+        if n != size:  # written meanwhile: the stat after the read describes more of it
             st = os.fstat(fd)
+            size = st.st_size
     except OSError as e:
         raise UsageError(f"cannot read input file {abspath}: {e.strerror or e}") from None
-    cache.stats.hashed += 1
-    cache.stats.bytes_hashed += st.st_size
-    tick(1, st.st_size)
+    counts = cache.stats
+    counts.hashed += 1
+    counts.bytes_hashed += size
+    tick(1, size)
     cache.remember(abspath, st, digest, started)
     return digest, st
 
@@ -229,6 +247,7 @@ READAHEAD_FILES = 256  # files opened and hinted ahead of the readers, all reade
 READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead serves them
 SMALL_FILES = 256 << 10  # mean size of the files to read below which one reader reads them all
 _NO_FDS = (errno.EMFILE, errno.ENFILE)
+_WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", 3)
 
 
 def _readers(sizes: list[int], workers: int) -> int:
@@ -284,14 +303,17 @@ def _fill(
     digests: list[str | None] = [None] * len(items)
     moved: list[str] = []
     todo: list[int] = []
-    lookup = cache.lookup
+    lookup = cache.lookup if len(cache) else None  # an empty cache: every file is a miss
     for i, (rel, st, type) in enumerate(items):
         if type == "file":
-            digests[i] = lookup(base + rel, st)
-            if digests[i] is None:
+            digest = None if lookup is None else lookup(base + rel, st)
+            if digest is None:
                 todo.append(i)
+            digests[i] = digest
         elif type == "symlink":
             digests[i] = _link_digest(base + rel)
+    if lookup is None:
+        cache.stats.misses += len(todo)
     if not todo:
         return digests, True
 
@@ -300,43 +322,46 @@ def _fill(
     failed = threading.Event()  # one reader's error stops the others at their next file
 
     def run(share: list[int]) -> None:
+        # One pass of this loop per file: its work is inlined (no helper calls beyond the
+        # system calls and ``_hash_open``), as it is most of a cold digest's Python time.
         opened: deque[tuple[int, int]] = deque()  # (item, fd), in reading order
-        nxt = 0  # next position in ``share`` to open
-
-        def open_ahead() -> None:
-            nonlocal nxt
-            while nxt < len(share) and len(opened) < window:
-                i = share[nxt]
-                rel, seen, _ = items[i]
-                try:
-                    fd = os.open(base + rel, _READ_FLAGS)
-                except OSError as e:
-                    if opened and e.errno in _NO_FDS:
-                        return  # out of descriptors: read what is open, then try again
-                    raise _open_error(base + rel, e) from None
-                nxt += 1
-                if window > 1 and seen.st_size <= READAHEAD_MAX_SIZE:
-                    try:  # noqa: SIM105 (a with-block costs more in this per-file loop)
-                        _fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)  # type: ignore[misc]
-                    except OSError:
-                        pass  # a hint is only a hint
-                opened.append((i, fd))
-
+        pop, push = opened.popleft, opened.append
+        nxt, end = 0, len(share)  # next position in ``share`` to open; its end
+        hint = _fadvise if window > 1 else None
         try:
-            open_ahead()
-            while opened:
-                if failed.is_set():
+            while True:
+                while nxt < end and len(opened) < window:  # open ahead, up to the window
+                    i = share[nxt]
+                    rel, seen, _ = items[i]
+                    try:
+                        fd = os.open(base + rel, _READ_FLAGS)
+                    except OSError as e:
+                        if opened and e.errno in _NO_FDS:
+                            break  # out of descriptors: read what is open, then try again
+                        raise _open_error(base + rel, e) from None
+                    nxt += 1
+                    if hint is not None and seen.st_size <= READAHEAD_MAX_SIZE:
+                        try:  # noqa: SIM105 (a with-block costs more in this per-file loop)
+                            hint(fd, 0, 0, _WILLNEED)
+                        except OSError:
+                            pass  # a hint is only a hint
+                    push((i, fd))
+                if not opened or failed.is_set():
                     return
-                i, fd = opened.popleft()
+                i, fd = pop()
                 rel, seen, type = items[i]
                 try:
                     digests[i], st = _hash_open(base + rel, fd, cache)
                 finally:
                     os.close(fd)
-                if stat_key(st) != stat_key(seen):
+                if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (
+                    seen.st_ino,
+                    seen.st_size,
+                    seen.st_mtime_ns,
+                    seen.st_ctime_ns,
+                ):
                     moved.append(rel)
                     items[i] = (rel, st, type)
-                open_ahead()
         except BaseException:
             failed.set()
             raise
@@ -373,18 +398,51 @@ def _digests_from(items: list[Item], blob: bytes) -> list[str | None]:
     ]
 
 
-def _listing(items: list[Item], digests: list[str | None]) -> tuple[str, int, int]:
-    """The directory digest over the canonical listing, with the file and byte counts."""
-    lines: list[bytes] = []
+def _described(
+    items: list[Item], digests: list[str | None]
+) -> tuple[str, int, int, dict[str, Any], str]:
+    """A digested directory in one pass over its sorted entries: the directory digest over
+    the canonical listing, the file and byte counts, the data-manifest as JSON data and that
+    manifest's id.
+
+    The id is BLAKE3 of the manifest's canonical JSON (``_canonical(manifest)``), written
+    here entry by entry instead: ``json.dumps`` of 5,000 entry dicts with sorted keys took
+    twice as long. The text is the same byte for byte (the keys below are in sorted order;
+    names are escaped by ``json``'s own encoder; a test compares the two)."""
+    lines: list[str] = []
+    texts: list[str] = []
+    entries: list[dict[str, Any]] = []
     n_files = n_bytes = 0
+    line, text, entry = lines.append, texts.append, entries.append
+    quote = _json_string
     for (rel, st, type), digest in zip(items, digests, strict=True):  # sorted by path
-        size = 0 if type == "dir" else st.st_size
-        lines.append(f"{type}\x00{rel}\x00{size}\x00{digest or ''}\n".encode())
-        if type != "dir":
+        if type == "dir":
+            size = 0
+        else:
+            size = st.st_size
             n_files += 1
-        if type == "file":
-            n_bytes += size
-    return hash_bytes(b"".join(lines)), n_files, n_bytes
+            if type == "file":
+                n_bytes += size
+        mode = st.st_mode & 0o7777
+        line(f"{type}\x00{rel}\x00{size}\x00{digest or ''}\n")
+        oid = "null" if digest is None else '"' + digest + '"'  # b3: and hex: nothing to escape
+        text(f'{{"digest":{oid},"mode":{mode},"path":{quote(rel)},"size":{size},"type":"{type}"}}')
+        entry({"digest": digest, "mode": mode, "path": rel, "size": size, "type": type})
+    dir_digest = hash_bytes("".join(lines).encode())
+    raw = {
+        "dir_digest": dir_digest,
+        "entries": entries,
+        "kind": DataManifest.KIND,
+        "n_bytes": n_bytes,
+        "n_files": n_files,
+        "schema": DataManifest.SCHEMA,
+    }
+    body = (
+        f'{{"dir_digest":{quote(dir_digest)},"entries":[{",".join(texts)}],'
+        f'"kind":{quote(DataManifest.KIND)},"n_bytes":{n_bytes},"n_files":{n_files},'
+        f'"schema":{int(DataManifest.SCHEMA)}}}'
+    ).encode()
+    return dir_digest, n_files, n_bytes, raw, hash_bytes(body)
 
 
 def _raw_manifest(
@@ -478,12 +536,11 @@ def digest_input(
             racy = cache.stats.racy
             items.sort()  # listing order: the reads follow it, and the listing is made from it
             digests, as_walked = _fill(items, base, cache, workers)
-            dir_digest, n_files, n_bytes = _listing(items, digests)
-            raw = _raw_manifest(items, digests, dir_digest, n_files, n_bytes)
+            dir_digest, n_files, n_bytes, raw, files = _described(items, digests)
             memo = TreeMemo(
                 signature=signature,
                 dir_digest=dir_digest,
-                files=hash_bytes(_canonical(raw)),
+                files=files,
                 n_files=n_files,
                 n_bytes=n_bytes,
                 digests=_digest_blob(digests),

@@ -60,6 +60,7 @@ _HEADER = struct.Struct("<8sIII")
 _REC = struct.Struct("<QQqqII32s")
 _TREE = struct.Struct("<II32s32s32sQQQI")
 _TRAILER = 32
+_CUT = len(ALGO_PREFIX)
 
 Key = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
 Entries = dict[str, tuple[Key, bytes]]
@@ -70,7 +71,7 @@ def stat_key(st: os.stat_result) -> Key:
 
 
 def _raw(oid: str) -> bytes:
-    return bytes.fromhex(oid[len(ALGO_PREFIX) :])
+    return bytes.fromhex(oid[_CUT:])
 
 
 @dataclass(slots=True)
@@ -147,7 +148,7 @@ class StatCache:
     # -- use ---------------------------------------------------------------------------------
     def lookup(self, abspath: str, st: os.stat_result) -> str | None:
         """The cached digest if the file's stat is exactly what it was when it was hashed."""
-        hit = self._entries.get(abspath)
+        hit = (self._parsed if self._parsed is not None else self._entries).get(abspath)
         if hit is not None and hit[0] == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
             self.stats.hits += 1
             self._used.add(abspath)
@@ -159,11 +160,14 @@ class StatCache:
         """Cache a digest computed from a read that began at ``started_ns`` (time.time_ns()).
 
         Refused (False) when the file changed too close to that moment to trust its stat."""
-        if max(st.st_mtime_ns, st.st_ctime_ns) > started_ns - self.racy_window_ns:
+        mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+        entries = self._parsed if self._parsed is not None else self._entries
+        if (mtime if mtime > ctime else ctime) > started_ns - self.racy_window_ns:
             self.stats.racy += 1
-            self._entries.pop(abspath, None)
+            entries.pop(abspath, None)
             return False
-        self._entries[abspath] = (stat_key(st), _raw(digest))
+        # A cold digest calls this once a file: plain code (no helper calls) on purpose.
+        entries[abspath] = ((st.st_ino, st.st_size, mtime, ctime), bytes.fromhex(digest[_CUT:]))
         self._used.add(abspath)
         self._dirty = True
         return True

@@ -116,6 +116,23 @@ def test_unicode_names_sort_by_code_point(tmp_path: Path) -> None:
     assert sorted(names, key=lambda s: s.encode()) == sorted(names)
 
 
+def test_the_manifest_id_is_its_canonical_json_whatever_the_names(tmp_path: Path) -> None:
+    """The digest writes the manifest's JSON itself (not json.dumps): names that JSON must
+    escape, non-ASCII names, an empty directory and a symlink give the canonical bytes."""
+    root = tmp_path / "ds"
+    names = ['q"uote', "back\\slash", "tab\there", "new\nline", "ctl\x01\x1f", "del\x7f"]
+    names += ["é/ü.txt", "sep\u2028\u2029", "emoji\U0001f600", "</script>"]
+    for i, name in enumerate(names):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(bytes([i]) * i)
+    (root / "empty dir").mkdir()
+    os.symlink('a "target"', root / "link")
+    d = digest_input(root, StatCache())
+    data = manifest_data(d)
+    assert data is not None and len(data["entries"]) == len(names) + 2
+    assert d.files == hash_bytes(canonical_json(data)) == manifest(d).digest()
+
+
 def test_non_utf8_name_is_refused_not_skipped(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     root.mkdir()

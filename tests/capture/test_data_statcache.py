@@ -42,6 +42,20 @@ def test_hit_avoids_rereading_across_processes(tmp_path: Path) -> None:
     assert second.stats.hashed == 1 and d3.digest != d1.digest
 
 
+def test_every_file_counts_as_a_miss_in_an_empty_cache_and_a_hit_in_a_full_one(
+    tmp_path: Path,
+) -> None:
+    """An empty cache is not looked up file by file; its misses are counted all the same."""
+    root = tmp_path / "ds"
+    dataset(root, 4)
+    cache = StatCache(racy_window_ns=0)
+    digest_input(root, cache)
+    assert (cache.stats.misses, cache.stats.hits, cache.stats.hashed) == (4, 0, 4)
+    cache.trees.clear()  # no tree memo: each file is looked up
+    digest_input(root, cache)
+    assert (cache.stats.misses, cache.stats.hits, cache.stats.hashed) == (4, 4, 4)
+
+
 def test_in_process_re_digest_skips_per_file_work(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     dataset(root)

@@ -163,6 +163,25 @@ def test_recheck_after_a_memo_hit_names_the_change(tmp_path: Path) -> None:
     assert change is not None and change.modified == ["top.txt"]
 
 
+def test_the_walk_signature_is_the_documented_one(tmp_path: Path) -> None:
+    """docs/reference/data-digests.md: BLAKE3 over each entry's (inode, size, mtime_ns,
+    ctime_ns) as little-endian 64-bit integers, times in two's complement, in walk order, then
+    the relative paths joined by NUL. A time before 1970 and an empty directory included."""
+    root = tmp_path / "ds"
+    dataset(root)
+    os.utime(root / "a" / "0.bin", ns=(-5_000_000_123, -7_000_000_456))
+    items, signature = _walk(str(root), str(root) + "/")
+    assert {t for _, _, t in items} == {"file", "dir", "symlink"}
+    assert min(st.st_mtime_ns for _, st, _ in items) == -7_000_000_456
+    h = blake3.blake3()
+    for _, st, type in items:
+        size = 0 if type == "dir" else st.st_size
+        h.update(struct.pack("<QQ", st.st_ino, size))
+        h.update(struct.pack("<qq", st.st_mtime_ns, st.st_ctime_ns))
+    h.update("\x00".join(rel for rel, _, _ in items).encode())
+    assert signature == h.digest()
+
+
 def test_a_file_changed_between_walk_and_read_is_not_memoised(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     dataset(root)
