@@ -29,15 +29,23 @@ class Readers:
     """Stands in for posix_fadvise and spies on the readers: which file each WILLNEED hint
     named, how many files were read when it came, and which threads read."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, delay: float = 0.0) -> None:
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, delay: float = 0.0, together: int = 0
+    ) -> None:
+        """``together``: each reader's first read waits until that many readers are reading,
+        so a pool that reuses a thread which finished its share early (its main thread held
+        up between two submits, on a loaded machine) cannot hide a reader."""
         self.hinted: list[str] = []
         self.read: list[str] = []
         self.ahead: list[int] = []  # per hint: files hinted (this one included) - files read
         self.threads: set[int] = set()
         self._lock = threading.Lock()
         real = data._hash_open
+        started = threading.Barrier(together) if together else None
 
         def hash_open(abspath: str, fd: int, cache: StatCache) -> tuple[str, os.stat_result]:
+            if started is not None and threading.get_ident() not in self.threads:
+                started.wait(timeout=60)  # broken (the test fails) if fewer readers come
             if delay:
                 time.sleep(delay)
             out = real(abspath, fd, cache)
@@ -128,7 +136,7 @@ def test_large_files_are_read_by_every_worker(
     root = tmp_path / "data"
     _tree(root, 120, size=2000)
     monkeypatch.setattr(data, "SMALL_FILES", 1000)  # these files count as large
-    spy = Readers(monkeypatch, delay=0.002)
+    spy = Readers(monkeypatch, delay=0.002, together=3)
     digest_input(root, StatCache(), dvc=False, workers=3)
     assert len(spy.threads) == 3
     # Each reader hints its own share in its own order: the hints of one share are in order.
