@@ -190,10 +190,20 @@ def measure_times(total_bytes: int, rounds: int) -> dict[str, list[float]]:
 
 class _Floor:
     """The work a save of a mostly unchanged state cannot skip without trusting a version
-    counter: compare each tensor's bytes with the last save's (``memcmp`` against a read-only
-    mapping of a file in the page cache) and write + fsync the changed ones (each to a new
-    file, renamed over the old, one directory fsync), four threads at once as a save's
-    workers. It keeps its own files, in its own folder: ``save`` is timed, the rest is set-up.
+    counter, published as atomically as any correct checkpoint must be: compare each
+    tensor's bytes with the last save's (``memcmp`` against a read-only mapping of a file in
+    the page cache), write + fsync each changed one to a new file (four threads at once, as
+    a save's workers; the last save's files stay as they were until the new one is
+    published), then make those names durable (one fsync of the folder) while a manifest
+    naming every tensor's file is written to a temp file and fsynced, then rename the
+    manifest into place and fsync the folder again: the commit point, durable before
+    ``save`` returns. Three waits for the disk in a row (the data; the data's names with the
+    manifest's content; the manifest's name), where a one-process ledger save has six (the
+    chunks; their folders with the shard manifest's and record's contents and the ref
+    files' temp copies; the manifest's folder; the record's folder; the log append; the
+    refs' folder), which the ledger's own format needs and a floor does not count. It keeps
+    its own files, in its own folder: ``save`` is timed, the rest (mapping the new files,
+    deleting the replaced ones) is set-up.
     """
 
     def __init__(self, folder: Path, state: dict[str, Any]) -> None:
@@ -202,62 +212,91 @@ class _Floor:
         self.folder, self.memcmp = folder, MEMCMP
         folder.mkdir()
         self.maps: dict[str, Any] = {}
+        self.files: dict[str, str] = {}  # tensor name -> its file, as the manifest names it
+        self.gen = 0
         self.rebase(state)
 
-    def _write(self, name: str, t: Any) -> None:
-        tmp = self.folder / f"{name}.tmp"
-        with open(tmp, "wb") as f:
+    def _write(self, file: str, t: Any) -> None:
+        with open(self.folder / file, "wb") as f:
             f.write(memoryview(t.numpy()).cast("B"))
             f.flush()
             os.fsync(f.fileno())
-        tmp.replace(self.folder / name)
 
     def _map(self, name: str) -> None:
         import mmap
 
         import numpy as np
 
-        with open(self.folder / name, "rb") as f:
+        with open(self.folder / self.files[name], "rb") as f:
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        old = self.maps.pop(name, None)
+        if old is not None:
+            old[0].close()
         self.maps[name] = (mm, int(np.frombuffer(mm, dtype=np.uint8).ctypes.data))
 
-    def rebase(self, state: dict[str, Any]) -> None:
-        """Every tensor written through the page cache and mapped, untimed: the last save a
-        ``save`` compares with (after every tensor was replaced, say)."""
-        for name, t in state.items():
-            self._write(name, t)
-            self._map(name)
+    def _fsync_folder(self) -> None:
         fd = os.open(self.folder, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
 
-    def save(self, state: dict[str, Any]) -> float:
-        """Seconds to compare every tensor and write + fsync the changed ones."""
+    def _publish(self, files: dict[str, str], pool: Any) -> None:
+        """The data's names durable while the manifest's content is, then its name."""
+        tmp = self.folder / "manifest.tmp"
+
+        def manifest() -> None:
+            with open(tmp, "wb") as f:
+                f.write(json.dumps(files, sort_keys=True).encode())
+                f.flush()
+                os.fsync(f.fileno())
+
+        list(pool.map(lambda fn: fn(), [manifest, self._fsync_folder]))
+        tmp.replace(self.folder / "manifest")
+        self._fsync_folder()
+
+    def _retire(self, files: dict[str, str]) -> None:
+        """Untimed: the new files mapped, the ones they replaced deleted."""
+        old, self.files = self.files, files
+        for name, file in files.items():
+            if old.get(name) != file:
+                self._map(name)
+                if name in old:
+                    (self.folder / old[name]).unlink()
+
+    def rebase(self, state: dict[str, Any]) -> None:
+        """Every tensor written through the page cache, published and mapped, untimed: the
+        last save a ``save`` compares with (after every tensor was replaced, say)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        changed: list[str] = []
+        self.gen += 1
+        files = {name: f"{name}.{self.gen}" for name in state}
+        for name, t in state.items():
+            self._write(files[name], t)
+        with ThreadPoolExecutor(2) as pool:
+            self._publish(files, pool)
+        self._retire(files)
+
+    def save(self, state: dict[str, Any]) -> float:
+        """Seconds to compare every tensor, write + fsync the changed ones and publish."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.gen += 1
+        files = dict(self.files)
 
         def one(item: tuple[str, Any]) -> None:
             name, t = item
             nbytes = t.numel() * t.element_size()
             if self.memcmp(t.data_ptr(), self.maps[name][1], nbytes) != 0:
-                self._write(name, t)
-                changed.append(name)
+                files[name] = f"{name}.{self.gen}"
+                self._write(files[name], t)
 
         t0 = time.perf_counter()
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(one, state.items()))
-        fd = os.open(self.folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            self._publish(files, pool)
         seconds = time.perf_counter() - t0
-        for name in changed:
-            self.maps.pop(name)[0].close()
-            self._map(name)
+        self._retire(files)
         return seconds
 
     def close(self) -> None:
@@ -552,7 +591,7 @@ def _row(what: str, value: float, unit: str, **kw: Any) -> Row:
 ROUNDS = 8  # even: over every two rounds each operation runs after each other once
 REPLACING_ROUNDS = 6
 FIRST_BG_ROUNDS = 4
-FLOOR = "floor: memcmp the unchanged, write + fsync the changed"
+FLOOR = "floor: memcmp the unchanged, write + fsync the changed, publish a manifest"
 
 
 def _replacing_rows(quick: bool, ratio_row: Any) -> list[Row]:

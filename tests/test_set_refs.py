@@ -191,3 +191,70 @@ def test_a_failed_log_append_leaves_no_ref_temp_file(store: Store, monkeypatch: 
         store.set_refs([("checkpoints/r/latest", b, "publish", {"step": 2})])
     assert store.refs.get("checkpoints/r/latest") == a
     assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith(".w-")]
+
+
+def _temps(store: Store) -> list[str]:
+    return sorted(p.name for p in store.tmp_dir.iterdir() if p.name.startswith(".w-"))
+
+
+def test_a_staged_ref_copy_is_used_and_nothing_is_written_during_the_append(
+    store: Store, monkeypatch: Any
+) -> None:
+    """``stage_ref`` writes and fsyncs the ref file's temp copy at once; ``set_refs`` given it
+    renames that very file into place after the log append, and writes no copy of its own
+    (a checkpoint stages its refs beside its record, off the way to the log append)."""
+    import ledger.store.repo as repo
+
+    a, b = _objects(store, 2)
+    step = store.stage_ref("checkpoints/r/step-2", b)
+    latest = store.stage_ref("checkpoints/r/latest", b)
+    step.wait()
+    latest.wait()
+    staged = _temps(store)
+    assert len(staged) == 2
+    assert store.refs.get("checkpoints/r/latest") is None  # nothing moved yet
+    written: list[bytes] = []
+    stage = repo.stage_bytes
+
+    def spy(data: bytes, *args: Any, **kw: Any) -> Any:
+        written.append(data)
+        return stage(data, *args, **kw)
+
+    monkeypatch.setattr(repo, "stage_bytes", spy)
+    inodes = {name: os.stat(store.tmp_dir / name).st_ino for name in staged}
+    store.set_refs(
+        [
+            ("checkpoints/r/step-2", b, "checkpoint", {"step": 2}),
+            ("checkpoints/r/latest", b, "publish", {"step": 2}),
+        ],
+        staged=[latest, step],  # any order: matched by ref and object
+    )
+    assert written == []
+    assert sorted(
+        os.stat(store.refs.path_of(n)).st_ino
+        for n in ("checkpoints/r/step-2", "checkpoints/r/latest")
+    ) == sorted(inodes.values())
+    assert store.refs.get("checkpoints/r/latest") == b
+    assert _temps(store) == []
+    assert verify_store(store).ok
+    del a
+
+
+def test_a_staged_copy_that_matches_no_move_is_removed_and_never_used(
+    store: Store, monkeypatch: Any
+) -> None:
+    """A copy for another object (the record was written anew), or another ref, is not
+    renamed into place: ``set_refs`` writes its own and removes the caller's, also when it
+    refuses the moves."""
+    a, b = _objects(store, 2)
+    stale = store.stage_ref("checkpoints/r/latest", a)
+    other = store.stage_ref("checkpoints/r/step-9", b)
+    store.set_refs([("checkpoints/r/latest", b, "publish", {"step": 2})], staged=[stale, other])
+    assert store.refs.get("checkpoints/r/latest") == b
+    assert store.refs.get("checkpoints/r/step-9") is None
+    assert _temps(store) == []
+    refused = store.stage_ref("checkpoints/r/latest", a)
+    with pytest.raises(UsageError):
+        store.set_refs([("../x", a, "set", {})], staged=[refused])
+    assert _temps(store) == []
+    assert store.refs.get("checkpoints/r/latest") == b

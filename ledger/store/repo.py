@@ -257,6 +257,7 @@ class Store:
         moves: Sequence[tuple[str, str, str, dict[str, Any]]],
         after_each: Callable[[str], None] = lambda name: None,
         after_log: Callable[[], None] = lambda: None,
+        staged: Sequence[StagedRef] = (),
     ) -> list[LogEntry]:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
@@ -264,50 +265,81 @@ class Store:
         fsynced meanwhile), then each ref file is replaced in order (``after_each(name)`` once
         it is; ``after_log()`` before the first), then each directory that changed is fsynced
         once.
-        A ref named twice is logged as moved twice, the second move from the first's object."""
-        for name, oid, _op, note in moves:
-            check_ref_name(name)
-            if not self.objects.has(oid):
-                raise UsageError(f"cannot point ref {name} at {oid}: no such object")
-            if own := sorted(_ENTRY_FIELDS & note.keys()):
-                raise UsageError(
-                    f"cannot move ref {name}: its note sets {', '.join(own)}, which the log "
-                    "entry sets itself"
-                )
-        with self.lock():
-            self._finish_cut_writes()
-            now = format_datetime(datetime.now(UTC))
-            held: dict[str, RefState | None] = {}  # each ref once the moves before are made
-            lines: list[dict[str, Any]] = []
-            for name, oid, op, note in moves:
-                state = held[name] if name in held else self._state_of(name, self.refs.get(name))
-                after = self._allowed(state, name, op, oid)
-                old = None if state is None else state.oid
-                lines.append({**note, "op": op, "ref": name, "old": old, "new": oid, "time": now})
-                held[name] = RefState(oid, after)
-            # Each ref file's new content is known before the commit point: its temp file is
-            # written and fsynced on a kept thread (``_aside_pool``) while the log append is
-            # fsynced (a crash before the append leaves temp files only); after it, the files
-            # are renamed into place in order. Three fsyncs in a row became two.
-            staged = [
-                _StagedRef(self.refs.path_of(name), oid, self.tmp_dir) for name, oid, *_ in moves
-            ]
-            try:
-                entries = self.log.append_many(lines)
-                for ref in staged:
-                    ref.wait()
-                after_log()
-                dirs: list[Path] = []
-                for (name, *_), ref in zip(moves, staged, strict=True):
-                    ref.commit()
-                    after_each(name)
-                    if ref.path.parent not in dirs:
-                        dirs.append(ref.path.parent)
-            finally:
-                for ref in staged:
-                    ref.discard()
-            for d in dirs:
-                fsync_dir(d)
+        A ref named twice is logged as moved twice, the second move from the first's object.
+        ``staged``: temp copies the caller made earlier (``stage_ref``), used for the moves
+        they match (same ref, same object) instead of writing them during the append; all of
+        them are removed or renamed into place by the time this returns or raises."""
+        spare = list(staged)  # the caller's copies not yet matched with a move
+        used: list[StagedRef] = []
+        try:
+            for name, oid, _op, note in moves:
+                check_ref_name(name)
+                if not self.objects.has(oid):
+                    raise UsageError(f"cannot point ref {name} at {oid}: no such object")
+                if own := sorted(_ENTRY_FIELDS & note.keys()):
+                    raise UsageError(
+                        f"cannot move ref {name}: its note sets {', '.join(own)}, which the "
+                        "log entry sets itself"
+                    )
+            with self.lock():
+                self._finish_cut_writes()
+                now = format_datetime(datetime.now(UTC))
+                held: dict[str, RefState | None] = {}  # each ref once the moves before are made
+                lines: list[dict[str, Any]] = []
+                for name, oid, op, note in moves:
+                    state = (
+                        held[name] if name in held else self._state_of(name, self.refs.get(name))
+                    )
+                    after = self._allowed(state, name, op, oid)
+                    old = None if state is None else state.oid
+                    lines.append(
+                        {**note, "op": op, "ref": name, "old": old, "new": oid, "time": now}
+                    )
+                    held[name] = RefState(oid, after)
+                # Each ref file's new content is known before the commit point: its temp file
+                # is written and fsynced on a kept thread (``_aside_pool``) while the log append
+                # is fsynced (a crash before the append leaves temp files only), unless the
+                # caller staged it earlier (``stage_ref``); after the append, the files are
+                # renamed into place in order. Three fsyncs in a row became two.
+                for name, oid, *_ in moves:
+                    path = self.refs.path_of(name)
+                    used.append(_matching(spare, path, oid) or StagedRef(path, oid, self.tmp_dir))
+                return self._append_and_move(moves, used, after_each, after_log, lines)
+        finally:
+            for ref in [*spare, *used]:
+                ref.discard()
+
+    def stage_ref(self, name: str, oid: str) -> StagedRef:
+        """The temp copy of ref ``name``'s file pointing at ``oid``, written and fsynced on a
+        kept thread from now on, for a later ``set_refs(..., staged=[...])`` of the same move:
+        a writer that knows the object a ref will hold before the object is durable (a
+        checkpoint's record, staged beside its manifest) takes that fsync off the way from
+        the log append to the ref files. Nothing is moved: a copy ``set_refs`` does not use is
+        removed by it, and one never passed to it must be ``discard``-ed."""
+        check_ref_name(name)
+        return StagedRef(self.refs.path_of(name), oid, self.tmp_dir)
+
+    def _append_and_move(
+        self,
+        moves: Sequence[tuple[str, str, str, dict[str, Any]]],
+        staged: list[StagedRef],
+        after_each: Callable[[str], None],
+        after_log: Callable[[], None],
+        lines: list[dict[str, Any]],
+    ) -> list[LogEntry]:
+        """``set_refs``' writes under the lock: the log append, the renames, the fsyncs."""
+        entries = self.log.append_many(lines)
+        for ref in staged:
+            ref.wait()
+        after_log()
+        dirs: list[Path] = []
+        for (name, *_), ref in zip(moves, staged, strict=True):
+            ref.commit()
+            after_each(name)
+            if ref.path.parent not in dirs:
+                dirs.append(ref.path.parent)
+        for d in dirs:
+            fsync_dir(d)
         return entries
 
     def create_ref(self, name: str, oid: str, *, op: str, **note: Any) -> str | None:
@@ -484,13 +516,21 @@ _ASIDE = 4
 _aside_pool = KeptPool(_ASIDE, "ledger-store-aside")
 
 
-class _StagedRef:
+def _matching(spare: list[StagedRef], path: Path, oid: str) -> StagedRef | None:
+    """The first of ``spare`` that is a copy of ``path`` holding ``oid``, taken out of it."""
+    for i, ref in enumerate(spare):
+        if ref.path == path and ref.oid == oid:
+            return spare.pop(i)
+    return None
+
+
+class StagedRef:
     """A ref file's new content in a temp file, written and fsynced at once on a thread of
     the kept pool (``_aside_pool``); ``commit`` renames it into place (``replace_bytes`` in
-    two halves)."""
+    two halves). Made by ``Store.stage_ref`` or by ``set_refs`` itself."""
 
     def __init__(self, path: Path, oid: str, tmp_dir: Path) -> None:
-        self.path = path
+        self.path, self.oid = path, oid
         self._tmp: Path | None = None
         self._error: BaseException | None = None
         self._done = threading.Event()

@@ -7,6 +7,7 @@ on the way to ``latest``; none of the durability the format asks for may go.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,134 @@ def test_rank_0_s_shard_checked_before_the_gather_is_not_checked_again(
     assert staged is not None
     staged[1].discard()
     assert calls == [reports[0]["shard"]] and checked[0][0].manifest == reports[0]["shard"]
+
+
+def _meet(names: tuple[str, str], timeout: float = 10.0) -> tuple[Any, list[str]]:
+    """A rendezvous of two kinds of call: ``arrive(name)`` returns once a call of the other
+    kind has arrived too, or after ``timeout`` s (a call the other never meets, as when the
+    two run one after the other), which is listed in the second value."""
+    came = {n: threading.Event() for n in names}
+    missed: list[str] = []
+
+    def arrive(name: str) -> None:
+        came[name].set()
+        other = names[1] if name == names[0] else names[0]
+        if not came[other].wait(timeout):
+            missed.append(name)
+
+    return arrive, missed
+
+
+def test_one_process_stages_its_ref_files_beside_the_record(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone, a save stages the temp copies of ``step-<n>`` and ``latest`` (``Store.stage_ref``)
+    as soon as the record's content is known, before the record is named, and ``set_refs``
+    renames those very copies: it writes none during the log append (the old code wrote and
+    fsynced both there, beside the append's fsync: one more on the way to ``latest``)."""
+    from ledger.store import repo
+
+    events: list[str] = []
+    stage_ref, fault, made = Store.stage_ref, ckpt_save.fault, repo.StagedRef.__init__
+
+    def spy_stage(self: Store, name: str, oid: str) -> Any:
+        events.append(f"stage {name}")
+        return stage_ref(self, name, oid)
+
+    def spy_made(self: Any, *a: Any) -> None:
+        events.append("copy")
+        made(self, *a)
+
+    def spy_fault(phase: str) -> None:
+        events.append(phase)
+        fault(phase)
+
+    monkeypatch.setattr(Store, "stage_ref", spy_stage)
+    monkeypatch.setattr(repo.StagedRef, "__init__", spy_made)
+    monkeypatch.setattr(ckpt_save, "fault", spy_fault)
+    info = save_checkpoint(
+        {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=3, store=store, run_id="r"
+    )
+    assert events.count("copy") == 2, events  # the two staged copies, no more
+    record = events.index("after-record")
+    assert events.index("stage checkpoints/r/step-3") < record, events
+    assert events.index("stage checkpoints/r/latest") < record, events
+    assert store.refs.get("checkpoints/r/latest") == info.oid
+    assert store.refs.get("checkpoints/r/step-3") == info.oid
+    assert not [p for p in store.tmp_dir.iterdir() if p.name.startswith(".w-")]
+
+
+def test_one_process_fsyncs_its_manifest_and_record_at_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shard manifest's and the record's contents are fsynced at the same time (one after
+    the other, the record's blocks were written back by its own fsync: a second commit)."""
+    arrive, missed = _meet(("first", "second"))
+    sync = ckpt_write.StagedObject.sync
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def spy(self: Any) -> None:
+        if self._fd is not None and not self._synced:
+            with lock:
+                name = "first" if not seen else "second"
+                seen.append(name)
+            arrive(name)
+        sync(self)
+
+    monkeypatch.setattr(ckpt_write.StagedObject, "sync", spy)
+    save_checkpoint(
+        {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
+    )
+    assert seen == ["first", "second"] and missed == []
+
+
+def test_one_process_checks_its_shard_while_the_manifest_s_folder_is_fsynced(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check of the shard (it reads the named manifest and stats its chunks) runs while
+    the manifest's folder is fsynced, not after, and is not done again by ``_publish``."""
+    arrive, missed = _meet(("fsync", "check"))
+    fsync_dir, check = ckpt_save.fsync_dir, ckpt_save._check_shard
+    checks: list[str] = []
+
+    def spy_dir(path: Path) -> None:
+        arrive("fsync")
+        fsync_dir(path)
+
+    def spy_check(*a: Any) -> Any:
+        checks.append(a[1])
+        arrive("check")
+        return check(*a)
+
+    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy_check)
+    info = save_checkpoint(
+        {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
+    )
+    assert missed == []
+    assert checks == [read_checkpoint(store, info.oid).shards[0].manifest]
+
+
+def test_a_new_fan_folder_and_the_one_above_are_fsynced_at_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object named into a fan folder it made changed that folder and the one above: both
+    are fsynced, at the same time (one after the other, each waited for a commit)."""
+    arrive, missed = _meet((str(store.objects.root / "b3"), "fan"))
+    fsync_dir = ckpt_write.fsync_dir
+    synced: list[str] = []
+    top = str(store.objects.root / "b3")
+
+    def spy(path: Path) -> None:
+        synced.append(str(path))
+        arrive(top if str(path) == top else "fan")
+        fsync_dir(path)
+
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy)
+    (store.objects.root / "b3").mkdir(exist_ok=True)  # only the fan folder is new
+    staged = ckpt_write.StagedObject(store.objects, b'{"c":1}')
+    fan = str(store.objects.path_of(staged.oid).parent)
+    assert staged.name()
+    assert staged.made_folder
+    assert sorted(synced) == sorted([fan, top]) and missed == []

@@ -274,6 +274,19 @@ def test_the_manifest_and_record_are_made_durable_while_the_chunk_names_are(
     }
     seen: list[tuple[bool, bool]] = []  # per chunk folder: (both contents durable, any named)
     real = os.fsync
+    # The chunks' folders are those fsynced while the writer finishes (the same threads
+    # fsync a new fan folder of the manifest or record later, once it is named).
+    finishing = threading.Event()
+    finish = ChunkWriter.finish
+
+    def spy_finish(self: ChunkWriter, *a: Any, **k: Any) -> None:
+        finishing.set()
+        try:
+            finish(self, *a, **k)
+        finally:
+            finishing.clear()
+
+    monkeypatch.setattr(ChunkWriter, "finish", spy_finish)
 
     def body(raw: bytes) -> bytes:
         if raw[:1] == b"\x01":
@@ -282,7 +295,8 @@ def test_the_manifest_and_record_are_made_durable_while_the_chunk_names_are(
 
     def fsync(fd: int) -> None:
         mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode) and threading.current_thread().name == "ledger-ckpt-sync":
+        chunk_folder = finishing.is_set() and threading.current_thread().name == "ledger-ckpt-sync"
+        if stat.S_ISDIR(mode) and chunk_folder:
             durable = all(e.wait(timeout=30) for e in staged.values())  # generous deadline
             named = any(
                 kind in store.objects.get_bytes(o)

@@ -7,7 +7,10 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    (fsynced; written side by side), then the shard manifest (its content written before the
    chunks' names are made durable and fsynced while they are, its name given after:
    ``write.StagedObject``); a DTensor
-   is stored as its local piece, its entry carries the layout (``layout``);
+   is stored as its local piece, its entry carries the layout (``layout``). One process
+   stages the record (step 3) and the two ref files' temp copies (``Store.stage_ref``)
+   beside its manifest, fsynced at the same time, and checks its shard (step 2) while its
+   manifest's folder is fsynced (``_check_own``);
 2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
    ``collectives.gather_json``); rank 0 re-reads every shard manifest (its own before the
    gather), checks equal steps and world size, that every chunk object exists with its size
@@ -16,7 +19,8 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    while it fsyncs the folders of their shard manifests, which each rank named without that
    fsync, and the folder above one that a rank made), then
    moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
-   lock: both log entries in one append, their files' temp copies fsynced meanwhile, then
+   lock: both log entries in one append, their files' temp copies fsynced before it (staged
+   with the record) or meanwhile, then
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
    ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
@@ -30,6 +34,7 @@ group of its own, in the same order.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -52,6 +57,7 @@ from ...runtime.rng import capture_rng
 from ...store import Store
 from ...store.atomic import fsync_dir
 from ...store.objects import header_for, raw_payload_offset
+from ...store.repo import StagedRef
 from .background import (
     PendingCheckpoint,
     caller_lock,
@@ -248,8 +254,12 @@ class _Job:
         self.compress: bool | None = None
         self.layouts: dict[int, ShardLayout] = {}
         self.copying: ForkedCopy | None = None  # a child still filling the staged tensors
-        # One process: the checkpoint record, staged beside the shard manifest (``_publish``).
+        # One process: the checkpoint record, staged beside the shard manifest (``_publish``),
+        # and the temp copies of the two ref files that will hold its id (``Store.stage_ref``).
         self.record: tuple[Checkpoint, StagedObject] | None = None
+        self.refs: list[StagedRef] = []
+        # One process: its shard as checked while the manifest's name was made durable.
+        self.own: tuple[ShardSummary, CheckpointShard] | None = None
         self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
         # Whether naming the shard manifest made its fan folder: rank 0 then fsyncs the
         # folder above it too (``_stage_record``), else only the manifest's own folder.
@@ -284,7 +294,7 @@ class _Job:
         # Rank 0 checks its own shard while the other ranks may still be writing theirs (the
         # same check as theirs after the gather, off the path from the gather to ``latest``);
         # one that fails is checked again after the gather, which reports it.
-        own: tuple[ShardSummary, CheckpointShard] | None = None
+        own = self.own
         if rank == 0 and world > 1 and error is None and shard_oid is not None:
             try:
                 own = _check_shard(st, shard_oid, self.run_id, step, 0, world)
@@ -305,11 +315,15 @@ class _Job:
                     self.note,
                     self.record,
                     own,
+                    self.refs,
                 )
             except LedgerError as e:
                 if world == 1:
                     raise
                 verdict = {"error": str(e)}
+            finally:
+                for ref in self.refs:  # unless renamed into place: an error came first
+                    ref.discard()
         if self.record is not None:
             self.record[1].discard()  # unless named: an error came first
         verdict = broadcast_json(verdict, self.group)
@@ -317,7 +331,10 @@ class _Job:
             raise IntegrityError(
                 f"checkpoint step {step} was not published: {verdict['error']}"
             ) from self.cause
-        rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
+        if self.record is not None and self.record[1].oid == verdict["oid"]:
+            rec = self.record[0]  # what was just written, and checked against the shard
+        else:
+            rec = record_from_json(st.get_json(verdict["oid"]), Checkpoint)
         return info_of(
             rec,
             verdict["oid"],
@@ -374,10 +391,17 @@ class _Job:
                 rec = _record(self.run_id, self.step, 1, [summary], self.note)
                 record = StagedObject(st.objects, canonical_json(rec.to_json()), sync=False)
                 self.record = (rec, record)
+                # The ref files' temp copies will hold the record's id: written and fsynced
+                # from now on, beside it, not while the log append is (``Store.stage_ref``).
+                self.refs = [
+                    st.stage_ref(step_ref(self.run_id, self.step), record.oid),
+                    st.stage_ref(latest_ref(self.run_id), record.oid),
+                ]
 
                 def both() -> None:
-                    manifest.sync()
-                    record.sync()
+                    # At once: two fsyncs in a row took two journal commits (the record's
+                    # blocks are allocated only when its own fsync writes it back).
+                    map_threads(lambda s: s.sync(), [manifest, record], 2)
 
                 return both
             return manifest.sync
@@ -395,8 +419,12 @@ class _Job:
             fault("after-objects")
             # Ranks of a group name their manifest; rank 0 makes the names durable, beside
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
-            staged[0].name(durable=self.world == 1)
+            # One process makes its own durable while it checks the shard, which needs the
+            # name given, not durable (``_check_own``).
+            staged[0].name(durable=False)
             self.made_folder = staged[0].made_folder
+            if self.world == 1:
+                self._check_own(staged[0])
         finally:
             put.wait()
             for s in staged:
@@ -405,6 +433,23 @@ class _Job:
             raise skeleton[0]
         fault("after-shard")
         return staged[0].oid
+
+    def _check_own(self, manifest: StagedObject) -> None:
+        """One process: fsync the folders that make the shard manifest's name durable while
+        the shard is checked (``_check_shard``; kept in ``own`` for ``_publish``): the check
+        reads the manifest and stats its chunks, which needs none of those fsyncs done. A
+        check that fails is done again by ``_publish``, which reports it."""
+        own: list[tuple[ShardSummary, CheckpointShard]] = []
+
+        def check() -> None:
+            # One that fails is checked again, and raised, by ``_publish``.
+            with contextlib.suppress(Exception):
+                own.append(_check_shard(self.st, manifest.oid, self.run_id, self.step, 0, 1))
+
+        # The fsyncs first: this thread starts one at once, the check waits for a helper.
+        jobs: list[Any] = [*manifest.folders, check]
+        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
+        self.own = own[0] if own else None
 
 
 def fit_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -507,11 +552,16 @@ def _publish(
     note: str,
     staged: tuple[Checkpoint, StagedObject] | None = None,
     own: tuple[ShardSummary, CheckpointShard] | None = None,
+    refs: list[StagedRef] | None = None,
 ) -> dict[str, Any]:
     """Check the ranks' shards, write the record and move the refs. ``staged``: the record
     as one process staged it beside its shard manifest (its content durable already), named
     here if it is the record the checks give. ``own``: rank 0's shard, checked by rank 0
-    before the gather (``_check_shard``), not checked again."""
+    before the gather, or by one process while it named its manifest (``_check_shard``), not
+    checked again. ``refs``: the ref files' temp copies staged with the record (``staged``'s,
+    or those ``_stage_record`` adds), used by ``Store.set_refs`` if they hold the record's id;
+    the caller discards them."""
+    refs = [] if refs is None else refs
     errors = [r["error"] for r in reports if r.get("error")]
     if errors:
         return {"error": "; ".join(errors)}
@@ -519,10 +569,14 @@ def _publish(
     if steps != {step}:
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
-        staged, checked = _stage_record(st, reports, run, step, world, note, own)
+        staged, checked = _stage_record(st, reports, run, step, world, note, own, refs)
     try:
         if world == 1:
-            checked = [_check_shard(st, reports[0]["shard"], run, step, 0, world)]
+            checked = [
+                own
+                if own is not None and own[0].manifest == reports[0]["shard"]
+                else _check_shard(st, reports[0]["shard"], run, step, 0, world)
+            ]
         shards = [summary for summary, _rec in checked]
         gap = _layout_gap([rec for _summary, rec in checked])
         if gap:
@@ -546,9 +600,9 @@ def _publish(
         ],
         after_each=lambda name: fault("after-step-ref") if name == step_ref(run, step) else None,
         after_log=lambda: fault("after-log"),
+        staged=refs,
     )
     fault("after-latest-ref")
-    refs = [step_ref(run, step), latest_ref(run)]
     if keep_last is not None:
         _retain(st, run, step, keep_last)
     write_event(
@@ -563,7 +617,7 @@ def _publish(
             "bytes_new": rec.bytes_new,
         }
     )
-    return {"oid": oid, "refs": refs}
+    return {"oid": oid, "refs": [step_ref(run, step), latest_ref(run)]}
 
 
 def _stage_record(
@@ -574,6 +628,7 @@ def _stage_record(
     world: int,
     note: str,
     own: tuple[ShardSummary, CheckpointShard] | None = None,
+    refs: list[StagedRef] | None = None,
 ) -> tuple[tuple[Checkpoint, StagedObject] | None, list[tuple[ShardSummary, CheckpointShard]]]:
     """The record as the ranks' reports describe it, its content written first and then
     fsynced on a thread while others fsync the folders of the ranks' shard manifests (each
@@ -587,7 +642,9 @@ def _stage_record(
     above changed then, and only then. ``own``: rank 0's shard as rank 0 checked it before
     the gather, used for rank 0 if its report names the same manifest. The staged record is
     None (the folders fsynced all the same) when the reports cannot make a record: it is then
-    written after the checks, as before. A failed check is raised."""
+    written after the checks, as before. A failed check is raised. The temp copies of the two
+    ref files that will hold the staged record's id are written and fsynced meanwhile too
+    (``Store.stage_ref``), added to ``refs`` for ``Store.set_refs``."""
     fans = {st.objects.path_of(r["shard"]).parent for r in reports}
     above = {f.parent for f in fans} if any(r.get("made_folder", True) for r in reports) else set()
     staged: tuple[Checkpoint, StagedObject] | None = None
@@ -600,6 +657,8 @@ def _stage_record(
         staged = (rec, StagedObject(st.objects, canonical_json(rec.to_json()), sync=False))
     except Exception:  # a report without its summary: written after the checks
         staged = None
+    if staged is not None and refs is not None:
+        refs += [st.stage_ref(n, staged[1].oid) for n in (step_ref(run, step), latest_ref(run))]
 
     checked: list[tuple[ShardSummary, CheckpointShard]] = []
 

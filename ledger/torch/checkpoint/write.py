@@ -224,6 +224,36 @@ def compression_pays(sample: memoryview, min_saving: float = MIN_SAVING) -> bool
     return len(_compressor().compress(sample)) <= len(sample) * (1 - min_saving)
 
 
+def _fsync_dirs(dirs: list[Path], meanwhile: Callable[[], None] | None = None) -> None:
+    """fsync every folder of ``dirs`` on the pool's threads, all at once (they share the file
+    system's journal commits: one after the other, each waited for a commit of its own),
+    while this thread runs ``meanwhile``; the first error is raised once all are done."""
+    errors: list[BaseException] = []
+    left = [len(dirs)]
+    synced = threading.Condition()
+
+    def sync(d: Path) -> None:
+        try:
+            fsync_dir(d)
+        except BaseException as e:  # raised below, once every one is done
+            errors.append(e)
+        finally:
+            with synced:
+                left[0] -= 1
+                synced.notify_all()
+
+    for d in dirs:
+        _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        with synced:
+            synced.wait_for(lambda: left[0] == 0)
+    if errors:
+        raise errors[0]
+
+
 class Written:
     """Whether the object ``ChunkWriter.put`` queued was stored by this writer (``new``), known
     once ``finish`` returned: another writer may have named the same object first."""
@@ -311,31 +341,7 @@ class ChunkWriter:
         holds it too (written while they ran, it often took a commit of its own after theirs)."""
         self.settle()
         then = meanwhile() if meanwhile is not None else None
-        # One fsync per directory, all at once: they share the file system's journal commits.
-        errors: list[BaseException] = []
-        left = [len(self._dirs)]
-        synced = threading.Condition()
-
-        def sync(d: Path) -> None:
-            try:
-                fsync_dir(d)
-            except BaseException as e:  # raised below, once every one is done
-                errors.append(e)
-            finally:
-                with synced:
-                    left[0] -= 1
-                    synced.notify_all()
-
-        for d in sorted(self._dirs):
-            _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
-        try:
-            if then is not None:
-                then()
-        finally:
-            with synced:
-                synced.wait_for(lambda: left[0] == 0)
-        if errors:
-            raise errors[0]
+        _fsync_dirs(sorted(self._dirs), then)
 
     def abort(self) -> None:
         """Drop whatever is not named yet (after an error): temp files are removed."""
@@ -471,6 +477,9 @@ class StagedObject:
         self._synced = True
         # Whether ``name`` made the object's fan folder (and so changed the folder above it).
         self.made_folder = False
+        # The folders whose fsync makes the name ``name`` gave durable (its fan folder, and
+        # the one above where the fan is new): fsynced by ``name`` unless ``durable=False``.
+        self.folders: list[Path] = []
         if objects.touch(self.oid):  # stored already: nothing to write
             return
         pays = compression_pays(memoryview(data)[: 64 << 10])
@@ -501,7 +510,8 @@ class StagedObject:
         """Give the object its name and make the name durable; False if it was stored
         already (found then, or named by another writer meanwhile: touched, as reused).
         ``durable=False`` leaves the fsync of its folder (and of the one above, where the
-        folder is new) to the caller: a rank's shard manifest, whose folder rank 0 fsyncs."""
+        folder is new: ``folders``) to the caller: a rank's shard manifest, whose folder rank
+        0 fsyncs, or one process's, whose folder it fsyncs while it checks the shard."""
         if self._fd is None:
             return False
         if not self._synced:
@@ -522,8 +532,11 @@ class StagedObject:
             if not new:
                 self.objects.touch(self.oid)
                 return False
-            for d in [fan, *(d.parent for d in new_dirs)] if durable else []:
-                fsync_dir(d)
+            self.folders = [fan, *(d.parent for d in new_dirs)]
+            if durable and len(self.folders) == 1:
+                fsync_dir(fan)
+            elif durable:  # a new fan folder: its own and the one above, at once
+                _fsync_dirs(self.folders)
             return True
         finally:
             self.discard()
