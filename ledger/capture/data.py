@@ -15,7 +15,7 @@ import os
 import stat
 import struct
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -528,10 +528,11 @@ def digest_input(
         base = abspath if abspath.endswith("/") else abspath + "/"
         items, signature = _walk(abspath, base)
         memo = cache.tree(abspath, signature)
+        listing: tuple[TreeMemo, list[Item]] | None = None
         if memo is not None:
             cache.stats.hits += len(items)
             if memo.manifest is None:
-                _defer(memo, items)  # built if store_inputs or recheck asks: most runs never do
+                listing = (memo, items)  # built if store_inputs or recheck asks: most never do
         else:
             racy = cache.stats.racy
             items.sort()  # listing order: the reads follow it, and the listing is made from it
@@ -559,7 +560,7 @@ def digest_input(
             n_bytes=memo.n_bytes,
             files=memo.files,
         )
-        result._manifest = memo.manifest
+        result._manifest, result._listing = memo.manifest, listing
     else:
         raise UsageError(f"input {given!r} is not a regular file or a directory")
     if dvc:
@@ -573,7 +574,7 @@ def digest_input(
 
 
 def _with_manifest(new: InputDigest, old: InputDigest) -> InputDigest:
-    new._manifest = old._manifest
+    new._manifest, new._listing = old._manifest, old._listing
     return new
 
 
@@ -588,19 +589,10 @@ class StoreReport:
     changed: list[str] = field(default_factory=list)
 
 
-# Listings a warm digest has not built yet, by manifest id (a content address, so any entry
-# with that id is the right one). Building 5,000 small dicts was a sixth of a warm digest.
-_DEFERRED_MAX = 64
-_deferred: OrderedDict[str, tuple[TreeMemo, list[Item]]] = OrderedDict()
-_deferred_lock = threading.Lock()
-
-
-def _defer(memo: TreeMemo, items: list[Item]) -> None:
-    with _deferred_lock:
-        _deferred[memo.files] = (memo, items)
-        _deferred.move_to_end(memo.files)
-        while len(_deferred) > _DEFERRED_MAX:
-            _deferred.popitem(last=False)
+# A warm digest keeps its walk (``InputDigest._listing``) instead of a listing: building 5,000
+# small dicts was a sixth of a warm digest. Built under this lock: a list being sorted looks
+# empty to another thread meanwhile.
+_listing_lock = threading.Lock()
 
 
 def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] | None:
@@ -610,17 +602,17 @@ def manifest_data(d: InputDigest, store: Store | None = None) -> dict[str, Any] 
         return d._manifest
     if d.files is None:
         return None
-    with _deferred_lock:  # held while building: a list being sorted looks empty meanwhile
-        found = _deferred.get(d.files)
-        if found is not None:
-            memo, items = found
+    if d._listing is not None:
+        memo, items = d._listing
+        with _listing_lock:
             if memo.manifest is None:
                 items.sort()  # the walk's order; the memo's digests are in listing order
                 digests = _digests_from(items, memo.digests)
                 memo.manifest = _raw_manifest(
                     items, digests, memo.dir_digest, memo.n_files, memo.n_bytes
                 )
-            return memo.manifest
+        d._manifest, d._listing = memo.manifest, None
+        return d._manifest
     if store is not None and store.objects.has(d.files):
         data: dict[str, Any] = store.get_json(d.files)
         return data

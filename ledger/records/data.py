@@ -108,8 +108,10 @@ class InputDigest(BaseModel):
     files: Oid | None = Field(default=None, description="dirs: id of the data-manifest")
     dvc: DvcInfo | None = None
 
-    # In-memory only: the manifest as JSON data (dirs), for store_inputs and recheck.
+    # In-memory only: the manifest as JSON data (dirs), for store_inputs and recheck; or,
+    # from a warm digest, what it is built from when asked (capture.data.manifest_data).
     _manifest: dict[str, Any] | None = PrivateAttr(default=None)
+    _listing: tuple[Any, list[Any]] | None = PrivateAttr(default=None)
 
 
 class InputChange(BaseModel):

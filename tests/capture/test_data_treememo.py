@@ -88,6 +88,35 @@ def test_a_deferred_listing_is_stored_by_store_inputs(tmp_path: Path) -> None:
     assert d.files is not None and store.objects.has(d.files)
 
 
+def test_every_warm_directory_keeps_its_listing_however_many_a_run_has(tmp_path: Path) -> None:
+    """A run with many directory inputs, each a stat-cache hit: each one's listing is built
+    when the recorder stores it into a ledger that lacks it (a warm digest builds none at
+    first). A bounded table of the walks not built yet once dropped the oldest beyond 64,
+    and the record failed with "no file listing for input"."""
+    from ledger.capture.data import store_manifests
+
+    roots = []
+    for i in range(70):
+        root = tmp_path / "inputs" / f"d{i:02d}"
+        (root / "sub").mkdir(parents=True)
+        (root / "sub" / "x.bin").write_bytes(b"%d" % i)
+        (root / "y.txt").write_text(f"input {i}\n")
+        roots.append(root)
+    path = tmp_path / CACHE_NAME
+    cache = StatCache.load(path, racy_window_ns=0)
+    cold = [digest_input(root, cache, dvc=False) for root in roots]
+    cache.save()
+    cache = StatCache.load(path, racy_window_ns=0)
+    warm = [digest_input(root, cache, dvc=False) for root in roots]
+    assert cache.stats.tree_hits == 70 and cache.stats.hashed == 0
+    assert all(d._manifest is None for d in warm)
+    store = Store.init(tmp_path / ".ledger")  # a ledger without any of the listings
+    store_manifests(warm, store)
+    for c, w in zip(cold, warm, strict=True):
+        assert w.files == c.files and store.objects.has(w.files)
+        assert store.get_json(w.files) == manifest_data(c)
+
+
 def warm(path: Path, root: Path) -> tuple[StatCache, str]:
     cache = StatCache.load(path, racy_window_ns=0)
     return cache, digest_input(root, cache).digest
