@@ -339,6 +339,8 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_replay_interrupt.py",
     ],
     "ledger/replay/executors.py": [
+        # round 11: the cancel and result graces on a fake clock (in process, seconds)
+        "tests/replay/test_seed_job_graces.py",
         "tests/replay/test_seed_executors.py",
         "tests/replay/test_seed_effect.py",
         "tests/replay/test_replay_interrupt.py",
