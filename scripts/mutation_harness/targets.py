@@ -1966,4 +1966,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the deadlines it checks (deadline_min, the 60 s cancel grace) are minutes and seconds "
         "apart, so only when a result is noticed moves, by at most 0.2 s"
     ),
+    # Round 11 (6 December 2026): replay/executors.py run again.
+    (
+        "ledger/replay/executors.py",
+        "return [(o.run, o.workspace) for o in self.outcomes if o.run and o.workspace]",
+        "and -> or",
+    ): (
+        "an outcome has a run and a workspace together or neither: _collect sets both at "
+        "its one success (outcome.run, then outcome.workspace), and every other outcome (a "
+        "failed or timed-out job, one past the deadline, one never submitted) has neither; a "
+        "Run and a SeedWorkspace are always true, so `or` selects the same outcomes"
+    ),
 }
