@@ -23,29 +23,36 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 @overload
 def start_ledger(
-    *args: str, cwd: Path | None = None, text: Literal[True] = True, **env: str
+    *args: str,
+    cwd: Path | None = None,
+    text: Literal[True] = True,
+    timeout: float = 120,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]: ...
 @overload
 def start_ledger(
-    *args: str, cwd: Path | None = None, text: Literal[False], **env: str
+    *args: str, cwd: Path | None = None, text: Literal[False], timeout: float = 120, **env: str
 ) -> subprocess.CompletedProcess[bytes]: ...
 def start_ledger(
-    *args: str, cwd: Path | None = None, text: bool = True, **env: str
+    *args: str, cwd: Path | None = None, text: bool = True, timeout: float = 120, **env: str
 ) -> subprocess.CompletedProcess[Any]:
     """``python -m ledger ARGS`` started as a process of its own (no fork server), in ``cwd``
     with this checkout's environment and ``env``; its output as text, or as bytes with
-    ``text=False``. For what only a started process shows, and ``run_ledger``'s fallback."""
+    ``text=False``; killed after ``timeout`` seconds of wall time. For what only a started
+    process shows, and ``run_ledger``'s fallback."""
     return subprocess.run(
         [sys.executable, "-m", "ledger", *args],
         cwd=cwd,
         env=subprocess_env(**env),
         capture_output=True,
         text=text,
-        timeout=120,
+        timeout=timeout,
     )
 
 
-def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+def run_ledger(
+    *args: str, cwd: Path | None = None, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
     """``python -m ledger ARGS`` in ``cwd`` with this checkout's environment and ``env``: its
     exit status and output. Forked from a server that has imported ledger already
     (tests/_forkserver.py: the same run, without 0.2 s of start-up); the tests of what a
@@ -54,11 +61,11 @@ def run_ledger(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Co
 
     full = subprocess_env(**env)
     done = _forkserver.run(
-        list(args), os.fspath(cwd or os.getcwd()), full, subprocess_env(), timeout=120
+        list(args), os.fspath(cwd or os.getcwd()), full, subprocess_env(), timeout=timeout
     )
     if done is not None:
         return done
-    return start_ledger(*args, cwd=cwd, **env)
+    return start_ledger(*args, cwd=cwd, timeout=timeout, **env)
 
 
 def new_project(root: Path) -> Path:

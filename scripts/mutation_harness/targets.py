@@ -339,6 +339,11 @@ MODULES: dict[str, list[str]] = {
         "tests/replay/test_replay_interrupt.py",
     ],
     "ledger/replay/executors.py": [
+        # round 11: the cancel and result graces on a fake clock, DevicePool's slots in
+        # threads, PrefixedLines' pieces (in process, seconds)
+        "tests/replay/test_seed_job_graces.py",
+        "tests/replay/test_device_pool.py",
+        "tests/replay/test_prefixed_lines.py",
         "tests/replay/test_seed_executors.py",
         "tests/replay/test_seed_effect.py",
         "tests/replay/test_replay_interrupt.py",
@@ -1963,5 +1968,26 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "0.4 s instead of 0.2 s; each job's outcome is read from its own files either way, and "
         "the deadlines it checks (deadline_min, the 60 s cancel grace) are minutes and seconds "
         "apart, so only when a result is noticed moves, by at most 0.2 s"
+    ),
+    # Round 11 (6 December 2026): replay/executors.py run again.
+    (
+        "ledger/replay/executors.py",
+        "return [(o.run, o.workspace) for o in self.outcomes if o.run and o.workspace]",
+        "and -> or",
+    ): (
+        "an outcome has a run and a workspace together or neither: _collect sets both at "
+        "its one success (outcome.run, then outcome.workspace), and every other outcome (a "
+        "failed or timed-out job, one past the deadline, one never submitted) has neither; a "
+        "Run and a SeedWorkspace are always true, so `or` selects the same outcomes"
+    ),
+    (
+        "ledger/replay/executors.py",
+        "self._free = list(ex.devices) if ex is not None and local else []",
+        "and -> or",
+    ): (
+        "a pool for another executor then holds its --devices, but slot() reads _free only "
+        "when _per_job is non-zero, and _per_job is 0 unless the executor is local (the line "
+        "below, whose own `and -> or` test_device_pool.py kills); with no executor `local` is "
+        "false either way"
     ),
 }

@@ -92,11 +92,16 @@ def _record(repo: Path, **env: str) -> str:
     return str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
 
 
+# Seed jobs, each a process that records a replay: on a loaded machine (a mutation run
+# at nice 19) that took over 120 s of wall time, so a generous limit of its own.
+JOBS_TIMEOUT_S = 600
+
+
 def _seeds(repo: Path, run_id: str, *more: str, **env: str) -> subprocess.CompletedProcess[str]:
     return run_ledger(
         "replay", run_id, "--mode", "seeds", "--seeds", "4", "--metric", "acc",
         "--seed-arg=--seed", "--executor", "submitit-local", "--json", *more,
-        cwd=repo, **env,
+        cwd=repo, timeout=JOBS_TIMEOUT_S, **env,
     )  # fmt: skip
 
 
@@ -187,7 +192,7 @@ def test_ctrl_c_cancels_the_seed_jobs_and_leaves_the_ledger_consistent(
         start_new_session=True,
     )  # fmt: skip
     # Two jobs run, each program waiting in its sleep; the others wait their turn.
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + JOBS_TIMEOUT_S
     while time.monotonic() < deadline:
         logs = list(jobs.glob("*/*_log.out"))
         if sum("ready" in f.read_text(errors="replace") for f in logs) >= 2:
@@ -197,7 +202,7 @@ def test_ctrl_c_cancels_the_seed_jobs_and_leaves_the_ledger_consistent(
         proc.kill()
         pytest.fail("the seed jobs did not start")
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C at the terminal: the whole process group
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=JOBS_TIMEOUT_S)
     assert proc.returncode == 130, err
     text = err.decode()
     assert "2 running seed job(s) were cancelled" in text and "2 never started" in text
@@ -231,13 +236,13 @@ def test_a_job_warned_of_its_time_limit_seals_its_run_as_timed_out(
     )  # fmt: skip
     try:
         named = Path(f"{marker}.job")
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + JOBS_TIMEOUT_S
         while not (named.exists() and named.read_text().strip()):
             if time.monotonic() > deadline or proc.poll() is not None:
                 pytest.fail("no seed job stalled")
             time.sleep(0.2)
         os.kill(int(named.read_text()), signal.SIGUSR2)  # on the old code: submitit raised
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=JOBS_TIMEOUT_S)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -306,7 +311,7 @@ def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_p
     r = run_ledger(
         "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
         "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--json",
-        "--job-remote", "origin", cwd=repo,
+        "--job-remote", "origin", cwd=repo, timeout=JOBS_TIMEOUT_S,
     )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     verdict = json.loads(r.stdout)
@@ -332,7 +337,7 @@ def test_seed_roots_reach_the_jobs_through_ledger_seed(repo: Path) -> None:
     run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
     r = run_ledger(
         "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
-        "--executor", "submitit-local", "-j", "2", "--json", cwd=repo,
+        "--executor", "submitit-local", "-j", "2", "--json", cwd=repo, timeout=JOBS_TIMEOUT_S,
     )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     verdict = json.loads(r.stdout)
