@@ -219,3 +219,17 @@ def stop_processes(procs: list[Any], grace: float = 3.0) -> list[str]:
             continue
     psutil.wait_procs(list(victims.values()), timeout=10)
     return killed
+
+
+def inner_suite(root: Path, tests: str) -> Path:
+    """A copy of this suite's conftest.py (and _support.py) in ``root``/tests, laid out as
+    here (a session's fixtures belong to the root, above the conftest's folder), with
+    ``tests`` as tests/test_inner.py: for an inner pytest run from ``root``. Returns the
+    tests folder."""
+    here = Path(__file__).resolve().parent
+    inner = root / "tests"
+    inner.mkdir()
+    for name in ("conftest.py", "_support.py"):
+        shutil.copy(here / name, inner / name)
+    (inner / "test_inner.py").write_text(tests)
+    return inner

@@ -6,13 +6,12 @@ a copy of this suite's conftest.py."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _support import subprocess_env
+from _support import inner_suite, subprocess_env
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS.parent / "scripts"))
@@ -29,11 +28,7 @@ def test_runs_without_writing_bytecode():
 
 
 def test_collection_caches_rewritten_modules_and_tests_write_no_bytecode(tmp_path: Path) -> None:
-    inner = tmp_path / "tests"
-    inner.mkdir()
-    for name in ("conftest.py", "_support.py"):
-        shutil.copy(TESTS / name, inner / name)
-    (inner / "test_inner.py").write_text(INNER)
+    inner = inner_suite(tmp_path, INNER)
     env = subprocess_env(PYTHONDONTWRITEBYTECODE="1", LEDGER_TEST_CACHE_REWRITES="1")
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_inner.py"],

@@ -4,14 +4,11 @@ under a copy of this suite's conftest.py."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from _support import subprocess_env
-
-TESTS = Path(__file__).resolve().parent
+from _support import inner_suite, subprocess_env
 
 INNER = '''
 import os, subprocess, sys, textwrap
@@ -110,13 +107,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_guard_stops_what_a_test_left_running(tmp_path: Path) -> None:
-    # Laid out as here: the conftest in tests/ under the root, where a session's fixtures
-    # belong to the root, above the conftest's folder.
-    inner = tmp_path / "tests"
-    inner.mkdir()
-    for name in ("conftest.py", "_support.py"):
-        shutil.copy(TESTS / name, inner / name)
-    (inner / "test_inner.py").write_text(INNER)
+    inner_suite(tmp_path, INNER)
     pids = tmp_path / "pids"
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-W", "error",

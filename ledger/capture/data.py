@@ -429,14 +429,7 @@ def _described(
         text(f'{{"digest":{oid},"mode":{mode},"path":{quote(rel)},"size":{size},"type":"{type}"}}')
         entry({"digest": digest, "mode": mode, "path": rel, "size": size, "type": type})
     dir_digest = hash_bytes("".join(lines).encode())
-    raw = {
-        "dir_digest": dir_digest,
-        "entries": entries,
-        "kind": DataManifest.KIND,
-        "n_bytes": n_bytes,
-        "n_files": n_files,
-        "schema": DataManifest.SCHEMA,
-    }
+    raw = _manifest_dict(dir_digest, entries, n_files, n_bytes)
     body = (
         f'{{"dir_digest":{quote(dir_digest)},"entries":[{",".join(texts)}],'
         f'"kind":{quote(DataManifest.KIND)},"n_bytes":{n_bytes},"n_files":{n_files},'
@@ -462,6 +455,13 @@ def _raw_manifest(
         }
         for (rel, st, type), digest in zip(items, digests, strict=True)
     ]
+    return _manifest_dict(dir_digest, entries, n_files, n_bytes)
+
+
+def _manifest_dict(
+    dir_digest: str, entries: list[dict[str, Any]], n_files: int, n_bytes: int
+) -> dict[str, Any]:
+    """A data-manifest's fields as JSON data, around its ``entries``."""
     return {
         "dir_digest": dir_digest,
         "entries": entries,
