@@ -1990,4 +1990,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "below, whose own `and -> or` test_device_pool.py kills); with no executor `local` is "
         "false either way"
     ),
+    # Round 11, resumed (6 December 2026).
+    ("ledger/replay/executors.py", "return len(chunk)", "return X -> return None"): (
+        "PrefixedLines.write's one caller, run/execute.py's _pump, ignores what write returns "
+        "(TerminalStream.write returns object): it writes each chunk whole and never loops on "
+        "a short count, so None and the length do the same"
+    ),
 }

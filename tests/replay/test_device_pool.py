@@ -13,6 +13,10 @@ from ledger.replay.child_env import DEVICES_ENV
 from ledger.replay.executors import DevicePool, ExecutorOptions
 
 DEADLINE_S = 60.0
+# A seed holds its slot longer than any wait of a test: one that gave its GPUs back on its own
+# within DEADLINE_S would let a seed waiting on it pass as one that never had to wait (round
+# 11's resumed run: 148 `>= -> >` survived that way).
+HOLD_S = 3 * DEADLINE_S
 
 
 class Seed:
@@ -29,7 +33,7 @@ class Seed:
         self.asking.set()
         with pool.slot() as gpus:
             self.got.append(gpus)
-            self._end.wait(DEADLINE_S)
+            self._end.wait(HOLD_S)
 
     def end(self) -> None:
         self._end.set()
