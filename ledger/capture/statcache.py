@@ -47,7 +47,7 @@ from ..store.safe_read import NotRegularError, open_regular
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["CACHE_NAME", "RACY_WINDOW_NS", "CacheStats", "StatCache", "TreeMemo", "stat_key"]
+__all__ = ["CACHE_NAME", "RACY_WINDOW_NS", "CacheStats", "StatCache", "TreeMemo"]
 
 CACHE_NAME = "stat-cache.v2"
 MAGIC = b"LGSTATC\x00"
@@ -64,10 +64,6 @@ _CUT = len(ALGO_PREFIX)
 
 Key = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
 Entries = dict[str, tuple[Key, bytes]]
-
-
-def stat_key(st: os.stat_result) -> Key:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _raw(oid: str) -> bytes:
