@@ -15,6 +15,7 @@ from _support import SETPRIV, run_without_dac_override
 from ledger.errors import FormatVersionError, LedgerAccessError, LedgerNotFoundError, UsageError
 from ledger.store import Store
 from ledger.store.repo import FORMAT_VERSION, find_ledger_dir
+from ledger.store.safe_read import NotRegularError
 
 
 def test_init_writes_format_version_2_and_open_refuses_the_next(tmp_path: Path) -> None:
@@ -57,6 +58,25 @@ def test_a_config_that_is_no_ledger_is_refused(
     (tmp_path / "l" / "config.json").write_text(text)
     with pytest.raises(error, match=match):
         Store.open(tmp_path / "l")
+
+
+def test_a_config_json_over_one_mib_is_refused_unread(tmp_path: Path) -> None:
+    # config.json holds a few names and remotes: one of exactly 1 MiB (padded by a long remote
+    # note) still opens; one byte more is damage or a plant, refused before it is parsed.
+    store = Store.init(tmp_path / "l")
+    cfg = tmp_path / "l" / "config.json"
+    config = json.loads(cfg.read_bytes())
+    config["note"] = ""
+    base = len(json.dumps(config).encode())
+    for size in (1 << 20, (1 << 20) + 1):
+        config["note"] = "x" * (size - base)
+        cfg.write_text(json.dumps(config))
+        assert cfg.stat().st_size == size
+        if size == 1 << 20:
+            assert Store.open(tmp_path / "l").id == store.id
+        else:
+            with pytest.raises(NotRegularError, match="more than the 1048576 bytes"):
+                Store.open(tmp_path / "l")
 
 
 def test_a_folder_without_config_is_not_a_ledger(tmp_path: Path) -> None:

@@ -570,6 +570,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "point (test_the_lock_excludes_another_process checks it from another process)"
     ),
     (
+        "ledger/store/repo.py",
+        "_HEAL_LINES = 16",
+        "16 -> 17",
+    ): (
+        "a writer killed after its log append leaves at most one batch unwritten (two lines, a "
+        "checkpoint's): any window of two or more lines finds it; a longer one reads lines "
+        "whose ref files already match (skipped) or whose move the fold refuses from what the "
+        "file holds, so the same refs are written (tests/test_ref_repair.py: the next "
+        "writer finishes a killed one's two-ref move)"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
