@@ -33,6 +33,20 @@ def test_a_new_ledger_is_version_2(tmp_path: Path) -> None:
     assert FORMAT_VERSION == 2 and _config(tmp_path / "l")["version"] == 2
 
 
+def test_writes_to_a_version_2_ledger_leave_its_config_alone(tmp_path: Path) -> None:
+    # Only an older version is raised: a current ledger's config.json is not rewritten (same
+    # file, not a new one with the same bytes) by the first write of each process.
+    root = tmp_path / "l"
+    Store.init(root)
+    before = (root / "config.json").stat()
+    store = Store.open(root)
+    store.objects.put_bytes(os.urandom(ALIGN_MIN))
+    store.objects.put_bytes(b"small")
+    after = (root / "config.json").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert store.config["version"] == 2
+
+
 def test_a_version_1_ledger_is_read_without_being_written(tmp_path: Path) -> None:
     root = tmp_path / "l"
     store = Store.init(root)
