@@ -49,6 +49,9 @@ def test_a_version_that_is_not_an_int_is_refused(tmp_path: Path, version: object
         ("{not json", LedgerAccessError, "is not valid JSON"),
         ('["ledger"]', LedgerAccessError, "does not describe a ledger"),
         ('{"format": "other", "version": 1}', LedgerAccessError, "does not describe a ledger"),
+        # a name that sorts before "ledger" too: the test is equality, not order
+        ('{"format": "dvc", "version": 1}', LedgerAccessError, "does not describe a ledger"),
+        ('{"version": 2}', LedgerAccessError, "does not describe a ledger"),
     ],
 )
 def test_a_config_that_is_no_ledger_is_refused(
