@@ -68,9 +68,18 @@ def test_gc_keeps_what_the_log_names_and_repair_refs_writes_the_files(store: Sto
     assert verify_store(store).ok
 
 
-def test_the_next_writer_finishes_the_ref_files_first(store: Store) -> None:
+@pytest.mark.parametrize("writer", ["set_ref", "set_refs", "create_ref", "delete_ref"])
+def test_the_next_writer_finishes_the_ref_files_first(store: Store, writer: str) -> None:
     logged = _killed_writer(store)
-    store.set_ref("notes/c", store.put_json({"kind": "note", "schema": 1, "n": "c"}))
+    c = store.put_json({"kind": "note", "schema": 1, "n": "c"})
+    if writer == "set_ref":
+        store.set_ref("notes/c", c)
+    elif writer == "set_refs":
+        store.set_refs([("notes/c", c, "set", {})])
+    elif writer == "create_ref":
+        assert store.create_ref("notes/c", c, op="set") is None
+    else:  # a delete of a ref that is not there still finishes the cut writes first
+        assert store.delete_ref("notes/c") is None
     assert {n: store.refs.get(n) for n in logged} == logged
     assert verify_store(store).ok
     # A move of a ref the killed writer set starts from what the log holds: no line refused.

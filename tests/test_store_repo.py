@@ -194,6 +194,55 @@ def test_the_lock_excludes_another_process(tmp_path: Path) -> None:
     assert state() == "free"  # and on an error
 
 
+def test_a_lock_file_that_is_a_symlink_is_refused_and_its_target_left_alone(
+    tmp_path: Path,
+) -> None:
+    store = Store.init(tmp_path / "l")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not ledger's\n")
+    (tmp_path / "l" / "locks" / "refs.lock").symlink_to(target)
+    oid = store.put_json({"kind": "note", "schema": 1})
+    with pytest.raises(NotRegularError, match="refs.lock is a symbolic link or a socket"):
+        store.set_ref("notes/a", oid)
+    assert target.read_text() == "not ledger's\n"
+    assert store.refs.get("notes/a") is None and list(store.log.entries()) == []
+
+
+def test_a_lock_folder_that_cannot_be_opened_raises_its_own_error(tmp_path: Path) -> None:
+    # Only a symlink or a socket is called "not a lock file"; other failures keep their cause.
+    store = Store.init(tmp_path / "l")
+    (tmp_path / "l" / "locks").rmdir()
+    with pytest.raises(FileNotFoundError), store.lock():
+        pass
+
+
+def _sealed_run(store: Store, name: str) -> str:
+    rec = store.put_json({"kind": "run", "schema": 1, "status": "succeeded", "name": name})
+    store.set_ref(f"runs/{name}", rec, op="seal")
+    return rec
+
+
+@pytest.mark.parametrize("move", ["seal again", "delete", "create with a forbidden op"])
+def test_a_writer_refuses_a_move_the_format_forbids_before_logging_it(
+    tmp_path: Path, move: str
+) -> None:
+    # docs/format.md, "Transitions": a sealed run never changes. Each writer checks the move
+    # under the lock, so no line the fold would refuse is ever logged.
+    store = Store.init(tmp_path / "l")
+    rec = _sealed_run(store, "r1")
+    other = store.put_json({"kind": "run", "schema": 1, "status": "failed", "name": "r1"})
+    log_before = store.log.path.read_bytes()
+    with pytest.raises(UsageError, match="a run is started once and sealed once"):
+        if move == "seal again":
+            store.set_ref("runs/r1", other, op="seal")
+        elif move == "delete":
+            store.delete_ref("runs/r1")
+        else:
+            store.create_ref("runs/r2", other, op="publish")
+    assert store.log.path.read_bytes() == log_before
+    assert store.refs.get("runs/r1") == rec and store.refs.get("runs/r2") is None
+
+
 def test_get_json_of_an_object_that_is_no_json_is_corrupt(tmp_path: Path) -> None:
     from ledger.errors import CorruptObjectError
 
