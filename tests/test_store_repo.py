@@ -202,7 +202,7 @@ def test_a_lock_file_that_is_a_symlink_is_refused_and_its_target_left_alone(
     target.write_text("not ledger's\n")
     (tmp_path / "l" / "locks" / "refs.lock").symlink_to(target)
     oid = store.put_json({"kind": "note", "schema": 1})
-    with pytest.raises(NotRegularError, match="refs.lock is a symbolic link or a socket"):
+    with pytest.raises(NotRegularError, match=r"refs\.lock is a symbolic link or a socket"):
         store.set_ref("notes/a", oid)
     assert target.read_text() == "not ledger's\n"
     assert store.refs.get("notes/a") is None and list(store.log.entries()) == []
