@@ -87,6 +87,19 @@ def test_the_next_writer_finishes_the_ref_files_first(store: Store, writer: str)
     assert verify_store(store).ok
 
 
+def test_the_next_writer_finishes_a_cut_delete_by_removing_the_file(store: Store) -> None:
+    """A delete killed after its log append (the commit point) leaves the ref file behind:
+    the next writer removes it, as the log says, before its own move."""
+    a = store.put_json({"kind": "note", "schema": 1, "n": "a"})
+    store.set_ref("notes/a", a)
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op="delete", ref="notes/a", old=a, new=None, time=now)
+    assert store.refs.path_of("notes/a").exists()  # what the killed delete left
+    store.set_ref("notes/b", store.put_json({"kind": "note", "schema": 1, "n": "b"}))
+    assert not store.refs.path_of("notes/a").exists() and store.refs.get("notes/a") is None
+    assert verify_store(store).ok
+
+
 def test_a_refused_line_is_never_finished_nor_repaired(store: Store) -> None:
     """A forged second seal appended without its ref file: the next writer and repair_refs leave
     the file at the first seal, which is what the fold says."""

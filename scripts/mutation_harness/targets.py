@@ -600,6 +600,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "it calls _append_and_move: the lengths always agree"
     ),
     (
+        "ledger/store/repo.py",
+        "if problem is not None or after is None:",
+        "or -> and",
+    ): (
+        "fold.judge returns either (problem, None) or (None, a state): the two tests are "
+        "always both true or both false"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
