@@ -18,6 +18,8 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import repeat, starmap
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,10 @@ def _check_name(rel: str, root: str) -> None:
 # replaced held the same bytes (on little-endian hosts), so saved memos still match.
 _KEY = struct.Struct("<QQqq")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_key_of = attrgetter("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+_mode_of = attrgetter("st_mode")
+_S_IFMT = stat.S_IFMT
+_ONLY_FILES = {stat.S_IFREG}
 
 
 def _denied(abs_dir: str) -> UsageError:
@@ -90,15 +96,18 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
     relative path (unique): only a listing needs that order, so a warm digest whose tree memo
     holds does not sort.
 
-    One lstat per entry, made relative to the directory's descriptor (os.scandir on a fd:
-    fstatat, no full path to resolve each time) and kept with the item: nothing stats a file
-    twice. This loop is most of a warm digest, hence its plainness."""
+    One lstat per entry, relative to the directory's descriptor (fstatat: no full path to
+    resolve each time) and kept with the item: nothing stats a file twice. A content edit
+    moves only the file's own mtime and ctime, never its directory's, so no directory-level
+    check can stand in for these lstats; they are most of a warm digest (5,000 files: 12 ms of
+    its 16 ms here, 7 ms of them in the kernel). What remains is kept out of the interpreter: a
+    directory holding only regular files (most of a dataset) gets its items, signature keys
+    and names by ``map``/``zip`` over its lstats, the per-entry loop only for the others."""
     items: list[Item] = []
-    append = items.append
     keys: list[bytes] = []
-    key = keys.append
+    names: list[str] = []  # the relative paths in walk order: whole directories, or one each
     pack = _KEY.pack
-    is_reg, is_dir, is_lnk = stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK
+    lstat = os.lstat
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -108,40 +117,47 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
             fd = os.open(abs_dir, _DIR_FLAGS)
         except PermissionError:
             raise _denied(abs_dir) from None
-        empty = True
         try:
-            with os.scandir(fd) as it:
-                for e in it:
-                    empty = False
-                    st = e.stat(follow_symlinks=False)
-                    mode = st.st_mode
-                    if is_reg(mode):
-                        append((prefix + e.name, st, "file"))
-                    elif is_dir(mode):
-                        stack.append(prefix + e.name)
-                        continue
-                    elif is_lnk(mode):
-                        append((prefix + e.name, st, "symlink"))
-                    else:
-                        raise UsageError(
-                            f"input {abs_dir}/{e.name} is not a regular file, directory or symlink",
-                            hint="inputs may not contain FIFOs, sockets or devices; leave it out",
-                        )
-                    key(pack(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            listed = os.listdir(fd)
+            stats = [lstat(name, dir_fd=fd) for name in listed]
         except PermissionError:
             raise _denied(abs_dir) from None
         finally:
             os.close(fd)
-        if empty and rel_dir:
-            st = os.lstat(abs_dir)
-            append((rel_dir, st, "dir"))
-            key(pack(st.st_ino, 0, st.st_mtime_ns, st.st_ctime_ns))
-    names = "\x00".join([it[0] for it in items])
-    if not names.isascii():
+        if not listed:
+            if rel_dir:  # an empty directory is an entry of its own
+                st = lstat(abs_dir)
+                items.append((rel_dir, st, "dir"))
+                keys.append(pack(st.st_ino, 0, st.st_mtime_ns, st.st_ctime_ns))
+                names.append(rel_dir)
+            continue
+        if set(map(_S_IFMT, map(_mode_of, stats))) == _ONLY_FILES:
+            items += zip(map(prefix.__add__, listed), stats, repeat("file"))
+            keys += starmap(pack, map(_key_of, stats))
+            names.append(prefix + ("\x00" + prefix).join(listed))
+            continue
+        for name, st in zip(listed, stats, strict=True):
+            mode = st.st_mode
+            if _is_reg(mode):
+                items.append((prefix + name, st, "file"))
+            elif stat.S_ISDIR(mode):
+                stack.append(prefix + name)
+                continue
+            elif stat.S_ISLNK(mode):
+                items.append((prefix + name, st, "symlink"))
+            else:
+                raise UsageError(
+                    f"input {abs_dir}/{name} is not a regular file, directory or symlink",
+                    hint="inputs may not contain FIFOs, sockets or devices; leave it out",
+                )
+            keys.append(pack(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            names.append(prefix + name)
+    joined = "\x00".join(names)
+    if not joined.isascii():
         for item in items:
             _check_name(item[0], root)
     h = blake3.blake3(b"".join(keys))
-    h.update(names.encode("utf-8", "surrogateescape"))
+    h.update(joined.encode("utf-8", "surrogateescape"))
     return items, h.digest()
 
 
