@@ -608,6 +608,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "always both true or both false"
     ),
     (
+        "ledger/store/repo.py",
+        "path.unlink(missing_ok=True)",
+        "True -> False",
+    ): (
+        "_write_ref removes a file only where its caller, under the write lock, has just read "
+        "it (_finish_cut_writes: a ref that holds an object; repair_refs: a name refs.iter "
+        "listed): the file is there, and no ledger writer can remove it in between"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
