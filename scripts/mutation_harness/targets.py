@@ -464,6 +464,27 @@ MODULES: dict[str, list[str]] = {
         "tests/share/test_push_checks_remote.py",
         "tests/share/test_special_files.py",
     ],
+    # Round 12: the data digest is evidence (a stale stat-cache entry trusted would record
+    # changed data as unchanged); the digest tests, the fast files first.
+    "ledger/capture/statcache.py": [
+        "tests/capture/test_data_statcache.py",
+        "tests/capture/test_data_recheck.py",
+        "tests/capture/test_data_treememo.py",
+        "tests/capture/test_data_digest.py",
+        "tests/capture/test_data_walk.py",
+    ],
+    "ledger/capture/data.py": [
+        "tests/capture/test_data_walk.py",
+        "tests/capture/test_data_digest.py",
+        "tests/capture/test_data_statcache.py",
+        "tests/capture/test_data_treememo.py",
+        "tests/capture/test_data_recheck.py",
+        "tests/capture/test_data_read_path.py",
+        "tests/capture/test_data_read_workers.py",
+        "tests/capture/test_data_readahead.py",
+        "tests/capture/test_data_dvc.py",
+        "tests/capture/test_data_store_kill.py",
+    ],
     "ledger/capture/gitsource.py": [
         "tests/share/test_git_source.py",
         "tests/share/test_forged_source.py",
