@@ -286,31 +286,77 @@ def test_one_process_fsyncs_its_manifest_and_record_at_once(
     assert seen == ["first", "second"] and missed == []
 
 
-def test_one_process_checks_its_shard_while_the_manifest_s_folder_is_fsynced(
+def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsynced(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check of the shard (it reads the named manifest and stats its chunks) runs while
-    the manifest's folder is fsynced, not after, and is not done again by ``_publish``."""
+    """The check of the shard (it stats its chunks) runs on the manifest as the save wrote it,
+    while the chunks' folders are fsynced, before the manifest is named; the manifest is not
+    read back, and ``_publish`` does not check it again. (The old code read the named
+    manifest back and checked it while the manifest's folder was fsynced: a check that took
+    longer than that fsync, on the way to ``latest``.)"""
     arrive, missed = _meet(("fsync", "check"))
-    fsync_dir, check = ckpt_save.fsync_dir, ckpt_save._check_shard
-    checks: list[str] = []
+    fsync_dir, check = ckpt_write.fsync_dir, getattr(ckpt_save, "_check_manifest", None)
+    name, read = ckpt_write.StagedObject.name, ckpt_save._check_shard
+    events: list[str] = []
 
     def spy_dir(path: Path) -> None:
-        arrive("fsync")
+        if "check" not in events:  # a chunk's folder (the manifest's comes after the check)
+            arrive("fsync")
         fsync_dir(path)
 
     def spy_check(*a: Any) -> Any:
-        checks.append(a[1])
+        events.append("check")
         arrive("check")
         return check(*a)
 
-    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
-    monkeypatch.setattr(ckpt_save, "_check_shard", spy_check)
-    info = save_checkpoint(
+    def spy_name(self: Any, *a: Any, **k: Any) -> bool:
+        events.append("name")
+        return name(self, *a, **k)
+
+    def spy_read(*a: Any) -> Any:
+        events.append("read back")
+        return read(*a)
+
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
+    monkeypatch.setattr(ckpt_save, "_check_manifest", spy_check, raising=False)
+    monkeypatch.setattr(ckpt_write.StagedObject, "name", spy_name)
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
+    save_checkpoint(
         {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
     )
     assert missed == []
-    assert checks == [read_checkpoint(store, info.oid).shards[0].manifest]
+    assert events == ["check", "name", "name"], events  # the manifest's name, the record's
+
+
+def test_a_shard_whose_check_fails_as_written_is_checked_again_and_refused(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check of the shard as written that fails is not the verdict: ``_publish`` reads the
+    named manifest back, checks it again and raises what it finds; nothing is published."""
+    from ledger.errors import IntegrityError, MissingObjectError
+
+    real, check = ckpt_save._check_shard, getattr(ckpt_save, "_check_manifest", None)
+    calls: list[int] = []
+
+    def failing(*a: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # as written; the second is the check of the manifest read back
+            raise IntegrityError("as written: refused")
+        return check(*a)
+
+    read: list[str] = []
+
+    def spy_read(st: Any, oid: str, *a: Any) -> Any:
+        read.append(oid)
+        st.objects.path_of(st.get_json(oid)["state"]).unlink()  # its skeleton: gone
+        return real(st, oid, *a)
+
+    monkeypatch.setattr(ckpt_save, "_check_manifest", failing, raising=False)
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
+    with pytest.raises(MissingObjectError, match="state object"):
+        save_checkpoint({"w": torch.arange(4096.0)}, step=1, store=store, run_id="r")
+    assert len(read) == 1 and len(calls) == 2
+    assert store.refs.get("checkpoints/r/latest") is None
 
 
 def test_a_new_fan_folder_and_the_one_above_are_fsynced_at_once(

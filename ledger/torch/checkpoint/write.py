@@ -486,9 +486,6 @@ class StagedObject:
         self._synced = True
         # Whether ``name`` made the object's fan folder (and so changed the folder above it).
         self.made_folder = False
-        # The folders whose fsync makes the name ``name`` gave durable (its fan folder, and
-        # the one above where the fan is new): fsynced by ``name`` unless ``durable=False``.
-        self.folders: list[Path] = []
         if objects.touch(self.oid):  # stored already: nothing to write
             return
         pays = compression_pays(memoryview(data)[: 64 << 10])
@@ -519,8 +516,8 @@ class StagedObject:
         """Give the object its name and make the name durable; False if it was stored
         already (found then, or named by another writer meanwhile: touched, as reused).
         ``durable=False`` leaves the fsync of its folder (and of the one above, where the
-        folder is new: ``folders``) to the caller: a rank's shard manifest, whose folder rank
-        0 fsyncs, or one process's, whose folder it fsyncs while it checks the shard."""
+        folder is new: ``made_folder``) to the caller: a shard manifest of a rank in a group,
+        whose folder rank 0 fsyncs."""
         if self._fd is None:
             return False
         if not self._synced:
@@ -541,11 +538,11 @@ class StagedObject:
             if not new:
                 self.objects.touch(self.oid)
                 return False
-            self.folders = [fan, *(d.parent for d in new_dirs)]
-            if durable and len(self.folders) == 1:
+            folders = [fan, *(d.parent for d in new_dirs)]
+            if durable and len(folders) == 1:
                 fsync_dir(fan)
             elif durable:  # a new fan folder: its own and the one above, at once
-                _fsync_dirs(self.folders)
+                _fsync_dirs(folders)
             return True
         finally:
             self.discard()
