@@ -1,7 +1,8 @@
 """Large chunks that changed since the last save are written with O_DIRECT
 (``checkpoint.write._write_direct``): their whole blocks through an aligned buffer, piece by
-piece, the last partial block through the page cache (never padded and cut). The object file must hold exactly the header (``objects.header_for``: the codec byte, and
-for raw chunks of ``ALIGN_MIN`` bytes or more zeros to 4096) and the payload at every size
+piece, the last partial block through the page cache (never padded and cut). The object
+file must hold exactly the header (``objects.header_for``: the codec byte, and for raw chunks
+of ``ALIGN_MIN`` bytes or more zeros to 4096) and the payload at every size
 around the piece and block boundaries and the aligned threshold, raw or compressed, with both
 kinds of temp file; a file system that refuses O_DIRECT (a refusal to turn it on, or at the
 first write) gets buffered writes, remembered per folder; a write that fails midway leaves
