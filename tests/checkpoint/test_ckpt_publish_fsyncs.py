@@ -296,8 +296,9 @@ def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsy
     longer than that fsync, on the way to ``latest``.)"""
     arrive, missed = _meet(("fsync", "check"))
     fsync_dir, check = ckpt_write.fsync_dir, getattr(ckpt_save, "_check_manifest", None)
-    name, read = ckpt_write.StagedObject.name, ckpt_save._check_shard
+    read = ckpt_save._check_shard
     events: list[str] = []
+    _spy_links(monkeypatch, events)
 
     def spy_dir(path: Path) -> None:
         if "check" not in events:  # a chunk's folder (the manifest's comes after the check)
@@ -309,23 +310,38 @@ def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsy
         arrive("check")
         return check(*a)
 
-    def spy_name(self: Any, *a: Any, **k: Any) -> bool:
-        events.append("name")
-        return name(self, *a, **k)
-
     def spy_read(*a: Any) -> Any:
         events.append("read back")
         return read(*a)
 
     monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
     monkeypatch.setattr(ckpt_save, "_check_manifest", spy_check, raising=False)
-    monkeypatch.setattr(ckpt_write.StagedObject, "name", spy_name)
     monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
-    save_checkpoint(
+    info = save_checkpoint(
         {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
     )
     assert missed == []
-    assert events == ["check", "name", "name"], events  # the manifest's name, the record's
+    manifest = read_checkpoint(store, info.oid).shards[0].manifest
+    names = {f"link {store.objects.path_of(manifest)}": "manifest named"}
+    names[f"link {store.objects.path_of(info.oid)}"] = "record named"
+    seen = [names.get(e, e) for e in events if not e.startswith("link ") or e in names]
+    assert seen == ["check", "manifest named", "record named"], events
+
+
+def _spy_links(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> None:
+    """``link <path>`` in ``events`` as each object of the save's writer gets its name."""
+    unnamed, named = ckpt_write.link_unnamed, ckpt_write.link_named
+
+    def spy_unnamed(fd: int, final: Path) -> bool:
+        events.append(f"link {final}")
+        return unnamed(fd, final)
+
+    def spy_named(tmp: Path, final: Path) -> bool:
+        events.append(f"link {final}")
+        return named(tmp, final)
+
+    monkeypatch.setattr(ckpt_write, "link_unnamed", spy_unnamed)
+    monkeypatch.setattr(ckpt_write, "link_named", spy_named)
 
 
 def test_a_shard_whose_check_fails_as_written_is_checked_again_and_refused(
@@ -381,3 +397,55 @@ def test_a_new_fan_folder_and_the_one_above_are_fsynced_at_once(
     assert staged.name()
     assert staged.made_folder
     assert sorted(synced) == sorted([fan, top]) and missed == []
+
+
+def test_the_ref_lock_is_taken_while_the_record_s_folder_is_fsynced_and_the_append_waits(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the record is named, its folder is fsynced while ``set_refs`` takes the ref lock
+    and reads what the log append needs (the log's tail, the ref files); the append, which
+    names the record, starts only once that fsync is done. (The old code fsynced the folder
+    first, then went into ``set_refs``: one more wait in a row on the way to ``latest``.)"""
+    from ledger.store import log as store_log
+
+    arrive, missed = _meet(("record folder", "lock"))
+    events: list[str] = []
+    record: list[str] = []  # the record's id, as its ref files' temp copies are staged
+    stage_ref, fsync_dir = Store.stage_ref, ckpt_write.fsync_dir
+    heal, append = Store._finish_cut_writes, store_log.HashLog.append_many
+
+    def spy_stage(self: Store, ref: str, oid: str) -> Any:
+        record[:] = [oid]
+        return stage_ref(self, ref, oid)
+
+    def spy_dir(path: Path) -> None:
+        named = record and f"link {store.objects.path_of(record[0])}" in events
+        mine = named and path == store.objects.path_of(record[0]).parent
+        if mine:
+            arrive("record folder")
+        fsync_dir(path)
+        if mine:
+            events.append("record folder durable")
+
+    def spy_heal(self: Store) -> None:
+        if record and f"link {store.objects.path_of(record[0])}" in events:
+            events.append("lock")
+            arrive("lock")
+        heal(self)
+
+    def spy_append(self: Any, entries: Any) -> Any:
+        events.append("append")
+        return append(self, entries)
+
+    monkeypatch.setattr(Store, "stage_ref", spy_stage)
+    _spy_links(monkeypatch, events)
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
+    monkeypatch.setattr(Store, "_finish_cut_writes", spy_heal)
+    monkeypatch.setattr(store_log.HashLog, "append_many", spy_append)
+    info = save_checkpoint(
+        {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
+    )
+    assert record == [info.oid]
+    assert missed == []
+    assert events.index("lock") < events.index("record folder durable") < events.index("append")
+    assert store.refs.get("checkpoints/r/latest") == info.oid

@@ -19,8 +19,9 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    while it fsyncs the folders of their shard manifests, which each rank named without that
    fsync, and the folder above one that a rank made), then
    moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
-   lock: both log entries in one append, their files' temp copies fsynced before it (staged
-   with the record) or meanwhile, then
+   lock, taken while the record's folder is fsynced: both log entries in one append, once
+   that fsync is done, their files' temp copies fsynced before it (staged with the record)
+   or meanwhile, then
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
    ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
@@ -574,6 +575,9 @@ def _publish(
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
         staged, checked = _stage_record(st, reports, run, step, world, note, own, refs)
+    # The record's name made durable (its folder fsynced) while ``set_refs`` takes the ref
+    # lock and reads the log's tail and the ref files, before the append that names it.
+    named: Callable[[], None] | None = None
     try:
         if world == 1:
             checked = [
@@ -588,7 +592,7 @@ def _publish(
         rec = _record(run, step, world, shards, note)
         if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
             rec, oid = staged[0], staged[1].oid
-            staged[1].name()
+            named = staged[1].name_aside()
         else:  # (a rank's summary that its manifest contradicts: the manifest is believed)
             oid = st.put_json(rec.to_json())
     finally:
@@ -605,6 +609,7 @@ def _publish(
         after_each=lambda name: fault("after-step-ref") if name == step_ref(run, step) else None,
         after_log=lambda: fault("after-log"),
         staged=refs,
+        before_append=named,
     )
     fault("after-latest-ref")
     if keep_last is not None:

@@ -237,6 +237,20 @@ def _fsync_dirs(dirs: list[Path], meanwhile: Callable[[], None] | None = None) -
     """fsync every folder of ``dirs`` on the pool's threads, all at once (they share the file
     system's journal commits: one after the other, each waited for a commit of its own),
     while this thread runs ``meanwhile``; the first error is raised once all are done."""
+    wait = _start_fsyncs(dirs)
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    except BaseException:
+        wait(check=False)
+        raise
+    wait()
+
+
+def _start_fsyncs(dirs: list[Path]) -> Callable[..., None]:
+    """Start an fsync of every folder of ``dirs`` on the pool's threads, all at once; what
+    this returns waits until all are done, then raises the first error (``check=False``:
+    raises nothing, for a caller that raises an error of its own)."""
     errors: list[BaseException] = []
     left = [len(dirs)]
     synced = threading.Condition()
@@ -253,14 +267,14 @@ def _fsync_dirs(dirs: list[Path], meanwhile: Callable[[], None] | None = None) -
 
     for d in dirs:
         _pool().submit(lambda d=d: sync(d))  # type: ignore[misc]
-    try:
-        if meanwhile is not None:
-            meanwhile()
-    finally:
+
+    def wait(check: bool = True) -> None:
         with synced:
             synced.wait_for(lambda: left[0] == 0)
-    if errors:
-        raise errors[0]
+        if errors and check:
+            raise errors[0]
+
+    return wait
 
 
 class Written:
@@ -518,8 +532,29 @@ class StagedObject:
         ``durable=False`` leaves the fsync of its folder (and of the one above, where the
         folder is new: ``made_folder``) to the caller: a shard manifest of a rank in a group,
         whose folder rank 0 fsyncs."""
-        if self._fd is None:
+        folders = self._link()
+        if folders is None:
             return False
+        if durable and len(folders) == 1:
+            fsync_dir(folders[0])
+        elif durable:  # a new fan folder: its own and the one above, at once
+            _fsync_dirs(folders)
+        return True
+
+    def name_aside(self) -> Callable[[], None]:
+        """``name``, whose folder fsyncs (``made_folder``: and the one above) run on the
+        pool's threads from now on; what this returns waits for them and raises the first
+        error. For a checkpoint record: ``Store.set_refs`` takes its lock and reads what the
+        log append needs meanwhile, and waits for the record's name to be durable only
+        before the append itself (``before_append``)."""
+        folders = self._link()
+        return (lambda: None) if folders is None else _start_fsyncs(folders)
+
+    def _link(self) -> list[Path] | None:
+        """Give the object its name: the folders whose fsync makes it durable (its fan
+        folder, and the one above where the fan is new), or None if it was stored already."""
+        if self._fd is None:
+            return None
         if not self._synced:
             self.discard()
             raise RuntimeError("a staged object is named once its content is durable (sync)")
@@ -537,13 +572,8 @@ class StagedObject:
                 new = not self.objects.touch(self.oid) and link_named(self._tmp, final)
             if not new:
                 self.objects.touch(self.oid)
-                return False
-            folders = [fan, *(d.parent for d in new_dirs)]
-            if durable and len(folders) == 1:
-                fsync_dir(fan)
-            elif durable:  # a new fan folder: its own and the one above, at once
-                _fsync_dirs(folders)
-            return True
+                return None
+            return [fan, *(d.parent for d in new_dirs)]
         finally:
             self.discard()
 
