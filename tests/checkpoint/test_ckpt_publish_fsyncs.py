@@ -50,7 +50,7 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Events in order: ("write", "") a staged object's content written, ("dir", path) a
     folder fsync started, ("file", path) a file fsync done."""
     events: list[tuple[str, str]] = []
-    write, fsync_dir, fsync = ckpt_write._write_buffered, ckpt_save.fsync_dir, os.fsync
+    write, fsync_dir, fsync = ckpt_write._write_buffered, ckpt_write.fsync_dir, os.fsync
 
     def spy_write(*a: Any) -> None:
         write(*a)
@@ -65,7 +65,7 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
         events.append(("file", os.readlink(f"/proc/self/fd/{fd}")))
 
     monkeypatch.setattr(ckpt_write, "_write_buffered", spy_write)
-    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
     monkeypatch.setattr(os, "fsync", spy_fsync)
     return events
 

@@ -56,7 +56,6 @@ from ...records.checkpoint import (
 )
 from ...runtime.rng import capture_rng
 from ...store import Store
-from ...store.atomic import fsync_dir
 from ...store.objects import header_for, raw_payload_offset
 from ...store.repo import StagedRef
 from .background import (
@@ -83,7 +82,7 @@ from .common import (
 from .forkcopy import ForkedCopy
 from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, run_aside, write_tensors
 from .layout import describe, is_dtensor
-from .write import StagedObject
+from .write import StagedObject, fsync_dirs
 
 __all__ = ["fit_report", "save_checkpoint"]
 
@@ -416,7 +415,7 @@ class _Job:
                     # blocks are allocated only when its own fsync writes it back). The
                     # check (CPU: a stat per chunk) waited for the manifest's folder fsync
                     # after these, and took longer than it (1.6 ms against 0.3 ms here).
-                    map_threads(lambda job: job(), [manifest.sync, record.sync, check], 3)
+                    _run_all([manifest.sync, record.sync, check])
                     self.own = own[0] if own else None
 
                 return both
@@ -679,14 +678,21 @@ def _stage_record(
             for i, r in enumerate(reports)
         )
 
-    jobs: list[Any] = [check, *([staged[1].sync] if staged else []), *sorted(fans | above)]
+    jobs: list[Callable[[], None]] = [check, *([staged[1].sync] if staged else [])]
     try:
-        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
+        # The folders on the chunk writer's threads (``write.fsync_dirs``, the one way a
+        # save fsyncs folders), the check and the record's fsync on this thread and a helper.
+        fsync_dirs(sorted(fans | above), lambda: _run_all(jobs))
     except BaseException:
         if staged is not None:
             staged[1].discard()
         raise
     return staged, checked
+
+
+def _run_all(jobs: list[Callable[[], None]]) -> None:
+    """Every job of ``jobs`` at once: on this thread and helpers (``map_threads``)."""
+    map_threads(lambda job: job(), jobs, len(jobs))
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:

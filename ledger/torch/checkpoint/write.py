@@ -66,6 +66,7 @@ __all__ = [
     "StagedObject",
     "Written",
     "compression_pays",
+    "fsync_dirs",
 ]
 
 # Tensor chunks are compressed at zstd level 1, not the store's 3: what float weights give up
@@ -233,7 +234,7 @@ def compression_pays(sample: memoryview, min_saving: float = MIN_SAVING) -> bool
     return len(_compressor().compress(sample)) <= len(sample) * (1 - min_saving)
 
 
-def _fsync_dirs(dirs: list[Path], meanwhile: Callable[[], None] | None = None) -> None:
+def fsync_dirs(dirs: list[Path], meanwhile: Callable[[], None] | None = None) -> None:
     """fsync every folder of ``dirs`` on the pool's threads, all at once (they share the file
     system's journal commits: one after the other, each waited for a commit of its own),
     while this thread runs ``meanwhile``; the first error is raised once all are done."""
@@ -364,7 +365,7 @@ class ChunkWriter:
         holds it too (written while they ran, it often took a commit of its own after theirs)."""
         self.settle()
         then = meanwhile() if meanwhile is not None else None
-        _fsync_dirs(sorted(self._dirs), then)
+        fsync_dirs(sorted(self._dirs), then)
 
     def abort(self) -> None:
         """Drop whatever is not named yet (after an error): temp files are removed."""
@@ -538,7 +539,7 @@ class StagedObject:
         if durable and len(folders) == 1:
             fsync_dir(folders[0])
         elif durable:  # a new fan folder: its own and the one above, at once
-            _fsync_dirs(folders)
+            fsync_dirs(folders)
         return True
 
     def name_aside(self) -> Callable[[], None]:
