@@ -258,6 +258,7 @@ class Store:
         after_each: Callable[[str], None] = lambda name: None,
         after_log: Callable[[], None] = lambda: None,
         staged: Sequence[StagedRef] = (),
+        before_append: Callable[[], None] | None = None,
     ) -> list[LogEntry]:
         """Point each ref at its object, ``moves`` being (name, oid, op, note): like
         ``set_ref`` on each in turn, with fewer fsyncs. Their log entries are appended
@@ -268,7 +269,10 @@ class Store:
         A ref named twice is logged as moved twice, the second move from the first's object.
         ``staged``: temp copies the caller made earlier (``stage_ref``), used for the moves
         they match (same ref, same object) instead of writing them during the append; all of
-        them are removed or renamed into place by the time this returns or raises."""
+        them are removed or renamed into place by the time this returns or raises.
+        ``before_append`` runs under the lock right before the append: a writer whose objects'
+        names are still being made durable on other threads waits for them there, while the
+        lock and what the append needs were taken (nothing is written if it raises)."""
         spare = list(staged)  # the caller's copies not yet matched with a move
         used: list[StagedRef] = []
         try:
@@ -304,6 +308,8 @@ class Store:
                 for name, oid, *_ in moves:
                     path = self.refs.path_of(name)
                     used.append(_matching(spare, path, oid) or StagedRef(path, oid, self.tmp_dir))
+                if before_append is not None:
+                    before_append()
                 return self._append_and_move(moves, used, after_each, after_log, lines)
         finally:
             for ref in [*spare, *used]:

@@ -1,7 +1,8 @@
 """Large chunks that changed since the last save are written with O_DIRECT
-(``checkpoint.write._write_direct``): through an aligned buffer, piece by piece, then cut to
-size. The object file must hold exactly the header (``objects.header_for``: the codec byte, and
-for raw chunks of ``ALIGN_MIN`` bytes or more zeros to 4096) and the payload at every size
+(``checkpoint.write._write_direct``): their whole blocks through an aligned buffer, piece by
+piece, the last partial block through the page cache (never padded and cut). The object
+file must hold exactly the header (``objects.header_for``: the codec byte, and for raw chunks
+of ``ALIGN_MIN`` bytes or more zeros to 4096) and the payload at every size
 around the piece and block boundaries and the aligned threshold, raw or compressed, with both
 kinds of temp file; a file system that refuses O_DIRECT (a refusal to turn it on, or at the
 first write) gets buffered writes, remembered per folder; a write that fails midway leaves
@@ -306,3 +307,41 @@ def test_the_save_after_replacing_every_tensor_compares_from_the_page_cache(
         save()  # unchanged: compared equal
     # No round's replacing save went around the page cache; the changed tenth did.
     assert per_round == [([], [numel * 4])] * 3
+
+
+def test_the_last_partial_block_goes_through_the_page_cache_and_nothing_is_cut(
+    store: Store, small_pieces: list[bool], monkeypatch: Any
+) -> None:
+    # Padding the last block and cutting the file with ftruncate made the file system read
+    # that block back from the disk to zero its end (a synchronous read behind the chunk's
+    # own writes): whole blocks go with O_DIRECT, the rest through the page cache, and no
+    # file is cut.
+    if not _direct_works(store.objects.tmp_dir):
+        pytest.skip("this file system refuses O_DIRECT")
+    import fcntl
+
+    writes: list[tuple[int, int, bool]] = []  # (offset, length, O_DIRECT on)
+    cuts: list[int] = []
+    real_pwrite, real_truncate = os.pwrite, os.ftruncate
+
+    def pwrite(fd: int, data: Any, offset: int) -> int:
+        direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)
+        writes.append((offset, len(data), direct))
+        return real_pwrite(fd, data, offset)
+
+    def ftruncate(fd: int, size: int) -> None:
+        cuts.append(size)
+        real_truncate(fd, size)
+
+    p = bytes(range(256)) * 100 + b"xyz"  # 25,603 bytes, header 1: 6 blocks and 1,028 bytes
+    with monkeypatch.context() as m:
+        m.setattr(os, "pwrite", pwrite)
+        m.setattr(os, "ftruncate", ftruncate)
+        (oid,) = _put_all(store, [p], compress=False)
+    assert small_pieces == [True]
+    assert cuts == []
+    total = 1 + len(p)
+    whole = total - total % 4096
+    assert [w for w in writes if w[2]] == [(k * PIECE, PIECE, True) for k in range(3)]
+    assert [w for w in writes if not w[2]] == [(whole, total - whole, False)]
+    assert store.objects.path_of(oid).read_bytes() == header_for(len(p), compressed=False) + p

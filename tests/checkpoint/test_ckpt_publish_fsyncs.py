@@ -50,7 +50,7 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Events in order: ("write", "") a staged object's content written, ("dir", path) a
     folder fsync started, ("file", path) a file fsync done."""
     events: list[tuple[str, str]] = []
-    write, fsync_dir, fsync = ckpt_write._write_buffered, ckpt_save.fsync_dir, os.fsync
+    write, fsync_dir, fsync = ckpt_write._write_buffered, ckpt_write.fsync_dir, os.fsync
 
     def spy_write(*a: Any) -> None:
         write(*a)
@@ -65,7 +65,7 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
         events.append(("file", os.readlink(f"/proc/self/fd/{fd}")))
 
     monkeypatch.setattr(ckpt_write, "_write_buffered", spy_write)
-    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
     monkeypatch.setattr(os, "fsync", spy_fsync)
     return events
 
@@ -286,31 +286,93 @@ def test_one_process_fsyncs_its_manifest_and_record_at_once(
     assert seen == ["first", "second"] and missed == []
 
 
-def test_one_process_checks_its_shard_while_the_manifest_s_folder_is_fsynced(
+def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsynced(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check of the shard (it reads the named manifest and stats its chunks) runs while
-    the manifest's folder is fsynced, not after, and is not done again by ``_publish``."""
+    """The check of the shard (it stats its chunks) runs on the manifest as the save wrote it,
+    while the chunks' folders are fsynced, before the manifest is named; the manifest is not
+    read back, and ``_publish`` does not check it again. (The old code read the named
+    manifest back and checked it while the manifest's folder was fsynced: a check that took
+    longer than that fsync, on the way to ``latest``.)"""
     arrive, missed = _meet(("fsync", "check"))
-    fsync_dir, check = ckpt_save.fsync_dir, ckpt_save._check_shard
-    checks: list[str] = []
+    fsync_dir, check = ckpt_write.fsync_dir, getattr(ckpt_save, "_check_manifest", None)
+    read = ckpt_save._check_shard
+    events: list[str] = []
+    _spy_links(monkeypatch, events)
 
     def spy_dir(path: Path) -> None:
-        arrive("fsync")
+        if "check" not in events:  # a chunk's folder (the manifest's comes after the check)
+            arrive("fsync")
         fsync_dir(path)
 
     def spy_check(*a: Any) -> Any:
-        checks.append(a[1])
+        events.append("check")
         arrive("check")
         return check(*a)
 
-    monkeypatch.setattr(ckpt_save, "fsync_dir", spy_dir)
-    monkeypatch.setattr(ckpt_save, "_check_shard", spy_check)
+    def spy_read(*a: Any) -> Any:
+        events.append("read back")
+        return read(*a)
+
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
+    monkeypatch.setattr(ckpt_save, "_check_manifest", spy_check, raising=False)
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
     info = save_checkpoint(
         {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
     )
     assert missed == []
-    assert checks == [read_checkpoint(store, info.oid).shards[0].manifest]
+    manifest = read_checkpoint(store, info.oid).shards[0].manifest
+    names = {f"link {store.objects.path_of(manifest)}": "manifest named"}
+    names[f"link {store.objects.path_of(info.oid)}"] = "record named"
+    seen = [names.get(e, e) for e in events if not e.startswith("link ") or e in names]
+    assert seen == ["check", "manifest named", "record named"], events
+
+
+def _spy_links(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> None:
+    """``link <path>`` in ``events`` as each object of the save's writer gets its name."""
+    unnamed, named = ckpt_write.link_unnamed, ckpt_write.link_named
+
+    def spy_unnamed(fd: int, final: Path) -> bool:
+        events.append(f"link {final}")
+        return unnamed(fd, final)
+
+    def spy_named(tmp: Path, final: Path) -> bool:
+        events.append(f"link {final}")
+        return named(tmp, final)
+
+    monkeypatch.setattr(ckpt_write, "link_unnamed", spy_unnamed)
+    monkeypatch.setattr(ckpt_write, "link_named", spy_named)
+
+
+def test_a_shard_whose_check_fails_as_written_is_checked_again_and_refused(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check of the shard as written that fails is not the verdict: ``_publish`` reads the
+    named manifest back, checks it again and raises what it finds; nothing is published."""
+    from ledger.errors import IntegrityError, MissingObjectError
+
+    real, check = ckpt_save._check_shard, getattr(ckpt_save, "_check_manifest", None)
+    calls: list[int] = []
+
+    def failing(*a: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # as written; the second is the check of the manifest read back
+            raise IntegrityError("as written: refused")
+        return check(*a)
+
+    read: list[str] = []
+
+    def spy_read(st: Any, oid: str, *a: Any) -> Any:
+        read.append(oid)
+        st.objects.path_of(st.get_json(oid)["state"]).unlink()  # its skeleton: gone
+        return real(st, oid, *a)
+
+    monkeypatch.setattr(ckpt_save, "_check_manifest", failing, raising=False)
+    monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
+    with pytest.raises(MissingObjectError, match="state object"):
+        save_checkpoint({"w": torch.arange(4096.0)}, step=1, store=store, run_id="r")
+    assert len(read) == 1 and len(calls) == 2
+    assert store.refs.get("checkpoints/r/latest") is None
 
 
 def test_a_new_fan_folder_and_the_one_above_are_fsynced_at_once(
@@ -335,3 +397,55 @@ def test_a_new_fan_folder_and_the_one_above_are_fsynced_at_once(
     assert staged.name()
     assert staged.made_folder
     assert sorted(synced) == sorted([fan, top]) and missed == []
+
+
+def test_the_ref_lock_is_taken_while_the_record_s_folder_is_fsynced_and_the_append_waits(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the record is named, its folder is fsynced while ``set_refs`` takes the ref lock
+    and reads what the log append needs (the log's tail, the ref files); the append, which
+    names the record, starts only once that fsync is done. (The old code fsynced the folder
+    first, then went into ``set_refs``: one more wait in a row on the way to ``latest``.)"""
+    from ledger.store import log as store_log
+
+    arrive, missed = _meet(("record folder", "lock"))
+    events: list[str] = []
+    record: list[str] = []  # the record's id, as its ref files' temp copies are staged
+    stage_ref, fsync_dir = Store.stage_ref, ckpt_write.fsync_dir
+    heal, append = Store._finish_cut_writes, store_log.HashLog.append_many
+
+    def spy_stage(self: Store, ref: str, oid: str) -> Any:
+        record[:] = [oid]
+        return stage_ref(self, ref, oid)
+
+    def spy_dir(path: Path) -> None:
+        named = record and f"link {store.objects.path_of(record[0])}" in events
+        mine = named and path == store.objects.path_of(record[0]).parent
+        if mine:
+            arrive("record folder")
+        fsync_dir(path)
+        if mine:
+            events.append("record folder durable")
+
+    def spy_heal(self: Store) -> None:
+        if record and f"link {store.objects.path_of(record[0])}" in events:
+            events.append("lock")
+            arrive("lock")
+        heal(self)
+
+    def spy_append(self: Any, entries: Any) -> Any:
+        events.append("append")
+        return append(self, entries)
+
+    monkeypatch.setattr(Store, "stage_ref", spy_stage)
+    _spy_links(monkeypatch, events)
+    monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
+    monkeypatch.setattr(Store, "_finish_cut_writes", spy_heal)
+    monkeypatch.setattr(store_log.HashLog, "append_many", spy_append)
+    info = save_checkpoint(
+        {"w": torch.arange(1 << 16, dtype=torch.float32)}, step=1, store=store, run_id="r"
+    )
+    assert record == [info.oid]
+    assert missed == []
+    assert events.index("lock") < events.index("record folder durable") < events.index("append")
+    assert store.refs.get("checkpoints/r/latest") == info.oid

@@ -9,8 +9,8 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    ``write.StagedObject``); a DTensor
    is stored as its local piece, its entry carries the layout (``layout``). One process
    stages the record (step 3) and the two ref files' temp copies (``Store.stage_ref``)
-   beside its manifest, fsynced at the same time, and checks its shard (step 2) while its
-   manifest's folder is fsynced (``_check_own``);
+   beside its manifest, fsynced at the same time, and checks its shard (step 2) as it wrote
+   it, meanwhile too (``_check_manifest``), then names its manifest and fsyncs its folder;
 2. every rank sends (step, shard id) to rank 0 as JSON (one ``gather``,
    ``collectives.gather_json``); rank 0 re-reads every shard manifest (its own before the
    gather), checks equal steps and world size, that every chunk object exists with its size
@@ -19,8 +19,9 @@ Order (each step durable before the next; docs/format.md, "Publishing a checkpoi
    while it fsyncs the folders of their shard manifests, which each rank named without that
    fsync, and the folder above one that a rank made), then
    moves ``checkpoints/<run>/step-<n>`` and ``checkpoints/<run>/latest`` (under the ref
-   lock: both log entries in one append, their files' temp copies fsynced before it (staged
-   with the record) or meanwhile, then
+   lock, taken while the record's folder is fsynced: both log entries in one append, once
+   that fsync is done, their files' temp copies fsynced before it (staged with the record)
+   or meanwhile, then
    the step ref's file renamed, then ``latest``'s, then one fsync of their folder:
    ``Store.set_refs``);
 4. retention drops step refs beyond ``keep_last`` (objects go with ``ledger gc``); rank 0
@@ -55,7 +56,6 @@ from ...records.checkpoint import (
 )
 from ...runtime.rng import capture_rng
 from ...store import Store
-from ...store.atomic import fsync_dir
 from ...store.objects import header_for, raw_payload_offset
 from ...store.repo import StagedRef
 from .background import (
@@ -82,7 +82,7 @@ from .common import (
 from .forkcopy import ForkedCopy
 from .io import CHUNK_SIZE, WriteStats, map_threads, min_saving, run_aside, write_tensors
 from .layout import describe, is_dtensor
-from .write import StagedObject
+from .write import StagedObject, fsync_dirs
 
 __all__ = ["fit_report", "save_checkpoint"]
 
@@ -258,7 +258,8 @@ class _Job:
         # and the temp copies of the two ref files that will hold its id (``Store.stage_ref``).
         self.record: tuple[Checkpoint, StagedObject] | None = None
         self.refs: list[StagedRef] = []
-        # One process: its shard as checked while the manifest's name was made durable.
+        # One process: its shard as it wrote it, checked while its chunks' folders were
+        # fsynced (``_check_manifest``).
         self.own: tuple[ShardSummary, CheckpointShard] | None = None
         self.summary: dict[str, int] = {}  # of the shard manifest, sent to rank 0
         # Whether naming the shard manifest made its fan folder: rank 0 then fsyncs the
@@ -398,10 +399,24 @@ class _Job:
                     st.stage_ref(latest_ref(self.run_id), record.oid),
                 ]
 
+                own: list[tuple[ShardSummary, CheckpointShard]] = []
+
+                def check() -> None:
+                    # The shard as written (the manifest's content, not read back): its
+                    # chunks are named, which is all the check needs. One that fails is
+                    # checked again from the named manifest, and raised, by ``_publish``.
+                    with contextlib.suppress(Exception):
+                        own.append(
+                            _check_manifest(st, shard, manifest.oid, self.run_id, self.step, 0, 1)
+                        )
+
                 def both() -> None:
                     # At once: two fsyncs in a row took two journal commits (the record's
-                    # blocks are allocated only when its own fsync writes it back).
-                    map_threads(lambda s: s.sync(), [manifest, record], 2)
+                    # blocks are allocated only when its own fsync writes it back). The
+                    # check (CPU: a stat per chunk) waited for the manifest's folder fsync
+                    # after these, and took longer than it (1.6 ms against 0.3 ms here).
+                    _run_all([manifest.sync, record.sync, check])
+                    self.own = own[0] if own else None
 
                 return both
             return manifest.sync
@@ -419,12 +434,9 @@ class _Job:
             fault("after-objects")
             # Ranks of a group name their manifest; rank 0 makes the names durable, beside
             # staging the record (``_publish``): one fsync fewer in a row before the exchange.
-            # One process makes its own durable while it checks the shard, which needs the
-            # name given, not durable (``_check_own``).
-            staged[0].name(durable=False)
+            # One process makes its own durable now (its shard was checked meanwhile).
+            staged[0].name(durable=self.world == 1)
             self.made_folder = staged[0].made_folder
-            if self.world == 1:
-                self._check_own(staged[0])
         finally:
             put.wait()
             for s in staged:
@@ -433,23 +445,6 @@ class _Job:
             raise skeleton[0]
         fault("after-shard")
         return staged[0].oid
-
-    def _check_own(self, manifest: StagedObject) -> None:
-        """One process: fsync the folders that make the shard manifest's name durable while
-        the shard is checked (``_check_shard``; kept in ``own`` for ``_publish``): the check
-        reads the manifest and stats its chunks, which needs none of those fsyncs done. A
-        check that fails is done again by ``_publish``, which reports it."""
-        own: list[tuple[ShardSummary, CheckpointShard]] = []
-
-        def check() -> None:
-            # One that fails is checked again, and raised, by ``_publish``.
-            with contextlib.suppress(Exception):
-                own.append(_check_shard(self.st, manifest.oid, self.run_id, self.step, 0, 1))
-
-        # The fsyncs first: this thread starts one at once, the check waits for a helper.
-        jobs: list[Any] = [*manifest.folders, check]
-        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
-        self.own = own[0] if own else None
 
 
 def fit_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -500,10 +495,19 @@ def _check_shard(
 ) -> tuple[ShardSummary, CheckpointShard]:
     """Rank ``rank``'s shard manifest, read once (its summary for the record, and the record
     itself for the layout check), after checking it is that rank's for this step and that its
-    objects are stored: one ``stat`` per chunk, and a look at the header only of a chunk whose
-    size is not that of its raw bytes as written now (compressed, stored by an older ledger
-    with a one-byte header, or cut short)."""
+    objects are stored (``_check_manifest``)."""
     rec = record_from_json(st.get_json(oid), CheckpointShard)
+    return _check_manifest(st, rec, oid, run, step, rank, world)
+
+
+def _check_manifest(
+    st: Store, rec: CheckpointShard, oid: str, run: str, step: int, rank: int, world: int
+) -> tuple[ShardSummary, CheckpointShard]:
+    """``_check_shard`` of the manifest ``rec`` whose id is ``oid`` (read back, or as one
+    process wrote it): that it is that rank's for this step and that its objects are
+    stored: one ``stat`` per chunk, and a look at the header only of a chunk whose size is
+    not that of its raw bytes as written now (compressed, stored by an older ledger with a
+    one-byte header, or cut short)."""
     if (rec.run_id, rec.step, rec.rank, rec.world_size) != (run, step, rank, world):
         raise IntegrityError(
             f"shard {oid} is for run {rec.run_id} step {rec.step} rank {rec.rank}/"
@@ -557,8 +561,8 @@ def _publish(
     """Check the ranks' shards, write the record and move the refs. ``staged``: the record
     as one process staged it beside its shard manifest (its content durable already), named
     here if it is the record the checks give. ``own``: rank 0's shard, checked by rank 0
-    before the gather, or by one process while it named its manifest (``_check_shard``), not
-    checked again. ``refs``: the ref files' temp copies staged with the record (``staged``'s,
+    before the gather, or by one process as it wrote it (``_check_manifest``), not checked
+    again. ``refs``: the ref files' temp copies staged with the record (``staged``'s,
     or those ``_stage_record`` adds), used by ``Store.set_refs`` if they hold the record's id;
     the caller discards them."""
     refs = [] if refs is None else refs
@@ -570,6 +574,9 @@ def _publish(
         return {"error": f"ranks saved different steps: {sorted(steps)}"}
     if world > 1:
         staged, checked = _stage_record(st, reports, run, step, world, note, own, refs)
+    # The record's name made durable (its folder fsynced) while ``set_refs`` takes the ref
+    # lock and reads the log's tail and the ref files, before the append that names it.
+    named: Callable[[], None] | None = None
     try:
         if world == 1:
             checked = [
@@ -584,7 +591,7 @@ def _publish(
         rec = _record(run, step, world, shards, note)
         if staged is not None and staged[0].model_copy(update={"created": rec.created}) == rec:
             rec, oid = staged[0], staged[1].oid
-            staged[1].name()
+            named = staged[1].name_aside()
         else:  # (a rank's summary that its manifest contradicts: the manifest is believed)
             oid = st.put_json(rec.to_json())
     finally:
@@ -601,6 +608,7 @@ def _publish(
         after_each=lambda name: fault("after-step-ref") if name == step_ref(run, step) else None,
         after_log=lambda: fault("after-log"),
         staged=refs,
+        before_append=named,
     )
     fault("after-latest-ref")
     if keep_last is not None:
@@ -670,14 +678,21 @@ def _stage_record(
             for i, r in enumerate(reports)
         )
 
-    jobs: list[Any] = [check, *([staged[1].sync] if staged else []), *sorted(fans | above)]
+    jobs: list[Callable[[], None]] = [check, *([staged[1].sync] if staged else [])]
     try:
-        map_threads(lambda job: job() if callable(job) else fsync_dir(job), jobs, len(jobs))
+        # The folders on the chunk writer's threads (``write.fsync_dirs``, the one way a
+        # save fsyncs folders), the check and the record's fsync on this thread and a helper.
+        fsync_dirs(sorted(fans | above), lambda: _run_all(jobs))
     except BaseException:
         if staged is not None:
             staged[1].discard()
         raise
     return staged, checked
+
+
+def _run_all(jobs: list[Callable[[], None]]) -> None:
+    """Every job of ``jobs`` at once: on this thread and helpers (``map_threads``)."""
+    map_threads(lambda job: job(), jobs, len(jobs))
 
 
 def _record(run: str, step: int, world: int, shards: list[ShardSummary], note: str) -> Checkpoint:
