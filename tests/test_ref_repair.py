@@ -100,6 +100,21 @@ def test_the_next_writer_finishes_a_cut_delete_by_removing_the_file(store: Store
     assert verify_store(store).ok
 
 
+def test_a_cut_tag_of_a_curation_whose_record_is_damaged_is_finished(store: Store) -> None:
+    """A curation ref's state is told from its record (retracted or not): one whose record is
+    no JSON counts as a plain curation, so a tag cut after its log append is still finished
+    by the next writer, not left behind as a move from nowhere."""
+    damaged = store.objects.put_bytes(b"not json")
+    store.set_ref("curation/r1", damaged, op="tag")
+    for i in range(20):  # its own line leaves the tail the next writer reads
+        store.set_ref(f"notes/n{i}", store.put_json({"kind": "note", "schema": 1, "n": i}))
+    tagged = store.put_json({"kind": "curation", "schema": 1, "tags": ["good"]})
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op="tag", ref="curation/r1", old=damaged, new=tagged, time=now)
+    store.set_ref("notes/x", store.put_json({"kind": "note", "schema": 1, "n": "x"}))
+    assert store.refs.get("curation/r1") == tagged
+
+
 def test_a_refused_line_is_never_finished_nor_repaired(store: Store) -> None:
     """A forged second seal appended without its ref file: the next writer and repair_refs leave
     the file at the first seal, which is what the fold says."""

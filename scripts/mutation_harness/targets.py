@@ -638,6 +638,28 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "listed): the file is there, and no ledger writer can remove it in between"
     ),
     (
+        "ledger/capture/statcache.py",
+        "MAX_ENTRIES = 500_000",
+        "500000 -> 500001",
+    ): (
+        "the bound only sizes the cache file: an entry kept or dropped at the bound changes "
+        "which file a later digest reads again, never a digest (each entry is keyed by the "
+        "stat it was made from)"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "@dataclass(slots=True)",
+        "True -> False",
+    ): "a TreeMemo with a __dict__ instead of slots holds and compares the same fields",
+    (
+        "ledger/capture/statcache.py",
+        'raise TypeError("the stat cache has neither records nor their bytes")',
+        "raise -> pass",
+    ): (
+        "the next line unpacks self._pending, None there: it raises TypeError as well (a state "
+        "no caller reaches: load sets the bytes whenever it clears the records)"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",

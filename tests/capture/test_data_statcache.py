@@ -4,10 +4,13 @@ processes writing it at once leave a valid file."""
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import blake3
 
 from ledger.capture import statcache
 from ledger.capture.data import digest_input, manifest_data
@@ -87,6 +90,39 @@ def test_racy_rule_uses_the_start_of_the_read(tmp_path: Path) -> None:
     assert not cache.remember(str(f), st, "b3:" + "0" * 64, newest + 1_999_999_999)
     assert cache.remember(str(f), st, "b3:" + "0" * 64, newest + 2_000_000_000)
     assert cache.lookup(str(f), st) == "b3:" + "0" * 64
+
+
+def test_a_loaded_cache_answers_a_lookup_first_thing(tmp_path: Path) -> None:
+    # A new `ledger record` loads the file and looks a file up before anything else touches
+    # the records (they are decoded on first use).
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    st = f.stat()
+    cache = StatCache(tmp_path / "sc")
+    assert cache.remember(str(f), st, "b3:" + "1" * 64, time.time_ns() + 10**10)
+    cache.save()
+    again = StatCache.load(tmp_path / "sc")
+    assert again.lookup(str(f), st) == "b3:" + "1" * 64
+    assert (again.stats.hits, again.stats.misses) == (1, 0)
+
+
+def test_the_file_has_the_documented_header_and_another_version_is_ignored(
+    tmp_path: Path,
+) -> None:
+    # docs/reference/data-digests.md: magic LGSTATC\0, u32 version 2, u32 entries, u32 trees.
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    st = f.stat()
+    cache = StatCache(tmp_path / "sc")
+    cache.remember(str(f), st, "b3:" + "1" * 64, time.time_ns() + 10**10)
+    cache.save()
+    data = (tmp_path / "sc").read_bytes()
+    assert struct.unpack_from("<8sIII", data) == (b"LGSTATC\x00", 2, 1, 0)
+    # A cache of another version (a newer ledger's, its trailer right) is not misread: it is
+    # an empty one.
+    body = data[:8] + struct.pack("<I", 3) + data[12:-32]
+    (tmp_path / "sc").write_bytes(body + blake3.blake3(body).digest())
+    assert StatCache.load(tmp_path / "sc").lookup(str(f), st) is None
 
 
 def test_corrupt_or_foreign_cache_files_are_ignored(tmp_path: Path) -> None:
