@@ -648,6 +648,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/capture/statcache.py",
+        "self._used.add(abspath)",
+        "drop call: self._used.add(abspath)",
+    ): (
+        "_used decides only which entries a save keeps once the cache holds more than "
+        "MAX_ENTRIES: an entry dropped there is a file read again by a later digest, never a "
+        "different digest (the same holds in remember)"
+    ),
+    (
+        "ledger/capture/statcache.py",
         "@dataclass(slots=True)",
         "True -> False",
     ): "a TreeMemo with a __dict__ instead of slots holds and compares the same fields",
