@@ -243,6 +243,20 @@ def test_a_writer_refuses_a_move_the_format_forbids_before_logging_it(
     assert store.refs.get("runs/r1") == rec and store.refs.get("runs/r2") is None
 
 
+def test_a_curation_is_retracted_once_and_never_again(tmp_path: Path) -> None:
+    # docs/format.md, "Transitions": a curation ref's state is its record's (retracted or not):
+    # a tagged run may be retracted; a retracted one may be tagged, not retracted again.
+    store = Store.init(tmp_path / "l")
+    tagged = store.put_json({"kind": "curation", "schema": 1, "tags": ["good"]})
+    store.set_ref("curation/r1", tagged, op="tag")
+    gone = store.put_json({"kind": "curation", "schema": 1, "retracted": True})
+    store.set_ref("curation/r1", gone, op="retract")
+    again = store.put_json({"kind": "curation", "schema": 1, "retracted": True, "n": 2})
+    with pytest.raises(UsageError, match="a retraction is never undone"):
+        store.set_ref("curation/r1", again, op="retract")
+    assert store.refs.get("curation/r1") == gone
+
+
 def test_get_json_of_an_object_that_is_no_json_is_corrupt(tmp_path: Path) -> None:
     from ledger.errors import CorruptObjectError
 
