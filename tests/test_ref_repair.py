@@ -115,6 +115,18 @@ def test_a_cut_tag_of_a_curation_whose_record_is_damaged_is_finished(store: Stor
     assert store.refs.get("curation/r1") == tagged
 
 
+def test_a_cut_move_of_a_nested_ref_makes_its_folders(store: Store) -> None:
+    """The first move of ``notes/deep/a`` cut after its log append, in a ledger with no
+    ``refs/notes`` yet: the next writer makes both folders to finish it."""
+    a = store.put_json({"kind": "note", "schema": 1, "n": "a"})
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op="set", ref="notes/deep/a", old=None, new=a, time=now)
+    assert not (store.root / "refs" / "notes").exists()
+    store.set_ref("other/x", store.put_json({"kind": "note", "schema": 1, "n": "x"}))
+    assert store.refs.get("notes/deep/a") == a
+    assert verify_store(store).ok
+
+
 def test_a_refused_line_is_never_finished_nor_repaired(store: Store) -> None:
     """A forged second seal appended without its ref file: the next writer and repair_refs leave
     the file at the first seal, which is what the fold says."""
