@@ -657,6 +657,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/capture/statcache.py",
+        "entries.pop(abspath, None)",
+        "drop call: entries.pop(abspath, None)",
+    ): (
+        "remember reaches it for a file read just now, which missed the cache: the entry "
+        "left is keyed by a stat the file no longer has, and can never match again (a "
+        "file's ctime only moves forward, and no caller can set it); it only takes space"
+    ),
+    (
+        "ledger/capture/statcache.py",
         "@dataclass(slots=True)",
         "True -> False",
     ): "a TreeMemo with a __dict__ instead of slots holds and compares the same fields",
