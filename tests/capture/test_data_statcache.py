@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import blake3
+import pytest
 
 from ledger.capture import statcache
 from ledger.capture.data import digest_input, manifest_data
@@ -215,3 +216,87 @@ def test_two_processes_writing_at_once_never_corrupt_it(tmp_path: Path) -> None:
     # Last writer wins: that writer's final round is complete; nothing is half-written.
     assert any({f"/{t}/24/{i}" for i in range(300)} <= keys for t in ("p1", "p2"))
     assert len(keys) % 300 == 0 and seen > 0
+
+
+# A cache file is written by ledger, but read from a folder anyone may write to: a file whose
+# trailer is right and whose fields are not is refused whole, never read in part.
+_HEAD, _REC_SIZE, _TREE_SIZE = 20, 72, 132
+
+
+def _memo(tag: int, n: int) -> statcache.TreeMemo:
+    return statcache.TreeMemo(
+        signature=bytes([tag]) * 32,
+        dir_digest="b3:" + f"{tag:02x}" * 32,
+        files="b3:" + f"{tag + 1:02x}" * 32,
+        n_files=n,
+        n_bytes=10 * n,
+        digests=bytes(range(tag, tag + 32)) * n,
+    )
+
+
+def _saved(tmp_path: Path, memos: dict[str, statcache.TreeMemo]) -> tuple[Path, bytes]:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    cache = StatCache(tmp_path / "sc")
+    cache.remember(str(f), f.stat(), "b3:" + "1" * 64, time.time_ns() + 10**10)
+    for name, memo in memos.items():
+        (tmp_path / name).mkdir()
+        cache.remember_tree(str(tmp_path / name), memo)
+    cache.save()
+    return tmp_path / "sc", (tmp_path / "sc").read_bytes()[:-32]
+
+
+def _reseal(path: Path, body: bytes) -> StatCache:
+    path.write_bytes(body + blake3.blake3(body).digest())
+    return StatCache.load(path)
+
+
+@pytest.mark.parametrize("names", [("a", "b", "empty"), ("empty",)])
+def test_tree_memos_come_back_exactly(tmp_path: Path, names: tuple[str, ...]) -> None:
+    # ("empty",): an empty folder's memo has no digests, so its name ends the file's blob
+    memos = {n: _memo(9, 0) if n == "empty" else _memo(len(n) * 5, 3) for n in names}
+    path, _ = _saved(tmp_path, memos)
+    loaded = StatCache.load(path)
+    assert {Path(k).name: v for k, v in loaded.trees.items()} == memos
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "magic before",
+        "magic after",
+        "version 1",
+        "trailer low",
+        "trailer high",
+        "record path past the blob",
+        "tree name past the blob",
+        "tree digests past the blob",
+    ],
+)
+def test_a_resealed_file_with_a_bad_field_is_refused_whole(tmp_path: Path, damage: str) -> None:
+    path, body = _saved(tmp_path, {"a": _memo(1, 3)})
+    b = bytearray(body)
+    blob = len(b) - (_HEAD + _REC_SIZE + _TREE_SIZE)
+    rec, tree = _HEAD, _HEAD + _REC_SIZE
+    if damage == "magic before":
+        b[:8] = b"LGSTATB\x00"
+    elif damage == "magic after":
+        b[:8] = b"LGSTATD\x00"
+    elif damage == "version 1":
+        b[8:12] = struct.pack("<I", 1)
+    elif damage == "record path past the blob":  # offset (u32 at 32) + length > blob
+        b[rec + 32 : rec + 36] = struct.pack("<I", blob)
+    elif damage == "tree name past the blob":
+        b[tree : tree + 4] = struct.pack("<I", blob)
+    elif damage == "tree digests past the blob":  # data offset (u64 at 120), 3 entries
+        b[tree + 120 : tree + 128] = struct.pack("<Q", blob - 64)
+    if damage.startswith("trailer"):
+        path.write_bytes(bytes(b) + (b"\x00" if damage == "trailer low" else b"\xff") * 32)
+        cache = StatCache.load(path)
+    else:
+        cache = _reseal(path, bytes(b))
+    # (the per-file records are decoded on first use: a bad one drops them all, not the
+    # tree memos, which were checked when the file was read)
+    assert cache.lookup(str(tmp_path / "f"), (tmp_path / "f").stat()) is None
+    assert len(cache) == 0
+    assert len(cache.trees) == (1 if damage == "record path past the blob" else 0)
