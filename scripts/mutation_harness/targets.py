@@ -2016,4 +2016,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "(after its one replay); os.open makes it non-inheritable (PEP 446) and run/execute.py's "
         "Popen closes the rest, so the program never sees it"
     ),
+    # Not yet run; argued ahead of the run.
+    ("ledger/replay/executors.py", "return max(10, min(300, time_min * 60 // 4))", "10 -> 11"): (
+        "the floor is never reached: ExecutorOptions.validate refuses --slurm-time under 1 "
+        "minute, and a 1-minute job's quarter is 15 s, above 10 and 11 alike"
+    ),
+    (
+        "ledger/replay/executors.py",
+        'if warned and replay_run.status != "succeeded":  # the warning\'s signal ended it',
+        "replay_run.status != 'succeeded' -> replay_run.status < 'succeeded'",
+    ): (
+        "every other status a run can have (records/run.py's RunStatus: running, failed, "
+        "killed, interrupted) sorts before 'succeeded', so < picks the same runs as !="
+    ),
 }
