@@ -2104,4 +2104,37 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "(TerminalStream.write returns object): it writes each chunk whole and never loops on "
         "a short count, so None and the length do the same"
     ),
+    # Round 11, resumed again (6 December 2026, evening).
+    (
+        "ledger/replay/executors.py",
+        "super().__init__(signum)",
+        "drop call: super().__init__(signum)",
+    ): (
+        "_Stopped's args are set either way: BaseException.__new__ stores the constructor's "
+        "arguments as args before __init__ runs, and what is read of a _Stopped is its signum "
+        "attribute, set on the next line"
+    ),
+    ("ledger/replay/executors.py", "@dataclass(frozen=True)", "True -> False"): (
+        "SeedJob is built once in run_seed_jobs and never assigned to or hashed (submitit "
+        "pickles it, which a plain dataclass does the same way); frozen only guards against "
+        "a change nothing makes"
+    ),
+    ("ledger/replay/executors.py", "os.close(fd)", "drop call: os.close(fd)"): (
+        "the descriptor opened on /dev/null stays open beside fd 0 until the job process ends "
+        "(after its one replay); os.open makes it non-inheritable (PEP 446) and run/execute.py's "
+        "Popen closes the rest, so the program never sees it"
+    ),
+    # Not yet run; argued ahead of the run.
+    ("ledger/replay/executors.py", "return max(10, min(300, time_min * 60 // 4))", "10 -> 11"): (
+        "the floor is never reached: ExecutorOptions.validate refuses --slurm-time under 1 "
+        "minute, and a 1-minute job's quarter is 15 s, above 10 and 11 alike"
+    ),
+    (
+        "ledger/replay/executors.py",
+        'if warned and replay_run.status != "succeeded":  # the warning\'s signal ended it',
+        "replay_run.status != 'succeeded' -> replay_run.status < 'succeeded'",
+    ): (
+        "every other status a run can have (records/run.py's RunStatus: running, failed, "
+        "killed, interrupted) sorts before 'succeeded', so < picks the same runs as !="
+    ),
 }

@@ -1,13 +1,18 @@
-"""The two graces of seed jobs, as docs/how-to/cluster-seeds.md states them, on a fake clock:
-a cancelled job that does not seal its run is killed after at most a minute, and a Slurm job
-that had started and left the queue is given 30 seconds for its result file. Neither test
-waits: the clock moves only when the code sleeps or the test moves it."""
+"""How seed jobs stop, as docs/how-to/cluster-seeds.md states it. On a fake clock: a cancelled
+job that does not seal its run is killed after at most a minute, and a Slurm job that had
+started and left the queue is given 30 seconds for its result file (neither test waits: the
+clock moves only when the code sleeps or the test moves it). A job process (its replay stood
+in for) cancelled before or after its workspace exists, the parent's wait ended by SIGTERM or
+SIGHUP, and how long before its time limit a Slurm job is warned."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +110,92 @@ def test_a_started_slurm_job_gone_from_the_queue_has_30_seconds_for_its_result(
     assert ended.left(handles) == {1: "CANCELLED"}  # started: its result may still arrive
     clock.now += 1.0
     assert ended.left(handles) == {0: "CANCELLED", 1: "CANCELLED"}  # 30 s passed: gone
+
+
+# A seed job (SeedJob, in its own process as submitit runs it) whose replay is stood in for:
+# it reads what its stdin holds, and the cancel's SIGTERM comes before its workspace exists, or
+# after (MADE_FIRST). SIGTERM is passed over first, as submitit's handler does in its jobs.
+JOB = """
+import os, signal, sys
+from ledger.replay import executors
+
+def replay(self, store, made, warned):
+    stdin = os.read(0, 100).decode()
+    if os.environ.get("MADE_FIRST"):
+        made.append(sys.argv[2])  # the workspace exists: the recorder forwards the signal
+    os.kill(os.getpid(), signal.SIGTERM)
+    return {"run": "r-1", "notes": [stdin]}
+
+signal.signal(signal.SIGTERM, lambda signum, frame: None)
+executors.SeedJob._replay = replay
+executors.SeedJob(
+    ledger=sys.argv[1], run_id="r", index=0, seed_root=1, seed_value=None, seed_arg=None,
+    keep_workspace=True, workspace_parent=None, include_logs=False, folder=sys.argv[2],
+)()
+"""
+
+
+def _job(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run JOB with its stdin a pipe that holds a line, as a terminal would: its result and
+    its job folder."""
+    from _support import subprocess_env
+
+    from ledger.store import Store
+
+    Store.init(tmp_path / ".ledger")
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    r = subprocess.run(
+        [sys.executable, "-c", JOB, str(tmp_path / ".ledger"), str(folder)],
+        env=subprocess_env(**env), input="typed at the terminal\n", capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    # The job named its process, which the parent's cancel signals (_cancel reads it).
+    assert (folder / "seed-0.pid").read_text().isdigit()
+    return r, folder
+
+
+def test_a_job_cancelled_before_its_workspace_exists_stops_there(tmp_path: Path) -> None:
+    r, folder = _job(tmp_path)
+    # Nothing recorded yet: the job ends at once, with no result for the parent.
+    assert r.returncode != 0 and "_Stopped" in r.stderr, r.stderr
+    assert not (folder / "seed-0.json").exists()
+
+
+def test_a_job_cancelled_once_its_program_ran_seals_its_run_and_reads_no_terminal(
+    tmp_path: Path,
+) -> None:
+    r, folder = _job(tmp_path, MADE_FIRST="1")
+    # A signal once the program ran must not break the sealing of its run: the result is
+    # written, and the job's log names it.
+    assert r.returncode == 0, r.stderr
+    result = json.loads((folder / "seed-0.json").read_text())
+    assert result["run"] == "r-1"
+    assert r.stderr.endswith("ledger: seed job 1: replay run r-1\n")
+    assert result["notes"] == [""]  # stdin is /dev/null, not what the terminal held
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_stops_the_wait_for_seed_jobs_as_ctrl_c_does(sig: int) -> None:
+    """``kill`` of the parent ends its wait for the jobs, which it then cancels (as Ctrl-C
+    does); after the wait the handler it found is back."""
+    seen: list[int] = []
+    original = signal.getsignal(sig)
+    signal.signal(sig, lambda signum, _frame: seen.append(signum))
+    found = signal.getsignal(sig)
+    try:
+        with pytest.raises(executors._Stopped) as stopped, executors._stop_signals():
+            os.kill(os.getpid(), sig)
+            deadline = time.monotonic() + 10  # a signal to itself comes at once
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert stopped.value.signum == sig
+        assert seen == [] and signal.getsignal(sig) is found
+    finally:
+        signal.signal(sig, original)
+
+
+def test_a_seed_job_is_warned_a_quarter_of_its_time_before_its_limit() -> None:
+    """Slurm's warning (``--signal=USR2@N``): a quarter of --slurm-time, at most 5 minutes
+    (docs/how-to/cluster-seeds.md); a 1-minute job is warned 15 s before its limit."""
+    assert [executors.signal_delay(m) for m in (1, 10, 20, 60, 120)] == [15, 150, 300, 300, 300]
