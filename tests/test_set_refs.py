@@ -3,6 +3,7 @@ replaced in order, each folder fsynced once (a checkpoint's step ref and ``lates
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import threading
@@ -258,3 +259,34 @@ def test_a_staged_copy_that_matches_no_move_is_removed_and_never_used(
         store.set_refs([("../x", a, "set", {})], staged=[refused])
     assert _temps(store) == []
     assert store.refs.get("checkpoints/r/latest") == b
+
+
+def test_before_append_runs_under_the_lock_before_the_append(store: Store) -> None:
+    # A checkpoint's record is made durable on other threads meanwhile: set_refs waits for it
+    # (before_append) after taking the lock and before the append that names the record.
+    (a,) = _objects(store, 1)
+    seen: list[tuple[bool, int]] = []
+    lock = store.root / "locks" / "refs.lock"
+
+    def before() -> None:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = False
+        except BlockingIOError:
+            held = True
+        finally:
+            os.close(fd)
+        seen.append((held, len(list(store.log.entries()))))
+
+    store.set_refs([("notes/x", a, "set", {})], before_append=before)
+    assert seen == [(True, 0)] and store.refs.get("notes/x") == a
+
+    # One that raises leaves nothing written: no log line, no ref file.
+    def fails() -> None:
+        raise OSError("the record's folder could not be made durable")
+
+    (b,) = _objects(store, 1)
+    with pytest.raises(OSError, match="could not be made durable"):
+        store.set_refs([("notes/y", b, "set", {})], before_append=fails)
+    assert store.refs.get("notes/y") is None and len(list(store.log.entries())) == 1
