@@ -168,10 +168,6 @@ class StatCache:
         self._dirty = True
         return True
 
-    def forget(self, abspath: str) -> None:
-        if self._entries.pop(abspath, None) is not None:
-            self._dirty = True
-
     def tree(self, abspath: str, signature: bytes) -> TreeMemo | None:
         """The memo of the directory input ``abspath`` if its walk still has ``signature``."""
         memo = self.trees.get(abspath)
