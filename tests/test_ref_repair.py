@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ledger._canonical import format_datetime
+from ledger.errors import UsageError
 from ledger.store import Store
 from ledger.store.fold import Fold
 from ledger.store.gc import collect_garbage
@@ -135,8 +136,10 @@ def test_a_refused_line_is_never_finished_nor_repaired(store: Store) -> None:
     forged = store.put_json({"kind": "run", "schema": 1, "run_id": "r", "status": "failed"})
     now = format_datetime(datetime.now(UTC))
     store.log.append(op="seal", ref="runs/r", old=first, new=forged, time=now, status="failed")
+    before = store.refs.path_of("runs/r").stat().st_ino
     store.set_ref("notes/x", forged)
     assert store.refs.get("runs/r") == first
+    assert store.refs.path_of("runs/r").stat().st_ino == before  # not even rewritten
     assert store.repair_refs().repaired == []
     assert store.refs.get("runs/r") == first
     assert [p.kind for p in verify_store(store).problems] == ["transition"]
@@ -235,3 +238,68 @@ def test_reindex_reads_the_log_once(store: Store, monkeypatch: pytest.MonkeyPatc
     assert done.refs.repaired == ["notes/a", "notes/b"]
     assert reads.count(0) == 1, reads
     assert verify_store(store).ok
+
+
+def _note(store: Store, n: str) -> str:
+    return store.put_json({"kind": "note", "schema": 1, "n": n})
+
+
+def test_repair_goes_on_past_refs_that_are_right_and_judges_each_case(store: Store) -> None:
+    """Round 12: a ref that is right is skipped, not the end of the repair; a file the log
+    deleted is removed; one no line made, or whose logged object is missing, is left."""
+    store.set_ref("notes/0", _note(store, "0"))  # right: sorts first
+    gone = _note(store, "gone")
+    store.set_ref("notes/c", gone)
+    logged = _killed_writer(store)  # notes/a and notes/b: files missing
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op="delete", ref="notes/c", old=gone, new=None, time=now)  # file left
+    (store.root / "refs" / "notes" / "junk").write_text("not an id\n")  # no line made it
+    ghost = "b3:" + "e" * 64  # logged, never stored
+    store.log.append(op="set", ref="notes/d", old=None, new=ghost, time=now)
+    fixed = store.repair_refs()
+    assert fixed.repaired == ["notes/a", "notes/b", "notes/c"]
+    assert fixed.left == ["notes/d", "notes/junk"]
+    assert {n: store.refs.get(n) for n in logged} == logged
+    assert not store.refs.path_of("notes/c").exists() and store.refs.get("notes/d") is None
+
+
+def test_repair_from_a_fold_of_no_line_folds_the_whole_log(store: Store) -> None:
+    """A fold taken of an empty log (``last`` None): every line is folded into it."""
+    logged = _killed_writer(store)
+    fixed = store.repair_refs(Fold(), None)
+    assert fixed.repaired == ["notes/a", "notes/b"]
+    assert {n: store.refs.get(n) for n in logged} == logged
+
+
+@pytest.mark.parametrize("forged", ["0", "f"])
+def test_a_last_line_whose_hash_differs_either_way_refolds(store: Store, forged: str) -> None:
+    """``last`` names a line by offset and hash: one whose hash is not the line's there (lower
+    or higher) means the log is not the one ``fold`` was taken of: folded anew."""
+    logged = _killed_writer(store)
+    fixed = store.repair_refs(Fold(), (0, "b3:" + forged * 64))
+    assert fixed.repaired == ["notes/a", "notes/b"]
+    assert {n: store.refs.get(n) for n in logged} == logged
+
+
+def test_a_damaged_ref_file_does_not_stop_the_next_writer_finishing_others(
+    store: Store,
+) -> None:
+    """The killed writer's first ref file holds junk (verify reports it): the next writer
+    skips it and still finishes the second."""
+    logged = _killed_writer(store)
+    path = store.refs.path_of("notes/a")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff" * 4000)
+    store.set_ref("other/x", _note(store, "x"))
+    assert store.refs.get("notes/b") == logged["notes/b"]
+
+
+def test_a_run_whose_record_is_damaged_counts_as_sealed(store: Store) -> None:
+    """A run ref's state is told from its record: one that cannot be read counts as sealed
+    (never changed), not as absent, so no writer seals it again."""
+    damaged = store.objects.put_bytes(b"not json")
+    store.set_ref("runs/r1", damaged, op="seal")
+    other = store.put_json({"kind": "run", "schema": 1, "status": "failed"})
+    with pytest.raises(UsageError, match="sealed once"):
+        store.set_ref("runs/r1", other, op="seal")
+    assert store.refs.get("runs/r1") == damaged

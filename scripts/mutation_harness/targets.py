@@ -755,6 +755,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "no caller reaches: load sets the bytes whenever it clears the records)"
     ),
     (
+        "ledger/store/repo.py",
+        "_ASIDE = 4",
+        "4 -> 5",
+    ): (
+        "the number of kept threads that write ref files' temp copies: one more changes how "
+        "many copies are written at once, not what is written or when it is durable"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
