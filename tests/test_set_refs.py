@@ -290,3 +290,24 @@ def test_before_append_runs_under_the_lock_before_the_append(store: Store) -> No
     with pytest.raises(OSError, match="could not be made durable"):
         store.set_refs([("notes/y", b, "set", {})], before_append=fails)
     assert store.refs.get("notes/y") is None and len(list(store.log.entries())) == 1
+
+
+def test_a_ref_copy_that_cannot_be_written_raises_its_own_error(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ref file's temp copy is written on a kept thread; its error (a full disk here) is
+    # raised by set_refs as it was, after the log append (the commit point, which
+    # repair_refs or the next writer completes).
+    import ledger.store.repo as repo
+
+    (a,) = _objects(store, 1)
+
+    def full(data: bytes, tmp_dir: Path) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(repo, "stage_bytes", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        store.set_refs([("notes/x", a, "set", {})])
+    monkeypatch.undo()
+    assert store.refs.get("notes/x") is None
+    assert store.repair_refs().repaired == ["notes/x"] and store.refs.get("notes/x") == a

@@ -763,6 +763,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "many copies are written at once, not what is written or when it is durable"
     ),
     (
+        "ledger/store/repo.py",
+        'raise RuntimeError("a staged ref is committed after wait() only")',
+        "raise -> pass",
+    ): (
+        "a guard against misuse that no caller reaches: set_refs commits a staged copy only "
+        "after its wait() returned, which it does only with the temp file written (an error "
+        "there is raised by wait, tests/test_set_refs.py)"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
