@@ -257,6 +257,18 @@ def test_a_curation_is_retracted_once_and_never_again(tmp_path: Path) -> None:
     assert store.refs.get("curation/r1") == gone
 
 
+def test_a_verdict_written_twice_is_refused_as_a_set_verdict(tmp_path: Path) -> None:
+    # Only a run's state comes from its record's status: a verdict (whose kind sorts after
+    # "run") is "set" once written, and the refusal says so.
+    store = Store.init(tmp_path / "l")
+    first = store.put_json({"kind": "verdict", "schema": 1, "status": "reproduced"})
+    store.set_ref("verdicts/r1/v1", first, op="verdict")
+    other = store.put_json({"kind": "verdict", "schema": 1, "status": "diverged"})
+    with pytest.raises(UsageError, match="not allowed on a set verdict ref"):
+        store.set_ref("verdicts/r1/v1", other, op="verdict")
+    assert store.refs.get("verdicts/r1/v1") == first
+
+
 def test_get_json_of_an_object_that_is_no_json_is_corrupt(tmp_path: Path) -> None:
     from ledger.errors import CorruptObjectError
 
