@@ -772,6 +772,38 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "there is raised by wait, tests/test_set_refs.py)"
     ),
     (
+        "ledger/capture/data.py",
+        '_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)',
+        "0 -> -1",
+    ): (
+        "the default of a getattr on a flag every platform ledger runs on defines (Linux and "
+        "macOS have O_CLOEXEC, O_NONBLOCK and O_DIRECTORY): it is never used"
+    ),
+    (
+        "ledger/capture/data.py",
+        '_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)',
+        "0 -> 1",
+    ): (
+        "the default of a getattr on a flag every platform ledger runs on defines (Linux and "
+        "macOS have O_CLOEXEC, O_NONBLOCK and O_DIRECTORY): it is never used"
+    ),
+    (
+        "ledger/capture/data.py",
+        '_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)',
+        "0 -> -1",
+    ): (
+        "the default of a getattr on a flag every platform ledger runs on defines (Linux and "
+        "macOS have O_CLOEXEC, O_NONBLOCK and O_DIRECTORY): it is never used"
+    ),
+    (
+        "ledger/capture/data.py",
+        '_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)',
+        "0 -> 1",
+    ): (
+        "the default of a getattr on a flag every platform ledger runs on defines (Linux and "
+        "macOS have O_CLOEXEC, O_NONBLOCK and O_DIRECTORY): it is never used"
+    ),
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
