@@ -110,3 +110,21 @@ def test_many_changes_are_counted_and_truncated(tmp_path: Path) -> None:
     change = recheck(before, cache)
     assert change is not None and change.truncated
     assert change.n_added == data.MAX_NAMES + 5 and len(change.added) == data.MAX_NAMES
+
+
+def test_at_most_1000_names_are_listed_per_kind_of_change(tmp_path: Path) -> None:
+    # docs: the names of each kind of change are listed up to 1,000, the counts stay exact.
+    root = tmp_path / "ds"
+    make(root)
+    cache = StatCache(racy_window_ns=0)
+    before = digest_input(root, cache)
+    for i in range(1000):
+        (root / f"n{i:04}").write_bytes(b"")
+    change = recheck(before, cache)
+    assert change is not None
+    assert (len(change.added), change.n_added, change.truncated) == (1000, 1000, False)
+    (root / "n1000").write_bytes(b"")
+    change = recheck(before, cache)
+    assert change is not None
+    assert (len(change.added), change.n_added, change.truncated) == (1000, 1001, True)
+    assert change.added == [f"n{i:04}" for i in range(1000)]
