@@ -804,6 +804,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "macOS have O_CLOEXEC, O_NONBLOCK and O_DIRECTORY): it is never used"
     ),
     (
+        "ledger/capture/data.py",
+        "for name, st in zip(listed, stats, strict=True):",
+        "True -> False",
+    ): "stats is built from listed, one lstat per name, just above: the lengths always agree",
+    (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",
         "or -> and",
