@@ -30,7 +30,7 @@ from .._progress import tick
 from ..errors import LedgerError, UsageError
 from ..records.data import DataManifest, InputChange, InputDigest
 from ..store import Store
-from .statcache import StatCache, TreeMemo
+from .statcache import StatCache, TreeMemo, stat_key
 
 __all__ = [
     "MAX_NAMES",
@@ -74,7 +74,6 @@ def _check_name(rel: str, root: str) -> None:
 # replaced held the same bytes (on little-endian hosts), so saved memos still match.
 _KEY = struct.Struct("<QQqq")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_key_of = attrgetter("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 _mode_of = attrgetter("st_mode")
 _S_IFMT = stat.S_IFMT
 _ONLY_FILES = {stat.S_IFREG}
@@ -133,7 +132,7 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
             continue
         if set(map(_S_IFMT, map(_mode_of, stats))) == _ONLY_FILES:
             items += zip(map(prefix.__add__, listed), stats, repeat("file"))
-            keys += starmap(pack, map(_key_of, stats))
+            keys += starmap(pack, map(stat_key, stats))
             names.append(prefix + ("\x00" + prefix).join(listed))
             continue
         for name, st in zip(listed, stats, strict=True):
@@ -150,7 +149,7 @@ def _walk(root: str, base: str) -> tuple[list[Item], bytes]:
                     f"input {abs_dir}/{name} is not a regular file, directory or symlink",
                     hint="inputs may not contain FIFOs, sockets or devices; leave it out",
                 )
-            keys.append(pack(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            keys.append(pack(*stat_key(st)))
             names.append(prefix + name)
     joined = "\x00".join(names)
     if not joined.isascii():
@@ -370,12 +369,7 @@ def _fill(
                     digests[i], st = _hash_open(base + rel, fd, cache)
                 finally:
                     os.close(fd)
-                if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (
-                    seen.st_ino,
-                    seen.st_size,
-                    seen.st_mtime_ns,
-                    seen.st_ctime_ns,
-                ):
+                if stat_key(st) != stat_key(seen):
                     moved.append(rel)
                     items[i] = (rel, st, type)
         except BaseException:

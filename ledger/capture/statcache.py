@@ -35,6 +35,7 @@ import os
 import struct
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ from ..store.safe_read import NotRegularError, open_regular
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["CACHE_NAME", "RACY_WINDOW_NS", "CacheStats", "StatCache", "TreeMemo"]
+__all__ = ["CACHE_NAME", "RACY_WINDOW_NS", "CacheStats", "StatCache", "TreeMemo", "stat_key"]
 
 CACHE_NAME = "stat-cache.v2"
 MAGIC = b"LGSTATC\x00"
@@ -63,6 +64,8 @@ _TRAILER = 32
 _CUT = len(ALGO_PREFIX)
 
 Key = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+# A stat result's Key (one C call: the digest's walk takes it of every file it lists).
+stat_key = attrgetter("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 Entries = dict[str, tuple[Key, bytes]]
 
 
@@ -145,7 +148,7 @@ class StatCache:
     def lookup(self, abspath: str, st: os.stat_result) -> str | None:
         """The cached digest if the file's stat is exactly what it was when it was hashed."""
         hit = (self._parsed if self._parsed is not None else self._entries).get(abspath)
-        if hit is not None and hit[0] == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+        if hit is not None and hit[0] == stat_key(st):
             self.stats.hits += 1
             self._used.add(abspath)
             return ALGO_PREFIX + hit[1].hex()
