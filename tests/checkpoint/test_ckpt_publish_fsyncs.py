@@ -300,8 +300,17 @@ def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsy
     events: list[str] = []
     _spy_links(monkeypatch, events)
 
+    start, batches = ckpt_write._start_fsyncs, []
+
+    def spy_start(dirs: list[Path]) -> Any:
+        batches.append(set(dirs))
+        return start(dirs)
+
     def spy_dir(path: Path) -> None:
-        if "check" not in events:  # a chunk's folder (the manifest's comes after the check)
+        # A chunk's folder: one of the first batch of folder fsyncs. (Told apart by the
+        # batch, not by whether the check has begun: on a loaded machine the pool's thread
+        # may start its fsync only after the check did, and still overlap it.)
+        if path in batches[0]:
             arrive("fsync")
         fsync_dir(path)
 
@@ -314,6 +323,7 @@ def test_one_process_checks_its_shard_as_written_while_its_chunk_folders_are_fsy
         events.append("read back")
         return read(*a)
 
+    monkeypatch.setattr(ckpt_write, "_start_fsyncs", spy_start)
     monkeypatch.setattr(ckpt_write, "fsync_dir", spy_dir)
     monkeypatch.setattr(ckpt_save, "_check_manifest", spy_check, raising=False)
     monkeypatch.setattr(ckpt_save, "_check_shard", spy_read)
