@@ -145,6 +145,25 @@ def test_a_refused_line_is_never_finished_nor_repaired(store: Store) -> None:
     assert [p.kind for p in verify_store(store).problems] == ["transition"]
 
 
+def test_a_cut_move_after_a_refused_line_of_the_same_ref_is_finished(store: Store) -> None:
+    """The fold skips a refused line and goes on: a later line of the same ref whose ``old`` is
+    what the ref holds is applied. A forged ``seal`` of a note (refused: a note is only set or
+    deleted), then a set cut after its log append: the next writer finishes the set, as the fold
+    says, so its own move of that ref starts from the log's value and is not refused."""
+    a = store.put_json({"kind": "note", "schema": 1, "n": "a"})
+    store.set_ref("notes/a", a)
+    forged = store.put_json({"kind": "note", "schema": 1, "n": "forged"})
+    b = store.put_json({"kind": "note", "schema": 1, "n": "b"})
+    now = format_datetime(datetime.now(UTC))
+    store.log.append(op="seal", ref="notes/a", old=a, new=forged, time=now)
+    store.log.append(op="set", ref="notes/a", old=a, new=b, time=now)  # its file write was cut
+    store.set_ref("notes/x", store.put_json({"kind": "note", "schema": 1, "n": "x"}))
+    assert store.refs.get("notes/a") == b
+    store.set_ref("notes/a", store.put_json({"kind": "note", "schema": 1, "n": "a2"}))
+    assert [p.kind for p in verify_store(store).problems] == ["transition"]  # the forged seal
+    assert store.repair_refs().repaired == []
+
+
 def test_repair_leaves_a_ref_file_no_log_line_made(store: Store) -> None:
     oid = store.put_json({"kind": "note", "schema": 1})
     stray = store.refs.path_of("notes/stray")

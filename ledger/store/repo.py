@@ -454,7 +454,7 @@ class Store:
                     continue
                 _, after = judge(state, d)
                 if after is None:
-                    break
+                    continue  # refused: the fold applies nothing and goes on to the next line
                 new = d.get("new")
                 state = None if after == ABSENT else RefState(str(new), after)
                 moved = True
