@@ -136,6 +136,20 @@ def main() -> None:
         help="run these tests instead of the mapped ones (a quick first look at a module)",
     )
     args = parser.parse_args()
+    if args.tests:
+        # ``--tests`` takes every word after it: a module named after the tests
+        # (``--tests tests/x.py ledger/store/log.py``) would be taken for a test, and with no
+        # module left every module in MODULES would run. A mapped module is never a test.
+        args.modules += [t for t in args.tests if t in MODULES]
+        args.tests = [t for t in args.tests if t not in MODULES]
+        stray = [t for t in args.tests if t.startswith("ledger/")]
+        if stray:
+            parser.error(
+                f"--tests: {', '.join(stray)} is not a test, nor a module in MODULES "
+                "(scripts/mutation_harness/targets.py)"
+            )
+        if not args.tests:
+            parser.error("--tests names no test, only modules to mutate")
     if args.report:
         report(REPO / "mutation-results")
         return
