@@ -202,6 +202,75 @@ def test_unreadable_file_names_it_without_root_privileges(tmp_path: Path) -> Non
     assert f"cannot read input file {root / 'locked.bin'}: permission denied" in proc.stdout
 
 
+def _messages_without_root_privileges(*inputs: Path) -> list[str]:
+    """Each input digested in a child without the capabilities that let root ignore file
+    modes: "digested", or the UsageError's message and hint."""
+    code = (
+        "from pathlib import Path\n"
+        "from ledger.capture.data import digest_input\n"
+        "from ledger.capture.statcache import StatCache\n"
+        "from ledger.errors import UsageError\n"
+        f"for given in {[str(p) for p in inputs]!r}:\n"
+        "    try:\n"
+        "        digest_input(Path(given), StatCache(), dvc=False)\n"
+        "        print('digested')\n"
+        "    except UsageError as e:\n"
+        "        print(e.message, '|', e.hint)\n"
+    )
+    proc = run_without_dac_override(code)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_a_folder_that_cannot_be_listed_names_itself_without_root_privileges(
+    tmp_path: Path,
+) -> None:
+    """A folder without read permission cannot be opened; one without search permission is
+    listed but its entries cannot be stat'ed: either way the digest stops, naming it."""
+    closed = tmp_path / "closed"  # holds a subfolder no one may read
+    (closed / "sub").mkdir(parents=True)
+    (closed / "ok.bin").write_bytes(b"x")
+    (closed / "sub" / "in.bin").write_bytes(b"y")
+    (closed / "sub").chmod(0)
+    unsearchable = tmp_path / "unsearchable"  # the input itself: readable, not searchable
+    unsearchable.mkdir()
+    (unsearchable / "in.bin").write_bytes(b"z")
+    unsearchable.chmod(0o600)
+    hint = "make it readable, or leave it out of --input"
+    assert _messages_without_root_privileges(closed, unsearchable) == [
+        f"cannot list input directory {closed / 'sub'}: permission denied | {hint}",
+        f"cannot list input directory {unsearchable}: permission denied | {hint}",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_an_input_that_cannot_be_reached_or_read_names_itself_without_root_privileges(
+    tmp_path: Path,
+) -> None:
+    """A file input the user may not read, and an input inside a folder the user may not
+    search (it cannot even be stat'ed): each stops the digest with its own message."""
+    locked = tmp_path / "locked.bin"
+    locked.write_bytes(b"secret")
+    locked.chmod(0)
+    behind = tmp_path / "behind"
+    behind.mkdir()
+    (behind / "data.bin").write_bytes(b"x")
+    behind.chmod(0o600)
+    assert _messages_without_root_privileges(locked, behind / "data.bin") == [
+        f"cannot read input file {locked}: permission denied"
+        " | make it readable, or leave it out of --input",
+        f"cannot access input {str(behind / 'data.bin')!r}: permission denied | None",
+    ]
+
+
+def test_an_input_that_is_neither_a_file_nor_a_folder_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match=r"input '.*pipe' is not a regular file or a directory"):
+        digest_input(fifo, StatCache(), dvc=False)
+
+
 def test_store_inputs_restores_every_file_by_digest(tmp_path: Path, store: Store) -> None:
     root = tmp_path / "ds"
     (root / "sub").mkdir(parents=True)
