@@ -808,6 +808,136 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "for name, st in zip(listed, stats, strict=True):",
         "True -> False",
     ): "stats is built from listed, one lstat per name, just above: the lengths always agree",
+    # Round 12 (night): the rest of data.py's survivors of 7385634's run judged equivalent.
+    (
+        "ledger/capture/data.py",
+        "if buf is None or len(buf) < want:",
+        "len(buf) < want -> len(buf) <= want",
+    ): (
+        "both lines (_buffer and _read_digest's small path): a thread's buffer exactly as long "
+        "as the read is replaced by a new one of that length instead of reused; the bytes read "
+        "into it and hashed are the same, only an allocation is added"
+    ),
+    (
+        "ledger/capture/data.py",
+        "want = size + 1",
+        "1 -> 2",
+    ): (
+        "the first read asks for two bytes more than fstat's size instead of one: a file of "
+        "that size still reads short at exactly its size (one read, the end), and one that grew "
+        "is read to its end by the loop either way; at size CHUNK-1 the file takes the chunked "
+        "path, which also reads it in one read. Same bytes hashed, same count returned"
+    ),
+    (
+        "ledger/capture/data.py",
+        "if want <= CHUNK:  # the common case, kept plain: most of a cold digest's files",
+        "want <= CHUNK -> want < CHUNK",
+    ): (
+        "only a file of CHUNK-1 bytes changes path: the chunked loop reads it in one read of "
+        "CHUNK bytes that comes back short at its size and ends there, as the small path does; "
+        "the same bytes are hashed (hasher_for is plain BLAKE3 below 8 MiB)"
+    ),
+    (
+        "ledger/capture/data.py",
+        "READAHEAD_FILES = 256  # files opened and hinted ahead of the readers, "
+        "all readers together",
+        "256 -> 257",
+    ): (
+        "the bound of the read-ahead window (also bounded by an eighth of the descriptor "
+        "limit): one more file opened and hinted ahead changes when pages are fetched, never "
+        "which files are read or what is hashed"
+    ),
+    (
+        "ledger/capture/data.py",
+        "READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead "
+        "serves them",
+        "1 -> 2",
+    ): (
+        "which files get a WILLNEED hint: a hint changes when the kernel reads pages, never a "
+        "byte read (every file is read through its own descriptor)"
+    ),
+    (
+        "ledger/capture/data.py",
+        "READAHEAD_MAX_SIZE = 1 << 20  # larger files: the kernel's own sequential read-ahead "
+        "serves them",
+        "20 -> 21",
+    ): (
+        "which files get a WILLNEED hint: a hint changes when the kernel reads pages, never a "
+        "byte read (every file is read through its own descriptor)"
+    ),
+    (
+        "ledger/capture/data.py",
+        "SMALL_FILES = 256 << 10  # mean size of the files to read below which one reader "
+        "reads them all",
+        "256 -> 257",
+    ): (
+        "the mean file size at which the cold digest uses several reader threads instead of "
+        "one: the digest does not depend on the reader count (test_data_read_path's threads "
+        "equal one thread), only its speed does"
+    ),
+    (
+        "ledger/capture/data.py",
+        '_WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", 3)',
+        "3 -> 4",
+    ): (
+        "the default is never used: it is read only where os.posix_fadvise exists, and CPython "
+        "defines POSIX_FADV_WILLNEED wherever it defines posix_fadvise"
+    ),
+    (
+        "ledger/capture/data.py",
+        "if workers <= 1 or len(sizes) < 2 * workers:",
+        "workers <= 1 -> workers < 1",
+    ): (
+        "with workers == 1 every later branch returns 1 too (one file: 1; small files: 1; "
+        "else workers, which is 1); below 1 both forms return 1"
+    ),
+    (
+        "ledger/capture/data.py",
+        "soft = 8 * READAHEAD_FILES",
+        "8 -> 9",
+    ): (
+        "an unlimited descriptor limit stands for any number of at least 8 * READAHEAD_FILES: "
+        "9 * 256 // 8 is 288, and min(READAHEAD_FILES, 288) is READAHEAD_FILES as before"
+    ),
+    (
+        "ledger/capture/data.py",
+        "soft = 1024",
+        "1024 -> 1025",
+    ): "the window uses soft // 8 only, and 1024 // 8 == 1025 // 8 == 128",
+    (
+        "ledger/capture/data.py",
+        "for (rel, st, type), digest in zip(items, digests, strict=True):  # sorted by path",
+        "True -> False",
+    ): (
+        "_described's only caller passes the digests _fill made for these items, one per item "
+        "([None] * len(items)): the lengths always agree"
+    ),
+    (
+        "ledger/capture/data.py",
+        "for (rel, st, type), digest in zip(items, digests, strict=True)",
+        "True -> False",
+    ): (
+        "_raw_manifest's only caller passes _digests_from(items, ...), a list made with one "
+        "element per item: the lengths always agree"
+    ),
+    (
+        "ledger/capture/data.py",
+        'value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False',
+        "True -> False",
+    ): (
+        "sort_keys: every dict _canonical is given (_manifest_dict and the entries of "
+        "_described and _raw_manifest) is built with its keys in sorted order, so sorting "
+        "them again changes no byte (and store_manifests' id check would refuse any other)"
+    ),
+    (
+        "ledger/capture/data.py",
+        'value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False',
+        "False -> True",
+    ): (
+        "this key names two mutants: ensure_ascii=True is killed (test_data_digest's folder "
+        "with non-ASCII names); allow_nan=True is equivalent: the values are str, int and "
+        "None by construction, never a float, so NaN cannot occur"
+    ),
     (
         "ledger/stats/tolerance.py",
         "if math.isnan(o) or math.isnan(r):",

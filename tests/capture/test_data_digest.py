@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import blake3
@@ -12,7 +14,14 @@ from _support import SETPRIV, run_without_dac_override
 
 from ledger._canonical import canonical_json
 from ledger._hashing import hash_bytes
-from ledger.capture.data import digest_input, manifest_data, store_inputs, store_manifests
+from ledger._progress import listen, stage
+from ledger.capture.data import (
+    digest_input,
+    manifest_data,
+    store_inputs,
+    store_manifests,
+    stored_in,
+)
 from ledger.capture.statcache import StatCache
 from ledger.errors import UsageError
 from ledger.records.data import DataManifest, InputDigest, ManifestEntry, listing_bytes
@@ -202,6 +211,75 @@ def test_unreadable_file_names_it_without_root_privileges(tmp_path: Path) -> Non
     assert f"cannot read input file {root / 'locked.bin'}: permission denied" in proc.stdout
 
 
+def _messages_without_root_privileges(*inputs: Path) -> list[str]:
+    """Each input digested in a child without the capabilities that let root ignore file
+    modes: "digested", or the UsageError's message and hint."""
+    code = (
+        "from pathlib import Path\n"
+        "from ledger.capture.data import digest_input\n"
+        "from ledger.capture.statcache import StatCache\n"
+        "from ledger.errors import UsageError\n"
+        f"for given in {[str(p) for p in inputs]!r}:\n"
+        "    try:\n"
+        "        digest_input(Path(given), StatCache(), dvc=False)\n"
+        "        print('digested')\n"
+        "    except UsageError as e:\n"
+        "        print(e.message, '|', e.hint)\n"
+    )
+    proc = run_without_dac_override(code)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_a_folder_that_cannot_be_listed_names_itself_without_root_privileges(
+    tmp_path: Path,
+) -> None:
+    """A folder without read permission cannot be opened; one without search permission is
+    listed but its entries cannot be stat'ed: either way the digest stops, naming it."""
+    closed = tmp_path / "closed"  # holds a subfolder no one may read
+    (closed / "sub").mkdir(parents=True)
+    (closed / "ok.bin").write_bytes(b"x")
+    (closed / "sub" / "in.bin").write_bytes(b"y")
+    (closed / "sub").chmod(0)
+    unsearchable = tmp_path / "unsearchable"  # the input itself: readable, not searchable
+    unsearchable.mkdir()
+    (unsearchable / "in.bin").write_bytes(b"z")
+    unsearchable.chmod(0o600)
+    hint = "make it readable, or leave it out of --input"
+    assert _messages_without_root_privileges(closed, unsearchable) == [
+        f"cannot list input directory {closed / 'sub'}: permission denied | {hint}",
+        f"cannot list input directory {unsearchable}: permission denied | {hint}",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_an_input_that_cannot_be_reached_or_read_names_itself_without_root_privileges(
+    tmp_path: Path,
+) -> None:
+    """A file input the user may not read, and an input inside a folder the user may not
+    search (it cannot even be stat'ed): each stops the digest with its own message."""
+    locked = tmp_path / "locked.bin"
+    locked.write_bytes(b"secret")
+    locked.chmod(0)
+    behind = tmp_path / "behind"
+    behind.mkdir()
+    (behind / "data.bin").write_bytes(b"x")
+    behind.chmod(0o600)
+    assert _messages_without_root_privileges(locked, behind / "data.bin") == [
+        f"cannot read input file {locked}: permission denied"
+        " | make it readable, or leave it out of --input",
+        f"cannot access input {str(behind / 'data.bin')!r}: permission denied | None",
+    ]
+
+
+def test_an_input_that_is_neither_a_file_nor_a_folder_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match=r"input '.*pipe' is not a regular file or a directory"):
+        digest_input(fifo, StatCache(), dvc=False)
+
+
 def test_store_inputs_restores_every_file_by_digest(tmp_path: Path, store: Store) -> None:
     root = tmp_path / "ds"
     (root / "sub").mkdir(parents=True)
@@ -215,6 +293,7 @@ def test_store_inputs_restores_every_file_by_digest(tmp_path: Path, store: Store
     report = store_inputs(digests, store)
     # a, b, ln target, single; dup has b's id and is skipped without reading it twice
     assert (report.stored, report.skipped, report.changed) == (4, 1, [])
+    assert report.bytes_stored == 5000 + 4 + len("a") + 6
     m = DataManifest.model_validate(store.get_json(digests[0].files or ""))
     for e in m.entries:
         assert e.digest is not None and store.objects.has(e.digest)
@@ -223,7 +302,71 @@ def test_store_inputs_restores_every_file_by_digest(tmp_path: Path, store: Store
             assert store.objects.put_file(root / e.path) == e.digest
     assert store.objects.get_bytes(digests[1].digest) == b"single"
     again = store_inputs(digests, store)
-    assert (again.stored, again.skipped) == (0, 5)
+    assert (again.stored, again.skipped, again.bytes_stored) == (0, 5, 0)
+
+
+def test_stored_in_says_whether_the_store_can_restore_each_input(
+    tmp_path: Path, store: Store
+) -> None:
+    root = tmp_path / "ds"
+    (root / "sub").mkdir(parents=True)
+    (root / "a").write_bytes(b"alpha")
+    (root / "sub" / "b").write_bytes(b"beta")
+    (root / "ln").symlink_to("a")
+    single = tmp_path / "single.txt"
+    single.write_bytes(b"single")
+    folder, file = digest_input(root, StatCache()), digest_input(single, StatCache())
+    assert not stored_in(folder, store) and not stored_in(file, store)
+    store_manifests([folder], store)  # the listing alone: its files cannot be restored yet
+    assert not stored_in(folder, store)
+    store_inputs([folder, file], store)
+    assert stored_in(folder, store) is True and stored_in(file, store) is True
+
+
+def test_a_folder_with_non_ascii_names_stores_its_manifest_under_the_recorded_id(
+    tmp_path: Path, store: Store
+) -> None:
+    """The manifest's canonical bytes hold names as UTF-8, not as \\u escapes: the bytes
+    stored are those the recorded id was computed from."""
+    root = tmp_path / "ds"
+    root.mkdir()
+    (root / "café.txt").write_bytes(b"x")
+    (root / "日本.bin").write_bytes(b"y")
+    d = digest_input(root, StatCache(), dvc=False)
+    assert d.files is not None
+    store_manifests([d], store)
+    raw = store.objects.get_bytes(d.files)
+    assert hash_bytes(raw) == d.files
+    assert "café.txt".encode() in raw and "日本.bin".encode() in raw
+    assert [e["path"] for e in json.loads(raw)["entries"]] == ["café.txt", "日本.bin"]
+
+
+def test_a_cold_digest_counts_each_file_it_reads_in_the_progress_stage(tmp_path: Path) -> None:
+    """Progress counts files and bytes as they are read; a warm digest reads nothing."""
+    counted = [0, 0]
+
+    @contextlib.contextmanager
+    def listener(what: str, total: int | None) -> Iterator[Callable[[int, int], None]]:
+        def ticker(files: int, nbytes: int) -> None:
+            counted[0] += files
+            counted[1] += nbytes
+
+        yield ticker
+
+    root = tmp_path / "ds"
+    root.mkdir()
+    for i in range(4):
+        (root / f"{i}.bin").write_bytes(b"z" * (1000 + i))
+    single = tmp_path / "single.bin"
+    single.write_bytes(b"s" * 70)
+    cache = StatCache(racy_window_ns=0)
+    with listen(listener), stage("digesting inputs"):
+        digest_input(root, cache, dvc=False, workers=1)
+        digest_input(single, cache, dvc=False)
+        assert counted == [5, 4006 + 70]
+        digest_input(root, cache, dvc=False, workers=1)
+        digest_input(single, cache, dvc=False)
+    assert counted == [5, 4006 + 70]
 
 
 def test_store_inputs_flags_files_changed_since_the_digest(tmp_path: Path, store: Store) -> None:

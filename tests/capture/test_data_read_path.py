@@ -11,6 +11,7 @@ from pathlib import Path
 import blake3
 import pytest
 
+from ledger._hashing import CHUNK
 from ledger.capture import data, statcache
 from ledger.capture.data import digest_input, manifest_data
 from ledger.capture.statcache import StatCache
@@ -77,6 +78,137 @@ def test_a_small_file_is_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(os, "readv", spy)
     digest_input(root, StatCache(), dvc=False, workers=1)
     assert sorted(reads) == sorted([0] + [40_000 + i for i in range(20)])
+
+
+def test_large_files_each_first_in_a_fresh_reader_thread(tmp_path: Path) -> None:
+    """Files over a chunk, read by two new pool threads whose first file is one of them:
+    each thread makes its own read buffer for the chunked read."""
+    root = tmp_path / "data"
+    root.mkdir()
+    want = {}
+    for i in range(4):
+        body = os.urandom(2 * CHUNK + 100 * i)
+        (root / f"{i}.bin").write_bytes(body)
+        want[f"{i}.bin"] = _b3(body)
+    listing = manifest_data(digest_input(root, StatCache(), dvc=False, workers=2))
+    assert listing is not None
+    assert {e["path"]: e["digest"] for e in listing["entries"]} == want
+
+
+def _reads_of(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The byte counts os.readv returns, in order, from now on."""
+    reads: list[int] = []
+    real = os.readv
+
+    def spy(fd: int, buffers: list[memoryview]) -> int:
+        n = real(fd, buffers)
+        reads.append(n)
+        return n
+
+    monkeypatch.setattr(os, "readv", spy)
+    return reads
+
+
+@pytest.mark.parametrize("size", [CHUNK + 1, CHUNK + CHUNK // 2, 3 * CHUNK - 1])
+def test_a_large_file_is_read_in_chunks_and_the_short_last_one_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A read that comes back short at the size fstat gave is the end: no read after it."""
+    f = tmp_path / "big"
+    body = os.urandom(size)
+    f.write_bytes(body)
+    reads = _reads_of(monkeypatch)
+    assert digest_input(f, StatCache(), dvc=False).digest == _b3(body)
+    assert reads == [CHUNK] * (size // CHUNK) + [size % CHUNK]
+
+
+def test_a_file_of_whole_chunks_that_grew_under_the_read_is_hashed_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fstat said two chunks; the file grew before the read: a full read that reaches the
+    size fstat gave is not the end, and the digest and listed size are of every byte."""
+    root = tmp_path / "data"
+    root.mkdir()
+    f = root / "grows"
+    body = os.urandom(2 * CHUNK)
+    f.write_bytes(body)
+    real = os.readv
+
+    def append_first(fd: int, buffers: list[memoryview]) -> int:
+        if f.stat().st_size == 2 * CHUNK:
+            with open(f, "ab") as out:
+                out.write(b"y" * 100)
+        return real(fd, buffers)
+
+    monkeypatch.setattr(os, "readv", append_first)
+    cache = StatCache()
+    listing = manifest_data(digest_input(root, cache, dvc=False, workers=1))
+    assert listing is not None
+    assert listing["entries"][0]["size"] == 2 * CHUNK + 100
+    assert listing["entries"][0]["digest"] == _b3(body + b"y" * 100)
+    assert cache.trees == {}
+
+
+def test_a_file_that_shrank_under_the_read_keeps_the_stat_after_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Truncated between fstat and read: the listing's size is that of the bytes hashed."""
+    root = tmp_path / "data"
+    root.mkdir()
+    f = root / "shrinks"
+    f.write_bytes(b"x" * 100)
+    real = os.readv
+
+    def truncate_first(fd: int, buffers: list[memoryview]) -> int:
+        if f.stat().st_size == 100:
+            os.truncate(f, 40)
+        return real(fd, buffers)
+
+    monkeypatch.setattr(os, "readv", truncate_first)
+    cache = StatCache()
+    listing = manifest_data(digest_input(root, cache, dvc=False, workers=1))
+    assert listing is not None
+    assert (listing["entries"][0]["size"], listing["entries"][0]["digest"]) == (40, _b3(b"x" * 40))
+    assert listing["n_bytes"] == 40
+    assert cache.trees == {}
+
+
+def test_a_file_that_shrank_after_the_walk_is_listed_as_read_and_keeps_no_memo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Truncated between the walk and the read (same inode, fewer bytes): the listing has the
+    size read, and no tree memo is kept for a walk whose stats no longer hold."""
+    root = tmp_path / "data"
+    root.mkdir()
+    for i in range(5):
+        (root / f"{i}").write_bytes(b"z" * 1000)
+    real = data._walk
+
+    def walk_then_truncate(abspath: str, base: str) -> tuple[list[data.Item], bytes]:
+        out = real(abspath, base)
+        os.truncate(root / "3", 10)
+        return out
+
+    monkeypatch.setattr(data, "_walk", walk_then_truncate)
+    cache = StatCache(racy_window_ns=0)
+    d = digest_input(root, cache, dvc=False, workers=1)
+    listing = manifest_data(d)
+    assert listing is not None
+    assert {e["path"]: e["size"] for e in listing["entries"]} == {
+        "0": 1000, "1": 1000, "2": 1000, "3": 10, "4": 1000
+    }  # fmt: skip
+    assert d.n_bytes == 4010
+    assert cache.trees == {}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_digesting_a_file_input_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    f = tmp_path / "one.bin"
+    f.write_bytes(os.urandom(5000))
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        digest_input(f, StatCache(), dvc=False)
+    assert set(os.listdir("/proc/self/fd")) == before
 
 
 @pytest.mark.parametrize("told", [0, 10, 39_999, 40_001, 1 << 20])

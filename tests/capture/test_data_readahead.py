@@ -146,16 +146,18 @@ def test_large_files_are_read_by_every_worker(
 
 
 @needs_proc
+@pytest.mark.parametrize("window", [2, 5])
 def test_the_hints_stay_a_window_ahead_of_the_reader(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
 ) -> None:
+    """Two is the smallest window that opens a file ahead, and so hints."""
     root = tmp_path / "data"
     _tree(root, 120, size=100)
-    monkeypatch.setattr(data, "READAHEAD_FILES", 5)
+    monkeypatch.setattr(data, "READAHEAD_FILES", window)
     spy = Readers(monkeypatch)
     digest_input(root, StatCache(), dvc=False, workers=2)
     assert len(spy.hinted) == 120
-    assert max(spy.ahead) == 5, spy.ahead
+    assert max(spy.ahead) == window, spy.ahead
 
 
 def test_the_window_leaves_most_descriptors_to_the_rest_of_the_process(
@@ -168,11 +170,67 @@ def test_the_window_leaves_most_descriptors_to_the_rest_of_the_process(
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
         assert data._window(1) == 8
         assert data._window(2) == 4
+        assert data._window(16) == 1  # no file ahead: one open at a time, no hint
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert data._window(1) == min(data.READAHEAD_FILES, soft // 8)
     monkeypatch.setattr(data, "_fadvise", None)
     assert data._window(1) == 1  # no hints: nothing to open ahead for
+
+
+def test_no_descriptor_limit_gives_the_whole_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: unlimited)
+    assert data._window(1) == data.READAHEAD_FILES
+    assert data._window(4) == data.READAHEAD_FILES // 4
+
+
+@needs_proc
+def test_a_digest_at_the_descriptor_limit_reads_what_it_has_open_then_opens_more(
+    tmp_path: Path,
+) -> None:
+    """The process has three descriptors left and the window would open eight files ahead:
+    the reader reads what it opened, and opens the next file once a descriptor is free."""
+    import resource
+
+    root = tmp_path / "data"
+    _tree(root, 30)
+    want = _listed(root)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = max(64, len(_open_fds()) + 16)
+    spare: list[int] = []
+    got: list[object] = []
+
+    def digest() -> None:
+        try:
+            got.append(manifest_data(digest_input(root, StatCache(), dvc=False, workers=1)))
+        except BaseException as e:
+            got.append(e)
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+    try:
+        while True:
+            try:
+                spare.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError as e:
+                assert e.errno == errno.EMFILE
+                break
+        for _ in range(3):
+            os.close(spare.pop())
+        assert data._window(1) > 3
+        t = threading.Thread(target=digest, daemon=True)
+        t.start()
+        t.join(60)
+        stuck = t.is_alive()  # looked at before any descriptor is given back
+    finally:
+        for fd in spare:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert not stuck, "the reader kept retrying an open that could not succeed"
+    assert len(got) == 1 and isinstance(got[0], dict), got
+    assert {e["path"]: e["digest"] for e in got[0]["entries"]} == want
 
 
 @needs_proc
@@ -219,16 +277,16 @@ def test_files_larger_than_the_hint_size_are_read_but_not_hinted(
     root = tmp_path / "data"
     root.mkdir()
     for i in range(40):
-        (root / f"{i:02d}").write_bytes(os.urandom(200 if i % 2 else 50))
+        (root / f"{i:02d}").write_bytes(os.urandom((50, 100, 200)[i % 3]))
     monkeypatch.setattr(data, "READAHEAD_MAX_SIZE", 100)
     spy = Readers(monkeypatch)
     digest_input(root, StatCache(), dvc=False, workers=2)
     assert len(spy.read) == 40
-    assert len(spy.hinted) == 20
-    assert all(os.path.getsize(p) == 50 for p in spy.hinted)
+    # Files of READAHEAD_MAX_SIZE bytes exactly are hinted; only larger ones are not.
+    assert sorted(os.path.getsize(p) for p in spy.hinted) == [50] * 14 + [100] * 13
 
 
-def test_a_warm_digest_or_a_single_file_to_read_gives_no_hints(
+def test_a_warm_digest_or_a_single_file_to_read_gives_no_hints_two_files_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "data"
@@ -243,6 +301,12 @@ def test_a_warm_digest_or_a_single_file_to_read_gives_no_hints(
     cache.trees.clear()
     digest_input(root, cache, dvc=False, workers=4)  # one file to read: nothing to hint ahead
     assert len(spy.read) == 1 and spy.hinted == []
+    for rel in ("00/0005.bin", "01/0070.bin"):
+        (root / rel).write_bytes(b"changed too")
+    cache.trees.clear()
+    digest_input(root, cache, dvc=False, workers=4)  # two: the second is opened ahead
+    assert len(spy.read) == 3
+    assert sorted(spy.hinted) == [str(root / "00/0005.bin"), str(root / "01/0070.bin")]
 
 
 @needs_proc
@@ -323,6 +387,8 @@ def test_the_reader_count_follows_the_files_sizes(monkeypatch: pytest.MonkeyPatc
     assert data._readers(small, 4) == 1
     assert data._readers(large, 4) == 4
     assert data._readers(large[:7], 4) == 1  # fewer than two files a reader
+    assert data._readers(large[:8], 4) == 4  # two files a reader: every reader
+    assert data._readers([data.SMALL_FILES] * 8, 2) == 2  # a mean of exactly SMALL_FILES: large
     assert data._readers(large, 1) == 1
     mixed = [40_000] * 90 + [4 << 20] * 10  # mean 0.4 MiB: large
     assert data._readers(mixed, 2) == 2

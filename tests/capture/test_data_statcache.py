@@ -46,6 +46,24 @@ def test_hit_avoids_rereading_across_processes(tmp_path: Path) -> None:
     assert second.stats.hashed == 1 and d3.digest != d1.digest
 
 
+def test_the_counters_add_up_over_the_inputs_digested_with_one_cache(tmp_path: Path) -> None:
+    """A recorder digests every --input with one cache: what it read, missed and reused is
+    counted across them, not for the last input alone."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    dataset(a, 3)
+    dataset(b, 5)
+    distrusting = StatCache(racy_window_ns=10**18)  # every stat too recent to trust: none kept
+    digest_input(a, distrusting, dvc=False)
+    digest_input(b, distrusting, dvc=False)
+    counts = distrusting.stats
+    assert (counts.misses, counts.hashed, counts.racy) == (8, 8, 8)
+    assert counts.bytes_hashed == sum(100 + i for i in range(3)) + sum(100 + i for i in range(5))
+    trusting = StatCache(racy_window_ns=0)
+    for root in (a, b, a, b):  # cold, cold, then each from its tree memo
+        digest_input(root, trusting, dvc=False)
+    assert (trusting.stats.tree_hits, trusting.stats.hits, trusting.stats.hashed) == (2, 8, 8)
+
+
 def test_every_file_counts_as_a_miss_in_an_empty_cache_and_a_hit_in_a_full_one(
     tmp_path: Path,
 ) -> None:

@@ -68,6 +68,21 @@ def test_memo_survives_a_new_process_and_gives_the_same_record(tmp_path: Path) -
     assert DataManifest.model_validate(built).dir_digest == digest
 
 
+def test_a_digest_made_from_the_stat_cache_alone_keeps_a_tree_memo(tmp_path: Path) -> None:
+    """The memo lost (another cache file, a pruned one) but every file's stat still vouches:
+    nothing is read, and the result is memoised again for the next digest."""
+    root = tmp_path / "ds"
+    dataset(root)
+    cache = StatCache(racy_window_ns=0)
+    first = digest_input(root, cache, dvc=False)
+    cache.trees.clear()
+    again = digest_input(root, cache, dvc=False)
+    assert cache.stats.hashed == 8 and again.digest == first.digest  # the first digest's reads
+    assert str(root) in cache.trees
+    digest_input(root, cache, dvc=False)
+    assert cache.stats.tree_hits == 1
+
+
 def test_same_process_hit_reads_nothing_and_keeps_the_manifest(tmp_path: Path) -> None:
     root, path, _ = cold_then_saved(tmp_path)
     cache = StatCache.load(path, racy_window_ns=0)
