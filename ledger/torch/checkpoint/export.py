@@ -17,7 +17,6 @@ from ...records.base import record_from_json
 from ...records.checkpoint import CheckpointShard
 from ...store import Store
 from ...store.atomic import fsync_dir
-from .codec import decode_state
 from .common import (
     CheckpointInfo,
     info_of,
@@ -27,7 +26,6 @@ from .common import (
     read_checkpoint,
     resolve_checkpoint,
 )
-from .reshard import read_state
 
 __all__ = ["checkpoint_runs", "export_checkpoint", "list_checkpoints"]
 
@@ -77,6 +75,10 @@ def export_checkpoint(
     written whole, assembled from every rank's pieces."""
     if fmt not in ("safetensors", "pt", "dcp"):
         raise UsageError(f"unknown export format {fmt!r}", hint="use safetensors, pt or dcp")
+    # torch is imported here, not with the module: listing checkpoints needs none of it.
+    from .codec import decode_state
+    from .reshard import read_state
+
     st = open_store(store)
     oid = resolve_checkpoint(st, target, run_id)
     rec = read_checkpoint(st, oid)
