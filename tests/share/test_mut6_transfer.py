@@ -28,6 +28,7 @@ from ledger.share import transfer
 from ledger.share.remote import Remote
 from ledger.share.transfer import pull, push
 from ledger.store import Store
+from ledger.store.incoming import Incoming
 from ledger.store.made import made_paths
 from ledger.store.safe_read import NotRegularError
 
@@ -295,3 +296,95 @@ def test_a_fifo_planted_as_a_sized_object_is_refused_by_what_it_is(
     with pytest.raises(NotRegularError, match="not a regular file"):
         pull(here, Remote(str(url)))
     assert list(here.refs.iter()) == []
+
+
+@pytest.mark.parametrize("which", ["latest", "older"])
+def test_a_remote_run_record_read_to_find_a_run_name_is_checked_against_its_id(
+    recorded: Path, tmp_path: Path, which: str
+) -> None:
+    """`pull REMOTE NAME` reads the remote's run records (latest first) to find NAME: one
+    that holds another run's record is refused as corrupt, named by its id, and nothing is
+    fetched (each way round: its content hashes below its id in one case, above in the other)."""
+    store = Store.open(recorded / ".ledger")
+    older, latest = (oid for _, oid in sorted(store.refs.iter("runs/")))
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    victim, other = (latest, older) if which == "latest" else (older, latest)
+    path = Path(Remote(str(url)).object_path(victim))
+    path.chmod(0o644)
+    path.write_bytes(store.objects.get_bytes(other))
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(CorruptObjectError) as e:
+        pull(here, Remote(str(url)), ["no-such-name"])
+    assert e.value.message == (
+        f"object {victim} on remote {url} is corrupt: its content does not hash to its id"
+    )
+    assert list(here.objects) == [] and list(here.refs.iter()) == []
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_remote_run_record_read_to_find_a_run_name_is_read_up_to_16_mib(
+    recorded: Path, tmp_path: Path, extra: int
+) -> None:
+    """The remote's run records read to find a name are read into memory: one of 16 MiB (here
+    a sound record padded with spaces, its id its content's) is read, one a byte longer is
+    refused as corrupt, whatever its id."""
+    store = Store.open(recorded / ".ledger")
+    _, oid = next(store.refs.iter("runs/"))
+    data = store.objects.get_bytes(oid)
+    data += b" " * ((16 << 20) + extra - len(data))
+    padded = hash_bytes(data)
+    remote = Remote(str(tmp_path / "remote"))
+    remote.check(create=True)
+    run_ref = "runs/20261130T060000.000000Z-0000abcd"
+    remote.write_origin(store.id, {"ledger": store.id, "head": None, "refs": {run_ref: padded}})
+    path = Path(remote.object_path(padded))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    if extra:
+        with pytest.raises(CorruptObjectError) as e:
+            pull(here, remote, ["no-such-name"])
+        assert e.value.message == (
+            f"object {padded} on remote {remote.url} is corrupt: its content does not hash to "
+            "its id"
+        )
+    else:
+        with pytest.raises(UsageError, match="no run no-such-name on the remote"):
+            pull(here, remote, ["no-such-name"])
+    assert list(here.objects) == [] and list(here.refs.iter()) == []
+
+
+@pytest.mark.parametrize(
+    ("size", "expected", "said"),
+    [
+        (1000, -1000, None),  # a ref's record: at most its limit, here met exactly
+        (1001, -1000, "at most 1000 (a record)"),
+        (1000, 1000, None),  # a file its record states the size of
+        (1000, 0, "0"),  # a record stating 0 bytes: exactly 0, not "at most 0"
+    ],
+)
+def test_a_remote_copy_is_fetched_within_its_expected_size_and_refused_past_it(
+    tmp_path: Path, size: int, expected: int, said: str | None
+) -> None:
+    remote = Remote(str(tmp_path / "remote"))
+    remote.check(create=True)
+    data = os.urandom(size)
+    oid = hash_bytes(data)
+    path = Path(remote.object_path(oid))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    store = Store.init(tmp_path / "here" / ".ledger")
+    with Incoming(store.objects) as box:
+        if said is None:
+            assert transfer._fetch(remote, box, oid, size, expected).size == size
+            box.commit()
+        else:
+            with pytest.raises(CorruptObjectError) as e:
+                transfer._fetch(remote, box, oid, size, expected)
+            assert e.value.message == (
+                f"object {oid} on remote {remote.url} is corrupt: it holds {size} bytes, where "
+                f"{said} were expected; nothing was downloaded"
+            )
+    assert store.objects.has(oid) == (said is None)
+    assert os.listdir(store.tmp_dir) == []
