@@ -388,3 +388,49 @@ def test_a_remote_copy_is_fetched_within_its_expected_size_and_refused_past_it(
             )
     assert store.objects.has(oid) == (said is None)
     assert os.listdir(store.tmp_dir) == []
+
+
+def test_a_fifo_planted_as_an_empty_object_is_replaced_by_the_next_push(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """A FIFO lists 0 bytes, the size of an empty object (a run's empty output): a push that
+    checks the remote's copy cannot read it as a file, takes it for damaged and sends the
+    object again over it, so a pull then succeeds."""
+    store = Store.open(recorded / ".ledger")
+    empty = hash_bytes(b"")
+    assert store.objects.has(empty)
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    victim = Path(Remote(str(url)).object_path(empty))
+    victim.chmod(0o644)
+    victim.unlink()
+    os.mkfifo(victim)
+    again = push(store, Remote(str(url)))
+    assert (again.replaced, again.sent, again.bytes_sent) == (1, 1, 0)
+    assert victim.is_file() and victim.stat().st_size == 0
+    here = Store.init(tmp_path / "here" / ".ledger")
+    assert pull(here, Remote(str(url))).refs.added and here.objects.has(empty)
+
+
+def test_a_pull_checks_what_it_fetches_against_the_size_a_record_already_here_states(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """A ledger that holds a run's records but lacks a file they name (gc'd, or a pull cut
+    short) reads the size from the record here: the remote's copy one byte short is refused
+    before a byte is downloaded, as in a fresh pull."""
+    url = tmp_path / "remote"
+    push(Store.open(recorded / ".ledger"), Remote(str(url)))
+    oid, size = _sized_object(recorded)
+    shutil.copytree(recorded / ".ledger", tmp_path / "here" / ".ledger")
+    here = Store.open(tmp_path / "here" / ".ledger")
+    here.objects.delete(oid)
+    victim = Path(Remote(str(url)).object_path(oid))
+    victim.chmod(0o644)
+    os.truncate(victim, size - 1)
+    with pytest.raises(CorruptObjectError) as e:
+        pull(here, Remote(str(url)))
+    assert e.value.message == (
+        f"object {oid} on remote {url} is corrupt: it holds {size - 1} bytes, where "
+        f"{size} were expected; nothing was downloaded"
+    )
+    assert not here.objects.has(oid)
