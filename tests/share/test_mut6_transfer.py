@@ -434,3 +434,23 @@ def test_a_pull_checks_what_it_fetches_against_the_size_a_record_already_here_st
         f"{size} were expected; nothing was downloaded"
     )
     assert not here.objects.has(oid)
+
+
+def test_records_too_large_to_read_as_they_arrive_are_followed_once_named(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetched record over the size kept in memory as it arrives (64 MiB: here, as if it
+    were 512 bytes) has its links read from the store once it is named: the pull still
+    brings every object, each fetched and counted once."""
+    from ledger.store import incoming
+
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    held = _remote_files(url)
+    monkeypatch.setattr(incoming, "MAX_RECORD", 512)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    got = pull(here, Remote(str(url)))
+    assert (got.fetched, got.bytes_fetched) == (len(held), sum(held.values()))
+    assert sorted(here.objects) == sorted(held)
+    assert dict(here.refs.iter("")) == dict(store.refs.iter(""))
