@@ -454,3 +454,22 @@ def test_records_too_large_to_read_as_they_arrive_are_followed_once_named(
     assert (got.fetched, got.bytes_fetched) == (len(held), sum(held.values()))
     assert sorted(here.objects) == sorted(held)
     assert dict(here.refs.iter("")) == dict(store.refs.iter(""))
+
+
+def test_pulling_a_chosen_run_passes_over_a_ref_of_one_part_on_the_remote(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """A remote's origin may hold a ref named by one part (``stray``: a valid ref name, which
+    no run owns): pulling a chosen run takes that run's refs and leaves it."""
+    store = Store.open(recorded / ".ledger")
+    first, _ = sorted(r.split("/", 1)[1] for r, _ in store.refs.iter("runs/"))
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    origin = url / "origins" / f"{store.id}.json"
+    data = json.loads(origin.read_text())
+    data["refs"]["stray"] = store.refs.get(f"runs/{first}")
+    origin.write_text(json.dumps(data))
+    here = Store.init(tmp_path / "here" / ".ledger")
+    got = pull(here, Remote(str(url)), [first])
+    assert f"runs/{first}" in got.refs.added and "stray" not in got.refs.added
+    assert here.refs.get("stray") is None
