@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
@@ -362,6 +363,8 @@ def test_a_remote_run_record_read_to_find_a_run_name_is_read_up_to_16_mib(
         (1001, -1000, "at most 1000 (a record)"),
         (1000, 1000, None),  # a file its record states the size of
         (1000, 0, "0"),  # a record stating 0 bytes: exactly 0, not "at most 0"
+        (1, -1, None),  # "at most n" at its smallest n
+        (2, -1, "at most 1 (a record)"),
     ],
 )
 def test_a_remote_copy_is_fetched_within_its_expected_size_and_refused_past_it(
@@ -473,3 +476,50 @@ def test_pulling_a_chosen_run_passes_over_a_ref_of_one_part_on_the_remote(
     got = pull(here, Remote(str(url)), [first])
     assert f"runs/{first}" in got.refs.added and "stray" not in got.refs.added
     assert here.refs.get("stray") is None
+
+
+def test_a_pull_names_what_it_fetched_as_it_goes_not_only_at_its_end(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetched objects are made durable and named in batches while a pull goes on (every
+    ``batch`` objects, or every half second), so a pull killed midway keeps what came before
+    and the next fetches only the rest. Here a batch is one object: by the time a record's
+    links are read, records fetched before it are stored."""
+    from ledger.store import incoming
+
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    monkeypatch.setattr(incoming, "_batch_size", lambda: 1)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    stored_when_read: list[int] = []
+    real = Remote.reading
+
+    def reading(self: Remote, oid: str) -> Any:
+        stored_when_read.append(len(list(here.objects)))
+        return real(self, oid)
+
+    monkeypatch.setattr(Remote, "reading", reading)
+    got = pull(here, Remote(str(url)))
+    assert got.refs.added and len(stored_when_read) == got.fetched
+    assert max(stored_when_read) > 0, stored_when_read
+
+
+def test_a_record_s_sizes_are_read_only_from_file_entries_stating_an_integer() -> None:
+    """The sizes a pull checks fetched objects against: an entry's ``digest`` or ``oid`` with
+    an integer ``size`` beside it, at any depth; not a folder's entry, not a size that is a
+    bool or a string, and an entry naming an object without a size takes nothing from
+    another that states it."""
+    a, b, c, d, e = (f"b3:{n:064x}" for n in range(5))
+    record = {
+        "kind": "data",
+        "schema": 1,
+        "files": [
+            {"path": "x", "digest": a},  # named first without its size, then with it
+            {"path": "x", "digest": a, "size": 7},
+            {"path": "d", "type": "dir", "oid": b, "size": 4096},
+            {"path": "y", "digest": c, "size": True},
+        ],
+        "nested": {"deeper": [{"oid": d, "size": "12"}, {"oid": e, "size": 0}]},
+    }
+    assert transfer._sizes_named(record) == {a: 7, e: 0}
