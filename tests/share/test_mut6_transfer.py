@@ -523,3 +523,50 @@ def test_a_record_s_sizes_are_read_only_from_file_entries_stating_an_integer() -
         "nested": {"deeper": [{"oid": d, "size": "12"}, {"oid": e, "size": 0}]},
     }
     assert transfer._sizes_named(record) == {a: 7, e: 0}
+
+
+def test_a_pull_stops_at_its_first_failure_and_keeps_what_was_in_flight(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first object a pull cannot fetch stops its walk: what is queued behind it is not
+    started, and what a worker was already fetching is waited for and kept (named, as what
+    arrived before), so the next pull fetches only the rest. Here the third object read fails
+    while the fourth is being read; a fifth may have been taken by the freed worker already."""
+    from concurrent.futures import ALL_COMPLETED
+
+    from ledger.errors import LedgerAccessError
+
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    monkeypatch.setattr(transfer, "WORKERS", 2)
+    read: list[str] = []
+    lock = threading.Lock()
+    fourth, stopping = threading.Event(), threading.Event()
+    real_reading, real_wait = Remote.reading, transfer.wait
+
+    def reading(self: Remote, oid: str) -> Any:
+        with lock:
+            read.append(oid)
+            n = len(read)
+        if n == 3:
+            fourth.wait(30)
+            raise OSError("connection refused")
+        if n >= 4:
+            fourth.set()
+            stopping.wait(10)  # until the walk has stopped: in flight, not queued
+        return real_reading(self, oid)
+
+    def waiting(fs: Any, timeout: float | None = None, return_when: str = ALL_COMPLETED) -> Any:
+        if return_when == ALL_COMPLETED:
+            stopping.set()
+        return real_wait(fs, timeout, return_when)
+
+    monkeypatch.setattr(Remote, "reading", reading)
+    monkeypatch.setattr(transfer, "wait", waiting)
+    here = Store.init(tmp_path / "here" / ".ledger")
+    with pytest.raises(LedgerAccessError, match="cannot be reached"):
+        pull(here, Remote(str(url)))
+    assert 4 <= len(read) <= 5, read
+    assert sorted(here.objects) == sorted(read[:2] + read[3:])
+    assert list(here.refs.iter("")) == []
