@@ -570,3 +570,47 @@ def test_a_pull_stops_at_its_first_failure_and_keeps_what_was_in_flight(
     assert 4 <= len(read) <= 5, read
     assert sorted(here.objects) == sorted(read[:2] + read[3:])
     assert list(here.refs.iter("")) == []
+
+
+def test_a_push_to_a_folder_streams_an_object_never_holding_it_whole(tmp_path: Path) -> None:
+    """Only an S3 push reads an object of up to 50 MiB whole (for its one PUT); to a folder
+    it is hashed and written a ``CHUNK`` (1 MiB) at a time, so eight workers never hold
+    eight objects' bytes."""
+    import tracemalloc
+
+    store = Store.init(tmp_path / "here" / ".ledger")
+    oid = store.objects.put_bytes(os.urandom(8 << 20), compress=False)
+    remote = Remote(str(tmp_path / "remote"))
+    remote.check(create=True)
+    tracemalloc.start()
+    try:
+        assert transfer._send(store, remote, oid) == 8 << 20
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, peak
+    assert _remote_files(tmp_path / "remote") == {oid: 8 << 20}
+
+
+@pytest.mark.parametrize("below", [True, False])
+def test_a_folder_copy_of_the_right_size_is_sent_again_whichever_way_its_hash_differs(
+    recorded: Path, tmp_path: Path, below: bool
+) -> None:
+    """A path remote's copy of the right size whose bytes hash below (or above) its id is
+    damaged all the same: the next push sends the object again over it."""
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    oid, _ = _sized_object(recorded)
+    victim = Path(Remote(str(url)).object_path(oid))
+    data = victim.read_bytes()
+    bad = next(
+        b
+        for flip in range(1, 256)
+        if (hash_bytes(b := data[:-1] + bytes([data[-1] ^ flip])) < oid) == below
+    )
+    victim.chmod(0o644)
+    victim.write_bytes(bad)
+    again = push(store, Remote(str(url)))
+    assert (again.replaced, again.sent) == (1, 1)
+    assert victim.read_bytes() == data
