@@ -614,3 +614,26 @@ def test_a_folder_copy_of_the_right_size_is_sent_again_whichever_way_its_hash_di
     again = push(store, Remote(str(url)))
     assert (again.replaced, again.sent) == (1, 1)
     assert victim.read_bytes() == data
+
+
+def test_a_pull_that_fetches_only_a_record_too_large_to_read_as_it_arrives_ends(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When nothing is left in flight but the links of a fetched record still to read once it
+    is named (a record over the in-memory limit: here, as if it were 512 bytes), the pull
+    names it, reads those links, and ends. Here the ledger lacks only the run record of the
+    run it pulls."""
+    from ledger.store import incoming
+
+    store = Store.open(recorded / ".ledger")
+    url = tmp_path / "remote"
+    push(store, Remote(str(url)))
+    name, record = sorted(store.refs.iter("runs/"))[-1]
+    here = Store.init(tmp_path / "here" / ".ledger")
+    for oid in sorted(store.objects):
+        if oid != record:
+            assert here.objects.put_bytes(store.objects.get_bytes(oid)) == oid
+    monkeypatch.setattr(incoming, "MAX_RECORD", 512)
+    got = pull(here, Remote(str(url)), [name.split("/", 1)[1]])
+    assert got.fetched == 1 and name in got.refs.added
+    assert here.refs.get(name) == record
