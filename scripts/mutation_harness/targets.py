@@ -2300,6 +2300,61 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ledger/share/transfer.py", "out.append(found[0])", "0 -> -1"): (
         "found holds exactly one id here: none raised above, more than one raised just before"
     ),
+    # round 13 (6 December 2026, night): transfer.py whole, its pull rewritten since round 6
+    (
+        "ledger/share/transfer.py",
+        "replaced: int = 0  # objects the remote held damaged (wrong size or hash), sent again",
+        "0 -> -1",
+    ): "push builds the one PushReport ledger makes with all six fields: the default is unused",
+    (
+        "ledger/share/transfer.py",
+        "replaced: int = 0  # objects the remote held damaged (wrong size or hash), sent again",
+        "0 -> 1",
+    ): "push builds the one PushReport ledger makes with all six fields: the default is unused",
+    ("ledger/share/transfer.py", "data = src.read(WHOLE_UPLOAD + 1)", "1 -> 2"): (
+        "content_size said at most WHOLE_UPLOAD bytes: content longer than that (a store damaged "
+        "since) fails `len(data) <= WHOLE_UPLOAD` whether WHOLE_UPLOAD + 1 or + 2 bytes were read, "
+        "and the streaming path reads it again from its start and refuses it by its hash"
+    ),
+    (
+        "ledger/share/transfer.py",
+        'wanted = runs or [name.split("/", 1)[1] for name, _ in store.refs.iter("runs/")]',
+        "1 -> 2",
+    ): (
+        "the maxsplit (the index `[2]` has the same key and is killed: IndexError): a run ref is "
+        "`runs/<id>` and a run id holds no '/', so splitting at most twice gives the same parts"
+    ),
+    (
+        "ledger/share/transfer.py",
+        "present, pool.map(lambda o: _damaged(store, remote, o, listed[o]), present), strict=True",
+        "True -> False",
+    ): "pool.map yields one result per item of `present`: the two zipped lists are equally long",
+    (
+        "ledger/share/transfer.py",
+        'ids = sorted(n.split("/", 1)[1] for n in refs if n.startswith("runs/"))',
+        "1 -> 2",
+    ): "as push's `wanted`: the maxsplit of `runs/<id>` (the index `[2]` is killed: IndexError)",
+    ("ledger/share/transfer.py", "data = f.read(_MAX_RECORD + 1)", "1 -> 2"): (
+        "a remote file longer than _MAX_RECORD + 1 bytes is refused whether _MAX_RECORD + 1 or "
+        "+ 2 of its bytes are read (`len(data) > _MAX_RECORD`); shorter ones are read whole"
+    ),
+    ("ledger/share/transfer.py", "return 0, [], {}, False", "0 -> -1"): (
+        "the bytes fetched for an object neither fetched nor here: _fetch_closure adds them to "
+        "the report only when `fetched`, which is False for every _follow called without fetch"
+    ),
+    ("ledger/share/transfer.py", "return 0, [], {}, False", "0 -> 1"): (
+        "as `0 -> -1`: not fetched, so never counted"
+    ),
+    (
+        "ledger/share/transfer.py",
+        "return 0, links, (_sizes_named(_stored_record(store, oid)) if links else {}), False",
+        "0 -> -1",
+    ): "an object here, not fetched: its byte count is never added to the report (see above)",
+    (
+        "ledger/share/transfer.py",
+        "return 0, links, (_sizes_named(_stored_record(store, oid)) if links else {}), False",
+        "0 -> 1",
+    ): "an object here, not fetched: its byte count is never added to the report (see above)",
     (
         "ledger/ui/server.py",
         'if allowed and (hosts[0] if hosts else "") not in allowed:',

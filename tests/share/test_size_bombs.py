@@ -157,6 +157,46 @@ def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
     assert os.listdir(store.tmp_dir) == [] and list(store.objects) == []
 
 
+@pytest.mark.parametrize("temp", ["unnamed", "named"])
+def test_a_remote_object_growing_past_its_listed_size_over_several_pieces_stops_one_byte_on(
+    tmp_path: Path, temp: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above for an object listed larger than one piece of the writer's buffer
+    (``incoming.PIECE``): each read asks only for what is left up to one byte past the listed
+    size, so a stream that never ends is read exactly that far, not a piece further; the temp
+    file its first pieces went to is removed, also where it had a name (a file system without
+    O_TMPFILE)."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from ledger.errors import CorruptObjectError
+    from ledger.share.remote import Remote
+    from ledger.share.transfer import _fetch
+    from ledger.store import incoming
+    from ledger.store.incoming import PIECE, Incoming
+
+    if temp == "named":
+        monkeypatch.setattr(incoming, "open_unnamed", lambda *a, **k: None)
+
+    endless = _Endless(None)
+    remote = Remote(str(tmp_path / "remote"))
+
+    @contextlib.contextmanager
+    def reading(oid: str) -> Iterator[_Endless]:
+        yield endless
+
+    remote.reading = reading  # type: ignore[method-assign,assignment]
+    store = Store.init(tmp_path / ".ledger")
+    listed = 2 * PIECE + 1000
+    with (
+        Incoming(store.objects) as box,
+        pytest.raises(CorruptObjectError, match=f"more than the {listed} bytes"),
+    ):
+        _fetch(remote, box, "b3:" + "0" * 64, listed, None)
+    assert endless.served == listed + 1
+    assert os.listdir(store.tmp_dir) == [] and list(store.objects) == []
+
+
 def test_the_import_help_states_the_package_modules_limit() -> None:
     # `ledger import` leaves --max-ratio unset unless given, and import_package applies
     # MAX_RATIO; the help text names the number without importing the package module.
