@@ -74,7 +74,9 @@ if __debug__:
 checked = package._unpack
 def check_then_tamper(path, raw, staging, *bounds):
     out = checked(path, raw, staging, *bounds)
-    staged = sorted(p for p in staging.iterdir() if p.is_file())[0]
+    # The object whose name leaves most room on that side: the last name, or the first.
+    files = sorted(p for p in staging.iterdir() if p.is_file())
+    staged = files[-1] if sys.argv[2] == "below" else files[0]
     name, data = staged.name, staged.read_bytes()
     for n in range(200):
         changed = data + b" and then some %d" % n
