@@ -60,10 +60,12 @@ def test_a_corrupt_object_is_refused_under_python_O(
 
 
 # Between the check of a package's objects and their storing, something rewrites one staged
-# copy in the ledger's tmp/ (here: right after the check, in the importing process itself).
+# copy in the ledger's tmp/ (here: right after the check, in the importing process itself), so
+# that it hashes below its name ("below") or above it ("above").
 TAMPER = """
 import sys
 from pathlib import Path
+from ledger._hashing import hash_bytes
 from ledger.errors import LedgerError
 from ledger.share import package
 from ledger.store import Store
@@ -72,8 +74,17 @@ if __debug__:
 checked = package._unpack
 def check_then_tamper(path, raw, staging, *bounds):
     out = checked(path, raw, staging, *bounds)
-    staged = sorted(p for p in staging.iterdir() if p.is_file())[0]
-    staged.write_bytes(staged.read_bytes() + b" and then some")
+    # The object whose name leaves most room on that side: the last name, or the first.
+    files = sorted(p for p in staging.iterdir() if p.is_file())
+    staged = files[-1] if sys.argv[2] == "below" else files[0]
+    name, data = staged.name, staged.read_bytes()
+    for n in range(200):
+        changed = data + b" and then some %d" % n
+        if (hash_bytes(changed)[3:] < name) == (sys.argv[2] == "below"):
+            break
+    else:
+        sys.exit("no change hashed on that side")
+    staged.write_bytes(changed)
     return out
 package._unpack = check_then_tamper
 try:
@@ -85,13 +96,14 @@ print("imported")
 """
 
 
+@pytest.mark.parametrize("side", ["below", "above"])
 def test_a_staged_object_changed_after_the_check_is_refused_under_python_O(
-    packaged: tuple[Path, str, Path], fresh: Path
+    packaged: tuple[Path, str, Path], fresh: Path, side: str
 ) -> None:
     _, _, pkg = packaged
     before = snapshot(fresh / ".ledger")
     r = subprocess.run(
-        [sys.executable, "-O", "-c", TAMPER, str(pkg)],
+        [sys.executable, "-O", "-c", TAMPER, str(pkg), side],
         cwd=fresh,
         env=subprocess_env(),
         capture_output=True,

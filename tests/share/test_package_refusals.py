@@ -1,8 +1,9 @@
 """Every refusal of `ledger import` that the hostile-package table does not reach: each way a
 manifest can be malformed, a README or an object whose content differs from its digest (above
-it and below it), a package that does not begin with its manifest, and packages that are not
-whole (not zstd, cut short, without a manifest, without a README). Each is refused with its own
-words, exit 2 (or 5 for a corrupt object), and the ledger is left as it was."""
+it and below it), a package that does not begin with its manifest, an entry whose name a
+package never holds, and packages that are not whole (not zstd, cut short, without a manifest,
+without a README). Each is refused with its own words, exit 2 (or 5 for a corrupt object), and
+the ledger is left as it was."""
 
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ def _first_object(m: dict[str, Any]) -> str:
 MANIFESTS: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "not-a-mapping": (lambda m: [m], "its manifest does not describe a ledger package"),
     "another-format": (lambda m: m.update(format="zip"), "does not describe a ledger package"),
+    # "zip" sorts after "ledgerpkg", "dvc" before it
+    "format-before-ours": (lambda m: m.update(format="dvc"), "does not describe a ledger package"),
+    "no-format": (lambda m: m.pop("format") and None, "does not describe a ledger package"),
     "version-as-text": (lambda m: m.update(version="1"), "its format version is '1'"),
     "version-0": (lambda m: m.update(version=0), "its format version is 0"),
     "objects-a-list": (lambda m: m.update(objects=[]), "lacks the objects or refs table"),
@@ -261,3 +265,26 @@ def test_an_object_larger_than_a_read_is_imported_whole(
     store = Store.open(fresh / ".ledger")
     assert store.objects.get_bytes(oid) == blob
     assert store.refs.get(f"runs/{run_id}") is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("notes.txt", "unexpected entry 'notes.txt'"),
+        ("objects/b3/" + "AB" * 32, "unexpected entry 'objects/b3/" + "AB" * 32 + "'"),
+        ("objects/sha256/" + "ab" * 32, "unexpected entry 'objects/sha256/"),
+        ("objects/./b3/" + "ab" * 32, "has an absolute or escaping path"),
+        ("objects//b3/" + "ab" * 32, "has an absolute or escaping path"),
+        ("objects\\b3\\" + "ab" * 32, "has an absolute or escaping path"),
+    ],
+)
+def test_an_entry_a_package_never_holds_is_refused_by_its_name(
+    packaged: tuple[Path, str, Path], fresh: Path, tmp_path: Path, name: str, words: str
+) -> None:
+    """A package holds its manifest, its README and ``objects/b3/<64 lowercase hex>``: a stray
+    file, an object named in capitals or under another algorithm, and a name with ``.``, an
+    empty part or a backslash (which another system could read as a separator) are refused."""
+    _, _, pkg = packaged
+    bad = tmp_path / "stray.ledgerpkg"
+    write_members(bad, [*read_members(pkg), (tarfile.TarInfo(name), b"stowaway")])
+    _refused(fresh, bad, words)
