@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -326,3 +327,25 @@ def test_a_stopped_replay_is_timed_out_only_after_the_time_limit_warning(
     sealed[0] = None  # warned, but stopped before its run was sealed
     with pytest.raises(ReplayInterrupted):
         job._replay(store, [], warned)
+
+
+def test_a_seed_whose_program_failed_is_no_time_limit_without_the_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/how-to/cluster-seeds.md: "A seed whose *program* fails is not a failed job: its
+    replay run is recorded as failed" (a completed seed); only after Slurm's warning is a run
+    that did not succeed the time limit's."""
+    repo, run_id = _recorded(tmp_path)
+    store = Store.open(repo / ".ledger")
+    from ledger.run.find import load_run
+
+    ran = load_run(store, run_id)[1].model_copy(update={"status": "failed"})
+
+    ws = SimpleNamespace(root=tmp_path / "ws", notes=["a note"])  # the replay's workspace
+    monkeypatch.setattr(single, "_one_replay", lambda *_a, **_k: (ran, ws))
+    job = _seed_job(run_id, store.root, tmp_path)
+    done = job._replay(store, [], [])
+    assert done == {"run": run_id, "workspace": str(tmp_path / "ws"), "notes": ["a note"]}
+    warned = [int(signal.SIGUSR2)]
+    done = job._replay(store, [], warned)
+    assert done == {"run": run_id, "stopped": "time-limit", "notes": ["a note"]}
