@@ -3,7 +3,9 @@ job that does not seal its run is killed after at most a minute, and a Slurm job
 started and left the queue is given 30 seconds for its result file (neither test waits: the
 clock moves only when the code sleeps or the test moves it). A job process (its replay stood
 in for) cancelled before or after its workspace exists, the parent's wait ended by SIGTERM or
-SIGHUP, and how long before its time limit a Slurm job is warned."""
+SIGHUP, and how long before its time limit a Slurm job is warned. A job without a shared ledger
+removes its private one; a job's replay step refuses an imported run, and reports a stopped
+replay as timed-out only after the time-limit warning."""
 
 from __future__ import annotations
 
@@ -13,14 +15,21 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from test_slurm_queue import Clock, _squeue
 
-from ledger.replay import executors, slurm_queue
+from ledger.errors import ReplayError
+from ledger.records.run import Imported, Run
+from ledger.replay import executors, single, slurm_queue
+from ledger.replay.single import ReplayInterrupted
 from ledger.replay.slurm_queue import QueueWatch
+from ledger.run.ids import run_ref
+from ledger.store import Store
 
 # A job program that ignores SIGTERM, as a job stuck past its cancel does.
 DEAF = (
@@ -199,3 +208,144 @@ def test_a_seed_job_is_warned_a_quarter_of_its_time_before_its_limit() -> None:
     """Slurm's warning (``--signal=USR2@N``): a quarter of --slurm-time, at most 5 minutes
     (docs/how-to/cluster-seeds.md); a 1-minute job is warned 15 s before its limit."""
     assert [executors.signal_delay(m) for m in (1, 10, 20, 60, 120)] == [15, 150, 300, 300, 300]
+
+
+def _recorded(tmp_path: Path) -> tuple[Path, str]:
+    """A git project with a ledger and one run recorded by `ledger record`: (project, run id)."""
+    from _support import init_ledger, run_ledger
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text("print('epoch 0 acc 0.9', flush=True)\n")
+    (root / ".gitignore").write_text(".ledger/\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+    init_ledger(root)
+    r = run_ledger("record", "--json", "--", sys.executable, "train.py", cwd=root)
+    assert r.returncode == 0, r.stderr
+    return root, str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def _seed_job(run_id: str, ledger: Path, folder: Path) -> executors.SeedJob:
+    return executors.SeedJob(
+        ledger=str(ledger), run_id=run_id, index=0, seed_root=1, seed_value=None, seed_arg=None,
+        keep_workspace=True, workspace_parent=None, include_logs=False, folder=str(folder),
+    )  # fmt: skip
+
+
+# A seed job with --job-remote (no shared ledger), in its own process: its replay is stood in
+# for by one that notes where the private ledger is and reads the run pulled into it.
+REMOTE_JOB = """
+import sys
+from pathlib import Path
+from ledger.replay import executors
+from ledger.run.find import load_run
+
+def replay(self, store, made, warned):
+    Path(sys.argv[3]).write_text(str(store.root))
+    return {"run": load_run(store, self.run_id)[1].run_id, "notes": []}
+
+executors.SeedJob._replay = replay
+executors.SeedJob(
+    ledger="", run_id=sys.argv[1], index=0, seed_root=1, seed_value=None, seed_arg=None,
+    keep_workspace=False, workspace_parent=None, include_logs=False, folder=sys.argv[2],
+    remote_url=sys.argv[4],
+)()
+"""
+
+
+def test_a_job_without_a_shared_ledger_removes_its_private_ledger(tmp_path: Path) -> None:
+    """docs/how-to/cluster-seeds.md: each job "creates a private ledger in its temporary
+    directory, pulls the run from the remote, replays its seed there, pushes its replay run back
+    and removes the private ledger"."""
+    from _support import run_ledger, subprocess_env
+
+    repo, run_id = _recorded(tmp_path)
+    remote = tmp_path / "remote"
+    r = run_ledger("push", str(remote), run_id, cwd=repo)
+    assert r.returncode == 0, r.stderr
+    temp = tmp_path / "job-tmp"  # the job's temporary directory
+    temp.mkdir()
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    noted = tmp_path / "private-ledger"
+    r = subprocess.run(
+        [sys.executable, "-c", REMOTE_JOB, run_id, str(folder), str(noted), str(remote)],
+        env=subprocess_env(TMPDIR=str(temp)), stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads((folder / "seed-0.json").read_text())["run"] == run_id
+    private = Path(noted.read_text())
+    assert private.parent.parent == temp  # the run was pulled into a ledger there
+    assert list(temp.iterdir()) == []  # and nothing of it is left
+
+
+def test_a_seed_job_given_an_imported_run_refuses_it_by_name(tmp_path: Path) -> None:
+    """`ledger replay` refuses an imported run before any job starts; a job handed one anyway
+    (its job folder written by something else) says so instead of failing on the missing
+    contract."""
+    store = Store.init(tmp_path / ".ledger")
+    run = Run(
+        schema_version=2,  # type: ignore[call-arg]  # the field is aliased to "schema"
+        run_id="20261130T000000.000000Z-0b5619de", status="succeeded",
+        started=datetime(2026, 11, 30, tzinfo=UTC), host="", pid=0, contract=None,
+        contract_digest=None, ledger_version="0",
+        imported=Imported(
+            source="mlflow", tracking_uri="file:///m/mlruns", experiment_id="1",
+            experiment="e", run_id="0b5619de7d8442cf8e54a381d0676186", status="FINISHED",
+        ),
+    )  # fmt: skip
+    oid = store.put_json(run.to_json())
+    store.set_ref(run_ref(run.run_id), oid, op="import", origin="mlflow:file:///m/mlruns")
+    job = _seed_job(run.run_id, store.root, tmp_path)
+    with pytest.raises(ReplayError, match=f"run {run.run_id} was imported: it has no contract"):
+        job._replay(store, [], [])
+
+
+def test_a_stopped_replay_is_timed_out_only_after_the_time_limit_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel (SIGTERM, no warning) ends the job with its replay interrupted: the seed is
+    reported cancelled, not timed-out. After Slurm's warning the run it sealed is the job's
+    result, marked as stopped at the time limit; with no run sealed there is nothing to report."""
+    repo, run_id = _recorded(tmp_path)
+    store = Store.open(repo / ".ledger")
+    sealed: list[str | None] = ["r-1"]
+
+    def interrupted(*_args: object, **_kw: object) -> None:
+        raise ReplayInterrupted(signal.SIGTERM, "replay interrupted", run_id=sealed[0])
+
+    monkeypatch.setattr(single, "_one_replay", interrupted)
+    job = _seed_job(run_id, store.root, tmp_path)
+    with pytest.raises(ReplayInterrupted):  # cancelled
+        job._replay(store, [], [])
+    warned = [int(signal.SIGUSR2)]
+    assert job._replay(store, [], warned) == {"run": "r-1", "stopped": "time-limit", "notes": []}
+    sealed[0] = None  # warned, but stopped before its run was sealed
+    with pytest.raises(ReplayInterrupted):
+        job._replay(store, [], warned)
+
+
+def test_a_seed_whose_program_failed_is_no_time_limit_without_the_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/how-to/cluster-seeds.md: "A seed whose *program* fails is not a failed job: its
+    replay run is recorded as failed" (a completed seed); only after Slurm's warning is a run
+    that did not succeed the time limit's."""
+    repo, run_id = _recorded(tmp_path)
+    store = Store.open(repo / ".ledger")
+    from ledger.run.find import load_run
+
+    ran = load_run(store, run_id)[1].model_copy(update={"status": "failed"})
+
+    ws = SimpleNamespace(root=tmp_path / "ws", notes=["a note"])  # the replay's workspace
+    monkeypatch.setattr(single, "_one_replay", lambda *_a, **_k: (ran, ws))
+    job = _seed_job(run_id, store.root, tmp_path)
+    done = job._replay(store, [], [])
+    assert done == {"run": run_id, "workspace": str(tmp_path / "ws"), "notes": ["a note"]}
+    warned = [int(signal.SIGUSR2)]
+    done = job._replay(store, [], warned)
+    assert done == {"run": run_id, "stopped": "time-limit", "notes": ["a note"]}
