@@ -6,10 +6,11 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from _support import init_ledger, run_ledger
+from _support import init_ledger, run_ledger, subprocess_env
 
 torch = pytest.importorskip("torch")
 
@@ -84,7 +85,9 @@ def test_gate_exit_code_reports_and_verify(project: Path) -> None:
         "torch.save(g.MLP().state_dict(), 'good.pt');"
         "torch.save(g.Plain().state_dict(), 'plain.pt')"
     )
-    subprocess.run(["python", "-c", code], cwd=project, check=True)
+    # This interpreter and this checkout's ledger (gate_models imports it), not whatever
+    # `python` is first on PATH and whichever ledger it has installed.
+    subprocess.run([sys.executable, "-c", code], cwd=project, env=subprocess_env(), check=True)
     (project / "gate.yaml").write_text("entry: gate_models:mlp_spec\npoison: {huge_batch: 64}\n")
     ok = run_ledger(
         "gate", "good.pt", "--spec", "gate.yaml", "--checks", "poison",
