@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -204,16 +205,20 @@ class Options:
 class _Copy:
     """The throw-away checkout, made on first use (a fully cached module never needs one)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, made: Callable[[Path], None] | None = None) -> None:
         self.tmp = tmp
         self._path: Path | None = None
+        self._made = made  # called with the copy's path once it is made
 
     @property
     def path(self) -> Path:
         if self._path is None:
-            self._path = self.tmp / "copy"
-            self._path.mkdir()
-            _copy_checkout(self._path)
+            path = self.tmp / "copy"
+            path.mkdir()
+            _copy_checkout(path)
+            if self._made is not None:
+                self._made(path)
+            self._path = path
         return self._path
 
 
@@ -247,14 +252,29 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         outcomes = {k: v for k, v in outcomes.items() if v["outcome"] != "survived"}
     spans = Spans.of(original)
     digests: dict[tuple[str, ...], str] = {}
+    # Where the tests are hashed from: the checkout until the run's copy of it is made, the
+    # copy after (what the mutants run against). A subset's digest is taken after the
+    # coverage pass, minutes later: a test file edited meanwhile in the checkout was hashed
+    # as edited but run as copied, and its results cached under the wrong key.
+    hashed_from = [REPO]
 
     def digest(ids: list[str]) -> str:
         files = tuple(sorted({t.split("::")[0] for t in ids}))
         if files not in digests:
-            digests[files] = hash_tests(REPO, list(files))
+            digests[files] = hash_tests(hashed_from[0], list(files))
         return digests[files]
 
     all_digest = digest(tests)
+
+    def copied(path: Path) -> None:
+        """The copy is made: its tests must be the ones hashed at the start."""
+        if hash_tests(path, tests) != all_digest:
+            raise SystemExit(
+                f"mutation: the tests mapped for {module} changed between the start of this "
+                "run and its copy of the checkout; run it again"
+            )
+        hashed_from[0] = path
+
     ckey = cover_key(original, tests, all_digest) if opts.select else "no-select"
 
     def judged(m: Mutant) -> bool:
@@ -298,7 +318,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     planned = plan(cover) if (cover is not None or not opts.select) else []
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ledger-mutation-") as tmp:
-        copy = _Copy(Path(tmp))
+        copy = _Copy(Path(tmp), copied)
         base_s = cover.seconds if cover is not None else 0.0
         # A mutant to run needs a green baseline now: with selection the coverage pass is the
         # baseline (and refreshes the map), without it a plain run of the mapped tests.

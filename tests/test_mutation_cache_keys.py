@@ -1,0 +1,77 @@
+"""The harness keys a mutant's cached result by the tests it ran: the copy's, not the
+checkout's as edited while the run went on (scripts/mutation_harness/run.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import mutation
+from mutation_harness import mutate, run
+
+TEST = "def test_value():\n    from pkgx.mod import value\n\n    assert value() == 1\n"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "pkgx").mkdir(parents=True)
+    (repo / "pkgx" / "__init__.py").write_text("")
+    (repo / "pkgx" / "mod.py").write_text("def value():\n    return 1\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_value.py").write_text(TEST)
+    # Not reaching value(): the mutant in its body selects test_value.py alone, a subset
+    # whose digest is taken after the coverage pass (the whole set's is taken at the start).
+    (repo / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
+    monkeypatch.setattr(run, "REPO", repo)
+    monkeypatch.setattr(mutate, "REPO", repo)
+    return repo
+
+
+def _opts() -> Any:
+    return mutation.Options(tests=["tests/test_value.py", "tests/test_other.py"], fork=False)
+
+
+def test_a_test_edited_while_the_run_goes_on_does_not_key_what_ran_before_it(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test file is edited during the coverage pass (after the copy was made): the
+    results are cached under the tests that ran, so the next run, on the edited file, runs
+    the mutant again instead of reusing a result its tests never produced."""
+    cover = run._cover
+
+    def edit_meanwhile(copy: Any, *a: Any, **kw: Any) -> Any:
+        assert copy.path.is_dir()  # the copy is made (on first use): the edit comes after
+        (checkout / "tests" / "test_value.py").write_text(TEST + "\n\ndef test_more():\n    pass\n")
+        return cover(copy, *a, **kw)
+
+    monkeypatch.setattr(run, "_cover", edit_meanwhile)
+    out = tmp_path / "results"
+    first = mutation.run_module("pkgx/mod.py", out_dir=out, opts=_opts())
+    assert {r["outcome"] for r in first["results"]} == {"killed"}
+    assert all(r["why"] != "import-time" for r in first["results"])  # a subset each
+    monkeypatch.setattr(run, "_cover", cover)
+    second = mutation.run_module("pkgx/mod.py", out_dir=out, opts=_opts())
+    assert {r.get("cached", False) for r in second["results"]} == {False}
+    assert {r["outcome"] for r in second["results"]} == {"killed"}
+    third = mutation.run_module("pkgx/mod.py", out_dir=out, opts=_opts())
+    assert {r.get("cached", False) for r in third["results"]} == {True}  # nothing changed
+
+
+def test_a_test_edited_before_the_copy_is_made_stops_the_run(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_checkout = run._copy_checkout
+
+    def edit_first(dest: Path) -> None:
+        (checkout / "tests" / "test_value.py").write_text(TEST + "# edited\n")
+        copy_checkout(dest)
+
+    monkeypatch.setattr(run, "_copy_checkout", edit_first)
+    with pytest.raises(SystemExit, match=r"tests mapped for pkgx/mod\.py changed between"):
+        mutation.run_module("pkgx/mod.py", out_dir=tmp_path / "results", opts=_opts())
