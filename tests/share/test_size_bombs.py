@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _s3_server import RemoteUnderTest
@@ -123,22 +124,14 @@ class _Endless:
         pass
 
 
-@pytest.mark.parametrize("stated", [None, 1 << 20])
-def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
-    tmp_path: Path, stated: int | None
-) -> None:
-    """A remote file that yields more than its listing said is cut one byte past that size,
-    not read to its end; one whose server states more is refused before a byte is read."""
+def _serving(tmp_path: Path, endless: _Endless) -> tuple[Any, Any]:
+    """A folder remote whose every object reads as ``endless``, and an empty ledger."""
     import contextlib
     from collections.abc import Iterator
 
-    from ledger.errors import CorruptObjectError
     from ledger.share.remote import Remote
-    from ledger.share.transfer import _fetch
     from ledger.store import Store
-    from ledger.store.incoming import Incoming
 
-    endless = _Endless(stated)
     remote = Remote(str(tmp_path / "remote"))
 
     @contextlib.contextmanager
@@ -146,7 +139,22 @@ def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
         yield endless
 
     remote.reading = reading  # type: ignore[method-assign,assignment]
-    store = Store.init(tmp_path / ".ledger")
+    return remote, Store.init(tmp_path / ".ledger")
+
+
+@pytest.mark.parametrize("stated", [None, 1 << 20])
+def test_a_remote_object_growing_past_its_listed_size_is_not_read_on(
+    tmp_path: Path, stated: int | None
+) -> None:
+    """A remote file that yields more than its listing said is cut one byte past that size,
+    not read to its end; one whose server states more is refused before a byte is read."""
+
+    from ledger.errors import CorruptObjectError
+    from ledger.share.transfer import _fetch
+    from ledger.store.incoming import Incoming
+
+    endless = _Endless(stated)
+    remote, store = _serving(tmp_path, endless)
     oid = "b3:" + "0" * 64
     with (
         Incoming(store.objects) as box,
@@ -166,11 +174,8 @@ def test_a_remote_object_growing_past_its_listed_size_over_several_pieces_stops_
     size, so a stream that never ends is read exactly that far, not a piece further; the temp
     file its first pieces went to is removed, also where it had a name (a file system without
     O_TMPFILE)."""
-    import contextlib
-    from collections.abc import Iterator
 
     from ledger.errors import CorruptObjectError
-    from ledger.share.remote import Remote
     from ledger.share.transfer import _fetch
     from ledger.store import incoming
     from ledger.store.incoming import PIECE, Incoming
@@ -179,14 +184,7 @@ def test_a_remote_object_growing_past_its_listed_size_over_several_pieces_stops_
         monkeypatch.setattr(incoming, "open_unnamed", lambda *a, **k: None)
 
     endless = _Endless(None)
-    remote = Remote(str(tmp_path / "remote"))
-
-    @contextlib.contextmanager
-    def reading(oid: str) -> Iterator[_Endless]:
-        yield endless
-
-    remote.reading = reading  # type: ignore[method-assign,assignment]
-    store = Store.init(tmp_path / ".ledger")
+    remote, store = _serving(tmp_path, endless)
     listed = 2 * PIECE + 1000
     with (
         Incoming(store.objects) as box,
