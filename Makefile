@@ -28,7 +28,7 @@ install-demo:
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 
 demo: install-demo
-	bash examples/demo.sh
+	PYTHON=$(PYTHON) bash examples/demo.sh
 
 test: install
 	bash scripts/test.sh

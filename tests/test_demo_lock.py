@@ -66,3 +66,33 @@ def test_make_demo_installs_the_demo_lock_and_make_test_everything() -> None:
     install_demo = make.split("\ninstall-demo:\n", 1)[1].split("\n\n", 1)[0]
     assert "--require-hashes --no-deps -r requirements/demo.txt" in install_demo
     assert "lock_subset.py" in (ROOT / "scripts" / "lock.sh").read_text()
+
+
+def test_the_demo_runs_the_python_make_installed_into(tmp_path: Path) -> None:
+    """``make demo PYTHON=.venv/bin/python`` (a virtual environment not activated) installs
+    there, and examples/demo.sh runs that Python, for ``ledger`` and for the training script:
+    not the first ``ledger`` or ``python3`` on PATH (which had no ledger: the demo stopped on
+    ModuleNotFoundError). Here PATH holds neither; PYTHON is a relative path, as the README's
+    user would give it."""
+    import os
+
+    from _support import subprocess_env
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("git", "mktemp", "cp", "rm", "dirname"):  # what the script itself calls
+        found = subprocess.run(["which", tool], capture_output=True, text=True, check=True)
+        (tools / tool).symlink_to(found.stdout.strip())
+    (tmp_path / "py").symlink_to(sys.executable)
+    env = subprocess_env(PATH=str(tools), PYTHON="./py")
+    r = subprocess.run(
+        ["/bin/bash", str(ROOT / "examples" / "demo.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "REPRODUCED (bitwise)" in r.stdout and "ledger verified" in r.stdout
+    assert not os.path.exists(tmp_path / ".ledger")  # the demo's own repository, removed
