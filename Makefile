@@ -31,12 +31,12 @@ demo: install-demo
 	PYTHON=$(PYTHON) bash examples/demo.sh
 
 test: install
-	bash scripts/test.sh
+	PYTHON=$(PYTHON) bash scripts/test.sh
 
 # The tests marked heavy, which `make test` leaves out (minutes each, beside cheaper tests of
 # the same thing); pytest only. CI runs `make test test-heavy`.
 test-heavy: install
-	LEDGER_TEST_HEAVY=1 bash scripts/test.sh
+	PYTHON=$(PYTHON) LEDGER_TEST_HEAVY=1 bash scripts/test.sh
 
 bench: install
 	$(PYTHON) -m bench

@@ -3,6 +3,9 @@
 # ruff and mypy. Called by `make test` and by .ci/run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The Python `make` installed into (its PYTHON: e.g. a virtual environment's, not activated)
+# runs everything below, the checks' tools too, not whichever come first on PATH.
+py="${PYTHON:-python3}"
 # pytest-xdist: a worker per core and one more (at most 4: a distributed test starts up to 4
 # processes), an idle worker taking tests from a busy one; LEDGER_TEST_WORKERS=N sets the
 # count, 0 runs all in this process. The one more: tests wait on their children, on sleeps
@@ -21,13 +24,13 @@ fi
 # starts compiled ledger's sources again (~0.1 s of CPU, thousands of starts). Compiled once
 # here into ledger's __pycache__ folders (ignored by git); a source changed since is compiled
 # afresh by Python, as ever.
-python3 -m compileall -q -j 0 ledger >/dev/null || exit 1
+"$py" -m compileall -q -j 0 ledger >/dev/null || exit 1
 # The same for the test modules as pytest rewrites them for their assertions: cached in
 # __pycache__ during collection (tests/conftest.py, _CachedRewrites), not rewritten by every
 # worker at every run. A collection's CPU: 17.6 s uncached, 9.5 s cached (3 workers collecting,
 # load 12: 33.2 s of wall and 59.3 s of CPU before the first test, 20.3 s and 31.7 s cached).
 export LEDGER_TEST_CACHE_REWRITES=1
-python3 -m pytest -q -p no:cacheprovider -n "${LEDGER_TEST_WORKERS:-$(($(nproc) + 1))}" --maxprocesses 4 \
+"$py" -m pytest -q -p no:cacheprovider -n "${LEDGER_TEST_WORKERS:-$(($(nproc) + 1))}" --maxprocesses 4 \
   --dist worksteal -m "$marks" "$@"
 rc=$?
 if [ $rc -eq 5 ]; then
@@ -41,8 +44,8 @@ if [ "${LEDGER_TEST_CHECKS:-1}" = 0 ] || [ "${LEDGER_TEST_HEAVY:-0}" = 1 ]; then
   exit 0
 fi
 set -e
-mkdocs build --strict -q -d "${TMPDIR:-/tmp}/ledger-site"
-ruff check .
-ruff format --check .
-mypy
+"$py" -m mkdocs build --strict -q -d "${TMPDIR:-/tmp}/ledger-site"
+"$py" -m ruff check .
+"$py" -m ruff format --check .
+"$py" -m mypy
 echo "scripts/test.sh: all checks passed"
