@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .checkpoint import __all__ as _checkpoint_all
 from .data import WorkerInit, dataloader_generator, worker_init, worker_init_fn
 from .determinism import determinism_differences, determinism_settings, deterministic
 from .tracing import Trace, trace
@@ -27,20 +28,9 @@ if TYPE_CHECKING:
         wait_for_checkpoints,
     )
 
-_CHECKPOINT_NAMES = frozenset(
-    {
-        "CheckpointInfo",
-        "LoadedCheckpoint",
-        "PendingCheckpoint",
-        "ResumableSampler",
-        "export_checkpoint",
-        "import_legacy",
-        "list_checkpoints",
-        "load_checkpoint",
-        "save_checkpoint",
-        "wait_for_checkpoints",
-    }
-)
+# The checkpoint package resolves its own names lazily and imports no torch itself: its list
+# is the one list of them.
+_CHECKPOINT_NAMES = frozenset(_checkpoint_all)
 
 __all__ = [
     "CheckpointInfo",
