@@ -67,15 +67,7 @@ def test_a_small_file_is_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for i in range(20):
         (root / f"{i}").write_bytes(os.urandom(40_000 + i))
     (root / "empty").write_bytes(b"")
-    reads = []
-    real = os.readv
-
-    def spy(fd: int, buffers: list[memoryview]) -> int:
-        n = real(fd, buffers)
-        reads.append(n)
-        return n
-
-    monkeypatch.setattr(os, "readv", spy)
+    reads = _reads_of(monkeypatch)
     digest_input(root, StatCache(), dvc=False, workers=1)
     assert sorted(reads) == sorted([0] + [40_000 + i for i in range(20)])
 
