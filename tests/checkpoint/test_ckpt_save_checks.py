@@ -89,6 +89,29 @@ def test_an_error_of_a_state_dict_is_raised_as_is_in_one_process(store: Store) -
     assert _steps(store) == []
 
 
+@pytest.mark.parametrize("step_that_fails", ["name", "sync"])
+def test_a_save_that_fails_on_the_disk_leaves_no_temp_file_behind(
+    store: Store, monkeypatch: pytest.MonkeyPatch, step_that_fails: str
+) -> None:
+    """A disk full while the shard manifest is made durable or named: the error is raised as
+    it is, nothing is published, and the record's and refs' temp copies staged beside the
+    manifest (one process) are removed with it, not left in tmp/ for a gc."""
+    from ledger.torch.checkpoint import write
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    save_checkpoint({"w": torch.zeros(4)}, step=1, store=store, run_id="r")
+    tmp = store.root / "tmp"
+    before = sorted(p.name for p in tmp.iterdir())
+    monkeypatch.setattr(write.StagedObject, step_that_fails, full)
+    with pytest.raises(OSError, match="No space left"):
+        save_checkpoint({"w": torch.arange(1000.0)}, step=2, store=store, run_id="r")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp.iterdir()) == before
+    assert load_checkpoint(store=store, run_id="r").info.step == 1
+
+
 def test_the_save_reports_its_own_duration(store: Store) -> None:
     info = save_checkpoint({"w": torch.zeros(2)}, step=1, store=store, run_id="r")
     assert 0.0 <= info.seconds < 600.0

@@ -437,6 +437,16 @@ class _Job:
             # One process makes its own durable now (its shard was checked meanwhile).
             staged[0].name(durable=self.world == 1)
             self.made_folder = staged[0].made_folder
+        except BaseException:
+            # The record and ref copies staged beside the manifest (one process) go with it:
+            # nothing will name them, and their temp files would wait in tmp/ for a gc.
+            if self.record is not None:
+                self.record[1].discard()
+                self.record = None
+            for ref in self.refs:
+                ref.discard()
+            self.refs = []
+            raise
         finally:
             put.wait()
             for s in staged:
