@@ -129,6 +129,17 @@ def test_an_iqm_claim_is_judged_on_the_mean_and_says_so(lab: Lab) -> None:
     assert got.reasons[-1] == "the verdict tests the mean of the runs; the claim reports the iqm"
 
 
+def test_a_median_claim_over_several_runs_is_judged_on_the_mean_and_says_so(lab: Lab) -> None:
+    """Round 14: "median" sorts after "mean" (and "iqm" before it): a median claim with a ±
+    tells the aggregate's `!=` from `<`."""
+    lab.seeds("exp", SEEDS)  # median 91.2, as the mean
+    got = run_claims(lab, claim("c", aggregate="median"))["c"]
+    assert got.verdict == "supported", got.reasons
+    assert got.reasons[-1] == (
+        "the verdict tests the mean of the runs; the claim reports the median"
+    )
+
+
 def test_a_ci_claim_gets_its_equivalence_test(lab: Lab) -> None:
     lab.seeds("exp", SEEDS)
     got = run_claims(lab, claim("c", spread=0.17, spread_type="ci"))["c"]
@@ -164,6 +175,28 @@ def test_a_median_bound_over_two_runs_says_the_mean_is_tested(lab: Lab) -> None:
         ),
     )["c"]
     assert got.reasons[-1] == "the verdict tests the mean of the runs; the claim reports the median"
+
+
+def test_an_iqm_bound_over_several_runs_says_the_mean_is_tested(lab: Lab) -> None:
+    """Round 14: "iqm" sorts before "mean" (and "median" after it), so an IQM bound is the one
+    that tells the aggregate's `!=` from `>`."""
+    lab.seeds("four", [2.70, 2.72, 2.71, 2.73], metric="val/loss")
+    got = run_claims(
+        lab,
+        claim(
+            "c",
+            runs="{names: [four]}",
+            metric="val/loss",
+            value=None,
+            spread=None,
+            below="3.0",
+            higher_is_better="false",
+            aggregate="iqm",
+            n_seeds=4,
+        ),
+    )["c"]
+    assert got.verdict == "supported", got.reasons
+    assert got.reasons[-1] == "the verdict tests the mean of the runs; the claim reports the iqm"
 
 
 def test_test_split_selection_names_one_run_three_and_more(lab: Lab) -> None:
@@ -209,3 +242,17 @@ def test_a_claim_that_does_not_load_keeps_where_it_came_from(lab: Lab) -> None:
     (bad,) = audit(lab.store, lab.claims(text)).claims
     assert bad.verdict == "error"
     assert bad.source == {"paper": "Doe 2026", "table": "2", "row": "ResNet"}
+
+
+def test_a_best_of_n_claim_with_a_spread_is_never_supported_and_says_why(lab: Lab) -> None:
+    """Round 14: "91.5 ± 0.2, best of 8 runs" matches the best of SEEDS, but a best-of-n value
+    has no confidence interval: the claim stays open, no seeds are asked for, and the reasons
+    end with why."""
+    lab.seeds("exp", SEEDS)
+    got = run_claims(lab, claim("best", value="91.5", aggregate="max"))["best"]
+    assert got.verdict == "inconclusive", got.reasons
+    assert got.seeds_needed is None
+    assert got.reasons == [
+        "a best-of-n value has no confidence interval: the claim can be checked for "
+        "consistency only, never supported"
+    ]
