@@ -147,6 +147,17 @@ def test_the_consistency_details_a_report_prints() -> None:
     assert d["spread_rounds"].endswith("; matching: none")
 
 
+def test_a_claim_rounded_to_hundreds_prints_whole_numbers() -> None:
+    """decimals -2: "1200" stands for [1150, 1250]. The details a report prints show the
+    claim as the whole number it is, and the recorded mean with three decimals."""
+    c = check_consistency(
+        [1180.0, 1230.0], value=1200.0, decimals=-2, spread=40.0, spread_type="std", n_seeds=2
+    )
+    d = {k.name: k for k in c.checks}
+    assert d["value_rounds"].passed
+    assert d["value_rounds"].detail == "recorded mean 1205.000, claim 1200"
+
+
 def test_one_recorded_run_has_no_spread_to_match() -> None:
     c = check_consistency([93.1], value=93.1, decimals=1, spread=0.2, spread_type="std", n_seeds=1)
     spread = {k.name: k for k in c.checks}["spread_rounds"]
