@@ -16,6 +16,7 @@ from ledger.stats import (
     combine_verdicts,
     rounding_halfwidth,
     sigma_readings,
+    single_run_verdict,
     spread_to_sigma,
 )
 
@@ -118,7 +119,13 @@ def test_results_cannot_be_changed() -> None:
         [93.0, 93.2], value=93.1, decimals=1, spread=0.1, spread_type="sem", n_seeds=2
     )
     verdict = claim_verdict([1.0, 1.0], **CLAIM)
-    for obj, field in ((report, "ok"), (report.checks[0], "passed"), (verdict, "verdict")):
+    one = single_run_verdict(2.8217, value=2.82, decimals=2)  # a claim about one run
+    for obj, field in (
+        (report, "ok"),
+        (report.checks[0], "passed"),
+        (verdict, "verdict"),
+        (one, "verdict"),
+    ):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, field, None)
 
