@@ -1927,6 +1927,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "ledger/replay/seed_effect.py",
+        'found += [f"--{k}" for k in _seed_keys(capture.get("resolved") or {}) if "." not in k]',
+        "found += [f'--{k}' for k in _seed_keys(capture.get('resolved -> =",
+    ): "under `if not found:`, so found is empty: `found = [...]` is `found += [...]`",
+    (
+        "ledger/replay/seed_effect.py",
         'if any(a.get("method") != "parse_args" for a in parsed):',
         "a.get('method') != 'parse_args' -> a.get('method') > 'parse_args'",
     ): (
