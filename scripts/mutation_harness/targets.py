@@ -1896,6 +1896,58 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "how fast the bracket grows: the bisection that follows finds the same smallest n "
         "(reaches(n) grows with n), and MAX_SEEDS still caps it"
     ),
+    # round 14 (issue 37): compare/volatile.py, stats/claims.py, seed_effect.py run whole.
+    (
+        "ledger/replay/compare/volatile.py",
+        "return pattern.sub(lambda m: tokens[(m.lastindex or 1) - 1], text)",
+        "1 -> 2",
+    ): (
+        "two mutants share this key: `or 1 -> or 2` never applies, since every alternative of "
+        "the pattern is a group and a match is one of them, so m.lastindex is never None or 0; "
+        "`- 1 -> - 2` is killed by test_compare_volatile_edges.py (a kept path read as the "
+        "root's token)"
+    ),
+    ("ledger/replay/compare/volatile.py", "a, b = self.roots[0]", "0 -> -1"): (
+        "describe() names the one pair of roots a comparison has: path_roots "
+        "(replay/compare_outputs.py), the only source of CompareSettings.path_roots, gives at "
+        "most one (the two working trees), and describe() is called only once a path mapped"
+    ),
+    (
+        "ledger/stats/claims.py",
+        'return verdicts[0] if len(set(verdicts)) == 1 else "inconclusive"',
+        "0 -> -1",
+    ): "read only when every verdict is the same one: the last is the first",
+    (
+        "ledger/stats/claims.py",
+        "exceeds=not inside and recorded > value,",
+        "recorded > value -> recorded >= value",
+    ): (
+        "differs only for a recorded value equal to the claim's, which is always inside its "
+        "interval (|x - c| = 0 <= r + margin, r > 0): `not inside` is False either way"
+    ),
+    (
+        "ledger/replay/seed_effect.py",
+        'found += [f"--{k}" for k in _seed_keys(capture.get("resolved") or {}) if "." not in k]',
+        "found += [f'--{k}' for k in _seed_keys(capture.get('resolved -> =",
+    ): "under `if not found:`, so found is empty: `found = [...]` is `found += [...]`",
+    (
+        "ledger/replay/seed_effect.py",
+        'if any(a.get("method") != "parse_args" for a in parsed):',
+        "a.get('method') != 'parse_args' -> a.get('method') > 'parse_args'",
+    ): (
+        "the method is one of the four the hook wraps (_hook/sitecustomize.py: parse_args, "
+        "parse_known_args, parse_intermixed_args, parse_known_intermixed_args; the model's "
+        "default is parse_args), and the other three sort after 'parse_args': `>` is `!=`"
+    ),
+    (
+        "ledger/replay/seed_effect.py",
+        "_missed(store, finished, seed_arg)",
+        "drop call: _missed(store, finished, seed_arg)",
+    ): (
+        "every replay check_seed_effect is given was probed as it ended (engine.py's probe, "
+        "from _seeds_in_threads and run_seed_jobs), and check_first_replays' _missed ran then "
+        "on it with the same seed and value: this second call never finds a replay to name"
+    ),
     (
         "ledger/stats/twosample.py",
         "p_two = min(1.0, 2 * float(stats.t.sf(abs(t), df)))",

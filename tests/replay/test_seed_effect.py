@@ -51,6 +51,15 @@ import random, ledger
 ledger.seed(1)
 print(f"epoch 0 acc {0.9 + random.gauss(0, 0.01)!r}")
 """
+# Seed 12 ends (exit 3) before it reads its seed, printing no metric; the others take theirs.
+FAILS_FIRST = """
+import math, os, sys
+if os.environ.get("LEDGER_SEED_ROOT") == "12":
+    sys.exit(3)
+import ledger
+s = ledger.seed(5)
+print(f"epoch 0 acc {0.9 + 0.01 * math.sin(s.root % 1000)!r}")
+"""
 # Takes the seed, but the metric does not depend on it.
 CONSTANT_METRIC = """
 import random, ledger
@@ -72,6 +81,7 @@ def proj(tmp_path: Path) -> Path:
         ("unseeded", UNSEEDED),
         ("ledger_seed", LEDGER_SEED),
         ("constant", CONSTANT_METRIC),
+        ("fails_first", FAILS_FIRST),
     ):
         (root / f"{name}.py").write_text(text)
     init_ledger(root)
@@ -171,3 +181,15 @@ def test_ledger_seed_takes_the_root_and_gets_a_verdict(proj: Path) -> None:
 )
 def test_with_seed_arg(argv: list[str], flag: str, expected: list[str]) -> None:
     assert with_seed_arg(argv, flag, "9") == expected
+
+
+def test_a_replay_that_failed_before_reading_its_seed_is_not_a_missed_seed(proj: Path) -> None:
+    """Seed 12's replay exits 3 before ledger.seed(): a failed replay with no value, not one
+    that ran with the wrong seed. The verdict rests on the two that produced a value, and the
+    seeds are not refused as "never reached"."""
+    run_id = _record(proj, "fails_first.py")
+    code, out, err = _seeds(proj, run_id, "--seed-values", "11,12,13", "--json", jobs=1)
+    assert code in (0, 1), out + err
+    assert "the seed never reached" not in err, err
+    verdict = json.loads(out[out.index("{\n") :])
+    assert verdict["mode"] == "seeds" and len(_verdicts(proj)) == 1

@@ -28,11 +28,31 @@ if __name__ == "__main__":
 """
 
 
-def _recorded(tmp_path: Path, conf: str = "seed: 1\nlr: 0.1\n") -> tuple[Path, str]:
+# Its own argument parser first (a data seed), the rest of the command line left to Hydra.
+ARGS_THEN_HYDRA = """
+import argparse, random, sys
+import hydra
+from omegaconf import DictConfig
+
+p = argparse.ArgumentParser()
+p.add_argument("--data-seed", type=int, default=1)
+args, rest = p.parse_known_args()
+sys.argv = [sys.argv[0], *rest]
+
+@hydra.main(version_base=None, config_path=".", config_name="conf")
+def main(cfg: DictConfig) -> None:
+    print(f"epoch 0 acc {random.Random(cfg.seed + args.data_seed).random()!r}")
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _recorded(tmp_path: Path, conf: str = "seed: 1\nlr: 0.1\n", app: str = APP) -> tuple[Path, str]:
     require_module("hydra")
     proj = tmp_path / "proj"
     proj.mkdir()
-    (proj / "app.py").write_text(APP)
+    (proj / "app.py").write_text(app)
     (proj / "conf.yaml").write_text(conf)
     init_ledger(proj)
     r = run_ledger("record", "--metric", METRIC, "--json", "--", sys.executable, "app.py", cwd=proj)
@@ -91,5 +111,18 @@ def test_every_seed_key_of_a_nested_hydra_config_is_named(tmp_path: Path) -> Non
     hint = (
         "ledger: hint: its command line takes a seed: replay with --seed-arg seed (seed "
         "parameters found: seed, trainer.seed), or call ledger.seed() in the script\n"
+    )
+    assert hint in r.stderr, r.stderr
+
+
+def test_the_seeds_of_an_argument_parser_and_of_hydra_are_both_named(tmp_path: Path) -> None:
+    """A script that parses --data-seed itself and hands the rest to Hydra: its parser's seed
+    option and the Hydra job config's seed key are both seed parameters, the parser's first."""
+    proj, run_id = _recorded(tmp_path, app=ARGS_THEN_HYDRA)
+    r = run_ledger("replay", run_id, "--mode", "seeds", "--seeds", "2", cwd=proj)
+    assert r.returncode == 7, r.stdout + r.stderr
+    hint = (
+        "ledger: hint: its command line takes a seed: replay with --seed-arg --data-seed (seed "
+        "parameters found: --data-seed, seed), or call ledger.seed() in the script\n"
     )
     assert hint in r.stderr, r.stderr

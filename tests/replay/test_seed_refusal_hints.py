@@ -144,6 +144,17 @@ def test_a_strict_parser_without_the_seed_option_names_a_seed_option_it_has(
     assert hint == "replay with --seed-arg --random-seed"
 
 
+def test_a_strict_parser_without_the_seed_option_names_its_first_seed_option(
+    proj: Path,
+) -> None:
+    """Two seed options (--seed, --data-seed) and --seed-arg naming neither: the hint names
+    the first of them in the order the refusal without --seed-arg lists them (the captured
+    options are stored sorted), not the last."""
+    error, hint = _refused(proj, ["two_seeds.py"], "--seed-arg", "--rng")
+    assert "has no --rng option (it took: data_seed, epochs, seed, seed_everything)" in error
+    assert hint == "replay with --seed-arg --data-seed"
+
+
 @pytest.mark.parametrize(
     ("script", "took"),
     [("many_options", "a, b, c, d, e, f, g, h, i, j, k, l"), ("no_options", "nothing")],

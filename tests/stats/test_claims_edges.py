@@ -16,6 +16,7 @@ from ledger.stats import (
     combine_verdicts,
     rounding_halfwidth,
     sigma_readings,
+    single_run_verdict,
     spread_to_sigma,
 )
 
@@ -118,7 +119,13 @@ def test_results_cannot_be_changed() -> None:
         [93.0, 93.2], value=93.1, decimals=1, spread=0.1, spread_type="sem", n_seeds=2
     )
     verdict = claim_verdict([1.0, 1.0], **CLAIM)
-    for obj, field in ((report, "ok"), (report.checks[0], "passed"), (verdict, "verdict")):
+    one = single_run_verdict(2.8217, value=2.82, decimals=2)  # a claim about one run
+    for obj, field in (
+        (report, "ok"),
+        (report.checks[0], "passed"),
+        (verdict, "verdict"),
+        (one, "verdict"),
+    ):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, field, None)
 
@@ -145,6 +152,17 @@ def test_the_consistency_details_a_report_prints() -> None:
     )
     d = {k.name: k.detail for k in whole.checks}
     assert d["spread_rounds"].endswith("; matching: none")
+
+
+def test_a_claim_rounded_to_hundreds_prints_whole_numbers() -> None:
+    """decimals -2: "1200" stands for [1150, 1250]. The details a report prints show the
+    claim as the whole number it is, and the recorded mean with three decimals."""
+    c = check_consistency(
+        [1180.0, 1230.0], value=1200.0, decimals=-2, spread=40.0, spread_type="std", n_seeds=2
+    )
+    d = {k.name: k for k in c.checks}
+    assert d["value_rounds"].passed
+    assert d["value_rounds"].detail == "recorded mean 1205.000, claim 1200"
 
 
 def test_one_recorded_run_has_no_spread_to_match() -> None:
