@@ -540,6 +540,18 @@ def _seeds(
             f"seeds, margin {t.margin:g} ({t.margin_source}): {t.verdict}"
             + (f"; about {t.seeds_needed} seeds per group needed" if t.seeds_needed else "")
         )
+    # A seed whose replay did not end as the original did (another exit status, a signal, or
+    # no value of the metric) is evidence against reproduction, not a seed to leave out: the
+    # statistics above rest only on the seeds that gave a value, which would hide it.
+    unlike = _unlike_original(run, replays, given, values, metric)
+    if unlike:
+        outcome = "not-reproduced"
+        notes = [*unlike, *notes]
+        summary = (
+            f"{len(unlike)} of {len(replays)} replayed seeds did not end as the original did "
+            f"({run.status}, exit {run.exit_code}, {metric} logged): not reproduced; the "
+            f"{len(finite)} with a value: {summary}"
+        )
     if "seed_jobs" in settings:
         summary = f"{len(results)} of {opts.seeds} seed jobs completed; {summary}"
     settings = dict(
@@ -568,6 +580,26 @@ def _seeds(
     # Seed jobs remove their own workspaces: the engine is given them only to list them as kept.
     as_jobs = "seed_jobs" in settings
     return verdict, [ws.root for _, ws in results] if opts.keep_workspace or not as_jobs else []
+
+
+def _unlike_original(
+    run: Run, replays: list[Run], given: list[int], values: list[float | None], metric: str
+) -> list[str]:
+    """A note for each replayed seed that ended otherwise than the original: its exit status
+    or signal differs, or it gave no value of ``metric`` where the original did."""
+    out = []
+    ended = (run.status, run.exit_code, run.signal)
+    for replay, seed, value in zip(replays, given, values, strict=False):
+        same = (replay.status, replay.exit_code, replay.signal) == ended
+        if same and value is not None:
+            continue
+        got = f"no value of {metric}" if value is None else f"{metric} = {value:g}"
+        out.append(
+            f"seed {seed}: replay {replay.run_id} ended {replay.status} (exit "
+            f"{replay.exit_code}{f', signal {replay.signal}' if replay.signal else ''}) with "
+            f"{got}; the original ended {run.status} (exit {run.exit_code}) with {metric} logged"
+        )
+    return out
 
 
 def _single_original(p: Any, metric: str, value: float) -> tuple[str, str]:

@@ -60,6 +60,23 @@ import ledger
 s = ledger.seed(5)
 print(f"epoch 0 acc {0.9 + 0.01 * math.sin(s.root % 1000)!r}")
 """
+# Seed 12 logs its metric, then exits 3 (the original, seed 5, exits 0).
+FAILS_AFTER = """
+import math, sys
+import ledger
+s = ledger.seed(5)
+print(f"epoch 0 acc {0.9 + 0.01 * math.sin(s.root % 1000)!r}")
+if s.root == 12:
+    sys.exit(3)
+"""
+# Seed 12 exits 0 without logging its metric.
+SILENT = """
+import math
+import ledger
+s = ledger.seed(5)
+if s.root != 12:
+    print(f"epoch 0 acc {0.9 + 0.01 * math.sin(s.root % 1000)!r}")
+"""
 # Takes the seed, but the metric does not depend on it.
 CONSTANT_METRIC = """
 import random, ledger
@@ -82,6 +99,8 @@ def proj(tmp_path: Path) -> Path:
         ("ledger_seed", LEDGER_SEED),
         ("constant", CONSTANT_METRIC),
         ("fails_first", FAILS_FIRST),
+        ("fails_after", FAILS_AFTER),
+        ("silent", SILENT),
     ):
         (root / f"{name}.py").write_text(text)
     init_ledger(root)
@@ -193,3 +212,30 @@ def test_a_replay_that_failed_before_reading_its_seed_is_not_a_missed_seed(proj:
     assert "the seed never reached" not in err, err
     verdict = json.loads(out[out.index("{\n") :])
     assert verdict["mode"] == "seeds" and len(_verdicts(proj)) == 1
+
+
+@pytest.mark.parametrize(
+    ("script", "ended"),
+    [
+        ("fails_first.py", "ended failed (exit 3) with no value of acc"),
+        ("fails_after.py", "ended failed (exit 3) with acc = "),
+        ("silent.py", "ended succeeded (exit 0) with no value of acc"),
+    ],
+)
+def test_a_seed_whose_replay_ends_otherwise_than_the_original_is_not_reproduced(
+    proj: Path, script: str, ended: str
+) -> None:
+    """Seed 12 of three fails where the original succeeded, or logs no metric: the program
+    does not reproduce under that seed. The verdict says so and names the seed; it never
+    rests, as REPRODUCED, on the two seeds left (which agree here)."""
+    run_id = _record(proj, script)
+    code, out, err = _seeds(proj, run_id, "--seed-values", "11,12,13", "--json", jobs=1)
+    verdict = json.loads(out[out.index("{\n") :])
+    assert verdict["outcome"] == "not-reproduced", verdict["summary"]
+    assert code == 1, out + err
+    assert verdict["summary"].startswith(
+        "1 of 3 replayed seeds did not end as the original did (succeeded, exit 0, acc logged)"
+    )
+    (note,) = [n for n in verdict["notes"] if n.startswith("seed 12: replay ")]
+    assert ended in note and "the original ended succeeded (exit 0)" in note, note
+    assert not any(n.startswith(("seed 11:", "seed 13:")) for n in verdict["notes"])
