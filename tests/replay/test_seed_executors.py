@@ -261,19 +261,21 @@ def test_a_job_warned_of_its_time_limit_seals_its_run_as_timed_out(
 
 
 def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
-    """The sbatch script submitit would submit for one seed job (tests/cluster/ runs them)."""
+    """The sbatch script the executor of `--executor slurm` would submit for one seed job
+    (tests/cluster/ runs them)."""
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
-    from submitit.slurm.slurm import _make_sbatch_string
-
-    from ledger.replay.executors import ExecutorOptions, slurm_parameters
+    from ledger.replay.executors import ExecutorOptions, _executor
 
     ex = ExecutorOptions(
         name="slurm", job_dir=tmp_path, partition="gpu", time_min=90, gpus_per_job=2,
         cpus_per_job=8,
     )  # fmt: skip
     ex.validate()
-    script = _make_sbatch_string(command="x", folder=tmp_path, **slurm_parameters(ex))
+    executor = _executor(ex, tmp_path)
+    assert isinstance(executor, submitit.SlurmExecutor)
+    script = executor._make_submission_file_text("x", "0")
     for line in (
+        "#SBATCH --job-name=ledger-seed",  # what squeue and sacct show
         "#SBATCH --partition=gpu",
         "#SBATCH --time=90",
         "#SBATCH --gpus-per-node=2",
@@ -284,6 +286,32 @@ def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
         "#SBATCH --signal=USR2@300",
     ):
         assert line in script, script
+
+
+def test_submitit_local_jobs_have_slurm_time_as_their_timeout(tmp_path: Path) -> None:
+    """docs/reference/cli.md: --slurm-time is "also the `submitit-local` timeout"."""
+    require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
+    from ledger.replay.executors import ExecutorOptions, _executor
+
+    ex = ExecutorOptions(name="submitit-local", time_min=7)
+    ex.validate()
+    executor = _executor(ex, tmp_path)
+    assert isinstance(executor, submitit.LocalExecutor)
+    assert executor.parameters["timeout_min"] == 7
+
+
+def test_without_submitit_the_job_executors_say_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """submitit is the `cluster` extra: without it the job executors are a usage error that
+    names the package and how to install it, not an ImportError's traceback."""
+    from ledger.errors import UsageError
+    from ledger.replay import executors
+
+    monkeypatch.setitem(sys.modules, "submitit", None)  # `import submitit` raises ImportError
+    with pytest.raises(UsageError, match="need the submitit package") as e:
+        executors._submitit()
+    assert e.value.hint == "pip install 'ledger[cluster]'"
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""How seed jobs stop, as docs/how-to/cluster-seeds.md states it. On a fake clock: a cancelled
-job that does not seal its run is killed after at most a minute, and a Slurm job that had
-started and left the queue is given 30 seconds for its result file (neither test waits: the
-clock moves only when the code sleeps or the test moves it). A job process (its replay stood
-in for) cancelled before or after its workspace exists, the parent's wait ended by SIGTERM or
-SIGHUP, and how long before its time limit a Slurm job is warned. A job without a shared ledger
-removes its private one; a job's replay step refuses an imported run, and reports a stopped
-replay as timed-out only after the time-limit warning. A file that cannot be removed (NFS's
+"""How seed jobs stop, as docs/how-to/cluster-seeds.md states it. On a fake clock: a cancelled job
+that does not seal its run is killed after at most a minute, and a Slurm job that had started and
+left the queue is given 30 seconds for its result file (neither test waits: the clock moves only
+when the code sleeps or the test moves it). A job process (its replay stood in for) cancelled before
+or after its workspace exists, the parent's wait ended by SIGTERM or SIGHUP, Ctrl-C ignored only
+while a job is submitted, and how long before its time limit a Slurm job is warned. A job without a
+shared ledger removes its private one; a job's replay step refuses an imported run, and reports a
+stopped replay as timed-out only after the time-limit warning. A file that cannot be removed (NFS's
 `.nfs...` file), in a private ledger or a replay workspace, fails neither the job nor its seed."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +206,29 @@ def test_sigterm_or_sighup_stops_the_wait_for_seed_jobs_as_ctrl_c_does(sig: int)
         assert seen == [] and signal.getsignal(sig) is found
     finally:
         signal.signal(sig, original)
+
+
+def test_ctrl_c_is_ignored_only_while_a_job_is_submitted() -> None:
+    """submitit-local's job controller is started with SIGINT ignored (Ctrl-C at the terminal
+    must not reach it); the process that submitted it gets its own Ctrl-C handler back. From a
+    thread that is not the main one (where no handler can be set) it changes nothing."""
+    original = signal.getsignal(signal.SIGINT)
+    with executors._sigint_ignored():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is original
+    failed: list[BaseException] = []
+
+    def submit() -> None:
+        try:
+            with executors._sigint_ignored():
+                pass
+        except BaseException as e:  # reported below
+            failed.append(e)
+
+    thread = threading.Thread(target=submit)
+    thread.start()
+    thread.join(timeout=60)
+    assert failed == [] and signal.getsignal(signal.SIGINT) is original
 
 
 def test_a_seed_job_is_warned_a_quarter_of_its_time_before_its_limit() -> None:
