@@ -441,3 +441,33 @@ def test_the_callers_extra_env_reaches_each_seed_job(
     for replay_id in outcome.verdict.replays:
         out = run_ledger("log", replay_id, cwd=repo).stdout
         assert out.endswith("note from-caller\n"), out
+
+
+def test_each_seed_job_is_reported_as_it_ends(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal `ledger replay --mode seeds` prints a line per seed as it finishes (the
+    CLI's ``on_seed``): with seed jobs it is called once per job, with the job's seed, its
+    replay run and the metric's final value in that run."""
+    from ledger.records.base import record_from_json
+    from ledger.records.contract import Contract
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+    from ledger.run.series import final_value
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    run_id = _record(repo)
+    seen: list[tuple[int, int, str, float | None]] = []
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local"),
+        on_seed=lambda i, seed, run, value: seen.append((i, seed, run.run_id, value)),
+    )  # fmt: skip
+    store = Store.open(repo / ".ledger")
+    outcome = replay(store, run_id, opts)
+    assert sorted(i for i, *_ in seen) == [0, 1], seen
+    assert {r for _, _, r, _ in seen} == set(outcome.verdict.replays)
+    for _, seed, replay_id, value in seen:
+        _, rr = load_run(store, replay_id)
+        assert rr.replay_of == run_id and rr.contract is not None
+        argv = record_from_json(store.get_json(rr.contract), Contract).argv
+        assert argv[argv.index("--seed") + 1] == str(seed)  # the job's own seed
+        assert value is not None and value == final_value(rr, "acc")
