@@ -3,6 +3,7 @@ submitit-local` (each seed a job process of submitit's local executor), real led
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import init_ledger, require_component, run_ledger, subprocess_env
@@ -471,3 +473,64 @@ def test_each_seed_job_is_reported_as_it_ends(repo: Path, monkeypatch: pytest.Mo
         argv = record_from_json(store.get_json(rr.contract), Contract).argv
         assert argv[argv.index("--seed") + 1] == str(seed)  # the job's own seed
         assert value is not None and value == final_value(rr, "acc")
+
+
+def test_seed_jobs_are_refused_without_a_job_executor(repo: Path) -> None:
+    """run_seed_jobs is what `--executor submitit-local|slurm` runs; the local executor (the
+    engine's own thread pool) and no executor are refused before any job or folder is made."""
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    for ex in (None, ExecutorOptions(name="local", job_dir=repo / "jobs")):
+        opts = ReplayOptions(mode="seeds", seeds=2, metric="acc", executor=ex)
+        with pytest.raises(ValueError, match="need an executor other than local"):
+            run_seed_jobs(store, run, opts, [(1, 1, None), (2, 2, None)], "acc")
+    assert not (repo / "jobs").exists()
+
+
+def test_a_probe_that_refuses_the_first_replay_stops_the_seed_jobs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's probe looks at each replay run as its job ends (the first replays'
+    checks); when it raises, no more jobs are submitted, the job folder goes, and its error is
+    what the caller gets. On a shared filesystem a file there may not go (NFS's `.nfs...` file
+    for a log still held open): it is left, and the error is still the probe's."""
+    from ledger.errors import ReplayError
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    jobs = tmp_path / "jobs"
+    opts = ReplayOptions(
+        mode="seeds", seeds=3, metric="acc", seed_arg="--seed", jobs=1,
+        executor=ExecutorOptions(name="submitit-local", job_dir=jobs),
+    )  # fmt: skip
+    probed: list[str] = []
+
+    def probe(_i: int, replay_run: Any) -> None:
+        probed.append(replay_run.run_id)
+        (folder,) = jobs.iterdir()
+        (folder / ".nfs0000000000b1e5a100000003").write_bytes(b"held open")
+        raise ReplayError("the seed changes nothing")
+
+    real_unlink = os.unlink
+
+    def unlink(path: str, *args: Any, **kwargs: Any) -> None:
+        if os.path.basename(path).startswith(".nfs"):
+            raise OSError(errno.EBUSY, "Device or resource busy", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+
+    plan = [(11, None, 11), (12, None, 12), (13, None, 13)]
+    with pytest.raises(ReplayError, match="the seed changes nothing"):
+        run_seed_jobs(store, run, opts, plan, "acc", probe=probe)
+    assert len(probed) == 1
+    runs = [r for r in Store.open(repo / ".ledger").ref_state_from_log() if r.startswith("runs/")]
+    assert len(runs) == 2  # the run and one replay: one job at a time, the others never ran
+    left = [p.name for p in jobs.rglob("*") if p.is_file()]
+    assert left == [".nfs0000000000b1e5a100000003"]  # the job folder, all but what NFS holds
