@@ -2505,4 +2505,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "every other status a run can have (records/run.py's RunStatus: running, failed, "
         "killed, interrupted) sorts before 'succeeded', so < picks the same runs as !="
     ),
+    # Round 11, resumed a fourth time (7 December 2026, night).
+    ("ledger/replay/executors.py", 'return str(result["run"])', "return X -> return None"): (
+        "what SeedJob.__call__ returns is only what submitit pickles as the job's result, and "
+        "the parent never unpickles it (it never calls job.result(): the module docstring); "
+        "it reads seed-N.json, which _done writes on the line before either way"
+    ),
 }

@@ -3,6 +3,7 @@ submitit-local` (each seed a job process of submitit's local executor), real led
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import init_ledger, require_component, run_ledger, subprocess_env
@@ -261,19 +263,21 @@ def test_a_job_warned_of_its_time_limit_seals_its_run_as_timed_out(
 
 
 def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
-    """The sbatch script submitit would submit for one seed job (tests/cluster/ runs them)."""
+    """The sbatch script the executor of `--executor slurm` would submit for one seed job
+    (tests/cluster/ runs them)."""
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
-    from submitit.slurm.slurm import _make_sbatch_string
-
-    from ledger.replay.executors import ExecutorOptions, slurm_parameters
+    from ledger.replay.executors import ExecutorOptions, _executor
 
     ex = ExecutorOptions(
         name="slurm", job_dir=tmp_path, partition="gpu", time_min=90, gpus_per_job=2,
         cpus_per_job=8,
     )  # fmt: skip
     ex.validate()
-    script = _make_sbatch_string(command="x", folder=tmp_path, **slurm_parameters(ex))
+    executor = _executor(ex, tmp_path)
+    assert isinstance(executor, submitit.SlurmExecutor)
+    script = executor._make_submission_file_text("x", "0")
     for line in (
+        "#SBATCH --job-name=ledger-seed",  # what squeue and sacct show
         "#SBATCH --partition=gpu",
         "#SBATCH --time=90",
         "#SBATCH --gpus-per-node=2",
@@ -284,6 +288,32 @@ def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
         "#SBATCH --signal=USR2@300",
     ):
         assert line in script, script
+
+
+def test_submitit_local_jobs_have_slurm_time_as_their_timeout(tmp_path: Path) -> None:
+    """docs/reference/cli.md: --slurm-time is "also the `submitit-local` timeout"."""
+    require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
+    from ledger.replay.executors import ExecutorOptions, _executor
+
+    ex = ExecutorOptions(name="submitit-local", time_min=7)
+    ex.validate()
+    executor = _executor(ex, tmp_path)
+    assert isinstance(executor, submitit.LocalExecutor)
+    assert executor.parameters["timeout_min"] == 7
+
+
+def test_without_submitit_the_job_executors_say_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """submitit is the `cluster` extra: without it the job executors are a usage error that
+    names the package and how to install it, not an ImportError's traceback."""
+    from ledger.errors import UsageError
+    from ledger.replay import executors
+
+    monkeypatch.setitem(sys.modules, "submitit", None)  # `import submitit` raises ImportError
+    with pytest.raises(UsageError, match="need the submitit package") as e:
+        executors._submitit()
+    assert e.value.hint == "pip install 'ledger[cluster]'"
 
 
 @pytest.mark.parametrize(
@@ -413,3 +443,94 @@ def test_the_callers_extra_env_reaches_each_seed_job(
     for replay_id in outcome.verdict.replays:
         out = run_ledger("log", replay_id, cwd=repo).stdout
         assert out.endswith("note from-caller\n"), out
+
+
+def test_each_seed_job_is_reported_as_it_ends(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal `ledger replay --mode seeds` prints a line per seed as it finishes (the
+    CLI's ``on_seed``): with seed jobs it is called once per job, with the job's seed, its
+    replay run and the metric's final value in that run."""
+    from ledger.records.base import record_from_json
+    from ledger.records.contract import Contract
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+    from ledger.run.series import final_value
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    run_id = _record(repo)
+    seen: list[tuple[int, int, str, float | None]] = []
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local"),
+        on_seed=lambda i, seed, run, value: seen.append((i, seed, run.run_id, value)),
+    )  # fmt: skip
+    store = Store.open(repo / ".ledger")
+    outcome = replay(store, run_id, opts)
+    assert sorted(i for i, *_ in seen) == [0, 1], seen
+    assert {r for _, _, r, _ in seen} == set(outcome.verdict.replays)
+    for _, seed, replay_id, value in seen:
+        _, rr = load_run(store, replay_id)
+        assert rr.replay_of == run_id and rr.contract is not None
+        argv = record_from_json(store.get_json(rr.contract), Contract).argv
+        assert argv[argv.index("--seed") + 1] == str(seed)  # the job's own seed
+        assert value is not None and value == final_value(rr, "acc")
+
+
+def test_seed_jobs_are_refused_without_a_job_executor(repo: Path) -> None:
+    """run_seed_jobs is what `--executor submitit-local|slurm` runs; the local executor (the
+    engine's own thread pool) and no executor are refused before any job or folder is made."""
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    for ex in (None, ExecutorOptions(name="local", job_dir=repo / "jobs")):
+        opts = ReplayOptions(mode="seeds", seeds=2, metric="acc", executor=ex)
+        with pytest.raises(ValueError, match="need an executor other than local"):
+            run_seed_jobs(store, run, opts, [(1, 1, None), (2, 2, None)], "acc")
+    assert not (repo / "jobs").exists()
+
+
+def test_a_probe_that_refuses_the_first_replay_stops_the_seed_jobs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's probe looks at each replay run as its job ends (the first replays'
+    checks); when it raises, no more jobs are submitted, the job folder goes, and its error is
+    what the caller gets. On a shared filesystem a file there may not go (NFS's `.nfs...` file
+    for a log still held open): it is left, and the error is still the probe's."""
+    from ledger.errors import ReplayError
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    jobs = tmp_path / "jobs"
+    opts = ReplayOptions(
+        mode="seeds", seeds=3, metric="acc", seed_arg="--seed", jobs=1,
+        executor=ExecutorOptions(name="submitit-local", job_dir=jobs),
+    )  # fmt: skip
+    probed: list[str] = []
+
+    def probe(_i: int, replay_run: Any) -> None:
+        probed.append(replay_run.run_id)
+        (folder,) = jobs.iterdir()
+        (folder / ".nfs0000000000b1e5a100000003").write_bytes(b"held open")
+        raise ReplayError("the seed changes nothing")
+
+    real_unlink = os.unlink
+
+    def unlink(path: str, *args: Any, **kwargs: Any) -> None:
+        if os.path.basename(path).startswith(".nfs"):
+            raise OSError(errno.EBUSY, "Device or resource busy", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+
+    plan = [(11, None, 11), (12, None, 12), (13, None, 13)]
+    with pytest.raises(ReplayError, match="the seed changes nothing"):
+        run_seed_jobs(store, run, opts, plan, "acc", probe=probe)
+    assert len(probed) == 1
+    runs = [r for r in Store.open(repo / ".ledger").ref_state_from_log() if r.startswith("runs/")]
+    assert len(runs) == 2  # the run and one replay: one job at a time, the others never ran
+    left = [p.name for p in jobs.rglob("*") if p.is_file()]
+    assert left == [".nfs0000000000b1e5a100000003"]  # the job folder, all but what NFS holds

@@ -1,19 +1,23 @@
-"""How seed jobs stop, as docs/how-to/cluster-seeds.md states it. On a fake clock: a cancelled
-job that does not seal its run is killed after at most a minute, and a Slurm job that had
-started and left the queue is given 30 seconds for its result file (neither test waits: the
-clock moves only when the code sleeps or the test moves it). A job process (its replay stood
-in for) cancelled before or after its workspace exists, the parent's wait ended by SIGTERM or
-SIGHUP, and how long before its time limit a Slurm job is warned. A job without a shared ledger
-removes its private one; a job's replay step refuses an imported run, and reports a stopped
-replay as timed-out only after the time-limit warning."""
+"""How seed jobs stop, as docs/how-to/cluster-seeds.md states it. On a fake clock: a cancelled job
+that does not seal its run is killed after at most a minute, and a Slurm job that had started and
+left the queue is given 30 seconds for its result file (neither test waits: the clock moves only
+when the code sleeps or the test moves it). A job process (its replay stood in for) cancelled before
+or after its workspace exists, the parent's wait ended by SIGTERM or SIGHUP, Ctrl-C ignored only
+while a job is submitted, and how long before its time limit a Slurm job is warned. A job without a
+shared ledger removes its private one; a job's replay step refuses an imported run, and reports a
+stopped replay as timed-out only after the time-limit warning. A file that cannot be removed (NFS's
+`.nfs...` file), in a private ledger or a replay workspace, fails neither the job nor its seed."""
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,6 +208,29 @@ def test_sigterm_or_sighup_stops_the_wait_for_seed_jobs_as_ctrl_c_does(sig: int)
         signal.signal(sig, original)
 
 
+def test_ctrl_c_is_ignored_only_while_a_job_is_submitted() -> None:
+    """submitit-local's job controller is started with SIGINT ignored (Ctrl-C at the terminal
+    must not reach it); the process that submitted it gets its own Ctrl-C handler back. From a
+    thread that is not the main one (where no handler can be set) it changes nothing."""
+    original = signal.getsignal(signal.SIGINT)
+    with executors._sigint_ignored():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is original
+    failed: list[BaseException] = []
+
+    def submit() -> None:
+        try:
+            with executors._sigint_ignored():
+                pass
+        except BaseException as e:  # reported below
+            failed.append(e)
+
+    thread = threading.Thread(target=submit)
+    thread.start()
+    thread.join(timeout=60)
+    assert failed == [] and signal.getsignal(signal.SIGINT) is original
+
+
 def test_a_seed_job_is_warned_a_quarter_of_its_time_before_its_limit() -> None:
     """Slurm's warning (``--signal=USR2@N``): a quarter of --slurm-time, at most 5 minutes
     (docs/how-to/cluster-seeds.md); a 1-minute job is warned 15 s before its limit."""
@@ -236,16 +263,29 @@ def _seed_job(run_id: str, ledger: Path, folder: Path) -> executors.SeedJob:
 
 
 # A seed job with --job-remote (no shared ledger), in its own process: its replay is stood in
-# for by one that notes where the private ledger is and reads the run pulled into it.
+# for by one that notes where the private ledger is and reads the run pulled into it. With BUSY
+# set it also leaves there a file that cannot be removed: what NFS makes of a file removed while
+# still open (a `.nfs...` file, EBUSY until whatever holds it open ends).
 REMOTE_JOB = """
-import sys
+import errno, os, sys
 from pathlib import Path
 from ledger.replay import executors
 from ledger.run.find import load_run
 
 def replay(self, store, made, warned):
     Path(sys.argv[3]).write_text(str(store.root))
+    if os.environ.get("BUSY"):
+        (store.root / ".nfs0000000000b1e5a100000001").write_bytes(b"held open")
     return {"run": load_run(store, self.run_id)[1].run_id, "notes": []}
+
+real_unlink = os.unlink
+
+def unlink(path, *args, **kwargs):
+    if os.path.basename(path).startswith(".nfs"):
+        raise OSError(errno.EBUSY, "Device or resource busy", path)
+    real_unlink(path, *args, **kwargs)
+
+os.unlink = unlink
 
 executors.SeedJob._replay = replay
 executors.SeedJob(
@@ -256,10 +296,9 @@ executors.SeedJob(
 """
 
 
-def test_a_job_without_a_shared_ledger_removes_its_private_ledger(tmp_path: Path) -> None:
-    """docs/how-to/cluster-seeds.md: each job "creates a private ledger in its temporary
-    directory, pulls the run from the remote, replays its seed there, pushes its replay run back
-    and removes the private ledger"."""
+def _remote_job(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], str, Path]:
+    """Run REMOTE_JOB on a run pushed to a path remote, with a temporary directory of its own:
+    its result, the run's id, and that temporary directory."""
     from _support import run_ledger, subprocess_env
 
     repo, run_id = _recorded(tmp_path)
@@ -273,14 +312,35 @@ def test_a_job_without_a_shared_ledger_removes_its_private_ledger(tmp_path: Path
     noted = tmp_path / "private-ledger"
     r = subprocess.run(
         [sys.executable, "-c", REMOTE_JOB, run_id, str(folder), str(noted), str(remote)],
-        env=subprocess_env(TMPDIR=str(temp)), stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=120,
+        env=subprocess_env(TMPDIR=str(temp), **env), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads((folder / "seed-0.json").read_text())["run"] == run_id
     private = Path(noted.read_text())
     assert private.parent.parent == temp  # the run was pulled into a ledger there
-    assert list(temp.iterdir()) == []  # and nothing of it is left
+    return r, run_id, temp
+
+
+def test_a_job_without_a_shared_ledger_removes_its_private_ledger(tmp_path: Path) -> None:
+    """docs/how-to/cluster-seeds.md: each job "creates a private ledger in its temporary
+    directory, pulls the run from the remote, replays its seed there, pushes its replay run back
+    and removes the private ledger"."""
+    _, _, temp = _remote_job(tmp_path)
+    assert list(temp.iterdir()) == []  # nothing of the private ledger is left
+
+
+def test_a_private_ledger_that_cannot_all_be_removed_does_not_fail_the_job(
+    tmp_path: Path,
+) -> None:
+    """A file left in the private ledger that cannot be removed (NFS's `.nfs...` file for one
+    still held open) stays in the job's temporary directory; the job, whose replay run was
+    pushed and whose result was written, still ends as a job that did its work (exit 0, so
+    Slurm reports it COMPLETED), its log ending on that run, not on a traceback."""
+    r, run_id, temp = _remote_job(tmp_path, BUSY="1")
+    assert r.stderr.endswith(f"ledger: seed job 1: replay run {run_id}\n"), r.stderr
+    left = [p.name for p in temp.rglob("*") if p.is_file()]
+    assert left == [".nfs0000000000b1e5a100000001"]  # only what could not be removed
 
 
 def test_a_seed_job_given_an_imported_run_refuses_it_by_name(tmp_path: Path) -> None:
@@ -349,3 +409,42 @@ def test_a_seed_whose_program_failed_is_no_time_limit_without_the_warning(
     warned = [int(signal.SIGUSR2)]
     done = job._replay(store, [], warned)
     assert done == {"run": run_id, "stopped": "time-limit", "notes": ["a note"]}
+
+
+def test_a_workspace_that_cannot_all_be_removed_does_not_lose_the_seed_s_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --keep-workspace the job removes its replay workspace once the replay ended. A
+    file there that cannot be removed (NFS's `.nfs...` file for one the program left open in a
+    process of its own) stays, with its folder; the rest goes, and the seed's run is still the
+    job's result."""
+    repo, run_id = _recorded(tmp_path)
+    store = Store.open(repo / ".ledger")
+    from ledger.run.find import load_run
+
+    ran = load_run(store, run_id)[1]
+    root = tmp_path / "ws"
+
+    def one_replay(*args: Any) -> tuple[Run, SimpleNamespace]:
+        made = args[7]
+        root.mkdir()
+        made.append(root)  # as _one_replay does once the workspace exists
+        (root / "run" / "ckpt").mkdir(parents=True)
+        (root / "run" / "ckpt" / "last.pt").write_bytes(b"weights")
+        (root / "run" / ".nfs0000000000b1e5a100000002").write_bytes(b"held open")
+        return ran, SimpleNamespace(root=root, notes=[])
+
+    real_unlink = os.unlink
+
+    def unlink(path: str, *args: Any, **kwargs: Any) -> None:
+        if os.path.basename(path).startswith(".nfs"):
+            raise OSError(errno.EBUSY, "Device or resource busy", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(single, "_one_replay", one_replay)
+    monkeypatch.setattr(os, "unlink", unlink)
+    job = dataclasses.replace(_seed_job(run_id, store.root, tmp_path), keep_workspace=False)
+    done = job._replay(store, [], [])
+    assert done["run"] == run_id
+    left = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+    assert left == ["run/.nfs0000000000b1e5a100000002"]  # only what could not be removed
