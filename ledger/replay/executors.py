@@ -446,6 +446,7 @@ def run_seed_jobs(
     if ex is None or ex.name == "local":
         raise ValueError("seed jobs need an executor other than local")
     ex.validate()
+    _submitit()  # refused before a folder is made or the run pushed for the jobs
     if ex.job_dir is not None:
         ex.job_dir.mkdir(parents=True, exist_ok=True)
     remote = None

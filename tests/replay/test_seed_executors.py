@@ -534,3 +534,26 @@ def test_a_probe_that_refuses_the_first_replay_stops_the_seed_jobs(
     assert len(runs) == 2  # the run and one replay: one job at a time, the others never ran
     left = [p.name for p in jobs.rglob("*") if p.is_file()]
     assert left == [".nfs0000000000b1e5a100000003"]  # the job folder, all but what NFS holds
+
+
+def test_without_submitit_seed_jobs_leave_no_folder_and_push_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The usage error comes before anything is made: no job folder (none in --job-dir) and
+    nothing pushed to --job-remote (the remote stays empty)."""
+    from ledger.errors import UsageError
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    run_id = _record(repo)
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, run_id)
+    remote = tmp_path / "remote"
+    jobs = tmp_path / "jobs"
+    ex = ExecutorOptions(name="submitit-local", job_dir=jobs, remote=str(remote))
+    opts = ReplayOptions(mode="seeds", seeds=2, executor=ex)
+    monkeypatch.setitem(sys.modules, "submitit", None)  # `import submitit` raises ImportError
+    with pytest.raises(UsageError, match="need the submitit package"):
+        run_seed_jobs(store, run, opts, [(1, None, 1), (2, None, 2)], "acc")
+    assert not jobs.exists() or list(jobs.iterdir()) == []
+    assert not remote.exists() or not any(p.is_file() for p in remote.rglob("*"))
