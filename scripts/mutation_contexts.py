@@ -23,6 +23,12 @@ import coverage
 import pytest
 
 ENV = "LEDGER_MUTATION_CONTEXT"
+ITEMS = "LEDGER_MUTATION_ITEMS"
+# Read as the plugin loads, not at the session's end: round 14's coverage pass of
+# replay/engine.py (191 tests, 28 min) ended green and then without its items.json, so the
+# variable was gone from os.environ by then; where the list goes must not depend on what the
+# tests did to the environment. A test that changes it is named (below).
+_OUT = os.environ.get(ITEMS)
 _WIDE = {"class", "module", "package", "session"}
 _items: list[dict[str, Any]] = []
 _durations: dict[str, float] = {}
@@ -74,10 +80,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if report.when == "teardown" and os.environ.get(ITEMS) != _OUT and not _changed:
+        _changed.append(report.nodeid)  # the first test after which it differs, once
+
+
+_changed: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for nodeid in _changed:
+        terminalreporter.write_line(f"mutation_contexts: {ITEMS} changed by {nodeid}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    out = os.environ.get("LEDGER_MUTATION_ITEMS")
+    out = _OUT
     if out:
         for item in _items:
             item["seconds"] = round(_durations.get(item["id"], 0.0), 3)
