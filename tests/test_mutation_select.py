@@ -280,9 +280,9 @@ def test_each_test_s_ledger_calls_are_counted_as_that_test_s(tmp_path: Path) -> 
 def test_the_list_of_tests_is_written_where_the_pass_began_whatever_a_test_does_to_the_env(
     tmp_path: Path,
 ) -> None:
-    """Round 14: replay/engine.py's coverage pass (191 tests, 28 min) ended green and left no
-    items.json, its path gone from os.environ by the session's end. The path is read as the
-    plugin loads, and the first test after which it differs is named."""
+    """The list's path is read as the plugin loads: a test that deletes the variable neither
+    loses the list nor goes unnamed (round 14 suspected one, for replay/engine.py's missing
+    items.json; none was named there)."""
     copy, work = tmp_path / "copy", tmp_path / "work"
     (copy / "tests").mkdir(parents=True)
     work.mkdir()
