@@ -23,6 +23,12 @@ import coverage
 import pytest
 
 ENV = "LEDGER_MUTATION_CONTEXT"
+ITEMS = "LEDGER_MUTATION_ITEMS"
+# Read as the plugin loads, not at the session's end, so that what the tests do to os.environ
+# cannot move the list; a test that changes the variable is named (below). Round 14's coverage
+# passes of replay/engine.py ended green without their items.json all the same, and no test
+# changed it: that cause is still open (docs/mutation.md, Round 14).
+_OUT = os.environ.get(ITEMS)
 _WIDE = {"class", "module", "package", "session"}
 _items: list[dict[str, Any]] = []
 _durations: dict[str, float] = {}
@@ -74,10 +80,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if report.when == "teardown" and os.environ.get(ITEMS) != _OUT and not _changed:
+        _changed.append(report.nodeid)  # the first test after which it differs, once
+
+
+_changed: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for nodeid in _changed:
+        terminalreporter.write_line(f"mutation_contexts: {ITEMS} changed by {nodeid}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    out = os.environ.get("LEDGER_MUTATION_ITEMS")
+    out = _OUT
     if out:
         for item in _items:
             item["seconds"] = round(_durations.get(item["id"], 0.0), 3)

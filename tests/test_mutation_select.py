@@ -275,3 +275,35 @@ def test_each_test_s_ledger_calls_are_counted_as_that_test_s(tmp_path: Path) -> 
         "tests/test_calls.py::test_first",
         "tests/test_calls.py::test_second",
     ]
+
+
+def test_the_list_of_tests_is_written_where_the_pass_began_whatever_a_test_does_to_the_env(
+    tmp_path: Path,
+) -> None:
+    """The list's path is read as the plugin loads: a test that deletes the variable neither
+    loses the list nor goes unnamed (round 14 suspected one, for replay/engine.py's missing
+    items.json; none was named there)."""
+    copy, work = tmp_path / "copy", tmp_path / "work"
+    (copy / "tests").mkdir(parents=True)
+    work.mkdir()
+    (copy / "mod.py").write_text(MODULE)
+    (copy / "tests" / "test_env.py").write_text(
+        "import os\n\n\ndef test_a():\n    pass\n\n\n"
+        "def test_drops_it():\n    del os.environ['LEDGER_MUTATION_ITEMS']\n\n\n"
+        "def test_c():\n    pass\n"
+    )
+    env = coverage_env(work, copy, "mod.py")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-p", "mutation_contexts", "tests/test_env.py"],
+        cwd=copy, env={**os.environ, **env}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    cover = read_coverage(work, "mod.py", 1.0)
+    assert [i["id"] for i in cover.items] == [
+        "tests/test_env.py::test_a",
+        "tests/test_env.py::test_drops_it",
+        "tests/test_env.py::test_c",
+    ]
+    told = "mutation_contexts: LEDGER_MUTATION_ITEMS changed by tests/test_env.py::test_drops_it"
+    assert told in run.stdout, run.stdout

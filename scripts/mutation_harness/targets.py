@@ -2086,6 +2086,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'hint=f"did you mean --metric {near[0]}?" if near else "give one of them with --metric",',
         "0 -> -1",
     ): "get_close_matches(..., n=1) returns at most one name: near[-1] is near[0]",
+    # round 14 (issue 37): engine.py through the harness
+    (
+        "ledger/replay/engine.py",
+        'if opts.executor is not None and opts.executor.name != "local":',
+        "opts.executor.name != 'local' -> opts.executor.name > 'local'",
+    ): (
+        "the executor's name is one of EXECUTORS (local, submitit-local, slurm: "
+        "ExecutorOptions.validate refuses any other before this line, through opts.validate), "
+        "and both others sort after 'local', so > picks the same executors as !="
+    ),
+    ("ledger/replay/engine.py", "near = difflib.get_close_matches(metric, names, n=1)", "1 -> 2"): (
+        "only near[0] is read (and whether near is empty): get_close_matches returns the n best "
+        "(score, name) pairs, largest first (heapq.nlargest), and the names are distinct, so the "
+        "first of two is the one best, and none is found by either when none reaches the cutoff"
+    ),
     # round 5 (issue 37): audit, share, ui
     (
         "ledger/audit/select.py",

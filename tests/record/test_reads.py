@@ -139,6 +139,8 @@ def test_a_replay_that_fails_names_the_file_its_original_read(tmp_path: Path) ->
     assert replay.returncode != 0
     text = replay.stdout + replay.stderr
     assert "NOT-REPRODUCED" in text
+    # what differs first, then the files it lacked, which say why
+    assert "exit status differs: original succeeded (0), replay failed (1)" in text, text
     assert "the original read files this replay did not have (2): data/labels.txt, " in text
     assert "data/train.txt" in text and "--input data/labels.txt" in text, text
     # the file outside the repository is still where the original read it: not named

@@ -34,6 +34,25 @@ if os.environ.get("PAUSE"):
     except KeyboardInterrupt:
         sys.exit(1)  # a program that exits 1 on Ctrl-C, as many do
 """
+# As PAUSING, but takes a second to shut down once interrupted (as a program saving its state
+# on Ctrl-C does), counting the SIGINTs it gets meanwhile, and prints the count.
+SAVING = """
+import os, signal, sys, time
+import ledger
+ledger.seed(0)
+print("epoch 0 loss 0.5", flush=True)
+if os.environ.get("PAUSE"):
+    got = []
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    print("ready", flush=True)
+    while not got:
+        time.sleep(0.01)
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        time.sleep(0.01)
+    print("signals", len(got), flush=True)
+    sys.exit(1)
+"""
 METRIC = r"epoch (?P<step>\d+) loss (?P<loss>\S+)"
 
 
@@ -42,6 +61,7 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "pausing.py").write_text(PAUSING)
+    (root / "saving.py").write_text(SAVING)
     (root / ".gitignore").write_text(".ledger/\nout/\n")
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
@@ -181,3 +201,28 @@ def test_ctrl_c_during_a_seeds_replay_stops_every_seed(repo: Path, tmp_path: Pat
     rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
     replays = [row for row in rows if row["run_id"] != run_id]
     assert replays and all(row["status"] == "interrupted" for row in replays)
+
+
+def test_ctrl_c_signals_a_seed_again_only_every_so_often_while_it_shuts_down(
+    repo: Path,
+) -> None:
+    """A seed still running after Ctrl-C is signalled again every 0.2 s until it ends (one
+    that was still building its workspace gets it too), not flooded: a program saving its
+    state on Ctrl-C keeps the time to do it."""
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "saving.py", cwd=repo
+    )
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    code, err = _interrupt(
+        ["replay", run_id, "--mode", "seeds", "--seeds", "2", "--jobs", "2", "--metric", "loss"],
+        repo,
+    )
+    assert code == 130, err
+    rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+    counts = []
+    for row in rows:
+        if row["run_id"] != run_id:
+            out = run_ledger("log", row["run_id"], cwd=repo).stdout
+            counts += [int(ln.split()[1]) for ln in out.splitlines() if ln.startswith("signals ")]
+    # The second of shutting down spans about five repeats (fewer on a busy machine).
+    assert counts and all(1 <= n <= 20 for n in counts), counts

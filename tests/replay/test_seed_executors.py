@@ -359,6 +359,25 @@ def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_p
     assert run_ledger("verify", cwd=repo).returncode == 0
 
 
+def test_seed_jobs_kept_with_keep_workspace_are_named(repo: Path, tmp_path: Path) -> None:
+    """--keep-workspace keeps each seed job's workspace, and the replay says where, as it does
+    for the seeds of the local pool (the jobs remove their own workspaces otherwise)."""
+    run_id = _record(repo)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--keep-workspace",
+        "--workspace-dir", str(ws), cwd=repo, timeout=JOBS_TIMEOUT_S,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    kept = [ln for ln in r.stdout.splitlines() if ln.startswith("workspace kept at ")]
+    assert len(kept) == 1, r.stdout
+    named = kept[0].removeprefix("workspace kept at ").split(", ")
+    assert len(named) == 2 and all(Path(p).is_dir() for p in named), named
+    assert sorted(named) == sorted(str(p) for p in ws.iterdir())
+
+
 def test_seed_roots_reach_the_jobs_through_ledger_seed(repo: Path) -> None:
     r = run_ledger(
         "record", "--metric", METRIC, "--json", "--", sys.executable, "rooted.py", cwd=repo
@@ -440,6 +459,8 @@ def test_the_callers_extra_env_reaches_each_seed_job(
     )  # fmt: skip
     outcome = replay(Store.open(repo / ".ledger"), run_id, opts)
     assert len(outcome.verdict.replays) == 2, outcome.verdict.summary
+    # The jobs removed their own workspaces: the outcome names none (it names kept ones only).
+    assert outcome.workspaces == []
     for replay_id in outcome.verdict.replays:
         out = run_ledger("log", replay_id, cwd=repo).stdout
         assert out.endswith("note from-caller\n"), out

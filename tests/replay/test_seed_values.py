@@ -66,9 +66,9 @@ def _runs(proj: Path) -> int:
     return len(run_ledger("ls", "--json", cwd=proj).stdout.strip().splitlines())
 
 
-def _replay_json(proj: Path, run_id: str, *args: str) -> dict:  # type: ignore[type-arg]
+def _replay_json(proj: Path, run_id: str, *args: str, codes: tuple[int, ...] = (0,)) -> dict:  # type: ignore[type-arg]
     r = run_ledger("replay", run_id, "--mode", "seeds", "--json", *args, cwd=proj)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode in codes, r.stdout + r.stderr
     return dict(json.loads(r.stdout[r.stdout.index("{\n") :]))
 
 
@@ -95,7 +95,10 @@ def test_the_given_seeds_are_the_seeds_replayed_and_the_verdict_repeats(
 
 
 def test_drawn_seeds_say_so(proj: Path, by_arg: str) -> None:
-    v = _replay_json(proj, by_arg, "--seeds", "2", "--metric", "acc", "--seed-arg", "--seed")
+    # Two seeds drawn at random: the original may fall outside their prediction interval
+    # (inconclusive, exit 1; round 14's coverage pass met it): only what was drawn is checked.
+    args = ("--seeds", "2", "--metric", "acc", "--seed-arg", "--seed")
+    v = _replay_json(proj, by_arg, *args, codes=(0, 1))
     assert v["settings"]["seed_values"] is None and len(v["settings"]["roots"]) == 2
 
 

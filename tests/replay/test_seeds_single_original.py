@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from _support import init_ledger, run_ledger
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
@@ -51,3 +52,36 @@ def test_the_lowest_of_six_is_inconclusive_not_a_failure(tmp_path: Path) -> None
     )
     assert rank["significant"] is False
     assert any("exchangeable" in n for n in v["notes"])
+
+
+@pytest.mark.slow
+def test_the_lowest_of_forty_is_not_reproduced(tmp_path: Path) -> None:
+    """From 39 replayed seeds the rank alone can condemn: lowest of 40 is 1/20 two-sided,
+    at most 5%, so the same original that is inconclusive among 6 is not reproduced."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "train.py").write_text(LOW_ORIGINAL)
+    init_ledger(proj)
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "train.py", "--seed", "1",
+        cwd=proj,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    argv = ["replay", run_id, "--mode", "seeds", "--seeds", "39", "--seed-arg", "--seed"]
+    r = run_ledger(*argv, "--jobs", "4", "--json", cwd=proj, timeout=900)
+    assert r.returncode == 1, r.stderr
+    v = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert v["outcome"] == "not-reproduced", v["summary"]
+    summary = v["summary"]
+    assert "the original acc = 0.5 is lowest of 40: exact rank p = 1/40 one-sided" in summary
+    assert summary.endswith(
+        "A run of the same distribution ranks this far out at most 1/20 of the time "
+        "(two-sided): not reproduced"
+    ), summary
+    rank = v["seeds"]["single_run"]["rank"]
+    assert (rank["position"], rank["p_two_sided_text"], rank["significant"]) == (
+        "lowest of 40",
+        "1/20",
+        True,
+    )

@@ -40,8 +40,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
 
 
-def _replay(root: Path, run_id: str, **env: str) -> tuple[int, dict[str, Any]]:
-    r = run_ledger("replay", run_id, "--json", cwd=root, **env)
+def _replay(root: Path, run_id: str, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
+    r = run_ledger("replay", run_id, "--json", *args, cwd=root, **env)
     return r.returncode, json.loads(r.stdout[r.stdout.index("{\n") :])
 
 
@@ -72,6 +72,11 @@ def test_a_failed_replay_names_the_first_divergence(recorded: tuple[Path, str]) 
     assert code == 1 and verdict["outcome"] == "not-reproduced"
     loc = verdict["settings"]["localization"]
     assert (loc["step"], loc["phase"], loc["cause"]) == (0, "data", "data-order")
+    # The localization follows what the comparison found; it does not replace it.
+    assert verdict["summary"].startswith("not reproduced (bitwise; compared 4 metric values"), (
+        verdict["summary"]
+    )
+    assert "first divergence at loss step 0: original " in verdict["summary"]
     assert "localized: step 0: batch differs (sample ids" in verdict["summary"]
     assert "(what to do: docs/how-to/localize-divergence.md#data-order)" in verdict["summary"]
 
@@ -109,3 +114,23 @@ def test_a_trace_difference_is_reported_even_below_the_metrics(
     assert '<mark class="culprit">blocks.0.mix (ScatterMix)</mark>  ← first to differ' in html
     assert "<strong>blocks.0 (Block)</strong>" in html and "<strong>blocks (Sequential)" in html
     assert "    blocks.0.ln (LayerNorm)\n" in html  # a sibling, unmarked
+
+
+def test_a_tolerance_replay_localizes_a_divergence_but_not_a_difference_within_it(
+    recorded: tuple[Path, str],
+) -> None:
+    """Tolerance mode localizes a replay that failed, as bitwise does; a trace difference
+    whose values stay within the tolerance is what the user allowed: no localization, no
+    ``traces-differ`` label (only a bitwise verdict is labelled so, docs/format.md)."""
+    root, run_id = recorded
+    code, verdict = _replay(root, run_id, "--mode", "tolerance", T_NOGEN="1")
+    assert code == 1 and verdict["outcome"] == "not-reproduced", verdict["summary"]
+    loc = verdict["settings"]["localization"]
+    assert (loc["step"], loc["phase"], loc["cause"]) == (0, "data", "data-order")
+    assert "localized: step 0: batch differs (sample ids" in verdict["summary"]
+
+    code, verdict = _replay(root, run_id, "--mode", "tolerance", "--rtol", "1e-3", T_NONDET="1")
+    assert code == 0 and verdict["outcome"] == "reproduced", verdict["summary"]
+    assert "localization" not in verdict["settings"]
+    assert "traces-differ" not in verdict["labels"]
+    assert not any("the traces differ" in n for n in verdict["notes"])
