@@ -3,7 +3,6 @@ submitit-local` (each seed a job process of submitit's local executor), real led
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import signal
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 from _support import init_ledger, require_component, run_ledger, subprocess_env
+from test_seed_job_graces import nfs_files_busy
 
 from ledger.run.find import load_run
 from ledger.store import Store
@@ -538,14 +538,7 @@ def test_a_probe_that_refuses_the_first_replay_stops_the_seed_jobs(
         (folder / ".nfs0000000000b1e5a100000003").write_bytes(b"held open")
         raise ReplayError("the seed changes nothing")
 
-    real_unlink = os.unlink
-
-    def unlink(path: str, *args: Any, **kwargs: Any) -> None:
-        if os.path.basename(path).startswith(".nfs"):
-            raise OSError(errno.EBUSY, "Device or resource busy", path)
-        real_unlink(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "unlink", unlink)
+    nfs_files_busy(monkeypatch)
 
     plan = [(11, None, 11), (12, None, 12), (13, None, 13)]
     with pytest.raises(ReplayError, match="the seed changes nothing"):

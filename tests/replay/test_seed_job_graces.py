@@ -434,6 +434,18 @@ def test_a_workspace_that_cannot_all_be_removed_does_not_lose_the_seed_s_run(
         (root / "run" / ".nfs0000000000b1e5a100000002").write_bytes(b"held open")
         return ran, SimpleNamespace(root=root, notes=[])
 
+    monkeypatch.setattr(single, "_one_replay", one_replay)
+    nfs_files_busy(monkeypatch)
+    job = dataclasses.replace(_seed_job(run_id, store.root, tmp_path), keep_workspace=False)
+    done = job._replay(store, [], [])
+    assert done["run"] == run_id
+    left = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+    assert left == ["run/.nfs0000000000b1e5a100000002"]  # only what could not be removed
+
+
+def nfs_files_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.unlink`` of an NFS ``.nfs*`` file (one a process still holds open) fails with
+    EBUSY, as on NFS; every other file is removed as usual."""
     real_unlink = os.unlink
 
     def unlink(path: str, *args: Any, **kwargs: Any) -> None:
@@ -441,10 +453,4 @@ def test_a_workspace_that_cannot_all_be_removed_does_not_lose_the_seed_s_run(
             raise OSError(errno.EBUSY, "Device or resource busy", path)
         real_unlink(path, *args, **kwargs)
 
-    monkeypatch.setattr(single, "_one_replay", one_replay)
     monkeypatch.setattr(os, "unlink", unlink)
-    job = dataclasses.replace(_seed_job(run_id, store.root, tmp_path), keep_workspace=False)
-    done = job._replay(store, [], [])
-    assert done["run"] == run_id
-    left = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
-    assert left == ["run/.nfs0000000000b1e5a100000002"]  # only what could not be removed

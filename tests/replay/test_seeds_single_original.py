@@ -23,7 +23,8 @@ print(f"epoch 0 acc {acc!r}")
 """
 
 
-def test_the_lowest_of_six_is_inconclusive_not_a_failure(tmp_path: Path) -> None:
+def _recorded_low_original(tmp_path: Path) -> tuple[Path, str]:
+    """A project whose recorded run (seed 1) is far below what every other seed gives."""
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "train.py").write_text(LOW_ORIGINAL)
@@ -33,7 +34,11 @@ def test_the_lowest_of_six_is_inconclusive_not_a_failure(tmp_path: Path) -> None
         cwd=proj,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    return proj, str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])
+
+
+def test_the_lowest_of_six_is_inconclusive_not_a_failure(tmp_path: Path) -> None:
+    proj, run_id = _recorded_low_original(tmp_path)
     argv = ["replay", run_id, "--mode", "seeds", "--seeds", "5", "--seed-arg", "--seed"]
     r = run_ledger(*argv, "--jobs", "2", "--json", cwd=proj)
     assert r.returncode == 1, r.stderr
@@ -58,16 +63,7 @@ def test_the_lowest_of_six_is_inconclusive_not_a_failure(tmp_path: Path) -> None
 def test_the_lowest_of_forty_is_not_reproduced(tmp_path: Path) -> None:
     """From 39 replayed seeds the rank alone can condemn: lowest of 40 is 1/20 two-sided,
     at most 5%, so the same original that is inconclusive among 6 is not reproduced."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "train.py").write_text(LOW_ORIGINAL)
-    init_ledger(proj)
-    r = run_ledger(
-        "record", "--metric", METRIC, "--json", "--", sys.executable, "train.py", "--seed", "1",
-        cwd=proj,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    proj, run_id = _recorded_low_original(tmp_path)
     argv = ["replay", run_id, "--mode", "seeds", "--seeds", "39", "--seed-arg", "--seed"]
     r = run_ledger(*argv, "--jobs", "4", "--json", cwd=proj, timeout=900)
     assert r.returncode == 1, r.stderr
