@@ -238,6 +238,30 @@ def test_a_node_id_longer_than_the_kernel_takes_as_an_argument_still_runs(
     assert outcome == "killed"  # the id is matched, not ignored
 
 
+def test_a_plugin_is_loaded_however_many_node_ids_the_run_is_given(tmp_path: Path) -> None:
+    """More than 20 node ids go to pytest in a file (@file), and pytest ignores a `-p PLUGIN`
+    written in that file without a word: replay/engine.py's 33 mapped tests ran their
+    coverage pass without mutation_contexts (no items.json: the harness stopped, five times).
+    The plugin given as an option loads with 3 node ids and with 30."""
+    import mutation
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_many.py").write_text(
+        "".join(f"def test_{i}():\n    pass\n\n\n" for i in range(30))
+    )
+    (tmp_path / "seen_plugin.py").write_text(
+        "import os\n\n\n"
+        "def pytest_sessionfinish(session):\n"
+        "    with open(os.path.join(str(session.config.rootpath), 'seen'), 'a') as f:\n"
+        "        f.write(f'{session.testscollected}\\n')\n"
+    )
+    for n in (3, 30):
+        ids = [f"tests/test_many.py::test_{i}" for i in range(n)]
+        outcome, _ = mutation._pytest(tmp_path, ids, 120, options=["-p", "seen_plugin"])
+        assert outcome == "survived"
+    assert (tmp_path / "seen").read_text().split() == ["3", "30"]
+
+
 def test_each_test_s_ledger_calls_are_counted_as_that_test_s(tmp_path: Path) -> None:
     """run_ledger forks `python -m ledger` from a server that each test process starts once
     (tests/_forkserver.py); its coverage started with the context of the first test that

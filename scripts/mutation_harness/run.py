@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -69,10 +69,14 @@ def _pytest_env(copy: Path, env_extra: dict[str, str] | None = None) -> dict[str
     return env
 
 
-def _pytest_args(copy: Path, args: list[str]) -> list[str]:
-    """pytest's arguments for a run of ``args`` (node ids) against ``copy``."""
+def _pytest_args(copy: Path, args: list[str], options: Sequence[str] = ()) -> list[str]:
+    """pytest's arguments for a run of ``args`` (node ids) against ``copy``, with ``options``
+    (such as ``-p PLUGIN``) on the command line itself."""
     # Hundreds of node ids, or a few with long parameters (a 200 KB log line in a test id;
     # the kernel refuses any argument over 128 KiB): pytest reads them from a file (@file).
+    # Only node ids go there: pytest loads `-p` plugins from the command line before it
+    # reads the file, and ignores a `-p` inside it without a word (engine.py's 33 mapped
+    # tests put the coverage pass's `-p mutation_contexts` there: no contexts, no items.json).
     if len(args) > 20 or sum(len(a) for a in args) > 32_000:
         listing = copy / ".mutation-tests"
         listing.write_text("\n".join(args) + "\n")
@@ -80,7 +84,7 @@ def _pytest_args(copy: Path, args: list[str]) -> list[str]:
     # -q, not -v: under -v a forked child nested in a pytest run (tests/test_mutation_fork.py)
     # spent over 3 s printing its header, past that test's timeout. The output goes to a log
     # beside the copy; a kill keeps its end (_tail).
-    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *args]
+    return ["-x", "-q", *PYTEST_PLUGINS_OFF, *options, *args]
 
 
 TAIL_LINES = 15
@@ -106,9 +110,11 @@ def _pytest(
     timeout: float,
     env_extra: dict[str, str] | None = None,
     log: Path | None = None,
+    options: Sequence[str] = (),
 ) -> tuple[str, float]:
     """Run the tests against the copy; the whole process group is stopped whatever happens.
-    ``log``: where pytest's output goes (a baseline's, to say why it failed); else nowhere."""
+    ``log``: where pytest's output goes (a baseline's, to say why it failed); else nowhere.
+    ``options``: pytest's own, kept on its command line (``_pytest_args``)."""
     env = _pytest_env(copy, env_extra)
     t0 = time.monotonic()
     if log is not None:
@@ -116,7 +122,7 @@ def _pytest(
     out = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", *_pytest_args(copy, args)],
+            [sys.executable, "-m", "pytest", *_pytest_args(copy, args, options)],
             cwd=copy,
             env=env,
             stdout=out,
@@ -229,8 +235,9 @@ def _cover(copy: _Copy, module: str, tests: list[str], log: Path) -> CoverMap | 
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     env = coverage_env(work, copy.path, module)
-    args = ["-p", "mutation_contexts", *tests]
-    outcome, seconds = _pytest(copy.path, args, timeout=3600, env_extra=env, log=log)
+    outcome, seconds = _pytest(
+        copy.path, tests, timeout=3600, env_extra=env, log=log, options=["-p", "mutation_contexts"]
+    )
     if outcome != "survived":
         return None
     return read_coverage(work, module, round(seconds, 1))
