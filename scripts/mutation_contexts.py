@@ -25,9 +25,9 @@ import pytest
 ENV = "LEDGER_MUTATION_CONTEXT"
 ITEMS = "LEDGER_MUTATION_ITEMS"
 # Read as the plugin loads, not at the session's end, so that what the tests do to os.environ
-# cannot move the list; a test that changes the variable is named (below). Round 14's coverage
-# passes of replay/engine.py ended green without their items.json all the same, and no test
-# changed it: that cause is still open (docs/mutation.md, Round 14).
+# cannot move the list; a test that changes the variable is named (below). Round 14's missing
+# items.json for replay/engine.py was not that: this plugin was never loaded, its `-p` having
+# gone into the @file of node ids, which pytest reads after loading plugins (run._pytest_args).
 _OUT = os.environ.get(ITEMS)
 _WIDE = {"class", "module", "package", "session"}
 _items: list[dict[str, Any]] = []
