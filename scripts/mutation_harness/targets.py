@@ -2355,6 +2355,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "return 0, links, (_sizes_named(_stored_record(store, oid)) if links else {}), False",
         "0 -> 1",
     ): "an object here, not fetched: its byte count is never added to the report (see above)",
+    # round 14 (transfer.py, the lead): _damaged's S3 branch
+    ("ledger/share/transfer.py", "return False", "return X -> return None"): (
+        "_damaged's only caller (push) reads its result as `if bad:`; None and False are both "
+        "false there, so an S3 copy of the listed size is not sent again either way"
+    ),
     (
         "ledger/ui/server.py",
         'if allowed and (hosts[0] if hosts else "") not in allowed:',
