@@ -2359,11 +2359,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "part is its kind (`sources/git/<commit>`), never a run id, so which part is compared "
         "with 'sources' changes nothing (`==`, `<`, `>` are killed)"
     ),
-    (
-        "ledger/share/transfer.py",
-        'parts[0] != "sources" and len(parts) > 1 and parts[1] in keep',
-        "0 -> 1",
-    ): "as `parts[-1]`: a `sources/` ref's second part is `git`, never a chosen run id",
+    # `parts[1] != "sources"` (0 -> 1) is no longer listed: round 13's ref of one part
+    # (`stray`) makes it an IndexError, killed since (round 14, resumed).
     ("ledger/share/transfer.py", "out.append(found[0])", "0 -> -1"): (
         "found holds exactly one id here: none raised above, more than one raised just before"
     ),
@@ -2427,6 +2424,23 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_damaged's only caller (push) reads its result as `if bad:`; None and False are both "
         "false there, so an S3 copy of the listed size is not sent again either way"
     ),
+    # round 14, resumed (7 December, early morning): the order within one batch of the pull's walk
+    (
+        "ledger/share/transfer.py",
+        "for future in sorted(done, key=lambda f: running[f][0]):",
+        "0 -> -1",
+    ): (
+        "only the order in which one batch of finished futures is handled (by the fetched flag, "
+        "then set order, instead of by id); which futures share a batch is already a race: each "
+        "runs in a worker of its own, so either of two can finish, and be handled, first. Every "
+        "order the mutant takes is one the original takes when the other future finishes later: "
+        "only a test that schedules the threads itself (patching `wait`) could tell them apart"
+    ),
+    (
+        "ledger/share/transfer.py",
+        "for future in sorted(done, key=lambda f: running[f][0]):",
+        "0 -> 1",
+    ): "as `[-1]`: `running[f]` is (id, fetched), so `[1]` is `[-1]`",
     (
         "ledger/ui/server.py",
         'if allowed and (hosts[0] if hosts else "") not in allowed:',
