@@ -2545,4 +2545,61 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the parent never unpickles it (it never calls job.result(): the module docstring); "
         "it reads seed-N.json, which _done writes on the line before either way"
     ),
+    # Round 11, resumed a fifth time (7 December 2026, early morning): argued ahead of the run.
+    (
+        "ledger/replay/executors.py",
+        'gpus = ex.gpus_per_job if ex.name == "submitit-local" else 0',
+        "0 -> -1",
+    ): (
+        "gpus is only compared as len(free) >= gpus, and a length is never below 0: >= -1 is "
+        "as always true as >= 0, so a Slurm job waits for no local device either way"
+    ),
+    (
+        "ledger/replay/executors.py",
+        "if (running or pending) and time.monotonic() >= deadline:",
+        "time.monotonic() >= deadline -> time.monotonic() > deadline",
+    ): (
+        "the two differ only at the one instant the monotonic clock reads the deadline "
+        "exactly; the check comes again after the next 0.2 s poll, and the deadline is minutes"
+    ),
+    ("ledger/replay/executors.py", "break", "break -> continue"): (
+        "the break follows _past_deadline, which cancels every running job and clears both "
+        "running and pending: continue goes back to `while pending or running`, which is false "
+        "then, and the loop ends the same way"
+    ),
+    ("ledger/replay/executors.py", "last = 0.0", "0.0 -> 1.0"): (
+        "last is only read as time.monotonic() - last >= 1.0, which with last 0.0 or 1.0 is "
+        "true on the first round unless the monotonic clock reads under 2 s (Linux counts it "
+        "from boot; the tests' fake clock starts at 1000): the first signal goes at once"
+    ),
+    (
+        "ledger/replay/executors.py",
+        "while time.monotonic() < deadline:",
+        "time.monotonic() < deadline -> time.monotonic() <= deadline",
+    ): (
+        "_cancel's grace loop: <= runs one more 0.2 s round only when the clock reads the "
+        "deadline exactly, and the jobs left are killed after the loop either way"
+    ),
+    (
+        "ledger/replay/executors.py",
+        "gone = ended.left(dict(zip(indices, handles, strict=True)))",
+        "True -> False",
+    ): (
+        "_cancel's callers build indices and handles from the same dict, running, in its "
+        "order (list(running) or [i for i in running], and its values' handles): the two "
+        "lists are always as long, so strict never has a shorter one to refuse"
+    ),
+    (
+        "ledger/replay/executors.py",
+        "(i, h) for i, h in zip(indices, handles, strict=True) if i not in gone and not h.done()",
+        "True -> False",
+    ): ("the same two lists as on the line above, from the one dict running: always as long"),
+    (
+        "ledger/replay/executors.py",
+        "if time.monotonic() - last >= 1.0:",
+        "time.monotonic() - last >= 1.0 -> time.monotonic() - last > 1.0",
+    ): (
+        "the jobs are signalled again each second: > differs only when the clock has moved by "
+        "1.0 s exactly since the last round, and then signals on the next 0.2 s poll"
+    ),
 }

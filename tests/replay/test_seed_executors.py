@@ -3,6 +3,7 @@ submitit-local` (each seed a job process of submitit's local executor), real led
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -571,3 +572,263 @@ def test_without_submitit_seed_jobs_leave_no_folder_and_push_nothing(
         run_seed_jobs(store, run, opts, [(1, None, 1), (2, None, 2)], "acc")
     assert not jobs.exists() or list(jobs.iterdir()) == []
     assert not remote.exists() or not any(p.is_file() for p in remote.rglob("*"))
+
+
+def test_a_library_caller_s_bad_executor_options_are_refused_before_any_job(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_seed_jobs checks the executor options itself, as the CLI does, for a caller that
+    built them: a Slurm executor without a job folder on a shared filesystem (its jobs could
+    not write their results where this process reads them) is refused before any job folder
+    is made or any job submitted."""
+    import tempfile
+
+    from ledger.errors import UsageError
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # where a job folder would go
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed",
+        executor=ExecutorOptions(name="slurm"),
+    )  # fmt: skip
+    with pytest.raises(UsageError, match="needs --job-dir"):
+        run_seed_jobs(store, run, opts, [(1, None, 1), (2, None, 2)], "acc")
+    assert list(tmp.iterdir()) == []
+
+
+def test_one_job_dir_serves_every_seeds_replay(repo: Path, tmp_path: Path) -> None:
+    """--job-dir is one folder for all seeds replays (docs: $HOME/ledger-jobs): the first
+    replay makes it, the folders above it included, and the next one uses it as it is."""
+    run_id = _record(repo)
+    jobs = tmp_path / "home" / "ledger-jobs"
+    for _ in range(2):
+        r = run_ledger(
+            "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+            "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--json",
+            "--job-dir", str(jobs), cwd=repo, timeout=JOBS_TIMEOUT_S,
+        )  # fmt: skip
+        assert r.returncode in (0, 1), r.stderr
+        assert json.loads(r.stdout)["summary"].startswith("2 of 2 seed jobs completed; ")
+        assert list(jobs.iterdir()) == []  # each replay's job folder went with its jobs
+
+
+def test_submitit_local_jobs_are_not_looked_for_in_slurm_s_queue(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a cluster's login node `squeue` is on PATH, but a submitit-local job is a process of
+    this machine, its job id a pid: slurmctld knows nothing of it ("Invalid job id"), and that
+    must not make the job gone. Only Slurm jobs are looked for in Slurm's queue."""
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "squeue-calls"
+    squeue = bin_dir / "squeue"
+    squeue.write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\n'
+        'echo "slurm_load_jobs error: Invalid job id specified" >&2\nexit 1\n'
+    )
+    squeue.chmod(0o755)
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    run_id = _record(repo)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local"),
+    )  # fmt: skip
+    outcome = replay(Store.open(repo / ".ledger"), run_id, opts)
+    assert outcome.verdict.summary.startswith("2 of 2 seed jobs completed; ")
+    assert not calls.exists()  # squeue was never asked
+
+
+def test_one_gpu_runs_the_seed_jobs_one_after_another(repo: Path) -> None:
+    """--gpus-per-job 1 with --devices 0: the seed jobs take turns on the one GPU, each
+    seeing only it, whatever -j allows."""
+    run_id = _record(repo)  # recorded with CUDA_VISIBLE_DEVICES=7
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "-j", "2", "--json",
+        "--gpus-per-job", "1", "--devices", "0", cwd=repo, timeout=JOBS_TIMEOUT_S,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["summary"].startswith("2 of 2 seed jobs completed; ")
+    for replay_id in verdict["replays"]:
+        text = run_ledger("log", replay_id, cwd=repo).stdout
+        assert text.split("devices ", 1)[1].split()[0] == "'0'", text
+
+
+def test_each_seed_job_through_ledger_seed_is_reported_with_its_root(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --seed-arg a seed job's seed is its root (LEDGER_SEED_ROOT, read by
+    ledger.seed()): that root is what the per-seed line (``on_seed``) reports."""
+    from ledger.records.base import record_from_json
+    from ledger.records.contract import Contract
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    r = run_ledger(
+        "record", "--metric", METRIC, "--json", "--", sys.executable, "rooted.py", cwd=repo
+    )
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+    seen: list[tuple[Any, str]] = []
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", jobs=2,
+        executor=ExecutorOptions(name="submitit-local"),
+        on_seed=lambda i, seed, run, value: seen.append((seed, run.run_id)),
+    )  # fmt: skip
+    store = Store.open(repo / ".ledger")
+    outcome = replay(store, run_id, opts)
+    assert sorted(r for _, r in seen) == sorted(outcome.verdict.replays), seen
+    for seed, replay_id in seen:
+        _, rr = load_run(store, replay_id)
+        contract = record_from_json(store.get_json(rr.contract), Contract)
+        assert isinstance(seed, int) and seed == contract.seed_root
+
+
+def test_a_job_folder_nfs_holds_a_file_of_does_not_fail_the_seeds(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every seed job completed: their folder goes, except a file a shared filesystem will
+    not let go yet (NFS's `.nfs...` file for a log still held open); the seeds' runs are the
+    result all the same."""
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    jobs = tmp_path / "jobs"
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local", job_dir=jobs),
+    )  # fmt: skip
+
+    def held(_i: int, _seed: int, _run: Any, _value: float | None) -> None:
+        (folder,) = jobs.iterdir()
+        (folder / ".nfs0000000000b1e5a100000004").write_bytes(b"held open")
+
+    nfs_files_busy(monkeypatch)
+    done = run_seed_jobs(store, run, opts, [(11, None, 11), (12, None, 12)], "acc", held)
+    assert [o.status for o in done.outcomes] == ["completed", "completed"]
+    assert done.folder is None  # nothing of it to read: the logs went
+    left = [p.name for p in jobs.rglob("*") if p.is_file()]
+    assert left == [".nfs0000000000b1e5a100000004"]
+
+
+@pytest.mark.parametrize("seed_arg", [True, False], ids=["seed-arg", "ledger-seed"])
+def test_a_job_deadline_that_passes_cancels_the_jobs_and_names_each_seed(
+    repo: Path, tmp_path: Path, seed_arg: bool
+) -> None:
+    """--job-deadline: the jobs that have not ended by then are cancelled, the seeds not yet
+    submitted never are, and each is named with its seed (--seed-values), in the error that
+    says no verdict was stored (its first four seeds), the logs kept."""
+    if seed_arg:
+        run_id = _record(repo)
+        more = ["--seed-arg=--seed"]
+    else:
+        r = run_ledger(
+            "record", "--metric", METRIC, "--json", "--", sys.executable, "rooted.py", cwd=repo
+        )
+        assert r.returncode == 0, r.stderr
+        run_id = json.loads(r.stderr.strip().splitlines()[-1])["run_id"]
+        more = []
+    jobs = tmp_path / "jobs"
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seed-values", "11,12,13,14,15", "--metric",
+        "acc", "--executor", "submitit-local", "--job-dir", str(jobs), "--job-deadline",
+        "0.001", *more, cwd=repo, timeout=JOBS_TIMEOUT_S,
+    )  # fmt: skip
+    assert r.returncode == 7, r.stderr
+    (folder,) = jobs.iterdir()
+    assert "only 0 of 5 seed jobs completed; no verdict was stored: " in r.stderr
+    assert f"the job logs are kept in {folder}" in r.stderr
+    what = "--job-deadline 0.001 min"
+    first = f"seed job 1 (seed 11) failed: the job had not ended at {what} and was cancelled"
+    assert first in r.stderr
+    for k in (2, 3, 4):
+        assert f"seed job {k} (seed {k + 10}) failed: never submitted: {what} passed first" in (
+            r.stderr
+        )
+    assert "seed job 5" not in r.stderr  # the first four
+    (log,) = folder.glob("*_log.err")  # the one job submitted: cancelled, its process ended
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(log.name.split("_")[0]), 0)  # a local job's id is its process id
+
+
+def test_ctrl_c_as_a_seed_is_reported_leaves_no_job_folder_but_what_nfs_holds(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C can come while the CLI prints a seed's line (``on_seed``): the seeds replay is
+    interrupted as at any other moment, its job folder removed, all but a file a shared
+    filesystem holds (NFS's `.nfs...` file for a log still open), and the error is still the
+    interruption's."""
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+    from ledger.replay.single import ReplayInterrupted
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    jobs = tmp_path / "jobs"
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=1,
+        executor=ExecutorOptions(name="submitit-local", job_dir=jobs),
+    )  # fmt: skip
+
+    def ctrl_c(_i: int, _seed: int, _run: Any, _value: float | None) -> None:
+        (folder,) = jobs.iterdir()
+        (folder / ".nfs0000000000b1e5a100000005").write_bytes(b"held open")
+        raise KeyboardInterrupt
+
+    nfs_files_busy(monkeypatch)
+    with pytest.raises(ReplayInterrupted, match="interrupted by signal 2: 0 running seed job"):
+        run_seed_jobs(store, run, opts, [(11, None, 11), (12, None, 12)], "acc", ctrl_c)
+    left = [p.name for p in jobs.rglob("*") if p.is_file()]
+    assert left == [".nfs0000000000b1e5a100000005"]
+
+
+def test_a_probe_that_refuses_a_replay_cancels_the_jobs_still_running(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the engine's probe refuses the first replay to end, the other jobs are not left
+    running: each is cancelled and seals its replay run as interrupted before the error is
+    raised."""
+    from ledger.errors import ReplayError
+    from ledger.replay.executors import run_seed_jobs
+    from ledger.replay.options import ExecutorOptions, ReplayOptions
+
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    marker = tmp_path / "stall-once"
+    marker.write_text("")
+    store = Store.open(repo / ".ledger")
+    _, run = load_run(store, _record(repo))
+    monkeypatch.setenv("STALL_ONCE", str(marker))  # one job's program sleeps: still running
+    opts = ReplayOptions(
+        mode="seeds", seeds=2, metric="acc", seed_arg="--seed", jobs=2,
+        executor=ExecutorOptions(name="submitit-local", job_dir=tmp_path / "jobs"),
+    )  # fmt: skip
+
+    def probe(_i: int, _run: Any) -> None:
+        raise ReplayError("the seed changes nothing")
+
+    try:
+        with pytest.raises(ReplayError, match="the seed changes nothing"):
+            run_seed_jobs(store, run, opts, [(11, None, 11), (12, None, 12)], "acc", probe=probe)
+        rows = json.loads(run_ledger("ls", "--replays", "--json", cwd=repo).stdout)
+        # the run, the replay the probe refused, the one cancelled
+        assert sorted(r["status"] for r in rows) == ["interrupted", "succeeded", "succeeded"]
+    finally:  # a job left running (the code under test failed) is stopped as a cancel would
+        stalled = Path(f"{marker}.job")
+        if stalled.exists() and stalled.read_text().strip():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(stalled.read_text()), signal.SIGTERM)

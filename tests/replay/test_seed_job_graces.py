@@ -6,7 +6,10 @@ or after its workspace exists, the parent's wait ended by SIGTERM or SIGHUP, Ctr
 while a job is submitted, and how long before its time limit a Slurm job is warned. A job without a
 shared ledger removes its private one; a job's replay step refuses an imported run, and reports a
 stopped replay as timed-out only after the time-limit warning. A file that cannot be removed (NFS's
-`.nfs...` file), in a private ledger or a replay workspace, fails neither the job nor its seed."""
+`.nfs...` file), in a private ledger or a replay workspace, fails neither the job nor its seed. In
+the parent: past the default deadline a seed never submitted names it; a job without a result is
+reported with the end of its log; a job's result is checked before its run is taken as the seed's;
+a job's pid file is read only as a process of its own."""
 
 from __future__ import annotations
 
@@ -454,3 +457,132 @@ def nfs_files_busy(monkeypatch: pytest.MonkeyPatch) -> None:
         real_unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", unlink)
+
+
+def test_past_the_default_deadline_a_seed_never_submitted_names_it_in_minutes(
+    tmp_path: Path,
+) -> None:
+    """Without --job-deadline the seed jobs are waited for each wave's --slurm-time and a day
+    of queueing (ExecutorOptions.deadline_s); a seed still waiting to be submitted when that
+    has passed says so, the deadline in minutes."""
+    from ledger.replay.options import ExecutorOptions
+
+    ex = ExecutorOptions(name="slurm", job_dir=tmp_path, time_min=60)
+    plan = [(11, 11, None), (12, 12, None), (13, 13, None), (14, 14, None)]
+    waited = ex.deadline_s(len(plan), 2)  # two waves of 60 min, and a day: 1560 min
+    outcomes: dict[int, executors.SeedOutcome] = {}
+    executors._past_deadline(
+        ex, waited, plan, {}, [(3, plan[3])], outcomes, tmp_path,
+        executors._Ended(False, tmp_path),
+    )  # fmt: skip
+    assert outcomes[3].seed == 14
+    assert outcomes[3].error == "never submitted: the default deadline (1560 min) passed first"
+
+
+def _handle(log: Path, **fields: object) -> SimpleNamespace:
+    """What _collect reads of a submitit job: its log, its state, its id; a local job also
+    has its process."""
+    return SimpleNamespace(paths=SimpleNamespace(stderr=str(log)), **fields)
+
+
+def test_a_job_without_a_result_is_reported_with_the_end_of_its_log(tmp_path: Path) -> None:
+    """A job that wrote no result (seed-N.json) is a failed seed whose error says how the job
+    ended and quotes the last three lines of its log (at most 400 characters); a Slurm job
+    says how it left the queue, or that it never started when it has no log."""
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    run = SimpleNamespace(run_id="r-0")
+    log = folder / "4242_0_log.err"
+    log.write_text("starting\n\n  one  \ntwo\n" + "x" * 500 + "\n\n")
+    local = _handle(log, _process=object(), state="FAILED", job_id="4242")
+    o = executors._collect(None, run, 0, (5, None, 5), local, folder)  # type: ignore[arg-type]
+    assert (o.run, o.seed, o.log, o.status) == (None, 5, log, "failed")
+    tail = " | ".join(["one", "two", "x" * 500])[-400:]
+    assert o.error == f"the job ended (FAILED) without a replay run: {tail}"
+    log.write_text("a\nb\nc\nd\n")
+    o = executors._collect(None, run, 0, (5, None, 5), local, folder)  # type: ignore[arg-type]
+    assert o.error == "the job ended (FAILED) without a replay run: b | c | d"
+    log.write_text("\n \n")
+    o = executors._collect(None, run, 0, (5, None, 5), local, folder)  # type: ignore[arg-type]
+    assert o.error == "the job ended (FAILED) without a replay run: empty log"
+    log.unlink()
+    o = executors._collect(None, run, 0, (5, None, 5), local, folder)  # type: ignore[arg-type]
+    assert o.error == "the job ended (FAILED) without a replay run: no log"
+    slurm = _handle(log, state="CANCELLED", job_id="77")  # no process of this machine
+    o = executors._collect(None, run, 0, (5, None, 5), slurm, folder)  # type: ignore[arg-type]
+    assert o.error == "Slurm job 77 left the queue (CANCELLED) without a result: it never started"
+    log.write_text("srun: error: node lost\n")
+    o = executors._collect(
+        None,
+        run,
+        0,
+        (5, None, 5),
+        slurm,
+        folder,
+        left_queue="NODE_FAIL",  # type: ignore[arg-type]
+    )
+    assert o.error == (
+        "Slurm job 77 left the queue (NODE_FAIL) without a result: srun: error: node lost"
+    )
+
+
+def test_a_job_s_result_counts_only_when_it_names_this_seed_s_replay(tmp_path: Path) -> None:
+    """A job's result file only names a run: before that run is taken as the seed's, it must
+    be a run id, be in the ledger, be a replay (not an imported run), of this run, with this
+    seed. Anything else is a failed seed that says which check failed."""
+    from _support import run_ledger
+
+    from ledger.run.find import load_run
+
+    repo, run_id = _recorded(tmp_path)
+    r = run_ledger("record", "--json", "--", sys.executable, "train.py", "--seed", "5", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    other = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])  # seeded, no replay
+    store = Store.open(repo / ".ledger")
+    imported = Run(
+        schema_version=2,  # type: ignore[call-arg]  # the field is aliased to "schema"
+        run_id="20261130T000000.000000Z-0b5619de", status="succeeded",
+        started=datetime(2026, 11, 30, tzinfo=UTC), host="", pid=0, contract=None,
+        contract_digest=None, ledger_version="0",
+        imported=Imported(
+            source="mlflow", tracking_uri="file:///m/mlruns", experiment_id="1",
+            experiment="e", run_id="0b5619de7d8442cf8e54a381d0676186", status="FINISHED",
+        ),
+    )  # fmt: skip
+    oid = store.put_json(imported.to_json())
+    store.set_ref(run_ref(imported.run_id), oid, op="import", origin="mlflow:file:///m/mlruns")
+    _, run = load_run(store, run_id)
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    job = _handle(folder / "1_0_log.err", _process=object(), state="DONE", job_id="1")
+
+    def error(result: object) -> str | None:
+        (folder / "seed-0.json").write_text(json.dumps(result))
+        o = executors._collect(store, run, 0, (5, None, 5), job, folder)
+        assert o.run is None and o.workspace is None and o.status == "failed"
+        return o.error
+
+    assert error({"run": "../../.ledger"}) == "the job's result names no run"
+    assert error({"run": 7}) == "the job's result names no run"
+    missing = "20261130T000000.000000Z-0badc0de"
+    assert str(error({"run": missing})).startswith(f"the job's run {missing} is not in the ledger")
+    assert error({"run": imported.run_id}) == (
+        f"the job's run {imported.run_id} is not in the ledger: run {imported.run_id} is an "
+        "imported run, not a replay"
+    )
+    assert error({"run": other}) == f"run {other} is not this seed's replay of {run_id}"
+
+
+def test_only_a_process_of_its_own_is_read_from_a_job_s_pid_file(tmp_path: Path) -> None:
+    """_cancel signals the process a job named in seed-N.pid, and only one of its own: never 0
+    (kill(0) would signal this process's whole group) nor 1 (init, or a container's first
+    process); any other pid, 2 included (a job in a container of its own), is the job's."""
+    pid_file = tmp_path / "seed-0.pid"
+    for text, pid in [("4242\n", 4242), ("2", 2), ("1", None), ("0", None), ("-9", None)]:
+        pid_file.write_text(text)
+        assert executors._job_pid(tmp_path, 0) == pid, text
+    for text in ("", "42x"):  # not yet written whole
+        pid_file.write_text(text)
+        assert executors._job_pid(tmp_path, 0) is None, text
+    pid_file.unlink()  # the job has not started
+    assert executors._job_pid(tmp_path, 0) is None
