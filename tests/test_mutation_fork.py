@@ -388,6 +388,39 @@ def test_a_run_stopped_by_the_timeout_keeps_what_it_printed(
     assert run._tail(log)[-1].startswith(".")  # test_quick's dot, then nothing
 
 
+def test_a_test_past_its_own_limit_stops_the_run_long_before_its_timeout(
+    checkout: Path, server: ForkServer, tmp_path: Path
+) -> None:
+    """A mutant that hangs one test of many (a read loop that never ends) is stopped once
+    that test has had its own limit, not the run's timeout (three times every selected test:
+    over 30 minutes of one mutant on 7 December), and the result names the test it hung in."""
+    (checkout / "tests" / "test_value.py").write_text(
+        "import time\n\n\ndef test_quick():\n    pass\n\n\n"
+        "def test_hangs_here():\n    time.sleep(600)\n"
+    )
+    limits = {"tests/test_value.py::test_quick": 2.0, "tests/test_value.py::test_hangs_here": 2.0}
+    t0 = time.monotonic()
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 120, None, None, limits)
+    assert outcome is not None and outcome[0] == "killed-timeout"
+    assert time.monotonic() - t0 < 60  # the run's own timeout is 120 s
+    assert run.last_test(run.progress_of(checkout)) == "tests/test_value.py::test_hangs_here"
+
+
+def test_each_test_has_its_limit_from_its_own_start_and_a_test_without_one_has_none(
+    checkout: Path, server: ForkServer
+) -> None:
+    """Two tests of 1.5 s under limits of 2.5 s each pass (their 3 s together are no one
+    test's); a test the limits do not name (not in the coverage pass) runs on to its end."""
+    (checkout / "tests" / "test_value.py").write_text(
+        "import time\n\n\ndef test_first():\n    time.sleep(1.5)\n\n\n"
+        "def test_second():\n    time.sleep(1.5)\n\n\n"
+        "def test_unnamed():\n    time.sleep(3)\n"
+    )
+    limits = {"tests/test_value.py::test_first": 2.5, "tests/test_value.py::test_second": 2.5}
+    outcome = mutation._forked_pytest(server, checkout, ["tests"], 60, None, None, limits)
+    assert outcome is not None and outcome[0] == "survived"
+
+
 # The timeout counts the time a run had (wall time less the time it waited for a CPU), not
 # wall time: a run starved by other work on the machine is not a hang (round 9 of
 # docs/mutation.md counted 18 such as kills). Until 6 December it was wall time.

@@ -23,6 +23,7 @@ from mutation_harness.selection import (  # noqa: E402
     Spans,
     coverage_env,
     hash_tests,
+    limits_of,
     mutant_key,
     read_coverage,
     select,
@@ -331,3 +332,44 @@ def test_the_list_of_tests_is_written_where_the_pass_began_whatever_a_test_does_
     ]
     told = "mutation_contexts: LEDGER_MUTATION_ITEMS changed by tests/test_env.py::test_drops_it"
     assert told in run.stdout, run.stdout
+
+
+def test_each_test_may_have_five_times_its_coverage_pass_time_and_at_least_a_minute() -> None:
+    cover = CoverMap(
+        lines={},
+        items=[
+            {"id": "tests/test_a.py::test_slow", "fixtures": [], "seconds": 30.0},
+            {"id": "tests/test_a.py::test_quick", "fixtures": [], "seconds": 0.2},
+            {"id": "tests/test_a.py::test_untimed", "fixtures": []},
+        ],
+        seconds=31.0,
+    )
+    assert limits_of(cover) == {
+        "tests/test_a.py::test_slow": 150.0,
+        "tests/test_a.py::test_quick": 60.0,
+        "tests/test_a.py::test_untimed": 60.0,
+    }
+
+
+def test_a_watched_test_is_over_its_limit_counted_from_when_it_was_seen_starting(
+    tmp_path: Path,
+) -> None:
+    """``fork.TestWatch``: the run's time (``had``) a test has had since the progress file
+    first named it; a test the limits do not name is never over; no file yet, nothing."""
+    from mutation_harness.fork import TestWatch
+
+    progress = tmp_path / "copy.progress"
+    watch = TestWatch(progress, {"t::a": 10.0, "t::b": 5.0})
+    assert not watch.over(100.0)  # nothing started
+    progress.write_text("t::a\n")
+    assert not watch.over(20.0)  # a seen starting at 20
+    assert not watch.over(29.9)
+    assert watch.over(30.0)
+    with open(progress, "a") as fh:
+        fh.write("t::b\nt::c\n")
+    assert not watch.over(31.0)  # c: no limit
+    assert not watch.over(1000.0)
+    with open(progress, "a") as fh:
+        fh.write("t::b\n")
+    assert not watch.over(1001.0)
+    assert watch.over(1006.0)

@@ -18,10 +18,11 @@ held by that thread would hang the children): the caller falls back to plain run
 when a test that killed a mutant in a forked run fails forked without any mutant too.
 
 Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout", "log",
-"failed"}`` (``log``: the child's output; ``failed``: where it lists the tests that fail); the
-replies ``{"pid"}`` when the child has started and ``{"rc", "seconds", "stopped"}`` when it
-and every process left in its session are gone (``stopped``: None, ``"timeout"`` or
-``"starved"``, :func:`wait_run`).
+"failed", "progress", "limits"}`` (``log``: the child's output; ``failed``: where it lists the
+tests that fail; ``progress``: where it writes each test's node id as the test starts;
+``limits``: node id -> the time one test may have, :class:`TestWatch`); the replies ``{"pid"}``
+when the child has started and ``{"rc", "seconds", "stopped"}`` when it and every process left
+in its session are gone (``stopped``: None, ``"timeout"`` or ``"starved"``, :func:`wait_run`).
 """
 
 from __future__ import annotations
@@ -148,11 +149,14 @@ class ForkServer:
         running: set[int],
         log: Path | None = None,
         failed: Path | None = None,
+        progress: Path | None = None,
+        limits: dict[str, float] | None = None,
     ) -> tuple[int, float, str | None] | None:
         """(exit code, seconds, why it was stopped: None, ``"timeout"`` or ``"starved"``,
         :func:`wait_run`), or None when the server is gone. ``log``: where
         the child's output goes (else nowhere); ``failed``: where it lists the tests that
-        failed (:func:`failed_tests`)."""
+        failed (:func:`failed_tests`); ``progress``: where it names each test as it starts
+        (:func:`last_test`), and ``limits`` the time each test may have (:class:`TestWatch`)."""
         assert self.proc.stdin is not None
         try:
             request = {
@@ -162,6 +166,8 @@ class ForkServer:
                 "timeout": timeout,
                 "log": None if log is None else str(log),
                 "failed": None if failed is None else str(failed),
+                "progress": None if progress is None else str(progress),
+                "limits": limits or {},
             }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
@@ -217,8 +223,10 @@ def _child(request: dict[str, Any]) -> int:
     sys.argv = ["pytest"]
     import pytest
 
-    failed = request.get("failed")
-    plugins = [] if not failed else [_Failures(failed)]
+    failed, progress = request.get("failed"), request.get("progress")
+    plugins: list[object] = [] if not failed else [_Failures(failed)]
+    if progress:
+        plugins.append(_Progress(progress))
     rc = int(pytest.main(list(request["args"]), plugins=plugins))
     _finalize()
     return rc
@@ -242,6 +250,62 @@ class _Failures:
 
     def pytest_collectreport(self, report: Any) -> None:
         self._add(report)
+
+
+class _Progress:
+    """pytest plugin of a forked child: the node id of each test as it starts, one a line
+    (:class:`TestWatch` reads the last one)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        Path(path).write_text("")
+
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        with open(self.path, "a") as fh:
+            fh.write(nodeid + "\n")
+
+
+def last_test(path: Path) -> str | None:
+    """The node id of the last test a forked run started (:class:`_Progress`), if any."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
+class TestWatch:
+    """The test a forked run is in, and whether it has had more than its own limit of the
+    run's time (:class:`RunClock`). A run's timeout is three times its tests' time together:
+    a mutant that hangs the first of 100 selected tests (a read loop that never ends) held
+    the run for all of it, over 30 minutes at nice 19 on the loaded machine (7 December,
+    docs/mutation.md: "Each test has a limit of its own"). A test past its own limit stops
+    the run as the timeout would."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, progress: Path, limits: dict[str, float]) -> None:
+        self.progress, self.limits = progress, limits
+        self.test: str | None = None
+        self.since = 0.0  # the run's time when the test started
+        self.read = 0  # bytes of the progress file read so far
+
+    def over(self, had: float) -> bool:
+        """Whether the test running now has had more than its limit; ``had``: the run's
+        time so far. A test is seen as started at the first reading after it started."""
+        try:
+            with open(self.progress, "rb") as fh:
+                fh.seek(self.read)
+                more = fh.read()
+        except OSError:
+            more = b""
+        if more:
+            self.read += len(more)
+            started = [line for line in more.decode(errors="replace").splitlines() if line]
+            if started:
+                self.test, self.since = started[-1], had
+        limit = None if self.test is None else self.limits.get(self.test)
+        return limit is not None and had - self.since >= limit
 
 
 def failed_tests(path: Path) -> list[str]:
@@ -344,25 +408,28 @@ def wait_run(
     timeout: float,
     exited: Callable[[float], bool],
     sample: Callable[[int], Tasks | None] | None = None,
+    watch: TestWatch | None = None,
 ) -> str | None:
     """Wait for a run: None when it ended (``exited(s)`` waits up to s seconds and says if it
-    did), ``"timeout"`` once it has had ``timeout`` seconds (:class:`RunClock`), ``"starved"``
-    when wall time reaches the backstop first."""
+    did), ``"timeout"`` once it has had ``timeout`` seconds (:class:`RunClock`) or the test
+    it is in has had more than its limit (``watch``), ``"starved"`` when wall time reaches the
+    backstop first."""
     clock = RunClock(sid, sample)
     backstop = max(BACKSTOP_FACTOR * timeout, BACKSTOP_MIN)
     while True:
         if exited(max(0.01, min(POLL_S, timeout - clock.had, backstop - clock.wall))):
             return None
-        if clock.tick() >= timeout:
+        had = clock.tick()
+        if had >= timeout or (watch is not None and watch.over(had)):
             return "timeout"
         if clock.wall >= backstop:
             return "starved"
 
 
-def _wait(pid: int, timeout: float) -> tuple[int, str | None]:
-    """The child's exit code once it is gone (killed past ``timeout`` of the time it had, or at
-    the wall-clock backstop: :func:`wait_run`), then its whole session is killed: whatever
-    the tests left running goes with it."""
+def _wait(pid: int, timeout: float, watch: TestWatch | None = None) -> tuple[int, str | None]:
+    """The child's exit code once it is gone (killed past ``timeout`` of the time it had, or a
+    test past its limit, or at the wall-clock backstop: :func:`wait_run`), then its whole
+    session is killed: whatever the tests left running goes with it."""
     stopped = None
     try:
         fd = os.pidfd_open(pid)
@@ -371,7 +438,10 @@ def _wait(pid: int, timeout: float) -> tuple[int, str | None]:
     if fd >= 0:
         try:
             stopped = wait_run(
-                pid, max(timeout, 1.0), lambda s: bool(select.select([fd], [], [], s)[0])
+                pid,
+                max(timeout, 1.0),
+                lambda s: bool(select.select([fd], [], [], s)[0]),
+                watch=watch,
             )
             if stopped is not None:
                 with contextlib.suppress(ProcessLookupError):
@@ -430,7 +500,9 @@ def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
         current[:] = [pid]
         stdout.write(json.dumps({"pid": pid}) + "\n")
         stdout.flush()
-        rc, stopped = _wait(pid, float(request["timeout"]))
+        progress, limits = request.get("progress"), request.get("limits")
+        watch = TestWatch(Path(progress), limits) if progress and limits else None
+        rc, stopped = _wait(pid, float(request["timeout"]), watch)
         current[:] = []
         seconds = time.monotonic() - t0
         stdout.write(json.dumps({"rc": rc, "seconds": seconds, "stopped": stopped}) + "\n")

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import REPO
 from .cache import _load_json, _write_json
-from .fork import ForkServer, failed_tests, shared_modules, wait_run
+from .fork import ForkServer, failed_tests, last_test, shared_modules, wait_run
 from .mutate import Mutant, _compiles, apply, mutants_of
 from .report import _save
 from .selection import (
@@ -34,6 +34,7 @@ from .selection import (
     coverage_env,
     hash_tests,
     hash_tree,
+    limits_of,
     mutant_key,
     read_coverage,
     seconds_of,
@@ -169,11 +170,23 @@ def _forked_pytest(
     timeout: float,
     log: Path | None = None,
     failed: Path | None = None,
+    limits: dict[str, float] | None = None,
 ) -> tuple[str, float] | None:
     """Run the tests in a child forked from ``server``; None when that run cannot be trusted
     (the caller runs them plainly). ``log``: where pytest's output goes; ``failed``: where the
-    node ids of the tests that fail are listed."""
-    done = server.run(_pytest_args(copy, args), {}, max(timeout, 1.0), _running, log, failed)
+    node ids of the tests that fail are listed; ``limits``: the time each test may have, by
+    node id (a test past its limit stops the run as its timeout does; the test a run was in
+    when it stopped is the last line of :func:`progress_of`)."""
+    done = server.run(
+        _pytest_args(copy, args),
+        {},
+        max(timeout, 1.0),
+        _running,
+        log,
+        failed,
+        progress_of(copy),
+        limits,
+    )
     if done is None:
         return None
     rc, seconds, stopped = done
@@ -352,6 +365,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         if not planned:  # no map and no time to make one
             planned = [(m, tests, "not run", "") for m in mutants]
         n_all = len(cover.items) if cover is not None else len(tests)
+        # Each test's own limit in a forked run (fork.TestWatch), from its coverage-pass time.
+        limits = limits_of(cover) if cover is not None else {}
         todo: list[tuple[int, Mutant, list[str], str, float]] = []
         for i, (m, run, why, key) in enumerate(planned):
             entry: dict[str, Any] = {
@@ -403,6 +418,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     extra["missed"] = outcome.startswith("killed")
                 if outcome.startswith("killed"):
                     extra["tail"] = _tail(_log_of(where))
+                if outcome == "killed-timeout" and servers.get(where) is not None:
+                    extra["test"] = last_test(progress_of(where))
             finally:
                 (where / module).write_text(original)
                 copies.put(where)
@@ -422,7 +439,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             log = _log_of(where)
             if server is not None:
                 failed = where.parent / f"{where.name}.failed"
-                done = _forked_pytest(server, where, run, min(timeout, left), log, failed)
+                done = _forked_pytest(server, where, run, min(timeout, left), log, failed, limits)
                 if done is None and server.proc.poll() is not None:
                     servers.pop(where, None)  # the server is gone: plain runs from now on
                 elif (
@@ -456,7 +473,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             log = where.parent / f"{where.name}.confirm.log"
             failed = where.parent / f"{where.name}.confirm.failed"
             try:
-                base = _forked_pytest(server, where, check, timeout, log, failed)
+                base = _forked_pytest(server, where, check, timeout, log, failed, limits)
             finally:
                 (where / module).write_text(mutated)
             if base is not None and base[0] == "survived":
@@ -494,8 +511,9 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 outcomes[key] = {"outcome": outcome, "seconds": round(secs, 1), **extra}
                 flag = "" if outcome.startswith("killed") else f"  <-- {outcome}"
                 if outcome == "killed-timeout":  # say which test it was in, to judge the kill
-                    flag = "  (timeout; last output: {})".format(
-                        (extra.get("tail") or ["none"])[-1]
+                    flag = "  (timeout{}; last output: {})".format(
+                        f" in {extra['test']}" if extra.get("test") else "",
+                        (extra.get("tail") or ["none"])[-1],
                     )
                 if extra.get("missed"):
                     flag = "  (killed by a test the selection did not pick)"
@@ -530,6 +548,11 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
     if opts.cache:
         _write_json(cache_path, cache)
     return _save(module, tests, results, saved_path, opts, final=True, base_s=base_s)
+
+
+def progress_of(copy: Path) -> Path:
+    """Where a forked run in ``copy`` names each test as it starts (beside the copy)."""
+    return copy.parent / f"{copy.name}.progress"
 
 
 def _log_of(copy: Path) -> Path:

@@ -194,6 +194,21 @@ def seconds_of(cover: CoverMap, tests: list[str] | None) -> float:
     return sum(float(item.get("seconds", 0.0)) for item in cover.items if item["id"] in chosen)
 
 
+# A test's own limit in a forked mutant run (``fork.TestWatch``): five times its time in the
+# coverage pass, and at least a minute (a fixture the pass charged to another test, a test
+# first to start a server in this run). The run's timeout stays three times all its tests.
+TEST_LIMIT_FACTOR = 5.0
+TEST_LIMIT_MIN_S = 60.0
+
+
+def limits_of(cover: CoverMap) -> dict[str, float]:
+    """Node id -> the time that test may have in a forked mutant run."""
+    return {
+        item["id"]: max(TEST_LIMIT_MIN_S, TEST_LIMIT_FACTOR * float(item.get("seconds", 0.0)))
+        for item in cover.items
+    }
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
