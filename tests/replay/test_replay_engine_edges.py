@@ -45,6 +45,16 @@ marker.write_text("ran")
 print("epoch 0 acc 0.5")
 """
 
+# acc is 100.0 when recorded and 100.000001 on every replay: 1e-8 of the value, inside float64's
+# default tolerance (rtol 1e-7 and atol 1e-7: 1.01e-5 here), outside a tolerance of 0.
+NUDGES = """
+import sys
+from pathlib import Path
+marker = Path(sys.argv[1])
+print("epoch 0 acc", 100.000001 if marker.exists() else 100.0)
+marker.write_text("ran")
+"""
+
 NAN = 'print("epoch 0 score nan")\nprint("epoch 1 score nan")\n'
 QUIET = 'print("done")\n'
 
@@ -63,6 +73,7 @@ def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "drifts.py").write_text(DRIFTS)
+    (root / "nudges.py").write_text(NUDGES)
     (root / "nan.py").write_text(NAN)
     (root / "draws_root.py").write_text(DRAWS_ROOT)
     (root / "metric_once.py").write_text(METRIC_ONCE)
@@ -100,6 +111,31 @@ def test_a_tolerance_given_on_one_side_takes_zero_for_the_other(
 ) -> None:
     run_id = _record(proj, "drifts.py", str(tmp_path / "ran"))
     r = run_ledger("replay", run_id, "--mode", "tolerance", *given, "--json", cwd=proj)
+    assert r.returncode == (0 if outcome == "reproduced" else 1), r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == outcome, verdict["summary"]
+    assert (verdict["settings"]["rtol"], verdict["settings"]["atol"]) == settings
+
+
+@pytest.mark.parametrize(
+    ("given", "outcome", "settings"),
+    [
+        # Neither given: each metric's dtype default (float64: rtol 1e-7, atol 1e-7), not 0.
+        (["--mode", "tolerance"], "reproduced", (None, None)),
+        # Bitwise compares bit for bit whatever is given; one given alone takes 0 for the
+        # other there too (the replay failed with exit 7 once it had run, before: its output
+        # files' comparison takes both or neither).
+        (["--mode", "bitwise", "--rtol", "1e-3"], "not-reproduced", (1e-3, 0.0)),
+    ],
+)
+def test_without_rtol_and_atol_the_dtype_defaults_hold_and_one_alone_takes_zero_in_any_mode(
+    proj: Path, tmp_path: Path, given: list[str], outcome: str, settings: tuple[object, object]
+) -> None:
+    """docs/how-to/record-and-replay.md: tolerance is `|replay - original| <= atol +
+    rtol*|original|` with per-dtype defaults; only a tolerance given on one side takes 0 for
+    the other (the test above)."""
+    run_id = _record(proj, "nudges.py", str(tmp_path / "ran"))
+    r = run_ledger("replay", run_id, *given, "--json", cwd=proj)
     assert r.returncode == (0 if outcome == "reproduced" else 1), r.stdout + r.stderr
     verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
     assert verdict["outcome"] == outcome, verdict["summary"]
