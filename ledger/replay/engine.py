@@ -52,8 +52,10 @@ class ReplayOutcome:
 
 def _validate(opts: ReplayOptions) -> None:
     opts.validate()
-    if (opts.rtol is None) != (opts.atol is None) and opts.mode == "tolerance":
-        # Only one given: take the other from 0 so the user's intent is kept explicit.
+    if (opts.rtol is None) != (opts.atol is None):
+        # Only one given: take the other from 0 so the user's intent is kept explicit. In
+        # every mode: bitwise compares without them, but its output files' settings, like
+        # compare_series, take both or neither (one alone failed after the replay had run).
         opts.rtol = opts.rtol or 0.0
         opts.atol = opts.atol or 0.0
 

@@ -142,3 +142,25 @@ def test_paths_under_the_working_directory_are_read_as_the_original(proj: Path) 
     (row,) = v["files"]
     assert row["path"] == "<stdout>" and row["status"] == "identical"
     assert any("read as the original's " + str(proj) in n for n in row["notes"]), row
+
+
+def test_a_record_without_a_captured_stdout_is_judged_on_what_it_has(proj: Path) -> None:
+    """A run record may hold no stdout (the field is optional: a Hydra job run whose output
+    the startup hook could not tee, its `.out` file not opened, has none): with no printed
+    text to compare, the replay's is not held against it (no `<stdout>` row "missing in
+    original", not reproduced), and the sampler is judged on its exit status alone."""
+    from ledger.run.find import load_run
+    from ledger.run.ids import new_run_id
+    from ledger.store import Store
+
+    store = Store.open(proj / ".ledger")
+    _, run = load_run(store, _record(proj, "sample.py"))
+    assert run.stdout is not None
+    bare = run.model_copy(update={"run_id": new_run_id(), "stdout": None})
+    store.set_ref(
+        f"runs/{bare.run_id}", store.put_json(bare.to_json()), op="seal", status="succeeded"
+    )
+    code, v = _replay(proj, bare.run_id)
+    assert code == 0 and v["outcome"] == "reproduced", v["summary"]
+    assert v["settings"]["compared"]["stdout"] is False and v["files"] == []
+    assert "exit-status-only" in v["labels"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from _support import init_ledger, run_ledger
+from test_seed_job_graces import nfs_files_busy
 
 METRIC = r"epoch (?P<step>\d+) acc (?P<acc>\S+)"
 
@@ -45,6 +46,39 @@ marker.write_text("ran")
 print("epoch 0 acc 0.5")
 """
 
+# acc is 100.0 when recorded and 100.000001 on every replay: 1e-8 of the value, inside float64's
+# default tolerance (rtol 1e-7 and atol 1e-7: 1.01e-5 here), outside a tolerance of 0.
+NUDGES = """
+import sys
+from pathlib import Path
+marker = Path(sys.argv[1])
+print("epoch 0 acc", 100.000001 if marker.exists() else 100.0)
+marker.write_text("ran")
+"""
+
+# NFS keeps a file that is removed while a process still holds it open as `.nfs<digits>`, and
+# refuses to remove that until the process lets go (EBUSY, nfs_files_busy). This program leaves
+# one where it runs, as one whose logger or data-loader process outlives it would on NFS.
+NFS_HELD = """
+from pathlib import Path
+Path(".nfs0000000000b1e5a100000004").write_text("held open")
+print("epoch 0 acc 0.5")
+"""
+
+# As METRIC_ONCE (exits 3 on replay before printing its metric), leaving an `.nfs` file first.
+NFS_HELD_ONCE = """
+import sys
+from pathlib import Path
+import ledger
+ledger.seed()
+marker = Path(sys.argv[1])
+Path(".nfs0000000000b1e5a100000005").write_text("held open")
+if marker.exists():
+    sys.exit(3)
+marker.write_text("ran")
+print("epoch 0 acc 0.5")
+"""
+
 NAN = 'print("epoch 0 score nan")\nprint("epoch 1 score nan")\n'
 QUIET = 'print("done")\n'
 
@@ -63,6 +97,9 @@ def proj(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "drifts.py").write_text(DRIFTS)
+    (root / "nudges.py").write_text(NUDGES)
+    (root / "nfs_held.py").write_text(NFS_HELD)
+    (root / "nfs_held_once.py").write_text(NFS_HELD_ONCE)
     (root / "nan.py").write_text(NAN)
     (root / "draws_root.py").write_text(DRAWS_ROOT)
     (root / "metric_once.py").write_text(METRIC_ONCE)
@@ -104,6 +141,81 @@ def test_a_tolerance_given_on_one_side_takes_zero_for_the_other(
     verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
     assert verdict["outcome"] == outcome, verdict["summary"]
     assert (verdict["settings"]["rtol"], verdict["settings"]["atol"]) == settings
+
+
+@pytest.mark.parametrize(
+    ("given", "outcome", "settings"),
+    [
+        # Neither given: each metric's dtype default (float64: rtol 1e-7, atol 1e-7), not 0.
+        (["--mode", "tolerance"], "reproduced", (None, None)),
+        # Bitwise compares bit for bit whatever is given; one given alone takes 0 for the
+        # other there too (the replay failed with exit 7 once it had run, before: its output
+        # files' comparison takes both or neither).
+        (["--mode", "bitwise", "--rtol", "1e-3"], "not-reproduced", (1e-3, 0.0)),
+    ],
+)
+def test_without_rtol_and_atol_the_dtype_defaults_hold_and_one_alone_takes_zero_in_any_mode(
+    proj: Path, tmp_path: Path, given: list[str], outcome: str, settings: tuple[object, object]
+) -> None:
+    """docs/how-to/record-and-replay.md: tolerance is `|replay - original| <= atol +
+    rtol*|original|` with per-dtype defaults; only a tolerance given on one side takes 0 for
+    the other (the test above)."""
+    run_id = _record(proj, "nudges.py", str(tmp_path / "ran"))
+    r = run_ledger("replay", run_id, *given, "--json", cwd=proj)
+    assert r.returncode == (0 if outcome == "reproduced" else 1), r.stdout + r.stderr
+    verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+    assert verdict["outcome"] == outcome, verdict["summary"]
+    assert (verdict["settings"]["rtol"], verdict["settings"]["atol"]) == settings
+
+
+def test_a_workspace_file_that_nfs_holds_open_leaves_the_verdict_as_it_was(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict is stored before the workspace is removed: a file there that cannot be
+    removed (NFS's `.nfs...` file) stays, with its folders, and the replay still reports the
+    verdict it stored, not a failure that says none was stored."""
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ReplayOptions
+    from ledger.store import Store
+
+    run_id = _record(proj, "nfs_held.py")
+    parent = tmp_path / "workspaces"
+    parent.mkdir()
+    nfs_files_busy(monkeypatch)
+    store = Store.open(proj / ".ledger")
+    outcome = replay(store, run_id, ReplayOptions(workspace_parent=parent))
+    assert (outcome.verdict.outcome, outcome.exit_code) == ("reproduced", 0)
+    (replay_id,) = outcome.verdict.replays
+    assert store.refs.get(f"verdicts/{run_id}/{replay_id}") == outcome.verdict_oid
+    left = [str(p.relative_to(parent)) for p in parent.rglob("*") if p.is_file()]
+    (ws,) = outcome.workspaces
+    assert left == [f"{ws.name}/code/.nfs0000000000b1e5a100000004"]
+
+
+def test_a_failed_replay_whose_workspace_nfs_holds_reports_its_own_error(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay that fails (here no seed gave the metric) removes its workspaces: what NFS
+    holds stays, and the error the user reads is still why the replay failed; the replay
+    runs are indexed and no verdict is stored."""
+    from ledger.errors import ReplayError
+    from ledger.replay.engine import replay
+    from ledger.replay.options import ReplayOptions
+    from ledger.store import Store
+
+    run_id = _record(proj, "nfs_held_once.py", str(tmp_path / "ran"))
+    parent = tmp_path / "workspaces"
+    parent.mkdir()
+    nfs_files_busy(monkeypatch)
+    store = Store.open(proj / ".ledger")
+    opts = ReplayOptions(mode="seeds", seeds=2, workspace_parent=parent)
+    with pytest.raises(ReplayError, match="only 0 of 2 replays produced metric 'acc'"):
+        replay(store, run_id, opts)
+    left = sorted(str(p.relative_to(parent)) for p in parent.rglob("*") if p.is_file())
+    assert [p.split("/", 1)[1] for p in left] == ["code/.nfs0000000000b1e5a100000005"] * 2
+    assert not (proj / ".ledger" / "refs" / "verdicts").exists()
+    (listed,) = json.loads(run_ledger("ls", "--json", cwd=proj).stdout)
+    assert (listed["run_id"], listed["replays"]) == (run_id, 2)  # both replay runs indexed
 
 
 @pytest.mark.parametrize("count", [30, 31])
