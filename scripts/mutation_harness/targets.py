@@ -1753,6 +1753,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "ValueTally.skip's three callers (structured, tables, tensors) read it as a truth value "
         "(`if`, `elif`, `and`): None is as false as False"
     ),
+    **{
+        (
+            "ledger/replay/compare/tensorboard.py",
+            'first = min(candidates, key=lambda d: (d.step, d.kind != "value")) '
+            "if candidates else None",
+            mutation,
+        ): (
+            "a difference's kind is 'value' or 'structure', and 'structure' < 'value': `<` is "
+            "the same test as `!=`; under `>` both kinds give False, and min() keeps the first "
+            "of equal keys, the value difference (listed before the structural one)"
+        )
+        for mutation in (
+            "d.kind != 'value' -> d.kind < 'value'",
+            "d.kind != 'value' -> d.kind > 'value'",
+        )
+    },
+    (
+        "ledger/replay/compare/checkpoints.py",
+        "return tensor_from_torch(read_tensors(store.objects, [entry], chunk_size)[0])",
+        "0 -> -1",
+    ): "read_tensors returns one tensor per entry it is given: of one, [0] is [-1]",
     # mutverdict (issue 37): seed_effect.py.
     (
         "ledger/replay/seed_effect.py",
