@@ -1774,6 +1774,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "return tensor_from_torch(read_tensors(store.objects, [entry], chunk_size)[0])",
         "0 -> -1",
     ): "read_tensors returns one tensor per entry it is given: of one, [0] is [-1]",
+    (
+        "ledger/replay/compare/structured.py",
+        "return docs[0] if len(docs) == 1 else docs",
+        "0 -> -1",
+    ): "read only when the YAML file holds one document: of one, [0] is [-1]",
+    (
+        "ledger/replay/compare/structured.py",
+        "cut = min((i for i, c in enumerate(text) if c in _OPENERS), default=-1)",
+        "1 -> 2",
+    ): "the default only has to fail `cut > 0`, the one test of it: -2 fails it as -1 does",
     # mutverdict (issue 37): seed_effect.py.
     (
         "ledger/replay/seed_effect.py",
