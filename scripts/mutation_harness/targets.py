@@ -1784,6 +1784,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "cut = min((i for i, c in enumerate(text) if c in _OPENERS), default=-1)",
         "1 -> 2",
     ): "the default only has to fail `cut > 0`, the one test of it: -2 fails it as -1 does",
+    (_COMMON, "self.inexact += 1", "self.inexact += 1 -> ="): (
+        "ValueTally.inexact is read only by status(), as true or false (close or identical), "
+        "and 1 is as true as any count"
+    ),
     # mutverdict (issue 37): seed_effect.py.
     (
         "ledger/replay/seed_effect.py",
