@@ -46,3 +46,31 @@ def test_a_difference_on_one_rank_is_named_by_its_rank(store: Store) -> None:
     one_rank = compare_checkpoints(store, same, other, CompareSettings())
     assert one_rank.first_difference is not None
     assert one_rank.first_difference.key == "model/w"  # one rank: no prefix
+
+
+def test_the_tensors_after_one_only_in_the_original_are_still_compared(store: Store) -> None:
+    a = _save(store, "a", {"extra": torch.ones(3), "w": torch.zeros(2)})
+    b = _save(store, "b", {"w": torch.tensor([0.0, 0.5])})
+    result = compare_checkpoints(store, a, b, CompareSettings())
+    # "extra", w's two elements (one differs), the step, and in the skeleton state.extra (only
+    # in the original) and state.w
+    assert (result.status, result.mismatches, result.total) == ("different", 3, 1 + 2 + 3)
+    diff = result.first_difference
+    assert diff is not None and (diff.kind, diff.key) == ("structure", "extra")
+
+
+def test_a_replay_saved_by_fewer_ranks_is_different_not_an_error(store: Store) -> None:
+    """The other way round from the test of one rank against two in test_compare_checkpoints:
+    the original saved by two ranks, the replay by one."""
+    one = _save(store, "a", {"w": torch.zeros(2)})
+    two = _two_ranks(store, one, one)
+    result = compare_checkpoints(store, two, one, CompareSettings())
+    assert (result.status, result.unit, result.mismatches, result.total) == (
+        "different",
+        "checkpoints",
+        1,
+        1,
+    )
+    diff = result.first_difference
+    assert diff is not None and (diff.key, diff.original, diff.replay) == ("world_size", "2", "1")
+    assert diff.description == "saved by 2 vs 1 ranks"

@@ -135,3 +135,18 @@ def test_a_value_within_tolerance_counts_once_as_inexact() -> None:
     assert (tally.total, tally.mismatches, tally.inexact) == (1, 0, 1)
     assert tally.status() == "close"
     assert tally.first is None
+
+
+def test_each_path_equal_once_mapped_is_counted() -> None:
+    roots = [(["/home/u/proj"], ["/tmp/ws/code"])]
+    tally = ValueTally(CompareSettings(path_roots=roots, shared_paths=[]))
+    tally.value("best", "/home/u/proj/ckpt/e0.ckpt", "/tmp/ws/code/ckpt/e0.ckpt", ["best"])
+    tally.value("data", "/home/u/proj/data", "/tmp/ws/code/data", ["data"])
+    tally.value("name", "run", "run", ["name"])
+    assert (tally.total, tally.mismatches, tally.mapped) == (3, 0, 2)
+    result = tally.result("s.json", "structured")
+    assert result.status == "identical"
+    assert result.notes == [
+        "2 path(s) equal once mapped: paths under /home/u/proj read as under the replay's "
+        "/tmp/ws/code"
+    ]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger._hashing import hash_file
-from ledger.replay.compare import CompareSettings
+from ledger.replay.compare import CompareSettings, digest
 from ledger.replay.compare.digest import compare_digests, first_differing_byte
 
 SETTINGS = CompareSettings()
@@ -22,6 +22,50 @@ def _pair(tmp_path: Path, a: bytes, b: bytes) -> tuple[Path, Path]:
     pa.write_bytes(a)
     pb.write_bytes(b)
     return pa, pb
+
+
+class _CountedView:
+    """A memoryview that counts its comparisons, and stops a search that goes on past
+    ``limit`` (an endless loop fails here at once instead of spinning)."""
+
+    def __init__(self, view: memoryview, count: list[int], limit: int) -> None:
+        self.view, self.count, self.limit = view, count, limit
+
+    def __getitem__(self, key: slice) -> _CountedView:
+        return _CountedView(self.view[key], self.count, self.limit)
+
+    def __eq__(self, other: object) -> bool:
+        assert isinstance(other, _CountedView)
+        self.count[0] += 1
+        assert self.count[0] <= self.limit, f"more than {self.limit} comparisons"
+        return self.view == other.view
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# First in the file: under a mutant that never ends the search (``hi - lo`` -> ``hi + lo``), the
+# mutation harness stops at this test's failure instead of timing out the tests after it.
+@pytest.mark.parametrize("size", [2, 3, 7, 8, 33, 1000, MIB])
+def test_the_first_difference_takes_one_comparison_per_halving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A binary search: one comparison of the whole, then one per halving of the range."""
+    count = [0]
+    limit = size.bit_length() + 1  # 21 comparisons for a MiB
+    monkeypatch.setattr(
+        digest,
+        "memoryview",
+        lambda data: _CountedView(memoryview(data), count, limit),
+        raising=False,
+    )
+    base = bytes(range(256)) * (size // 256 + 1)
+    for at in sorted({0, 1, size // 2, size - 2, size - 1}):
+        count[0] = 0
+        changed = bytearray(base[:size])
+        changed[at] ^= 0x5A
+        a, b = _pair(tmp_path, base[:size], bytes(changed))
+        assert first_differing_byte(a, b) == at, (size, at)
+        assert 1 < count[0] <= limit, (size, at, count[0])
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 8, 33, 1000])

@@ -90,3 +90,27 @@ def test_bytes_that_are_not_utf8_are_compared_not_merged(tmp_path: Path) -> None
     assert (diff.original, diff.replay) == ("'ok \\\\xff'", "'ok \\\\xfe'")
     c, d = _pair(tmp_path, b"ok \xff\n", b"ok \xff\r\n")
     assert compare_files(c, d, LOGS).status == "identical"
+
+
+def test_lines_naming_the_working_tree_are_mapped_and_the_lines_after_them_compared(
+    tmp_path: Path,
+) -> None:
+    """A log printing paths under the working tree (``/home/u/proj`` in the original, the
+    replay's workspace in the replay): each such line counts as the same once mapped, and the
+    lines after it are still compared."""
+    roots = [(["/home/u/proj"], ["/tmp/ws/code"])]
+    settings = CompareSettings(include_logs=True, path_roots=roots, shared_paths=[])
+    a, b = _pair(
+        tmp_path,
+        b"/home/u/proj/data\n/home/u/proj/ckpt/e0.ckpt\nepoch 1\nloss 0.5\n",
+        b"/tmp/ws/code/data\n/tmp/ws/code/ckpt/e0.ckpt\nepoch 1\nloss 0.7\n",
+    )
+    result = compare_log_files(a, b, settings)
+    assert (result.status, result.mismatches, result.total) == ("different", 1, 4)
+    diff = result.first_difference
+    assert diff is not None
+    assert (diff.line, diff.original, diff.replay) == (4, "'loss 0.5'", "'loss 0.7'")
+    assert result.notes == [
+        "2 path(s) equal once mapped: paths under /home/u/proj read as under the replay's "
+        "/tmp/ws/code"
+    ]

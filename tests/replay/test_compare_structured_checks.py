@@ -62,6 +62,14 @@ def test_a_parse_error_names_only_its_first_line(tmp_path: Path) -> None:
         load_structured(tmp_path / "c.yaml")
     assert info.value.reason.startswith("cannot parse c.yaml as YAML: ")
     assert "\n" not in info.value.reason
+    # a control character: the YAML reader's message has two lines, the second its position
+    (tmp_path / "bel.yaml").write_bytes(b"a: 1\x07\n")
+    with pytest.raises(NotComparable) as bel:
+        load_structured(tmp_path / "bel.yaml")
+    assert bel.value.reason == (
+        "cannot parse bel.yaml as YAML: unacceptable character #x0007: control characters are "
+        "not allowed"
+    )
     (tmp_path / "bad.json").write_bytes(b'{"a": "\xff"}')
     with pytest.raises(NotComparable, match=r"cannot parse bad\.json as JSON: .utf-8. codec"):
         load_structured(tmp_path / "bad.json")

@@ -145,3 +145,45 @@ def test_a_header_followed_by_a_blank_line_is_still_a_header(tmp_path: Path) -> 
     assert result.notes == ["header: step, loss"]
     assert result.first_difference is not None
     assert result.first_difference.description.startswith("row 3, column 'loss'")
+
+
+def test_a_table_ending_in_a_blank_line_keeps_its_header(tmp_path: Path) -> None:
+    """Only an empty first row means "no header": a blank line at the end (an extra newline
+    some writers leave) does not."""
+    a, b = _pair(tmp_path, "m.csv", "step,loss\n1,2.0\n\n", "step,loss\n1,2.5\n\n")
+    result = compare_files(a, b, TOLERANCE)
+    assert result.notes == ["header: step, loss"]
+    assert result.first_difference is not None
+    assert result.first_difference.description.startswith("row 2, column 'loss': 2.0 != 2.5")
+
+
+def test_each_cell_past_the_shorter_row_is_structural(tmp_path: Path) -> None:
+    a, b = _pair(tmp_path, "m.csv", "1,2\n3\n", "1,2\n3,4,5\n")
+    result = compare_files(a, b, TOLERANCE)
+    assert (result.mismatches, result.total) == (2, 5)
+
+
+SKIP_TIMINGS = CompareSettings(mode="tolerance", skip_volatile=True)
+
+
+def test_the_columns_after_a_timing_column_are_compared(tmp_path: Path) -> None:
+    a, b = _pair(
+        tmp_path, "m.csv", "step,epoch_time,loss\n1,0.5,0.25\n", "step,epoch_time,loss\n1,0.7,0.5\n"
+    )
+    result = compare_files(a, b, SKIP_TIMINGS)
+    assert (result.status, result.mismatches) == ("different", 1)
+    assert result.first_difference is not None
+    assert result.first_difference.description.startswith("row 2, column 'loss': 0.25 != 0.5")
+    assert result.notes[-1] == "not compared: column 'epoch_time' (timing)"
+
+
+def test_a_timing_columns_header_is_still_compared(tmp_path: Path) -> None:
+    """Only a timing column's values are left out: its name in the header is text like any
+    other, so a renamed column is a difference."""
+    a, b = _pair(tmp_path, "m.csv", "step,epoch_time\n1,0.5\n", "step,epoch_secs\n1,0.7\n")
+    result = compare_files(a, b, SKIP_TIMINGS)
+    assert (result.status, result.mismatches) == ("different", 1)
+    assert result.first_difference is not None
+    assert result.first_difference.description == (
+        "row 1, column 'epoch_time': 'epoch_time' != 'epoch_secs'"
+    )

@@ -172,3 +172,37 @@ def test_without_the_tensorboard_package_event_files_are_not_comparable(
     (tmp_path / "events.out.tfevents.1").write_bytes(b"")
     with pytest.raises(NotComparable, match="the tensorboard package is needed"):
         read_event_scalars(tmp_path / "events.out.tfevents.1")
+
+
+def _record(payload: bytes) -> bytes:
+    """One TFRecord as the reader takes it: length, its CRC (not checked), payload, CRC."""
+    import struct
+
+    return struct.pack("<Q", len(payload)) + bytes(4) + payload + bytes(4)
+
+
+def _scalar_event(tag: str, step: int, value: float) -> bytes:
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
+    return event_pb2.Event(step=step, wall_time=1.0e9, summary=summary).SerializeToString()
+
+
+def test_the_notes_of_every_event_file_of_a_directory_are_kept(tmp_path: Path) -> None:
+    """An unreadable record in the first of two event files is noted, though the second file
+    reads cleanly."""
+    require_module("tensorboard")
+    from ledger.replay.compare import compare_files
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    good = _record(_scalar_event("loss", 1, 0.5))
+    (tmp_path / "a" / "events.out.tfevents.1").write_bytes(_record(b"\xff\xff\xff"))
+    (tmp_path / "a" / "events.out.tfevents.2").write_bytes(good)
+    (tmp_path / "b" / "events.out.tfevents.1").write_bytes(good)
+    result = compare_files(tmp_path / "a", tmp_path / "b", BITWISE)
+    assert (result.status, result.total) == ("identical", 1)
+    assert result.notes == [
+        "original: events.out.tfevents.1: an unreadable event record was skipped",
+        "2 vs 1 event files; 1 tags",
+    ]

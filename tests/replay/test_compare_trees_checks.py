@@ -132,6 +132,15 @@ def test_truncated_trees_are_noted(store: Store, tmp_path: Path) -> None:
     assert compare_trees(store, b, b, SETTINGS, tmp_path).notes == []
 
 
+def test_a_file_the_replay_made_executable_is_noted(store: Store, tmp_path: Path) -> None:
+    """The executable bit is noted whichever side set it (a bool compared both ways)."""
+    plain = _tree(store, {"run.sh": b"echo"})
+    made_executable = _tree(store, {"run.sh": b"echo"}, executable={"run.sh"})
+    script = _files(compare_trees(store, plain, made_executable, SETTINGS, tmp_path))["run.sh"]
+    assert script.status == "identical"
+    assert script.notes == ["executable bit: False vs True"]
+
+
 def test_equal_symlinks_are_identical_and_a_changed_mode_is_noted(
     store: Store, tmp_path: Path
 ) -> None:
