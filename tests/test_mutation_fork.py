@@ -132,6 +132,45 @@ def test_a_hang_is_stopped_with_everything_it_started(
     assert _outcome(server, checkout) == "survived"
 
 
+@pytest.mark.parametrize("forked", [True, False])
+def test_a_process_the_tests_started_in_a_session_of_its_own_is_stopped_too(
+    checkout: Path, server: ForkServer, tmp_path: Path, forked: bool
+) -> None:
+    """``ledger record`` starts the recorded program in a session of its own, out of the
+    run's, which is all the harness's ``killpg`` stops: a mutant's run stopped by its timeout
+    left such programs running for 20 minutes (7 December). They carry the run's mark."""
+    pid_file = tmp_path / "detached.pid"
+    (checkout / "tests" / "test_value.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import subprocess, sys, time
+
+
+            def test_hangs():
+                p = subprocess.Popen(
+                    [sys.executable, "-c", "import time; time.sleep(600)"],
+                    start_new_session=True,
+                )
+                open({str(pid_file)!r}, "w").write(str(p.pid))
+                time.sleep(600)
+            """
+        )
+    )
+    if forked:
+        outcome = mutation._forked_pytest(server, checkout, ["tests"], 3)
+        assert outcome is not None and outcome[0] == "killed-timeout"
+    else:
+        assert mutation._pytest(checkout, ["tests"], 3)[0] == "killed-timeout"
+    detached = int(pid_file.read_text())
+    deadline = time.monotonic() + 60
+    while _alive(detached) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(detached)
+    if alive:
+        os.kill(detached, 9)
+    assert not alive
+
+
 def _outcome(server: ForkServer, checkout: Path) -> str | None:
     done = mutation._forked_pytest(server, checkout, ["tests"], 60)
     return None if done is None else done[0]

@@ -208,8 +208,39 @@ def _threads() -> int:
         return 1
 
 
+# Every process of a test run carries this variable (the run's id): a process the tests
+# started in a session of its own (``ledger record`` starts the recorded program so) leaves the
+# run's session, which is all ``killpg`` stops; :func:`kill_marked` finds it by the variable.
+RUN_MARK = "LEDGER_MUTATION_RUN"
+
+
+def kill_marked(run_id: str) -> list[int]:
+    """SIGKILL every process whose environment carries ``RUN_MARK=run_id`` (what a stopped run
+    left running outside its session); the pids killed. Without ``/proc``, nothing."""
+    needle = f"{RUN_MARK}={run_id}".encode()
+    killed: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return killed
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                marked = needle in fh.read().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to read
+        if marked:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(name), signal.SIGKILL)
+                killed.append(int(name))
+    return killed
+
+
 def _child(request: dict[str, Any]) -> int:
     os.setsid()
+    os.environ[RUN_MARK] = str(os.getpid())
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     log = request.get("log")
@@ -451,6 +482,7 @@ def _wait(pid: int, timeout: float, watch: TestWatch | None = None) -> tuple[int
     _, status = os.waitpid(pid, 0)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+    kill_marked(str(pid))
     return os.waitstatus_to_exitcode(status), stopped
 
 

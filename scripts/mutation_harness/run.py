@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -24,7 +25,15 @@ from typing import Any
 
 from . import REPO
 from .cache import _load_json, _write_json
-from .fork import ForkServer, failed_tests, last_test, shared_modules, wait_run
+from .fork import (
+    RUN_MARK,
+    ForkServer,
+    failed_tests,
+    kill_marked,
+    last_test,
+    shared_modules,
+    wait_run,
+)
 from .mutate import Mutant, _compiles, apply, mutants_of
 from .report import _save
 from .selection import (
@@ -105,6 +114,9 @@ def _tail(log: Path) -> list[str]:
     return lines[-TAIL_LINES:]
 
 
+_plain_runs = itertools.count()  # each plain run's own RUN_MARK value
+
+
 def _pytest(
     copy: Path,
     args: list[str],
@@ -116,7 +128,8 @@ def _pytest(
     """Run the tests against the copy; the whole process group is stopped whatever happens.
     ``log``: where pytest's output goes (a baseline's, to say why it failed); else nowhere.
     ``options``: pytest's own, kept on its command line (``_pytest_args``)."""
-    env = _pytest_env(copy, env_extra)
+    mark = f"plain-{os.getpid()}-{next(_plain_runs)}"
+    env = {**_pytest_env(copy, env_extra), RUN_MARK: mark}
     t0 = time.monotonic()
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -146,6 +159,7 @@ def _pytest(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        kill_marked(mark)  # and what they started in sessions of their own
         _running.discard(proc.pid)
     return outcome, time.monotonic() - t0
 
