@@ -346,11 +346,8 @@ def test_a_private_ledger_that_cannot_all_be_removed_does_not_fail_the_job(
     assert left == [".nfs0000000000b1e5a100000001"]  # only what could not be removed
 
 
-def test_a_seed_job_given_an_imported_run_refuses_it_by_name(tmp_path: Path) -> None:
-    """`ledger replay` refuses an imported run before any job starts; a job handed one anyway
-    (its job folder written by something else) says so instead of failing on the missing
-    contract."""
-    store = Store.init(tmp_path / ".ledger")
+def _imported_run(store: Store) -> Run:
+    """A run imported from an MLflow store (no contract), stored under its run ref."""
     run = Run(
         schema_version=2,  # type: ignore[call-arg]  # the field is aliased to "schema"
         run_id="20261130T000000.000000Z-0b5619de", status="succeeded",
@@ -363,6 +360,15 @@ def test_a_seed_job_given_an_imported_run_refuses_it_by_name(tmp_path: Path) -> 
     )  # fmt: skip
     oid = store.put_json(run.to_json())
     store.set_ref(run_ref(run.run_id), oid, op="import", origin="mlflow:file:///m/mlruns")
+    return run
+
+
+def test_a_seed_job_given_an_imported_run_refuses_it_by_name(tmp_path: Path) -> None:
+    """`ledger replay` refuses an imported run before any job starts; a job handed one anyway
+    (its job folder written by something else) says so instead of failing on the missing
+    contract."""
+    store = Store.init(tmp_path / ".ledger")
+    run = _imported_run(store)
     job = _seed_job(run.run_id, store.root, tmp_path)
     with pytest.raises(ReplayError, match=f"run {run.run_id} was imported: it has no contract"):
         job._replay(store, [], [])
@@ -539,18 +545,7 @@ def test_a_job_s_result_counts_only_when_it_names_this_seed_s_replay(tmp_path: P
     assert r.returncode == 0, r.stderr
     other = str(json.loads(r.stderr.strip().splitlines()[-1])["run_id"])  # seeded, no replay
     store = Store.open(repo / ".ledger")
-    imported = Run(
-        schema_version=2,  # type: ignore[call-arg]  # the field is aliased to "schema"
-        run_id="20261130T000000.000000Z-0b5619de", status="succeeded",
-        started=datetime(2026, 11, 30, tzinfo=UTC), host="", pid=0, contract=None,
-        contract_digest=None, ledger_version="0",
-        imported=Imported(
-            source="mlflow", tracking_uri="file:///m/mlruns", experiment_id="1",
-            experiment="e", run_id="0b5619de7d8442cf8e54a381d0676186", status="FINISHED",
-        ),
-    )  # fmt: skip
-    oid = store.put_json(imported.to_json())
-    store.set_ref(run_ref(imported.run_id), oid, op="import", origin="mlflow:file:///m/mlruns")
+    imported = _imported_run(store)
     _, run = load_run(store, run_id)
     folder = tmp_path / "jobs"
     folder.mkdir()
