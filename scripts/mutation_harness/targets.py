@@ -1740,6 +1740,22 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "changes nothing"
     ),
     # round 15 (issue 37): the rest of compare/ rerun with the operators of 5 December.
+    # round 15, the lead's run of trees.py and tensors.py (7 December, morning).
+    (
+        "ledger/replay/compare/trees.py",
+        "pair(xs[0], ys[0])",
+        "0 -> -1",
+    ): "inside `if len(xs) == 1 and len(ys) == 1`: a one-item list's [-1] is its [0]",
+    (
+        "ledger/replay/compare/trees.py",
+        "pair(left[0], right[0])",
+        "0 -> -1",
+    ): "inside `if len(left) == 1 and len(right) == 1`: a one-item list's [-1] is its [0]",
+    (
+        "ledger/replay/compare/tensors.py",
+        'elif tally.skip(key.rsplit(".", 1)[-1], key):',
+        "1 -> 2",
+    ): "the last part is the same however many splits come before it",
     (
         "ledger/replay/compare/trees.py",
         'if a is not None and b is not None and (a.type != b.type or a.type == "symlink"):',

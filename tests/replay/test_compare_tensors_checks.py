@@ -120,6 +120,23 @@ def test_a_missing_key_does_not_stop_the_comparison_of_the_keys_after_it(
     assert result.mismatches == 1 + 3
 
 
+def test_a_timing_left_out_does_not_stop_the_comparison_of_the_keys_after_it(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint that keeps a timing beside its state (Lightning's Timer) has it left out
+    of a replay's comparison, and the keys after it are still compared: an epoch that differs
+    after it is found (``continue`` -> ``break`` there passed every test before this one)."""
+    original = {"timer": {"time_elapsed": 12.5}, "epoch": 3, "w": torch.zeros(2)}
+    a, b = _save_pair(
+        tmp_path, original, {"timer": {"time_elapsed": 13.1}, "epoch": 4, "w": torch.zeros(2)}
+    )
+    result = compare_files(a, b, CompareSettings(mode="tolerance", skip_volatile=True))
+    assert result.status == "different"
+    assert result.first_difference is not None and result.first_difference.key == "epoch"
+    assert "not compared: timer.time_elapsed (timing)" in result.notes
+    assert "1 tensors compared" in result.notes
+
+
 def test_strings_that_differ_in_several_places_report_the_first(tmp_path: Path) -> None:
     """Arrays without numbers are compared element by element; with two differing elements
     the report names the first, not the last (cosmic-ray's ``flat[0]`` -> ``flat[-1]`` passed
