@@ -413,6 +413,37 @@ def test_a_kill_keeps_the_last_lines_of_the_run_that_killed(
         ), (fork, three["tail"])
 
 
+def test_a_mutant_stopped_by_a_test_s_limit_names_that_test_not_the_confirming_run_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked kill is confirmed by a forked run of the unmutated module, which runs every
+    test of the mutant's run: the test the result names is the one the mutant hung in, not
+    the last one the confirming run started (both once wrote the same progress file)."""
+    from mutation_harness import selection
+
+    repo = tmp_path / "repo"
+    (repo / "pkgw").mkdir(parents=True)
+    (repo / "pkgw" / "__init__.py").write_text("")
+    (repo / "pkgw" / "spin.py").write_text(
+        "def spin(n):\n    while n != 0:\n        n -= 1\n    return n\n"
+    )
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_spin.py").write_text(
+        "from pkgw.spin import spin\n\n\ndef test_first():\n    assert spin(3) == 0\n\n\n"
+        "def test_second():\n    assert spin(1) == 0\n"
+    )
+    monkeypatch.setattr(run, "REPO", repo)
+    monkeypatch.setattr(mutate, "REPO", repo)
+    monkeypatch.setattr(selection, "TEST_LIMIT_MIN_S", 2.0)
+    opts = mutation.Options(tests=["tests/test_spin.py"], fork=True, cache=False)
+    summary = mutation.run_module("pkgw/spin.py", out_dir=tmp_path / "out", opts=opts)
+    # line 3's mutants run both tests, and one that spins hangs in the first (``1 -> 2``: 3,
+    # 1, -1, ...); the first such kill is confirmed by a run of both, which ends in the second
+    hangs = [r for r in summary["results"] if r["outcome"] == "killed-timeout"]
+    assert any(r["line"] == 3 and r["mutation"] == "1 -> 2" for r in hangs), hangs
+    assert {r["test"] for r in hangs} == {"tests/test_spin.py::test_first"}
+
+
 def test_a_run_stopped_by_the_timeout_keeps_what_it_printed(
     checkout: Path, server: ForkServer, tmp_path: Path
 ) -> None:

@@ -370,6 +370,9 @@ def test_a_watched_test_is_over_its_limit_counted_from_when_it_was_seen_starting
     assert not watch.over(31.0)  # c: no limit
     assert not watch.over(1000.0)
     with open(progress, "a") as fh:
-        fh.write("t::b\n")
+        fh.write("t::")  # a line still being written is not read yet
+    assert not watch.over(1001.0)
+    with open(progress, "a") as fh:
+        fh.write("b\n")
     assert not watch.over(1001.0)
     assert watch.over(1006.0)

@@ -330,9 +330,10 @@ class TestWatch:
                 more = fh.read()
         except OSError:
             more = b""
-        if more:
-            self.read += len(more)
-            started = [line for line in more.decode(errors="replace").splitlines() if line]
+        whole = more[: more.rfind(b"\n") + 1]  # a line still being written waits
+        if whole:
+            self.read += len(whole)
+            started = [line for line in whole.decode(errors="replace").splitlines() if line]
             if started:
                 self.test, self.since = started[-1], had
         limit = None if self.test is None else self.limits.get(self.test)

@@ -185,12 +185,13 @@ def _forked_pytest(
     log: Path | None = None,
     failed: Path | None = None,
     limits: dict[str, float] | None = None,
+    progress: Path | None = None,
 ) -> tuple[str, float] | None:
     """Run the tests in a child forked from ``server``; None when that run cannot be trusted
     (the caller runs them plainly). ``log``: where pytest's output goes; ``failed``: where the
     node ids of the tests that fail are listed; ``limits``: the time each test may have, by
     node id (a test past its limit stops the run as its timeout does; the test a run was in
-    when it stopped is the last line of :func:`progress_of`)."""
+    when it stopped is the last line of ``progress``, by default :func:`progress_of`)."""
     done = server.run(
         _pytest_args(copy, args),
         {},
@@ -198,7 +199,7 @@ def _forked_pytest(
         _running,
         log,
         failed,
-        progress_of(copy),
+        progress_of(copy) if progress is None else progress,
         limits,
     )
     if done is None:
@@ -432,7 +433,7 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                     extra["missed"] = outcome.startswith("killed")
                 if outcome.startswith("killed"):
                     extra["tail"] = _tail(_log_of(where))
-                if outcome == "killed-timeout" and servers.get(where) is not None:
+                if outcome == "killed-timeout":
                     extra["test"] = last_test(progress_of(where))
             finally:
                 (where / module).write_text(original)
@@ -464,6 +465,8 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 ):
                     done = None  # the kill is not the mutant's: run it plainly
             if done is None:
+                # A plain run names no test: the forked run's list must not speak for it.
+                progress_of(where).unlink(missing_ok=True)
                 done = _pytest(where, run, min(timeout, left), log=log)
             if done[0] == "killed-timeout" and left < timeout:
                 return "not-run", 0.0
@@ -486,8 +489,10 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
             (where / module).write_text(original)
             log = where.parent / f"{where.name}.confirm.log"
             failed = where.parent / f"{where.name}.confirm.failed"
+            # Its own progress file: the mutant's names the test the mutant's run stopped in.
+            progress = where.parent / f"{where.name}.confirm.progress"
             try:
-                base = _forked_pytest(server, where, check, timeout, log, failed, limits)
+                base = _forked_pytest(server, where, check, timeout, log, failed, limits, progress)
             finally:
                 (where / module).write_text(mutated)
             if base is not None and base[0] == "survived":
