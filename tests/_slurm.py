@@ -22,6 +22,8 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from _support import ends_with_this_process
+
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel")
 ACCOUNTING = ("slurmdbd", "mariadbd", "mariadb-install-db", "sacctmgr")
 _START_S = 60.0
@@ -152,11 +154,12 @@ def _running(pid: int) -> bool:
 def _daemon(
     argv: list[str], log: Path, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
-    """``argv`` in the foreground of a session of its own, its output to ``log``."""
+    """``argv`` in the foreground of a session of its own, its output to ``log``; it gets
+    SIGTERM if this process ends without stopping it (a pytest killed by SIGKILL)."""
     with open(log, "ab") as out:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=ends_with_this_process(),
         )  # fmt: skip
 
 
@@ -170,18 +173,23 @@ def _munge(root: Path) -> Iterator[Path]:
     key.write_bytes(os.urandom(1024))
     os.chmod(key, 0o400)
     sock, pid = d / "munge.socket", d / "munged.pid"
-    subprocess.run(
+    # In the foreground: a munged that forks itself into the background is no longer tied to
+    # this process, and outlived every pytest killed before its teardown.
+    proc = _daemon(
         [
-            _bin("munged"), "--force", f"--socket={sock}", f"--key-file={key}",
+            _bin("munged"), "--foreground", "--force", f"--socket={sock}", f"--key-file={key}",
             f"--pid-file={pid}", f"--log-file={d / 'munged.log'}", f"--seed-file={d / 'seed'}",
         ],
-        check=True, capture_output=True, timeout=30,
+        d / "munged.out",
     )  # fmt: skip
     try:
-        _wait_for("munged", sock.exists, d / "munged.log")
+        _wait_for("munged", lambda: sock.exists() or proc.poll() is not None, d / "munged.log")
+        if proc.poll() is not None:
+            out = (d / "munged.out").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"munged exited ({proc.returncode}):\n{out}")
         yield sock
     finally:
-        _stop(pid)
+        _stop(pid, proc)
 
 
 @contextmanager

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -219,6 +221,30 @@ def stop_processes(procs: list[Any], grace: float = 3.0) -> list[str]:
             continue
     psutil.wait_procs(list(victims.values()), timeout=10)
     return killed
+
+
+def ends_with_this_process(sig: int = signal.SIGTERM) -> Callable[[], None]:
+    """A ``preexec_fn`` for a daemon that a test fixture starts: the kernel sends the daemon
+    ``sig`` (SIGTERM by default) when the thread that started it ends (Linux's
+    ``PR_SET_PDEATHSIG``). The fixture's teardown stops the daemon as before; this covers the
+    pytest that never tears down, killed by SIGKILL or by a CI job's time limit, which left
+    munged, slurmctld, slurmd and weed running for good. The daemon must not fork itself into
+    the background (a forked child is not tied): start it in the foreground. Start it from the
+    main thread, which lives as long as the process (pytest's fixtures run there). Elsewhere
+    than Linux it does nothing."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+    parent = os.getpid()
+
+    def tie() -> None:
+        prctl(1, sig, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the starter died before the tie was made
+            os.kill(os.getpid(), sig)
+
+    return tie
 
 
 def inner_suite(root: Path, tests: str) -> Path:

@@ -17,6 +17,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from _support import ends_with_this_process
+
 from ledger._hashing import hash_bytes
 
 ACCESS_KEY = "ledgertest"
@@ -112,7 +114,10 @@ def seaweed_s3(workdir: Path, bucket: str = "ledger-test") -> Iterator[S3Server]
         f"-s3.config={config}",
     ]
     log = (workdir / "weed.log").open("wb")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        preexec_fn=ends_with_this_process(signal.SIGKILL),  # a pytest killed leaves no weed
+    )  # fmt: skip
     try:
         server = S3Server(f"http://127.0.0.1:{s3}", bucket)
         _wait_and_make_bucket(proc, server, workdir / "weed.log")
