@@ -13,8 +13,9 @@ from _support import init_ledger, run_ledger
 
 pytestmark = [pytest.mark.torch]
 
-# Saves steps 1 to 3, and reloads step 2 right after saving it (a load event at step 2, which
-# is no save to resume from); a replay resumed from a checkpoint continues after its step.
+# Saves steps 1 to 3 (logging the loss at each), and reloads step 2 right after saving it (a
+# load event at step 2, which is no save to resume from); a replay resumed from a checkpoint
+# continues after its step.
 SCRIPT = """
 import torch
 import ledger
@@ -30,6 +31,7 @@ for step in range(state["epoch"] + 1, 4):
     if step == 2 and not ledger.resume_from():
         load_checkpoint(2, state=state)
     print(f"epoch {step} loss {float(state['model']['w'].abs().sum())!r}", flush=True)
+    ledger.log(step=step, loss=float(state["model"]["w"].abs().sum()))
 """
 
 
@@ -80,6 +82,10 @@ def test_a_checkpoint_is_found_by_id_prefix_or_step(
     assert verdict["outcome"] == "reproduced", verdict["summary"]
     assert verdict["settings"]["from_checkpoint"] == {"checkpoint": saved[2], "step": 2}
     assert f"resumed from checkpoint {saved[2]} (step 2)" in " ".join(verdict["notes"])
+    # The original logged the loss at steps 1 to 3, the continuation at step 3 alone: the
+    # points at and before the checkpoint's step are left out of the comparison, not counted
+    # missing from the replay (engine.py's `k[1] > resume[1]`; `>=` made it not reproduced).
+    assert (verdict["metrics"]["compared"], verdict["metrics"]["total_keys"]) == (1, 1)
 
 
 @pytest.mark.parametrize("text", ["9", "abc"])  # no such step; a prefix too short to use
