@@ -145,6 +145,26 @@ def test_four_seeds_run_as_submitit_jobs_each_with_its_own_devices(
     assert run_ledger("verify", cwd=repo).returncode == 0
 
 
+def test_a_gpu_a_job_gives_back_joins_the_gpus_still_free(repo: Path) -> None:
+    """Three GPUs, two jobs at a time, one GPU each: the third seed starts when either of the
+    first two ends, and takes the GPU no job had yet. A job's GPUs once replaced the free list
+    instead of joining it, so GPU 2 was never used (executors.py 502 ``+=`` -> ``=``)."""
+    run_id = _record(repo)
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "3", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "submitit-local", "--json", "-j", "2",
+        "--gpus-per-job", "1", "--devices", "0,1,2",
+        cwd=repo, timeout=JOBS_TIMEOUT_S,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    verdict = json.loads(r.stdout)
+    devices = []
+    for replay_id in verdict["replays"]:
+        text = run_ledger("log", replay_id, cwd=repo).stdout
+        devices.append(text.split("devices ", 1)[1].split()[0])
+    assert sorted(devices) == ["'0'", "'1'", "'2'"], devices
+
+
 def test_a_failed_seed_job_is_reported_per_seed(repo: Path, tmp_path: Path) -> None:
     run_id = _record(repo)
     jobs = tmp_path / "jobs"
