@@ -485,6 +485,30 @@ def test_past_the_default_deadline_a_seed_never_submitted_names_it_in_minutes(
     assert outcomes[3].error == "never submitted: the default deadline (1560 min) passed first"
 
 
+def test_the_deadline_takes_over_the_running_and_pending_seeds(tmp_path: Path) -> None:
+    """Past the deadline the running seeds are cancelled and the pending ones never submitted:
+    each becomes an outcome, and none is left running or pending, for the wait loop to collect
+    again or for a Ctrl-C that lands before it ends to cancel a second time and count as
+    running (executors.py 599-600: ``running.clear()``, ``pending.clear()``)."""
+    from ledger.replay.options import ExecutorOptions
+
+    ex = ExecutorOptions(name="submitit-local", deadline_min=0.5)
+    plan = [(11, 11, None), (12, 12, None), (13, 13, None)]
+    ended = _handle(tmp_path / "0_log.err", done=lambda: True)  # cancelled, sealed
+    running: dict[int, tuple[Any, list[int]]] = {0: (ended, [])}
+    pending = [(1, plan[1]), (2, plan[2])]
+    outcomes: dict[int, executors.SeedOutcome] = {}
+    executors._past_deadline(
+        ex, 30.0, plan, running, pending, outcomes, tmp_path, executors._Ended(False, tmp_path)
+    )
+    assert (running, pending) == ({}, [])
+    assert [outcomes[i].error for i in (0, 1, 2)] == [
+        "the job had not ended at --job-deadline 0.5 min and was cancelled",
+        "never submitted: --job-deadline 0.5 min passed first",
+        "never submitted: --job-deadline 0.5 min passed first",
+    ]
+
+
 def _handle(log: Path, **fields: object) -> SimpleNamespace:
     """What _collect reads of a submitit job: its log, its state, its id; a local job also
     has its process."""
