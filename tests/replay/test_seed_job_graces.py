@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import itertools
 import json
 import os
 import signal
@@ -84,6 +85,15 @@ def test_a_cancelled_job_that_does_not_seal_its_run_is_killed_after_a_minute(
 ) -> None:
     clock = FakeTime()
     monkeypatch.setattr(executors, "time", clock)
+    real_kill = os.kill
+    sent: list[float] = []  # when the job was sent SIGTERM, on the clock _cancel reads
+
+    def kill(pid: int, signum: int) -> None:
+        if signum == signal.SIGTERM:
+            sent.append(clock.now)
+        real_kill(pid, signum)
+
+    monkeypatch.setattr(executors.os, "kill", kill)
     with subprocess.Popen(
         [sys.executable, "-c", DEAF], stdout=subprocess.PIPE, text=True, start_new_session=True
     ) as proc:
@@ -98,6 +108,10 @@ def test_a_cancelled_job_that_does_not_seal_its_run_is_killed_after_a_minute(
             assert proc.wait(timeout=60) == -signal.SIGKILL  # SIGTERM each second, then KILL
             assert job.killed_at is not None
             assert 60.0 <= job.killed_at - start <= 60.5  # "at most a minute"
+            # Once a second, not at each 0.2 s poll (executors.py 631: `- last` -> `+ last`
+            # signalled at every poll): 60 in the minute.
+            assert len(sent) == 60 and sent[0] == start, sent[:5]
+            assert all(b - a >= 1.0 for a, b in itertools.pairwise(sent)), sent[:5]
         finally:
             if proc.poll() is None:
                 proc.kill()
