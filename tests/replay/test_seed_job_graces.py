@@ -118,6 +118,39 @@ def test_a_cancelled_job_that_does_not_seal_its_run_is_killed_after_a_minute(
                 proc.wait()
 
 
+class CancelledSlurmJob:
+    """What _cancel reads of a Slurm job (no ``_process``): scancel through ``cancel``, and
+    whether it is done, which it is 2 s after its first scancel. A scancel of a job that has
+    just left the queue fails, and submitit raises for it when asked to ``check``."""
+
+    def __init__(self, clock: FakeTime, gone: bool = False) -> None:
+        self.clock, self.gone = clock, gone
+        self.scancels: list[float] = []
+
+    def cancel(self, check: bool = True) -> None:
+        self.scancels.append(self.clock.now)
+        if self.gone and check:
+            raise subprocess.CalledProcessError(1, ["scancel"], "Invalid job id specified")
+
+    def done(self) -> bool:
+        return bool(self.scancels) and self.clock.now >= self.scancels[0] + 2.0
+
+
+def test_each_slurm_job_is_cancelled_once_and_all_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Slurm jobs running at the cancel, one of them just gone from the queue: each gets
+    one scancel, both at the first round, and the failed scancel of the one gone stops
+    nothing (executors.py 638-640: ``check=False``, ``cancelled.add(i)``, ``continue``)."""
+    clock = FakeTime()
+    monkeypatch.setattr(executors, "time", clock)
+    jobs = [CancelledSlurmJob(clock, gone=True), CancelledSlurmJob(clock)]
+    start = clock.now
+    executors._cancel(jobs, tmp_path, [0, 1], signal.SIGTERM, executors._Ended(False, tmp_path))
+    assert [j.scancels for j in jobs] == [[start], [start]]
+    assert clock.now - start < 3.0  # over once both are done, 2 s after their scancel
+
+
 class SlurmJob:
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
