@@ -68,6 +68,7 @@ __all__ = [
     "main",
     "mutants_of",
     "parse_budget",
+    "parse_lines",
     "report",
     "run_module",
 ]
@@ -86,6 +87,19 @@ def parse_budget(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30m)") from None
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    """``584-739``, ``584-`` (to the end) or ``600`` (that line alone)."""
+    first, dash, last = text.partition("-")
+    try:
+        lo = int(first)
+        hi = int(last) if last else (10**9 if dash else lo)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a line range: {text!r} (try 584-739)") from None
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"not a line range: {text!r} (try 584-739)")
+    return lo, hi
 
 
 def main() -> None:
@@ -130,6 +144,14 @@ def main() -> None:
         help="start a fresh python -m pytest for each mutant instead of forking a warm server",
     )
     parser.add_argument(
+        "--lines",
+        type=parse_lines,
+        default=None,
+        metavar="FROM-TO",
+        help="only the mutants on these source lines (584-739, 584- to the end, 600); the "
+        "others are reported as not run, or as cached; one module at a time",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         metavar="TEST",
@@ -157,9 +179,13 @@ def main() -> None:
     for module in modules:
         if module not in MODULES:
             raise SystemExit(f"mutation: {module} has no test mapping in scripts/mutation.py")
+    if args.lines is not None and len(modules) != 1:
+        parser.error("--lines: name one module (the lines are that module's)")
     if args.list:
         for module in modules:
             for m in mutants_of(module):
+                if args.lines is not None and not args.lines[0] <= m.line <= args.lines[1]:
+                    continue
                 print(f"{module}:{m.line}: {m.mutation}")
         return
     start = time.monotonic()
@@ -172,6 +198,7 @@ def main() -> None:
         jobs=args.jobs,
         tests=args.tests,
         fork=args.fork,
+        lines=args.lines,
     )
     not_run = 0
     for module in modules:

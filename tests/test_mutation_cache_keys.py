@@ -75,3 +75,39 @@ def test_a_test_edited_before_the_copy_is_made_stops_the_run(
     monkeypatch.setattr(run, "_copy_checkout", edit_first)
     with pytest.raises(SystemExit, match=r"tests mapped for pkgx/mod\.py changed between"):
         mutation.run_module("pkgx/mod.py", out_dir=tmp_path / "results", opts=_opts())
+
+
+def test_lines_runs_only_the_mutants_on_them_and_a_later_run_resumes_the_rest(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """``--lines``: the mutants outside the range are reported as not run and nothing is
+    cached for them; a run without it runs them and reuses what the first one ran."""
+    (checkout / "pkgx" / "mod.py").write_text(
+        "def value():\n    return 1\n\n\ndef other(x):\n    return x + 2\n"
+    )
+    (checkout / "tests" / "test_other.py").write_text(
+        "def test_other():\n    from pkgx.mod import other\n\n    assert other(1) == 3\n"
+    )
+    out = tmp_path / "results"
+    opts = _opts()
+    opts.lines = (5, 6)
+    first = mutation.run_module("pkgx/mod.py", out_dir=out, opts=opts)
+    by_line = {(r["line"], r["mutation"]): r for r in first["results"]}
+    assert {k[0] for k in by_line} == {2, 6}
+    assert {r["outcome"] for (line, _), r in by_line.items() if line == 2} == {"not-run"}
+    ran = {k for k, r in by_line.items() if k[0] == 6}
+    assert ran and {by_line[k]["outcome"] for k in ran} == {"killed"}
+    second = mutation.run_module("pkgx/mod.py", out_dir=out, opts=_opts())
+    again = {(r["line"], r["mutation"]): r for r in second["results"]}
+    assert {k for k, r in again.items() if r.get("cached")} == ran
+    assert {r["outcome"] for r in again.values()} == {"killed"}
+
+
+def test_lines_are_parsed_and_bad_ranges_refused() -> None:
+    assert mutation.parse_lines("584-739") == (584, 739)
+    assert mutation.parse_lines("600") == (600, 600)
+    lo, hi = mutation.parse_lines("584-")
+    assert lo == 584 and hi > 10**6
+    for bad in ("x", "9-3", "0-4", "-4", "4-y"):
+        with pytest.raises(mutation.argparse.ArgumentTypeError, match="not a line range"):
+            mutation.parse_lines(bad)

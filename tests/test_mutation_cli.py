@@ -38,3 +38,14 @@ def test_a_source_file_given_as_a_test_is_refused() -> None:
 def test_tests_that_are_all_modules_are_refused() -> None:
     r = _mutation("--list", "--tests", "ledger/stats/tolerance.py")
     assert r.returncode == 2 and "--tests names no test" in r.stderr
+
+
+def test_lines_lists_only_the_mutants_on_them_and_want_one_module() -> None:
+    r = _mutation("--list", "--lines", "60-70", "ledger/stats/tolerance.py")
+    assert r.returncode == 0, r.stderr
+    lines = [int(line.split(":")[1]) for line in r.stdout.splitlines()]
+    every = _mutation("--list", "ledger/stats/tolerance.py").stdout.splitlines()
+    assert lines and all(60 <= n <= 70 for n in lines)
+    assert len(every) > len(lines)
+    two = _mutation("--list", "--lines", "60-70", "ledger/stats/tolerance.py", "ledger/store/log.py")
+    assert two.returncode == 2 and "--lines: name one module" in two.stderr

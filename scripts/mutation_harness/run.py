@@ -234,6 +234,11 @@ class Options:
     jobs: int = 1  # mutants run at once, each in its own copy of the checkout (--jobs)
     tests: list[str] | None = None  # instead of the mapped tests (--tests)
     fork: bool = True  # run each mutant's tests in a child of a warm fork server (--no-fork)
+    lines: tuple[int, int] | None = None  # only the mutants on these source lines (--lines)
+
+    def wants(self, m: Mutant) -> bool:
+        """Whether ``m`` is on the lines asked for (every mutant when none are)."""
+        return self.lines is None or self.lines[0] <= m.line <= self.lines[1]
 
 
 class _Copy:
@@ -348,7 +353,10 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
         return seconds_of(cover, run) + overhead
 
     def pending(planned: list[tuple[Mutant, list[str], str, str]]) -> bool:
-        return any(key not in outcomes and why != "uncovered" for _, _, why, key in planned)
+        return any(
+            key not in outcomes and why != "uncovered" and opts.wants(m)
+            for m, _, why, key in planned
+        )
 
     planned = plan(cover) if (cover is not None or not opts.select) else []
     results: list[dict[str, Any]] = []
@@ -393,7 +401,9 @@ def run_module(module: str, *, out_dir: Path, opts: Options) -> dict[str, Any]:
                 results.append({**entry, **outcomes[key], "cached": True})
             elif why == "uncovered" and judged(m):
                 results.append({**entry, "outcome": "survived", "seconds": 0.0})
-            elif not key:
+            elif not key or not opts.wants(m):
+                # No map and no time to make one, or a line outside --lines: reported as not
+                # run, and run by a later call that asks for it.
                 results.append({**entry, "outcome": "not-run", "seconds": 0.0})
             elif why == "uncovered":
                 # No test's coverage context reached the line; a child that set up its own
