@@ -47,5 +47,7 @@ def test_lines_lists_only_the_mutants_on_them_and_want_one_module() -> None:
     every = _mutation("--list", "ledger/stats/tolerance.py").stdout.splitlines()
     assert lines and all(60 <= n <= 70 for n in lines)
     assert len(every) > len(lines)
-    two = _mutation("--list", "--lines", "60-70", "ledger/stats/tolerance.py", "ledger/store/log.py")
+    two = _mutation(
+        "--list", "--lines", "60-70", "ledger/stats/tolerance.py", "ledger/store/log.py"
+    )
     assert two.returncode == 2 and "--lines: name one module" in two.stderr
