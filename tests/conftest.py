@@ -36,6 +36,41 @@ def _terminal_signals() -> None:
 
 _terminal_signals()
 
+
+def _this_python_first_on_path() -> None:
+    """``python`` and ``python3`` in the commands the tests record, and ``ledger``, are this
+    Python's, as in an activated virtual environment. ``make test PYTHON=.venv/bin/python``
+    (not activated) ran pytest in the environment but each recorded ``python train.py`` on
+    the first ``python`` on PATH: on a fresh machine one without torch or typer (7 December:
+    6 tests failed), and on a machine with both, a record of the wrong interpreter. Its folder
+    goes first on PATH when it has both names; otherwise a folder of two wrappers that exec
+    this Python. Runs in every process that loads this conftest (a worker inherits PATH from
+    the first and finds the folder there already)."""
+    import hashlib
+    import shlex
+    import tempfile
+
+    exe = sys.executable
+    here = Path(exe).parent
+    if not all((here / n).is_file() for n in ("python", "python3")):
+        digest = hashlib.sha256(exe.encode()).hexdigest()[:16]
+        here = Path(tempfile.gettempdir()) / f"ledger-tests-python-{digest}"
+        here.mkdir(exist_ok=True)
+        for name in ("python", "python3"):
+            wrapper = here / name
+            text = f'#!/bin/sh\nexec {shlex.quote(exe)} "$@"\n'
+            if not wrapper.is_file() or wrapper.read_text() != text:
+                part = here / f".{name}.{os.getpid()}"
+                part.write_text(text)
+                part.chmod(0o755)
+                part.replace(wrapper)
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if path[:1] != [str(here)]:
+        os.environ["PATH"] = os.pathsep.join([str(here), *path])
+
+
+_this_python_first_on_path()
+
 # pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, and tables fit
 # COLUMNS even when piped (ledger._columns): without this, every `ledger` a test starts under
 # `-n` would print 80-column tables while the same test run alone prints them whole. Tests of

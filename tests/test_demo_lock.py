@@ -83,8 +83,11 @@ def test_the_demo_runs_the_python_make_installed_into(tmp_path: Path) -> None:
     for tool in ("git", "mktemp", "cp", "rm", "dirname"):  # what the script itself calls
         found = subprocess.run(["which", tool], capture_output=True, text=True, check=True)
         (tools / tool).symlink_to(found.stdout.strip())
-    (tmp_path / "py").symlink_to(sys.executable)
-    env = subprocess_env(PATH=str(tools), PYTHON="./py")
+    # This Python by a path relative to the demo's folder, as the README's user gives it. Not
+    # a symlink to it elsewhere: a virtual environment's Python is one only when started from
+    # its own bin/ (pyvenv.cfg beside it); a link from tmp_path started the base Python, which
+    # on a fresh machine has no typer (7 December).
+    env = subprocess_env(PATH=str(tools), PYTHON=os.path.relpath(sys.executable, tmp_path))
     r = subprocess.run(
         ["/bin/bash", str(ROOT / "examples" / "demo.sh")],
         cwd=tmp_path,
