@@ -387,6 +387,25 @@ def _submitit() -> Any:
     return submitit
 
 
+# What this machine runs for Slurm seed jobs: sbatch to submit (submitit), squeue and scancel
+# to watch and cancel them (here and in submitit), and srun, which submitit's executor wants
+# found before it takes a job (the jobs' script runs it on the compute node).
+SLURM_COMMANDS = ("sbatch", "squeue", "scancel", "srun")
+
+
+def _slurm_on_path() -> None:
+    """A usage error naming the Slurm commands missing from PATH, before a job folder is
+    made or the run pushed (submitit's own error came after both, as a failed replay)."""
+    missing = [c for c in SLURM_COMMANDS if shutil.which(c) is None]
+    if missing:
+        raise UsageError(
+            f"the slurm executor runs Slurm's {', '.join(SLURM_COMMANDS)}; not found on "
+            f"PATH: {', '.join(missing)}",
+            hint="run the replay on a Slurm login node, or run the seed jobs here with "
+            "--executor submitit-local",
+        )
+
+
 def _executor(ex: ExecutorOptions, folder: Path) -> Any:
     submitit = _submitit()
     if ex.name == "slurm":
@@ -447,6 +466,8 @@ def run_seed_jobs(
         raise ValueError("seed jobs need an executor other than local")
     ex.validate()
     _submitit()  # refused before a folder is made or the run pushed for the jobs
+    if ex.name == "slurm":
+        _slurm_on_path()  # the same
     if ex.job_dir is not None:
         ex.job_dir.mkdir(parents=True, exist_ok=True)
     remote = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -283,11 +284,21 @@ def test_a_job_warned_of_its_time_limit_seals_its_run_as_timed_out(
     assert run_ledger("verify", cwd=repo).returncode == 0
 
 
-def test_slurm_jobs_ask_for_partition_time_and_gpus(tmp_path: Path) -> None:
+def test_slurm_jobs_ask_for_partition_time_and_gpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sbatch script the executor of `--executor slurm` would submit for one seed job
     (tests/cluster/ runs them)."""
     require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
     from ledger.replay.executors import ExecutorOptions, _executor
+
+    # submitit's executor wants srun found before it makes a script; none is run here, and a
+    # machine without Slurm (a fresh one, 7 December) has none.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "srun").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
 
     ex = ExecutorOptions(
         name="slurm", job_dir=tmp_path, partition="gpu", time_min=90, gpus_per_job=2,
@@ -353,6 +364,35 @@ def test_bad_executor_options_are_usage_errors(repo: Path, args: list[str], mess
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = run_ledger("replay", run_id, "--executor", "submitit-local", cwd=repo)
     assert r.returncode == 2 and "--mode seeds" in r.stderr
+
+
+def test_the_slurm_executor_without_slurm_says_what_is_missing_and_makes_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    """On a machine without Slurm's commands (a laptop, a fresh CI machine), ``--executor
+    slurm`` is a usage error naming the missing ones, before the job folder is made or the run
+    pushed: it was submitit's RuntimeError as a failed replay (exit 7), after both."""
+    require_component(submitit, "submitit", "pip install 'ledger[cluster]'")
+    run_id = _record(repo)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("sbatch", "squeue"):  # two of the four: the others are named
+        (tools / name).write_text("#!/bin/sh\nexit 1\n")
+        (tools / name).chmod(0o755)
+    git = shutil.which("git")
+    assert git is not None
+    (tools / "git").symlink_to(git)  # no /usr/bin: a CI machine has Slurm's commands there
+    jobs, remote = tmp_path / "jobs", tmp_path / "remote"
+    assert run_ledger("remote", "add", "origin", str(remote), cwd=repo).returncode == 0
+    r = run_ledger(
+        "replay", run_id, "--mode", "seeds", "--seeds", "2", "--metric", "acc",
+        "--seed-arg=--seed", "--executor", "slurm", "--job-dir", str(jobs),
+        "--job-remote", "origin", cwd=repo, PATH=str(tools),
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "not found on PATH: scancel, srun" in r.stderr and "Traceback" not in r.stderr
+    assert "--executor submitit-local" in r.stderr
+    assert not jobs.exists() and not remote.exists()
 
 
 def test_seed_jobs_without_a_shared_ledger_go_through_a_remote(repo: Path, tmp_path: Path) -> None:
