@@ -206,8 +206,13 @@ def main() -> None:
         not_run += int(summary["not_run"])
     print(f"mutation: {(time.monotonic() - start) / 60:.1f} min")
     if not_run:
+        if time.monotonic() >= deadline:
+            why = "the budget ran out" + (" or they are outside --lines" if args.lines else "")
+        else:  # only --lines leaves mutants unrun without the budget running out
+            lo, hi = args.lines or (0, 0)
+            why = f"outside --lines {lo}-{hi if hi < 10**9 else ''}"
         print(
-            f"mutation: the budget ran out: {not_run} mutants not run; run again to resume "
+            f"mutation: {not_run} mutants not run ({why}); run again to resume "
             "(finished results are cached)"
         )
 

@@ -111,3 +111,17 @@ def test_lines_are_parsed_and_bad_ranges_refused() -> None:
     for bad in ("x", "9-3", "0-4", "-4", "4-y"):
         with pytest.raises(mutation.argparse.ArgumentTypeError, match="not a line range"):
             mutation.parse_lines(bad)
+
+
+def test_a_run_with_lines_says_the_rest_is_outside_them_not_that_the_budget_ran_out(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (checkout / "pkgx" / "mod.py").write_text(
+        "def value():\n    return 1\n\n\ndef other(x):\n    return x + 2\n"
+    )
+    monkeypatch.setattr(mutation, "REPO", checkout)
+    monkeypatch.setitem(mutation.MODULES, "pkgx/mod.py", ["tests/test_value.py"])
+    monkeypatch.setattr(sys, "argv", ["mutation.py", "--no-fork", "--lines", "5-", "pkgx/mod.py"])
+    mutation.main()
+    out = capsys.readouterr().out
+    assert "not run (outside --lines 5-)" in out and "budget" not in out
