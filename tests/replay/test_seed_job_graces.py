@@ -123,8 +123,8 @@ class CancelledSlurmJob:
     whether it is done, which it is 2 s after its first scancel. A scancel of a job that has
     just left the queue fails, and submitit raises for it when asked to ``check``."""
 
-    def __init__(self, clock: FakeTime, gone: bool = False) -> None:
-        self.clock, self.gone = clock, gone
+    def __init__(self, clock: FakeTime, gone: bool = False, stays: bool = False) -> None:
+        self.clock, self.gone, self.stays = clock, gone, stays  # stays: never done
         self.scancels: list[float] = []
 
     def cancel(self, check: bool = True) -> None:
@@ -133,6 +133,8 @@ class CancelledSlurmJob:
             raise subprocess.CalledProcessError(1, ["scancel"], "Invalid job id specified")
 
     def done(self) -> bool:
+        if self.stays:
+            return False
         return bool(self.scancels) and self.clock.now >= self.scancels[0] + 2.0
 
 
@@ -149,6 +151,22 @@ def test_each_slurm_job_is_cancelled_once_and_all_at_once(
     executors._cancel(jobs, tmp_path, [0, 1], signal.SIGTERM, executors._Ended(False, tmp_path))
     assert [j.scancels for j in jobs] == [[start], [start]]
     assert clock.now - start < 3.0  # over once both are done, 2 s after their scancel
+
+
+def test_a_slurm_job_still_there_after_the_grace_gets_a_second_scancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Slurm job not over a minute after its scancel (a lost request, a node slow to kill
+    it) is cancelled once more as the grace ends, and a failing second scancel (the job left
+    the queue meanwhile) stops nothing (executors.py 673: the call, and ``check=False``)."""
+    clock = FakeTime()
+    monkeypatch.setattr(executors, "time", clock)
+    jobs = [CancelledSlurmJob(clock, stays=True), CancelledSlurmJob(clock, gone=True, stays=True)]
+    start = clock.now
+    executors._cancel(jobs, tmp_path, [0, 1], signal.SIGTERM, executors._Ended(False, tmp_path))
+    for job in jobs:
+        assert len(job.scancels) == 2 and job.scancels[0] == start
+        assert job.scancels[1] >= start + executors._CANCEL_GRACE_S
 
 
 class SlurmJob:
