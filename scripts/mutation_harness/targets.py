@@ -2121,6 +2121,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "(runtime/seeds.py Seeds.to_json): for those `or` takes the same branch; it differs only "
         "for an entry that is not such a dict, which no sealed run record holds"
     ),
+    (
+        "ledger/replay/engine.py",
+        "for replay, seed, value in zip(replays, given, values, strict=False):",
+        "False -> True",
+    ): (
+        "the three lists are one per replay by construction, so zip never finds them of "
+        "different lengths: values is taken from replays; given from the roots of the seeds "
+        "replayed, which in the thread pool are every seed, in order (a failing seed raises), and "
+        "with seed jobs are the outcomes with a run (SeedJobs.completed), the same outcomes "
+        "replays() takes (executors._collect sets an outcome's run and workspace together)"
+    ),
     ("ledger/replay/engine.py", "wait(running, timeout=0.2)", "0.2 -> 0.4"): (
         "how often the interrupted seeds are signalled again while they finish: every 0.4 s "
         "instead of 0.2 s, until all are done either way"
