@@ -107,9 +107,13 @@ def test_a_malformed_manifest_is_refused_with_what_is_wrong(
 
 
 def _one_each_side(data: bytes, digest: str, flip: Callable[[bytes, int], bytes]) -> list[bytes]:
-    """Two changes of ``data``: one hashing below ``digest``, one above."""
+    """Two changes of ``data``: one hashing below ``digest``, one above. The digest is of a
+    package the test made (run ids, times), so it lands anywhere: N tries miss a side in
+    about 2 runs of N + 1. 200 tries missed 1 run in 100 (a README's `b3:fe08...`, 1 in 5 for
+    that digest, failed a fresh machine's CI run on 7 December); 200,000 miss 1 in 100,000.
+    Most runs find both sides within a few tries."""
     below = above = None
-    for i in range(200):
+    for i in range(200_000):
         changed = flip(data, i)
         h = hash_bytes(changed)
         if h < digest and below is None:
@@ -149,7 +153,10 @@ def test_an_object_whose_content_hashes_elsewhere_is_refused(
     oid = "b3:" + info.name.rsplit("/", 1)[1]
 
     def flip(d: bytes, n: int) -> bytes:
-        return d[:-1] + bytes([d[-1] ^ (n + 1) % 256])
+        # One byte changed, any of them: 255 changes per byte, from the last byte back (a
+        # single byte had only 255 in all, too few for a digest near either end).
+        at = len(d) - 1 - (n // 255) % len(d)
+        return d[:at] + bytes([d[at] ^ (n % 255 + 1)]) + d[at + 1 :]
 
     members[i] = (info, _one_each_side(data, oid, flip)[side])
     bad = tmp_path / "corrupt.ledgerpkg"
