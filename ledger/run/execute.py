@@ -189,6 +189,80 @@ def stop_stragglers(run_id: str, grace: float = STRAGGLER_GRACE) -> list[int]:
     return first
 
 
+def pipe_holders(inodes: set[int]) -> list[int]:
+    """Other processes with a descriptor on one of the pipes ``inodes`` (``pipe:[inode]`` in
+    /proc/PID/fd), this process's own children left out: a command another thread is starting
+    (seeds run side by side) holds every descriptor for a moment between its fork and its
+    exec, and a straggler of an exited command is no child of ours (it was reparented). Linux
+    /proc only; elsewhere, or for processes of other users, nothing is found."""
+    links = {f"pipe:[{i}]" for i in inodes}
+    me = os.getpid()
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{name}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                held = os.readlink(f"/proc/{name}/fd/{fd}") in links
+            except OSError:
+                continue
+            if held:
+                if _parent_of(int(name)) != me:
+                    found.append(int(name))
+                break
+    return found
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "PID (COMMAND) STATE PPID ...": the command may hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+# How long the output is waited for once the command exited and its marked processes were
+# stopped, before what still holds the pipes is looked for: a process that cleared its
+# environment (``env -i``), or one the environment scan missed, would keep the recorder
+# reading for as long as it lives.
+PIPE_WAIT = 1.0
+
+
+def _join_pumps(pumps: list[threading.Thread], inodes: set[int], grace: float) -> list[int]:
+    """Wait for the pumps to reach the end of the command's output. Whatever still holds the
+    pipes ``PIPE_WAIT`` seconds on (after ``stop_stragglers``) gets SIGTERM, then SIGKILL
+    once ``grace`` has passed, looked for again each round: the pids stopped."""
+
+    def joined(timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        for p in pumps:
+            p.join(max(0.0, end - time.monotonic()))
+        return not any(p.is_alive() for p in pumps)
+
+    stopped: list[int] = []
+    if joined(PIPE_WAIT):
+        return stopped
+    signalled = time.monotonic()
+    while True:
+        holders = pipe_holders(inodes)
+        killing = time.monotonic() - signalled >= grace
+        _signal_all(holders, signal.SIGKILL if killing else signal.SIGTERM)
+        stopped += [pid for pid in holders if pid not in stopped]
+        if joined(0.2):
+            return stopped
+
+
 @dataclass
 class ExecResult:
     returncode: int
@@ -414,8 +488,10 @@ def execute(
                 except KeyboardInterrupt:  # pragma: no cover - handler replaced above
                     continue
             stragglers = stop_stragglers(run_id) if run_id else []
-            for p in pumps:
-                p.join()
+            inodes = {os.fstat(f.fileno()).st_ino for f in (proc.stdout, proc.stderr)}
+            stragglers += [
+                pid for pid in _join_pumps(pumps, inodes, STRAGGLER_GRACE) if pid not in stragglers
+            ]
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.pop(id(proc), None)
