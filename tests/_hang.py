@@ -52,6 +52,40 @@ def describe_tree(pid: int) -> str:
     return "\n".join(lines) or "  (nothing left of it)"
 
 
+def _abort_one_at_a_time(procs: list[Any]) -> None:
+    """SIGABRT each of ``procs`` in turn (deepest first: a parent still pumps its output),
+    each once the one before has ended, all of them stopped meanwhile. Aborted at once, a
+    parent and its child wrote their stacks into the same stderr together, interleaved
+    line by line (a CI run of 7 December: ``line "<string>"3 in , line wait_forever7``); and
+    a parent left running would leave the wait it hung in once its child died, so its stack
+    would no longer say where. A stopped process handles its pending SIGABRT (signal 6)
+    before the SIGCHLD (17) of its child's end when it is continued."""
+    import time
+
+    import psutil
+
+    def signal_each(sig: int, among: list[Any]) -> None:
+        for p in among:
+            try:
+                os.kill(p.pid, sig)
+            except OSError:
+                continue
+
+    signal_each(signal.SIGSTOP, procs)
+    for p in procs:
+        signal_each(signal.SIGABRT, [p])
+        signal_each(signal.SIGCONT, [p])
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:  # its stack written: it is gone, or a zombie
+            try:
+                if p.status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.Error:
+                break
+            time.sleep(0.02)
+    signal_each(signal.SIGCONT, procs)  # any that outlived its SIGABRT runs on, to be killed
+
+
 def communicate_or_explain(
     proc: subprocess.Popen[Any], timeout: float, what: str = "the command"
 ) -> tuple[Any, Any]:
@@ -61,11 +95,7 @@ def communicate_or_explain(
     except subprocess.TimeoutExpired:
         pass
     tree = describe_tree(proc.pid)
-    for p in reversed(_tree(proc.pid)):  # deepest first: a parent still pumps its output
-        try:
-            os.kill(p.pid, signal.SIGABRT)
-        except OSError:
-            continue
+    _abort_one_at_a_time(list(reversed(_tree(proc.pid))))
     try:
         _, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -34,8 +35,12 @@ def test_a_hang_fails_with_the_process_tree_and_every_pythons_stack() -> None:
     text = str(e.value)
     assert "the stuck command had not ended 1 s after it was stopped" in text
     assert text.count("pid ") >= 2 and "time.sleep(3600)" in text  # parent and child listed
-    # faulthandler's dumps: the child's frame by name, the parent's wait.
-    assert "in wait_forever" in text and "Fatal Python error: Aborted" in text, text
+    # faulthandler's dumps, whole and one after the other (not interleaved, as when both
+    # were aborted at once): the child's frame by name, then the parent's wait.
+    assert text.count("Fatal Python error: Aborted") == 2, text
+    child = re.search(r'File "<string>", line 3 in wait_forever\n', text)
+    parent = re.search(r'File "[^"]*subprocess\.py", line \d+ in wait\n', text)
+    assert child and parent and child.start() < parent.start(), text
     assert proc.returncode is not None
 
 
