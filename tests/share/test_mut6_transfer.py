@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from _s3_server import RemoteUnderTest, S3Server
 from _share_lab import make_repo, record
+from _support import one_byte_changes
 
 from ledger._hashing import hash_bytes
 from ledger._progress import listen
@@ -210,8 +211,7 @@ def _damaged_copy(recorded: Path, dest: Path, below: bool) -> tuple[Store, str]:
         data = path.read_bytes()
         if data[:1] != b"\x00" or len(data) < 2:
             continue
-        for flip in range(1, 256):
-            bad = data[:-1] + bytes([data[-1] ^ flip])
+        for bad in one_byte_changes(data, first=1):  # the header's byte stays
             if (hash_bytes(bad[1:]) < oid) == below:
                 path.chmod(0o644)
                 path.write_bytes(bad)
@@ -604,11 +604,7 @@ def test_a_folder_copy_of_the_right_size_is_sent_again_whichever_way_its_hash_di
     oid, _ = _sized_object(recorded)
     victim = Path(Remote(str(url)).object_path(oid))
     data = victim.read_bytes()
-    bad = next(
-        b
-        for flip in range(1, 256)
-        if (hash_bytes(b := data[:-1] + bytes([data[-1] ^ flip])) < oid) == below
-    )
+    bad = next(b for b in one_byte_changes(data) if (hash_bytes(b) < oid) == below)
     victim.chmod(0o644)
     victim.write_bytes(bad)
     again = push(store, Remote(str(url)))

@@ -8,14 +8,15 @@ the ledger is left as it was."""
 from __future__ import annotations
 
 import io
+import itertools
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
-from _support import run_ledger
+from _support import one_byte_changes, run_ledger
 from test_package_import import (
     Member,
     manifest_of,
@@ -106,15 +107,14 @@ def test_a_malformed_manifest_is_refused_with_what_is_wrong(
     _refused(fresh, bad, words)
 
 
-def _one_each_side(data: bytes, digest: str, flip: Callable[[bytes, int], bytes]) -> list[bytes]:
-    """Two changes of ``data``: one hashing below ``digest``, one above. The digest is of a
+def _one_each_side(digest: str, changes: Iterable[bytes]) -> list[bytes]:
+    """Two of ``changes``: one hashing below ``digest``, one above. The digest is of a
     package the test made (run ids, times), so it lands anywhere: N tries miss a side in
     about 2 runs of N + 1. 200 tries missed 1 run in 100 (a README's `b3:fe08...`, 1 in 5 for
     that digest, failed a fresh machine's CI run on 7 December); 200,000 miss 1 in 100,000.
     Most runs find both sides within a few tries."""
     below = above = None
-    for i in range(200_000):
-        changed = flip(data, i)
+    for changed in itertools.islice(changes, 200_000):
         h = hash_bytes(changed)
         if h < digest and below is None:
             below = changed
@@ -134,7 +134,8 @@ def test_a_readme_that_differs_from_its_digest_is_refused(
     i = next(i for i, (info, _) in enumerate(members) if info.name == "README.md")
     readme = members[i][1]
     digest = manifest_of(members)["readme"]
-    changed = _one_each_side(readme, digest, lambda d, n: d + b"\nedited %d\n" % n)[side]
+    edits = (readme + b"\nedited %d\n" % n for n in itertools.count())
+    changed = _one_each_side(digest, edits)[side]
     members[i] = (members[i][0], changed)
     bad = tmp_path / "readme.ledgerpkg"
     write_members(bad, members)
@@ -152,13 +153,8 @@ def test_an_object_whose_content_hashes_elsewhere_is_refused(
     info, data = members[i]
     oid = "b3:" + info.name.rsplit("/", 1)[1]
 
-    def flip(d: bytes, n: int) -> bytes:
-        # One byte changed, any of them: 255 changes per byte, from the last byte back (a
-        # single byte had only 255 in all, too few for a digest near either end).
-        at = len(d) - 1 - (n // 255) % len(d)
-        return d[:at] + bytes([d[at] ^ (n % 255 + 1)]) + d[at + 1 :]
-
-    members[i] = (info, _one_each_side(data, oid, flip)[side])
+    # Any one byte: the last byte's 255 changes were too few for a digest near either end.
+    members[i] = (info, _one_each_side(oid, one_byte_changes(data))[side])
     bad = tmp_path / "corrupt.ledgerpkg"
     write_members(bad, members)
     _refused(fresh, bad, f"package entry {info.name} is corrupt", code=5)
