@@ -59,7 +59,7 @@ def test_a_job_that_cleared_its_environment_is_stopped_by_the_pipe_it_holds(
     """``env -i`` leaves nothing to find the job by in its environment: the recorder waited for
     it to close the output pipes for as long as it lived (an hour here). What still holds the
     pipes a second after the command exited is stopped too, and noted. (A CI run of 7
-    December timed out the test above once, at 120 s, which 23 runs under load did not
+    December timed out the test above once, at 120 s, which 35 runs under load did not
     repeat: whatever the environment scan missed there, the recorder no longer waits on it.)"""
     init_ledger(tmp_path)
     argv = [b"sleep", b"3607"]
