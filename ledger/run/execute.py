@@ -242,7 +242,9 @@ PIPE_WAIT = 1.0
 def _join_pumps(pumps: list[threading.Thread], inodes: set[int], grace: float) -> list[int]:
     """Wait for the pumps to reach the end of the command's output. Whatever still holds the
     pipes ``PIPE_WAIT`` seconds on (after ``stop_stragglers``) gets SIGTERM, then SIGKILL
-    once ``grace`` has passed, looked for again each round: the pids stopped."""
+    once ``grace`` has passed, looked for again each round: the pids stopped. When none is
+    found (a holder /proc does not show, of another user), the pumps are waited for as
+    before, without scanning /proc again: no process can take up a pipe that none holds."""
 
     def joined(timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -256,6 +258,10 @@ def _join_pumps(pumps: list[threading.Thread], inodes: set[int], grace: float) -
     signalled = time.monotonic()
     while True:
         holders = pipe_holders(inodes)
+        if not holders:
+            for p in pumps:
+                p.join()
+            return stopped
         killing = time.monotonic() - signalled >= grace
         _signal_all(holders, signal.SIGKILL if killing else signal.SIGTERM)
         stopped += [pid for pid in holders if pid not in stopped]

@@ -8,8 +8,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import pytest
 from _support import init_ledger, run_ledger
 
 from ledger.run.execute import pipe_holders, run_processes, stop_stragglers
@@ -103,6 +106,23 @@ def test_the_holders_of_a_pipe_are_found_but_not_this_process_nor_its_children()
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_output_held_by_no_process_found_is_waited_for_without_scanning_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pump still reading when no holder of its pipe can be found (one of another user,
+    which /proc does not show) is waited for as before: /proc is scanned once, not every
+    0.2 s for as long as the output stays open."""
+    from ledger.run import execute
+
+    scans: list[set[int]] = []
+    monkeypatch.setattr(execute, "pipe_holders", lambda inodes: scans.append(inodes) or [])
+    monkeypatch.setattr(execute, "PIPE_WAIT", 0.05)
+    pump = threading.Thread(target=time.sleep, args=(0.6,))
+    pump.start()
+    assert execute._join_pumps([pump], {1}, grace=5.0) == []
+    assert not pump.is_alive() and scans == [{1}]
 
 
 def test_a_plain_run_leaves_nothing_to_stop(tmp_path: Path) -> None:
