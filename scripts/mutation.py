@@ -89,12 +89,16 @@ def parse_budget(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30m)") from None
 
 
+# The last line of ``--lines 584-`` (to the end of the module).
+TO_THE_END = 10**9
+
+
 def parse_lines(text: str) -> tuple[int, int]:
     """``584-739``, ``584-`` (to the end) or ``600`` (that line alone)."""
     first, dash, last = text.partition("-")
     try:
         lo = int(first)
-        hi = int(last) if last else (10**9 if dash else lo)
+        hi = int(last) if last else (TO_THE_END if dash else lo)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a line range: {text!r} (try 584-739)") from None
     if lo < 1 or hi < lo:
@@ -181,13 +185,6 @@ def main() -> None:
             raise SystemExit(f"mutation: {module} has no test mapping in scripts/mutation.py")
     if args.lines is not None and len(modules) != 1:
         parser.error("--lines: name one module (the lines are that module's)")
-    if args.list:
-        for module in modules:
-            for m in mutants_of(module):
-                if args.lines is not None and not args.lines[0] <= m.line <= args.lines[1]:
-                    continue
-                print(f"{module}:{m.line}: {m.mutation}")
-        return
     start = time.monotonic()
     deadline = start + args.budget if args.budget is not None else float("inf")
     opts = Options(
@@ -200,17 +197,23 @@ def main() -> None:
         fork=args.fork,
         lines=args.lines,
     )
+    if args.list:
+        for module in modules:
+            for m in mutants_of(module):
+                if opts.wants(m):
+                    print(f"{module}:{m.line}: {m.mutation}")
+        return
     not_run = 0
     for module in modules:
         summary = run_module(module, out_dir=REPO / "mutation-results", opts=opts)
         not_run += int(summary["not_run"])
     print(f"mutation: {(time.monotonic() - start) / 60:.1f} min")
     if not_run:
-        if time.monotonic() >= deadline:
+        if args.lines is not None and time.monotonic() < deadline:
+            lo, hi = args.lines  # only --lines leaves mutants unrun with budget to spare
+            why = f"outside --lines {lo}-{hi if hi < TO_THE_END else ''}"
+        else:
             why = "the budget ran out" + (" or they are outside --lines" if args.lines else "")
-        else:  # only --lines leaves mutants unrun without the budget running out
-            lo, hi = args.lines or (0, 0)
-            why = f"outside --lines {lo}-{hi if hi < 10**9 else ''}"
         print(
             f"mutation: {not_run} mutants not run ({why}); run again to resume "
             "(finished results are cached)"
