@@ -125,6 +125,8 @@ def test_a_file_system_that_refuses_o_direct_gets_buffered_writes(
         return real(fd, cmd, arg)
 
     monkeypatch.setattr(ckpt_write.fcntl, "fcntl", fcntl)
+    # One syncer: several at once may each be refused before the first refusal is remembered.
+    monkeypatch.setattr(ckpt_write, "_SYNCERS", 1)
     payloads = [bytes([i]) * (PIECE * 2 + i) for i in range(3)]
     oids = _put_all(store, payloads, compress=False)
     # Refused once, then remembered for the folder: not tried again.
@@ -182,9 +184,11 @@ def test_a_direct_write_that_fails_midway_leaves_nothing(
     writer = ChunkWriter(store.objects)
     with monkeypatch.context() as m:
         m.setattr(os, "pwrite", pwrite)
+        # A syncer writes it: ``put`` queues the object, ``finish`` raises the error.
+        writer.put(memoryview(p), False, direct=True)
         with pytest.raises(OSError, match=error.strerror or ""):
-            writer.put(memoryview(p), False, direct=True)
-    writer.finish()
+            writer.finish()
+    assert calls[0] == fail_at
     assert not store.objects.has(hash_bytes(p))
     assert os.listdir(store.objects.tmp_dir) == []
     assert set(os.listdir("/proc/self/fd")) == fds
@@ -202,9 +206,9 @@ def test_a_short_write_is_an_error_not_a_hole(
         pytest.skip("this file system refuses O_DIRECT")
     monkeypatch.setattr(os, "pwrite", lambda fd, data, off: 100)  # the device took 100 bytes
     writer = ChunkWriter(store.objects)
+    writer.put(memoryview(b"s" * PIECE * 2), False, direct=True)
     with pytest.raises(OSError, match="short O_DIRECT write: 100 of 8192 bytes"):
-        writer.put(memoryview(b"s" * PIECE * 2), False, direct=True)
-    writer.finish()
+        writer.finish()
     assert os.listdir(store.objects.tmp_dir) == []
 
 

@@ -9,6 +9,7 @@ Pinned because mutation testing (issue #18) found each of these untested.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 import weakref
@@ -170,8 +171,8 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
     """A chunk that fails stops the save: the chunks already queued for their fsync and name
     are dropped (``ChunkWriter.abort``), not named behind the caller's back once the error has
     reached it. The syncers are held in their first fsync until the writer is stopped after
-    the failure (or, were it never stopped, until the error reached the caller), so that more
-    chunks are queued than there are syncers."""
+    the failure (or, were it never stopped, until the error reached the caller), so that
+    chunks wait in the queue behind them."""
     import os
 
     from ledger.torch.checkpoint import io as ckpt_io
@@ -191,7 +192,7 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
     def pays(sample: Any, min_saving: float) -> bool:
         with lock:
             judged[0] += 1
-            if judged[0] == 3 * ckpt_write._SYNCERS:
+            if judged[0] == ckpt_write._PENDING:  # every slot taken but its own
                 raise RuntimeError("this chunk fails")
         return real_pays(sample, min_saving)
 
@@ -204,7 +205,9 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
     monkeypatch.setattr(os, "fsync", held_fsync)
     monkeypatch.setattr(ckpt_io, "compression_pays", pays)
     monkeypatch.setattr(ckpt_write.ChunkWriter, "_stop", stop)
-    t = torch.arange(float(1 << 14))  # 64 KiB: 16 chunks of 4 KiB, each its own object
+    # Each syncer holds one chunk in its fsync; the rest of the slots wait in the queue.
+    assert ckpt_write._PENDING > ckpt_write._SYNCERS
+    t = torch.arange(float(1 << 16))  # 256 KiB: 64 chunks of 4 KiB, each its own object
     with pytest.raises(RuntimeError, match="this chunk fails"):
         write_tensors(store.objects, [("w", t)], chunk_size=4096)
     gate.set()
@@ -217,3 +220,18 @@ def test_a_failed_write_names_none_of_the_chunks_still_queued(
         time.sleep(0.05)
     assert named() <= ckpt_write._SYNCERS  # only the chunks a syncer had begun with
     assert list(store.objects.tmp_dir.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_a_save_has_no_more_workers_than_the_cores_it_may_run_on() -> None:
+    """A save's workers only compare, hash and compress: on one core (a container's share, a
+    taskset), one worker, not four taking turns with the syncers that write."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "from ledger.torch.checkpoint import io; print(io._SAVE_WORKERS, io._WORKERS)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "4"]

@@ -229,10 +229,12 @@ def test_the_pool_starts_no_more_threads_than_its_size(
     assert pool._threads == 2
 
 
-def test_the_process_pool_runs_two_writers_syncers_at_once_and_no_more() -> None:
-    """Eight threads: a writer's four syncers, and a second writer's (a background save beside
-    a foreground one) without waiting for the first; all daemons, so that an exiting
-    interpreter does not wait for them (the saving thread waits for its own work)."""
+def test_the_process_pool_runs_a_writers_syncers_and_more_at_once_and_no_more() -> None:
+    """Twelve threads: a writer's eight syncers, and four more for the folder fsyncs of its
+    ``finish`` or a second writer (a background save beside a foreground one) without
+    waiting for the first; all daemons, so that an exiting interpreter does not wait for
+    them (the saving thread waits for its own work)."""
+    assert (ckpt_write._POOL, ckpt_write._SYNCERS) == (12, 8)
     pool = ckpt_write._pool()
     release = threading.Event()
     lock = threading.Lock()
@@ -246,33 +248,85 @@ def test_the_process_pool_runs_two_writers_syncers_at_once_and_no_more() -> None
         done.append(i)
 
     try:
-        for i in range(9):
+        for i in range(13):
             pool.submit(lambda i=i: task(i))  # type: ignore[misc]
-        _until(lambda: len(started) == 8)
+        _until(lambda: len(started) == 12)
         time.sleep(_WATCH)
-        assert len(started) == 8
+        assert len(started) == 12
     finally:
         release.set()
-    _until(lambda: len(done) == 9)
-    assert pool._threads == 8
+    _until(lambda: len(done) == 13)
+    assert pool._threads == 12
     assert all(t.daemon for t in threading.enumerate() if t.name == "ledger-ckpt-sync")
 
 
 # -- one writer's bounds: syncers in flight, temp files pending ------------------------------
 
 
-def test_a_writer_keeps_four_objects_in_flight(store: Store) -> None:
+def test_a_writer_keeps_eight_objects_in_flight(store: Store) -> None:
+    """Eight syncers, each writing, fsyncing and naming one object at a time."""
     gate = _Gate()
     writer = ChunkWriter(store.objects)
     try:
-        puts = [writer.put(memoryview(d), False, gate) for d in _blobs(6, 1)]
-        _until(lambda: gate.inside == 4)
+        puts = [writer.put(memoryview(d), False, gate) for d in _blobs(10, 1)]
+        _until(lambda: gate.inside == 8)
         time.sleep(_WATCH)
-        assert gate.most == 4  # a fifth syncer would have taken the fifth object by now
+        assert gate.most == 8  # a ninth syncer would have taken the ninth object by now
     finally:
         gate.release.set()
     _within(writer.finish)
     assert all(w is not None and w.new for _, w in puts)
+
+
+def test_put_hands_a_raw_chunk_to_the_syncers_and_returns_before_it_is_written(
+    store: Store, monkeypatch: Any
+) -> None:
+    """A save's workers go on comparing and hashing while the disk takes the chunks they
+    found changed (issue #38): ``put`` of a raw payload returns before any of its bytes is
+    written, even with more objects than syncers, and the writes happen on the syncers."""
+    release = threading.Event()
+    writers: list[str] = []
+    real = ckpt_write._write_buffered
+
+    def held(fd: int, compressed: bool, payload: Any) -> None:
+        writers.append(threading.current_thread().name)
+        assert release.wait(_WAIT)
+        real(fd, compressed, payload)
+
+    monkeypatch.setattr(ckpt_write, "_write_buffered", held)
+    datas = _blobs(ckpt_write._SYNCERS + 3, 21)
+    writer = ChunkWriter(store.objects)
+    try:
+        puts = _within(lambda: [writer.put(memoryview(d), False) for d in datas])
+        _until(lambda: len(writers) == ckpt_write._SYNCERS)
+        assert not any(store.objects.has(oid) for oid, _ in puts)
+    finally:
+        release.set()
+    _within(writer.finish)
+    assert set(writers) == {"ledger-ckpt-sync"}
+    for (oid, w), d in zip(puts, datas, strict=True):
+        assert w is not None and w.new and store.objects.get_bytes(oid) == d
+    assert _leftovers(store) == []
+
+
+def test_put_writes_a_compressed_chunk_itself(store: Store, monkeypatch: Any) -> None:
+    """A compressed payload is bytes of its own (a raw one is a view of the caller's memory):
+    written by the thread that compressed it before ``put`` returns, so queued jobs never
+    hold more than one compressed chunk per calling thread."""
+    writers: list[tuple[str, bool]] = []
+    real = ckpt_write._write_buffered
+
+    def spy(fd: int, compressed: bool, payload: Any) -> None:
+        writers.append((threading.current_thread().name, compressed))
+        real(fd, compressed, payload)
+
+    monkeypatch.setattr(ckpt_write, "_write_buffered", spy)
+    writer = ChunkWriter(store.objects)
+    oid, _ = writer.put(memoryview(bytes(5000)), True)
+    assert writers == [(threading.current_thread().name, True)]
+    writer.finish()
+    assert store.objects.get_bytes(oid) == bytes(5000)
+    assert store.objects.path_of(oid).read_bytes()[:1] == b"\x01"
 
 
 def test_at_most_sixteen_temp_files_wait_for_their_names(store: Store, temp_kind: str) -> None:
@@ -291,7 +345,7 @@ def test_at_most_sixteen_temp_files_wait_for_their_names(store: Store, temp_kind
     putter = threading.Thread(target=put_all, daemon=True)
     try:
         putter.start()
-        _until(lambda: len(returned) == 16 and gate.inside == 4)
+        _until(lambda: len(returned) == 16 and gate.inside == 8)
         time.sleep(_WATCH)
         assert len(returned) == 16
         assert len(_fds()) - before <= 16
@@ -521,14 +575,18 @@ def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
 
     with monkeypatch.context() as m:
         m.setattr(os, "write", write)
+        # A syncer writes the object: ``put`` has queued it, ``finish`` raises the error.
+        oid, _ = writer.put(memoryview(b"w" * 3000), False)
         with pytest.raises(OSError, match="No space"):
-            writer.put(memoryview(b"w" * 3000), False)
-    oid = hash_bytes(memoryview(b"w" * 3000))
+            _within(writer.finish)
+    assert calls  # the write was tried, and failed
+    assert oid == hash_bytes(memoryview(b"w" * 3000))
     assert not store.objects.has(oid)
     assert _fds() == before
     assert _leftovers(store) == []
-    other, _ = _within(lambda: writer.put(memoryview(b"v" * 3000), False))
-    _within(writer.finish)
+    again = ChunkWriter(store.objects)  # the failed writer names nothing more (its error)
+    other, _ = _within(lambda: again.put(memoryview(b"v" * 3000), False))
+    _within(again.finish)
     assert store.objects.has(other) and not store.objects.has(oid)
 
 
