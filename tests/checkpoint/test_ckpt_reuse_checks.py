@@ -214,3 +214,52 @@ def test_the_budget_is_a_quarter_of_the_memory_the_process_may_use() -> None:
         if text.isdigit():  # "max": no limit
             total = min(total, int(text))
     assert ckpt_reuse.BUDGET * 4 <= total < (ckpt_reuse.BUDGET + 1) * 4
+
+
+def _resident(m: Any) -> int:
+    """Bytes of mapping ``m`` in this process's page tables (its ``Rss`` in smaps)."""
+    start = f"{m.addr - m.at:x}-"
+    with open("/proc/self/smaps") as f:
+        lines = iter(f)
+        for line in lines:
+            if line.startswith(start):
+                for field in lines:
+                    if field.startswith("Rss:"):
+                        return int(field.split()[1]) * 1024
+    raise AssertionError("the mapping is not in /proc/self/smaps")
+
+
+def _after_the_thread_s_work() -> None:
+    """Wait until the ``ledger-unmap`` thread did everything queued so far (it goes in order)."""
+    import threading
+
+    done = threading.Event()
+    ckpt_reuse._later.put(done.set)
+    ckpt_reuse._start_reaper()
+    assert done.wait(10)
+
+
+@on_linux
+@compares
+@pytest.mark.skipif(ckpt_reuse.MADVISE is None, reason="no madvise to fault pages in with")
+def test_a_chunk_written_through_the_page_cache_is_faulted_in_after_the_save(
+    store: Store, monkeypatch: Any
+) -> None:
+    """The next save compares with it at memory speed, not page fault by page fault; one
+    written around the page cache (O_DIRECT: changed at two saves in a row) is left alone,
+    or its bytes would be read back from the disk for nothing."""
+    from ledger.torch.checkpoint import write as ckpt_write
+
+    monkeypatch.setattr(ckpt_write, "DIRECT_MIN", 4096)
+    a = torch.randn(1 << 18)  # 1 MiB
+    write_tensors(store.objects, [("a", a)])  # saved for the first time: through the cache
+    _after_the_thread_s_work()
+    first = ckpt_reuse._maps[str(store.objects.root)][("a", 0)]
+    assert _resident(first) >= a.numel() * 4
+    for _ in range(2):  # changed once (through the cache), then again (around it)
+        a.add_(1.0)
+        write_tensors(store.objects, [("a", a)])
+    _after_the_thread_s_work()
+    direct = ckpt_reuse._maps[str(store.objects.root)][("a", 0)]
+    assert direct is not first
+    assert _resident(direct) < a.numel() * 4
