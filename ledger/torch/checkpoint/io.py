@@ -253,10 +253,8 @@ def write_tensors(
             return oid, None, True
         changed = before is not None  # compared with the last save's bytes, and not equal
 
-        direct = before is True
-
         def then(oid: str, written: bool) -> None:  # the object has its name now
-            remember(objects, key, j, oid, data, written, changed, cached=not direct)
+            remember(objects, key, j, oid, data, written, changed)
 
         pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
         # A chunk that changed at this save and at the one before goes around the page cache
@@ -264,7 +262,7 @@ def write_tensors(
         # other goes through it, for the next save to compare with there: one saved for the
         # first time, or one that changed after a save that found it unchanged (the save
         # after replacing every tensor, whose next save compares the 90% left alone).
-        oid, written = writer.put(data, pays, then, direct=direct)
+        oid, written = writer.put(data, pays, then, direct=before is True)
         if written is None:  # found stored: vouched for only after a comparison
             remember(objects, key, j, oid, data, False, changed)
         return oid, written, False

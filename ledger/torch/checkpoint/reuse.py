@@ -23,7 +23,6 @@ import os
 import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from ...errors import CorruptObjectError
@@ -84,25 +83,6 @@ def _memcmp() -> Any:
 MEMCMP = _memcmp()
 
 
-def _madvise() -> Any:
-    """libc's madvise (called without the GIL), or None where there is none to load."""
-    if not hasattr(os, "sched_getaffinity"):  # (Linux: MADV_POPULATE_READ is Linux's)
-        return None
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).madvise
-    except (OSError, AttributeError, TypeError):
-        return None
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return fn
-
-
-MADVISE = _madvise()
-# Linux 5.14 and later: fault a range's pages into the page tables, reading what is not cached
-# (older kernels refuse it with EINVAL: the next comparison faults them in, as before).
-_MADV_POPULATE_READ = 22
-
-
 class _Mapped:
     """One object file mapped read-only; ``addr`` points at its content, ``at`` bytes into
     the file (after its header, ``objects.raw_payload_offset``). ``changed``: whether the
@@ -129,16 +109,6 @@ class _Mapped:
 
     def close(self) -> None:
         self.mm.close()
-
-    def populate(self) -> None:
-        """Fault the mapping's pages in (their page-table entries), for the next save to
-        compare with at memory speed: a save right after one that replaced every tensor
-        faulted in each page of the 90% it compared, 1.1 ms of a 32 ms save of 200 MB
-        (issue #38). Best effort: a mapping unmapped meanwhile (``forget``) makes madvise
-        fail, which is ignored."""
-        if MADVISE is None or self.mm.closed:
-            return
-        MADVISE(self.addr - self.at, self.at + self.size, _MADV_POPULATE_READ)
 
 
 _lock = threading.Lock()
@@ -210,13 +180,9 @@ def remember(
     data: memoryview,
     written: bool,
     changed: bool,
-    cached: bool = False,
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping.
-    ``cached``: written through the page cache (not O_DIRECT): its pages are faulted into the
-    mapping on the ``ledger-unmap`` thread after the save, not by the next save's comparison
-    (one written around the cache would be read back from the disk for it).
 
     An object this call did not write (it was already stored) is kept only if its file holds
     exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
@@ -250,8 +216,6 @@ def remember(
         _maps.setdefault(root, {})[(key, index)] = m
         while len(_maps) > _STORES:
             _drop(_maps.popitem(last=False)[1].values())
-    if cached:  # (one found stored was compared above: its pages are in, the call is quick)
-        _later.put(m.populate)  # before any close of it: the thread takes them in order
     _start_reaper()
 
 
@@ -277,16 +241,14 @@ def _drop(maps: Any) -> None:
 
 # Unmapping the last mapping of a file gc deleted frees its page cache, which takes as long
 # as writing it did; a thread of its own does it, not the save that found the mapping stale.
-# The same thread faults new mappings in (``_Mapped.populate``) after the save that made them.
-# Its work, in order: each mapping's populate comes before its close.
-_later: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+_retired: queue.SimpleQueue[_Mapped] = queue.SimpleQueue()
 _reaper: threading.Thread | None = None
 _reaper_lock = threading.Lock()
 
 
 def _retire(maps: list[_Mapped]) -> None:
     for m in maps:
-        _later.put(m.close)
+        _retired.put(m)
     if maps:
         _start_reaper()
 
@@ -304,7 +266,7 @@ def _start_reaper() -> None:
 
 def _unmap_forever() -> None:
     while True:
-        _later.get()()
+        _retired.get().close()
 
 
 def keep_only(objects: ObjectStore, keys: set[tuple[str, int]]) -> None:
