@@ -235,3 +235,21 @@ def test_a_save_has_no_more_workers_than_the_cores_it_may_run_on() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "4"]
+
+
+def test_the_cores_of_a_process_whose_affinity_cannot_be_read(monkeypatch: Any) -> None:
+    """Where the affinity cannot be read (another platform, a refused call), the machine's
+    count, and 1 where even that is unknown."""
+    from ledger.torch.checkpoint import io as ckpt_io
+
+    def refused(pid: int) -> set[int]:
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(os, "sched_getaffinity", refused, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert ckpt_io._cores() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert ckpt_io._cores() == 1
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: 5)
+    assert ckpt_io._cores() == 5

@@ -590,6 +590,36 @@ def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
     assert store.objects.has(other) and not store.objects.has(oid)
 
 
+def test_a_compressed_chunk_that_fails_to_write_is_raised_by_put_and_leaves_nothing(
+    store: Store, temp_kind: str, monkeypatch: Any
+) -> None:
+    """The worker writes a compressed chunk itself (``put``): its error is raised there, its
+    temp file and slot given back, and the writer goes on with the next chunk."""
+    monkeypatch.setattr(ckpt_write, "_PENDING", 1)
+    before = _fds()
+    writer = ChunkWriter(store.objects)
+    real = os.write
+    calls: list[int] = []
+
+    def write(fd: int, data: Any) -> int:
+        calls.append(fd)
+        if len(calls) > 1:  # the codec byte went in; the frame does not fit
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", write)
+        with pytest.raises(OSError, match="No space"):
+            writer.put(memoryview(bytes(5000)), True)
+    assert len(calls) == 2
+    assert not store.objects.has(hash_bytes(bytes(5000)))
+    assert _fds() == before
+    assert _leftovers(store) == []
+    other, _ = _within(lambda: writer.put(memoryview(bytes(6000)), True))  # its slot is back
+    _within(writer.finish)
+    assert store.objects.get_bytes(other) == bytes(6000)
+
+
 def test_an_error_removing_a_temp_file_is_raised_not_hung(store: Store, monkeypatch: Any) -> None:
     """A temp file that cannot be removed fails the save (the disk or the file system is
     failing), and is not left to end the syncer thread, which hung ``finish`` (it waited for
