@@ -558,12 +558,9 @@ def test_a_named_temp_file_that_cannot_be_made_read_only_is_removed(
     assert store.objects.get_bytes(oid) == b"m" * 3000
 
 
-def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
-    store: Store, temp_kind: str, monkeypatch: Any
-) -> None:
-    monkeypatch.setattr(ckpt_write, "_PENDING", 1)
-    before = _fds()
-    writer = ChunkWriter(store.objects)
+def _full_after_the_codec_byte(m: Any) -> list[int]:
+    """``os.write`` takes an object's codec byte, then fails as a full disk does; the
+    descriptors of the calls made."""
     real = os.write
     calls: list[int] = []
 
@@ -573,8 +570,18 @@ def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
 
+    m.setattr(os, "write", write)
+    return calls
+
+
+def test_a_write_that_fails_midway_publishes_nothing_and_leaves_nothing(
+    store: Store, temp_kind: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(ckpt_write, "_PENDING", 1)
+    before = _fds()
+    writer = ChunkWriter(store.objects)
     with monkeypatch.context() as m:
-        m.setattr(os, "write", write)
+        calls = _full_after_the_codec_byte(m)
         # A syncer writes the object: ``put`` has queued it, ``finish`` raises the error.
         oid, _ = writer.put(memoryview(b"w" * 3000), False)
         with pytest.raises(OSError, match="No space"):
@@ -598,17 +605,8 @@ def test_a_compressed_chunk_that_fails_to_write_is_raised_by_put_and_leaves_noth
     monkeypatch.setattr(ckpt_write, "_PENDING", 1)
     before = _fds()
     writer = ChunkWriter(store.objects)
-    real = os.write
-    calls: list[int] = []
-
-    def write(fd: int, data: Any) -> int:
-        calls.append(fd)
-        if len(calls) > 1:  # the codec byte went in; the frame does not fit
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(fd, data)
-
     with monkeypatch.context() as m:
-        m.setattr(os, "write", write)
+        calls = _full_after_the_codec_byte(m)
         with pytest.raises(OSError, match="No space"):
             writer.put(memoryview(bytes(5000)), True)
     assert len(calls) == 2
