@@ -112,16 +112,33 @@ def _record(project: Path, code: str) -> tuple[subprocess.Popen[bytes], int]:
     return proc, int(line[1])
 
 
+def _wait_for_the_seal(
+    proc: subprocess.Popen[bytes], project: Path, before: int, deadline: float
+) -> None:
+    """Until the seal of the run has written an object (the store holds more than ``before``).
+    A recorder that ends first fails the test with its stderr; one still without a seal at
+    ``deadline`` with what it runs and every thread's stack (``communicate_or_explain``): a CI
+    run of 7 December waited the whole 120 s here after SIGINT reached the command, and said
+    only that the seal was not seen."""
+    while _objects(project) == before:
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(
+                f"ledger record ended ({proc.returncode}) before its seal was seen:\n"
+                + err.decode("utf-8", "replace")[-5000:]
+            )
+        if time.monotonic() >= deadline:
+            communicate_or_explain(proc, 0.1, "ledger record, with no object of its seal yet,")
+        time.sleep(0.005)
+
+
 def test_sigterm_while_the_record_is_sealed_does_not_lose_the_run(project: Path) -> None:
     proc, child = _record(project, WRITER)
     deadline = time.monotonic() + 120
     while os.path.exists(f"/proc/{child}"):  # until the recorder has reaped the command
         assert time.monotonic() < deadline and proc.poll() is None, "the command did not end"
         time.sleep(0.005)
-    ended = _objects(project)
-    while _objects(project) == ended:  # until the seal writes its first object
-        assert time.monotonic() < deadline and proc.poll() is None, "the seal was not seen"
-        time.sleep(0.005)
+    _wait_for_the_seal(proc, project, _objects(project), deadline)
     proc.send_signal(signal.SIGTERM)
     _, err = communicate_or_explain(proc, 120, "ledger record after SIGTERM while sealing")
     text = err.decode()
@@ -167,9 +184,7 @@ def test_a_stop_signal_reaching_the_command_first_still_seals_the_run_interrupte
     os.kill(child, to_command)
     deadline = time.monotonic() + 120
     if to_recorder is not None:
-        while _objects(project) == before:  # the seal has begun: the command is gone
-            assert time.monotonic() < deadline and proc.poll() is None, "the seal was not seen"
-            time.sleep(0.005)
+        _wait_for_the_seal(proc, project, before, deadline)  # so the command is gone
         proc.send_signal(to_recorder)
     _, err = communicate_or_explain(proc, 120, "ledger record of a command killed from outside")
     text = err.decode()
