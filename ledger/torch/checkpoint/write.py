@@ -9,9 +9,10 @@ waits for them and fsyncs each directory that got a name once, not once per obje
 
 The syncers write, not the workers: a worker that wrote its chunk waited for the disk (an
 O_DIRECT write returns once the device has the bytes) while the chunks left to compare
-waited for a worker. 200 MB with 10% changed, in one run: 39.2 ms a save after a save that
-replaced every tensor (1.55x its floor, bench/bench_checkpoint.py), 33.9 ms (1.43x) with
-the syncers writing. A raw payload is a view of the caller's memory, unchanged until
+waited for a worker. 200 MB with 10% changed, four runs of bench/bench_checkpoint.py's
+rounds (docs/benchmarks.md): a save after a save that replaced every tensor took 1.50x its
+floor before (median; 37.8-41.8 ms), 1.36x with the syncers writing (35.1-35.7 ms); the
+steady save 1.44x before, 1.30x now. A raw payload is a view of the caller's memory, unchanged until
 ``finish``; a compressed one is bytes of its own, written by the worker that made it, so
 that queued jobs hold no more than one per worker.
 
@@ -356,14 +357,15 @@ class ChunkWriter:
         # ``finish``: queued, it is written by a syncer while this thread goes on comparing
         # and hashing. A compressed one is bytes of its own: written here, so that at most
         # one per calling thread is held, not one per queued job.
-        todo: tuple[bool, bytes | memoryview, bool] | None = (compress, payload, direct)
-        if compress:
+        todo: tuple[bool, bytes | memoryview, bool] | None = None
+        if not compress:
+            todo = (False, payload, direct)
+        else:
             try:
-                self._write(fd, compress, payload, direct)
+                self._write(fd, True, payload, direct)
             except BaseException:
                 self._discard(fd, name)
                 raise
-            todo = None
         written = Written(False)
         with self._lock:
             self._jobs.append((oid, fd, name, written, then, todo))
