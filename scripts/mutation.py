@@ -107,7 +107,16 @@ def parse_lines(text: str) -> tuple[int, int]:
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _stop)
+    """The command line. SIGTERM unwinds it (so the copies are removed); the handler it had
+    before is put back at the end, for a caller that runs this in its own process (a test)."""
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        _main()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all in MODULES)")
     parser.add_argument("--list", action="store_true", help="print the mutants; run nothing")

@@ -171,6 +171,54 @@ def _stops_its_processes(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
+def _dispositions() -> dict[signal.Signals, object]:
+    """What each catchable signal does in this process now (None: a handler set outside
+    Python, which Python cannot put back and no test sets)."""
+    out: dict[signal.Signals, object] = {}
+    for sig in signal.valid_signals():
+        if sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            out[signal.Signals(sig)] = signal.getsignal(sig)
+        except (ValueError, OSError):
+            continue
+    return out
+
+
+def _process_wide(handler: object) -> bool:
+    """A handler a library installs once per process by design, and keeps: torch's DataLoader
+    sets a SIGCHLD handler (chained to the one before) at its first iterator with workers, and
+    never sets it again, so putting the old one back would take worker-death detection away
+    from every later test of the worker."""
+    return getattr(handler, "__module__", None) == "torch.utils.data._utils.signal_handling"
+
+
+@pytest.fixture(autouse=True)
+def _restores_signal_handlers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test leaves the signal handlers as it found them: whatever it changed is put
+    back here, passed or failed, and a test that passed yet changed one fails. A handler left
+    behind outlives the test in its xdist worker: `mutation.main()`'s SIGTERM handler, called
+    in-process by a test, made a later test of the same worker (test_signal_default_is_untouched)
+    fail on a fresh clone, depending on how the tests fell to the workers."""
+    before = _dispositions()
+    yield
+    changed = {
+        sig: handler
+        for sig, handler in _dispositions().items()
+        if handler is not before.get(sig) and not _process_wide(handler)
+    }
+    for sig in changed:
+        if before.get(sig) is not None:
+            signal.signal(sig, before[sig])  # type: ignore[arg-type]
+    if changed and request.node.stash.get(_CALL_PASSED, False):
+        pytest.fail(
+            "the test left signal handlers changed (put them back in a finally, or use "
+            "monkeypatch): "
+            + ", ".join(f"{sig.name} -> {handler!r}" for sig, handler in changed.items()),
+            pytrace=False,
+        )
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store.init(tmp_path / ".ledger")
