@@ -123,3 +123,53 @@ def test_first_background_save_and_torch_save_take_turns(
         got = bc._first_background(1000, work, r)
         assert set(got) == {"blocked", "torch_save"}
         assert log == (bg + torch_save if r % 2 == 0 else torch_save + bg), r
+
+
+@pytest.mark.torch
+def test_the_format_floor_hashes_the_changed_and_makes_record_log_and_ref_durable_in_turn(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    """``_FormatFloor`` (the bench's "format's floor") is the floor plus what ledger's format
+    adds: only the changed tensor hashed and written again, then after the manifest's name the
+    record's name, a log line and the ref, each made durable before the next."""
+    from pathlib import Path
+
+    torch = pytest.importorskip("torch")
+    from bench import bench_checkpoint as bc
+
+    state = {f"t{i}": torch.full((1024,), float(i)) for i in range(4)}
+    folder = Path(str(tmp_path)) / "floor"
+    floor = bc._FormatFloor(folder, state)
+    hashed: list[float] = []
+    waits: list[str] = []
+    real_path, real_folder, real_fdatasync = bc._fsync_path, floor._fsync_folder, os.fdatasync
+
+    def fsync_path(p: Path) -> None:
+        waits.append(p.name)
+        real_path(p)
+
+    def fsync_folder() -> None:
+        waits.append("floor")
+        real_folder()
+
+    def fdatasync(fd: int) -> None:
+        waits.append("log")
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(floor, "_hash", lambda t: hashed.append(float(t[0])))
+    monkeypatch.setattr(bc, "_fsync_path", fsync_path)
+    monkeypatch.setattr(floor, "_fsync_folder", fsync_folder)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    try:
+        state["t2"].add_(10.0)
+        assert floor.save(state) > 0
+    finally:
+        floor.close()
+    assert hashed == [12.0]  # the changed tensor, and no other
+    assert sorted(p.name for p in folder.glob("t*.*")) == ["t0.1", "t1.1", "t2.2", "t3.1"]
+    # The data's names with the contents (one folder fsync among the file fsyncs), then the
+    # manifest's name, the record's, the log line, the ref: one after the other.
+    assert waits == ["floor", "floor", "records", "log", "refs"]
+    assert (folder / "records" / "record.2").is_file()
+    assert (folder / "refs" / "latest").read_bytes() == b"2\n"
+    assert (folder / "log").read_bytes().count(b"\n") == 2  # the rebase's line, then this one
