@@ -193,6 +193,59 @@ def _process_wide(handler: object) -> bool:
     return getattr(handler, "__module__", None) == "torch.utils.data._utils.signal_handling"
 
 
+# Environment variables a library sets for the rest of its process, by design, and reads
+# again later: put back, they would undo its set-up for every later test of the worker.
+# torch's inductor names its cache folder and passes a pointer to its compiled code's
+# threads; Lightning's import turns on the NVML-based CUDA check.
+_LIBRARY_ENV_PREFIXES = ("TORCHINDUCTOR_", "_TORCHINDUCTOR_")
+_LIBRARY_ENV = {"PYTORCH_NVML_BASED_CUDA_CHECK"}
+
+
+def _library_env(name: str) -> bool:
+    return name in _LIBRARY_ENV or name.startswith(_LIBRARY_ENV_PREFIXES)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@pytest.fixture(autouse=True)
+def _restores_the_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test leaves the environment variables, the working directory and the umask as it
+    found them (monkeypatch and tmp_path's chdir do): whatever it changed is put back here,
+    and a test that passed yet changed one fails. Like a signal handler
+    (``_restores_signal_handlers``), each would outlive the test in its xdist worker and make
+    a later test's outcome depend on which tests ran before it there."""
+    env, cwd, mask = dict(os.environ), os.getcwd(), _umask()
+    yield
+    changed: list[str] = []
+    now = dict(os.environ)
+    for name in sorted(set(env) | set(now)):
+        if env.get(name) == now.get(name) or name == "PYTEST_CURRENT_TEST":
+            continue
+        if _library_env(name):
+            continue  # (kept as the library left it)
+        changed.append(f"${name}: {env.get(name)!r} -> {now.get(name)!r}")
+        if name in env:
+            os.environ[name] = env[name]
+        else:
+            os.environ.pop(name, None)
+    if os.getcwd() != cwd:
+        changed.append(f"working directory: {cwd} -> {os.getcwd()}")
+        os.chdir(cwd)
+    if _umask() != mask:
+        changed.append(f"umask: {mask:04o} -> {_umask():04o}")
+        os.umask(mask)
+    if changed and request.node.stash.get(_CALL_PASSED, False):
+        pytest.fail(
+            "the test left the process changed (use monkeypatch, or put it back in a "
+            "finally): " + "; ".join(changed),
+            pytrace=False,
+        )
+
+
 @pytest.fixture(autouse=True)
 def _restores_signal_handlers(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every test leaves the signal handlers as it found them: whatever it changed is put
