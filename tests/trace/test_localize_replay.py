@@ -59,11 +59,31 @@ def test_the_trace_is_stored_with_the_run(recorded: tuple[Path, str]) -> None:
     assert [s["s"] for s in trace["steps"]] == [0, 1, 2, 3]
 
 
+def _steps(root: Path, run_id: str) -> list[dict[str, Any]]:
+    (ref,) = _run(root, run_id).runtime["traces"]  # type: ignore[index]
+    steps: list[dict[str, Any]] = Store.open(root / ".ledger").get_json(ref["trace"])["steps"]
+    return steps
+
+
 def test_a_replay_that_reproduces_has_no_culprit(recorded: tuple[Path, str]) -> None:
-    code, verdict = _replay(*recorded)
+    """No culprit where the two traces are the same; where they are not, the difference the
+    stored traces show, and no other. They are not always the same: in about 1 replay in 7
+    under pytest (5 of 35; 0 of 45 started from a shell), the AdamW step of the first parameter
+    (emb.weight) gave other bits (1,274 of its 3,200 values, 1-40 ulps) from the same gradients,
+    and every later step differed while the logged loss kept its bits (7 December: the verdict
+    was right, and this test, which expected no difference, failed in a clean-clone CI run).
+    Why the program's optimizer step varies, and only under pytest, was not found."""
+    root, run_id = recorded
+    code, verdict = _replay(root, run_id)
     assert code == 0 and verdict["outcome"] == "reproduced", verdict["summary"]
-    assert "localization" not in verdict["settings"]
-    assert "traces-differ" not in verdict["labels"]
+    original, replay = _steps(root, run_id), _steps(root, verdict["replays"][0])
+    differ = [a["s"] for a, b in zip(original, replay, strict=True) if a != b]
+    if not differ:
+        assert "localization" not in verdict["settings"]
+        assert "traces-differ" not in verdict["labels"]
+        return
+    assert "traces-differ" in verdict["labels"], verdict
+    assert verdict["settings"]["localization"]["step"] == differ[0], verdict
 
 
 def test_a_failed_replay_names_the_first_divergence(recorded: tuple[Path, str]) -> None:
