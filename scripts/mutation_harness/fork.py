@@ -18,9 +18,10 @@ held by that thread would hang the children): the caller falls back to plain run
 when a test that killed a mutant in a forked run fails forked without any mutant too.
 
 Protocol, one JSON line each way: the request ``{"cwd", "args", "env", "timeout", "log",
-"failed", "progress", "limits"}`` (``log``: the child's output; ``failed``: where it lists the
-tests that fail; ``progress``: where it writes each test's node id as the test starts;
-``limits``: node id -> the time one test may have, :class:`TestWatch`); the replies ``{"pid"}``
+"failed", "progress", "limits", "backstop_min"}`` (``log``: the child's output; ``failed``:
+where it lists the tests that fail; ``progress``: where it writes each test's node id as the
+test starts; ``limits``: node id -> the time one test may have, :class:`TestWatch`;
+``backstop_min``: the caller's ``BACKSTOP_MIN``, :func:`wait_run`); the replies ``{"pid"}``
 when the child has started and ``{"rc", "seconds", "stopped"}`` when it and every process left
 in its session are gone (``stopped``: None, ``"timeout"`` or ``"starved"``, :func:`wait_run`).
 """
@@ -168,6 +169,9 @@ class ForkServer:
                 "failed": None if failed is None else str(failed),
                 "progress": None if progress is None else str(progress),
                 "limits": limits or {},
+                # Read here, in the caller's process, where a test may lower it; the server
+                # waits with this, not with its own copy of the module (round 19).
+                "backstop_min": BACKSTOP_MIN,
             }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
@@ -441,13 +445,15 @@ def wait_run(
     exited: Callable[[float], bool],
     sample: Callable[[int], Tasks | None] | None = None,
     watch: TestWatch | None = None,
+    backstop_min: float | None = None,
 ) -> str | None:
     """Wait for a run: None when it ended (``exited(s)`` waits up to s seconds and says if it
     did), ``"timeout"`` once it has had ``timeout`` seconds (:class:`RunClock`) or the test
     it is in has had more than its limit (``watch``), ``"starved"`` when wall time reaches the
-    backstop first."""
+    backstop first (``backstop_min``: the least backstop, else ``BACKSTOP_MIN``)."""
     clock = RunClock(sid, sample)
-    backstop = max(BACKSTOP_FACTOR * timeout, BACKSTOP_MIN)
+    least = BACKSTOP_MIN if backstop_min is None else backstop_min
+    backstop = max(BACKSTOP_FACTOR * timeout, least)
     while True:
         if exited(max(0.01, min(POLL_S, timeout - clock.had, backstop - clock.wall))):
             return None
@@ -458,7 +464,9 @@ def wait_run(
             return "starved"
 
 
-def _wait(pid: int, timeout: float, watch: TestWatch | None = None) -> tuple[int, str | None]:
+def _wait(
+    pid: int, timeout: float, watch: TestWatch | None = None, backstop_min: float | None = None
+) -> tuple[int, str | None]:
     """The child's exit code once it is gone (killed past ``timeout`` of the time it had, or a
     test past its limit, or at the wall-clock backstop: :func:`wait_run`), then its whole
     session is killed: whatever the tests left running goes with it."""
@@ -474,6 +482,7 @@ def _wait(pid: int, timeout: float, watch: TestWatch | None = None) -> tuple[int
                 max(timeout, 1.0),
                 lambda s: bool(select.select([fd], [], [], s)[0]),
                 watch=watch,
+                backstop_min=backstop_min,
             )
             if stopped is not None:
                 with contextlib.suppress(ProcessLookupError):
@@ -535,7 +544,10 @@ def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
         stdout.flush()
         progress, limits = request.get("progress"), request.get("limits")
         watch = TestWatch(Path(progress), limits) if progress and limits else None
-        rc, stopped = _wait(pid, float(request["timeout"]), watch)
+        least = request.get("backstop_min")
+        rc, stopped = _wait(
+            pid, float(request["timeout"]), watch, None if least is None else float(least)
+        )
         current[:] = []
         seconds = time.monotonic() - t0
         stdout.write(json.dumps({"rc": rc, "seconds": seconds, "stopped": stopped}) + "\n")
