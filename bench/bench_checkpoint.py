@@ -326,6 +326,8 @@ class _FormatFloor(_Floor):
         super()._write(file, t)
 
     def _publish(self, files: dict[str, str], pool: Any) -> None:
+        from ledger.store.atomic import fsync_dir
+
         folders = {k: self.folder / k for k in ("records", "refs")}
         for folder in folders.values():
             folder.mkdir(exist_ok=True)
@@ -347,21 +349,13 @@ class _FormatFloor(_Floor):
         tmps["manifest"][0].replace(self.folder / "manifest")
         self._fsync_folder()
         tmps["record"][0].replace(folders["records"] / f"record.{self.gen}")
-        _fsync_path(folders["records"])
+        fsync_dir(folders["records"])
         with open(self.folder / "log", "ab") as f:
             f.write(b'{"op": "publish", "new": "%d"}\n' % self.gen)
             f.flush()
             os.fdatasync(f.fileno())
         tmps["ref"][0].replace(folders["refs"] / "latest")
-        _fsync_path(folders["refs"])
-
-
-def _fsync_path(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fsync_dir(folders["refs"])
 
 
 def _replacing_rounds(

@@ -213,14 +213,21 @@ def _umask() -> int:
 
 @pytest.fixture(autouse=True)
 def _restores_the_process(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test leaves the environment variables, the working directory and the umask as it
-    found them (monkeypatch and tmp_path's chdir do): whatever it changed is put back here,
-    and a test that passed yet changed one fails. Like a signal handler
-    (``_restores_signal_handlers``), each would outlive the test in its xdist worker and make
-    a later test's outcome depend on which tests ran before it there."""
-    env, cwd, mask = dict(os.environ), os.getcwd(), _umask()
+    """Every test leaves the signal handlers, the environment variables, the working directory
+    and the umask as it found them (monkeypatch and tmp_path's chdir do): whatever it changed
+    is put back here, passed or failed, and a test that passed yet changed one fails. Each
+    would outlive the test in its xdist worker and make a later test's outcome depend on which
+    tests ran before it there: `mutation.main()`'s SIGTERM handler, called in-process by a
+    test, made test_signal_default_is_untouched fail on a fresh clone at 605ad48."""
+    handlers, env, cwd, mask = _dispositions(), dict(os.environ), os.getcwd(), _umask()
     yield
     changed: list[str] = []
+    for sig, handler in _dispositions().items():
+        if handler is handlers.get(sig) or _process_wide(handler):
+            continue
+        changed.append(f"{sig.name} -> {handler!r}")
+        if handlers.get(sig) is not None:
+            signal.signal(sig, handlers[sig])  # type: ignore[arg-type]
     now = dict(os.environ)
     for name in sorted(set(env) | set(now)):
         if env.get(name) == now.get(name) or name == "PYTEST_CURRENT_TEST":
@@ -242,32 +249,6 @@ def _restores_the_process(request: pytest.FixtureRequest) -> Iterator[None]:
         pytest.fail(
             "the test left the process changed (use monkeypatch, or put it back in a "
             "finally): " + "; ".join(changed),
-            pytrace=False,
-        )
-
-
-@pytest.fixture(autouse=True)
-def _restores_signal_handlers(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test leaves the signal handlers as it found them: whatever it changed is put
-    back here, passed or failed, and a test that passed yet changed one fails. A handler left
-    behind outlives the test in its xdist worker: `mutation.main()`'s SIGTERM handler, called
-    in-process by a test, made a later test of the same worker (test_signal_default_is_untouched)
-    fail on a fresh clone, depending on how the tests fell to the workers."""
-    before = _dispositions()
-    yield
-    changed = {
-        sig: handler
-        for sig, handler in _dispositions().items()
-        if handler is not before.get(sig) and not _process_wide(handler)
-    }
-    for sig in changed:
-        if before.get(sig) is not None:
-            signal.signal(sig, before[sig])  # type: ignore[arg-type]
-    if changed and request.node.stash.get(_CALL_PASSED, False):
-        pytest.fail(
-            "the test left signal handlers changed (put them back in a finally, or use "
-            "monkeypatch): "
-            + ", ".join(f"{sig.name} -> {handler!r}" for sig, handler in changed.items()),
             pytrace=False,
         )
 

@@ -142,7 +142,9 @@ def test_the_format_floor_hashes_the_changed_and_makes_record_log_and_ref_durabl
     floor = bc._FormatFloor(folder, state)
     hashed: list[float] = []
     waits: list[str] = []
-    real_path, real_folder, real_fdatasync = bc._fsync_path, floor._fsync_folder, os.fdatasync
+    from ledger.store import atomic
+
+    real_path, real_folder, real_fdatasync = atomic.fsync_dir, floor._fsync_folder, os.fdatasync
 
     def fsync_path(p: Path) -> None:
         waits.append(p.name)
@@ -157,7 +159,7 @@ def test_the_format_floor_hashes_the_changed_and_makes_record_log_and_ref_durabl
         real_fdatasync(fd)
 
     monkeypatch.setattr(floor, "_hash", lambda t: hashed.append(float(t[0])))
-    monkeypatch.setattr(bc, "_fsync_path", fsync_path)
+    monkeypatch.setattr(atomic, "fsync_dir", fsync_path)
     monkeypatch.setattr(floor, "_fsync_folder", fsync_folder)
     monkeypatch.setattr(os, "fdatasync", fdatasync)
     try:

@@ -544,10 +544,7 @@ def serve(preload_file: str, stdin: IO[str], stdout: IO[str]) -> None:
         stdout.flush()
         progress, limits = request.get("progress"), request.get("limits")
         watch = TestWatch(Path(progress), limits) if progress and limits else None
-        least = request.get("backstop_min")
-        rc, stopped = _wait(
-            pid, float(request["timeout"]), watch, None if least is None else float(least)
-        )
+        rc, stopped = _wait(pid, float(request["timeout"]), watch, float(request["backstop_min"]))
         current[:] = []
         seconds = time.monotonic() - t0
         stdout.write(json.dumps({"rc": rc, "seconds": seconds, "stopped": stopped}) + "\n")

@@ -10,11 +10,12 @@ waits for them and fsyncs each directory that got a name once, not once per obje
 The syncers write, not the workers: a worker that wrote its chunk waited for the disk (an
 O_DIRECT write returns once the device has the bytes) while the chunks left to compare
 waited for a worker. 200 MB with 10% changed, four runs of bench/bench_checkpoint.py's
-rounds (docs/benchmarks.md): a save after a save that replaced every tensor took 1.50x its
-floor before (median; 37.8-41.8 ms), 1.36x with the syncers writing (35.1-35.7 ms); the
-steady save 1.44x before, 1.30x now. A raw payload is a view of the caller's memory, unchanged until
-``finish``; a compressed one is bytes of its own, written by the worker that made it, so
-that queued jobs hold no more than one per worker.
+rounds on 7 December (docs/benchmarks.md, round 6): a save after a save that replaced every
+tensor took 1.50x its floor before (median; 37.8-41.8 ms), 1.36x with the syncers writing
+(35.1-35.7 ms); the steady save 1.44x before, 1.30x after. These ratios move from day to day
+(round 7: 1.44x and 1.41x for the same code). A raw payload is a view of the caller's memory,
+unchanged until ``finish``; a compressed one is bytes of its own, written by the worker that
+made it, so that queued jobs hold no more than one per worker.
 
 Chunks the caller marks ``direct`` (io: those that changed at this save and at the one
 before, which will likely change again), of ``DIRECT_MIN`` bytes and more, are written with
