@@ -39,6 +39,12 @@ REPLAY_ENV_PREFIXES = (
     "CUBLAS_WORKSPACE_CONFIG",
     "OMP_NUM_THREADS",
     "MKL_NUM_THREADS",
+    # Intel MKL's code path for its vector math (torch's CPU sqrt of float32, for one): left
+    # to MKL, it is not correctly rounded and can change from one process to the next
+    # (issue 38's notes, 7 December: AdamW's update of a 3,200-value parameter came out
+    # otherwise in 3 of 40 recordings under load; with MKL_CBWR=COMPATIBLE in none of 30).
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
     "OPENBLAS_NUM_THREADS",
     "NUMEXPR_NUM_THREADS",
     "CUDA_VISIBLE_DEVICES",

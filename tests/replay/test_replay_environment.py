@@ -109,6 +109,23 @@ def test_strict_env_refuses_and_the_default_labels_a_numerics_difference(project
     assert (drift[0]["original"], drift[0]["current"]) == ("close", "spread")
 
 
+def test_the_math_library_s_code_path_is_set_again_as_recorded(project: Path) -> None:
+    """MKL_CBWR and MKL_ENABLE_INSTRUCTIONS choose the code path of Intel MKL's math, whose
+    bits they change (torch's CPU sqrt of float32 goes through it): a replay from a shell
+    that sets other values, or none, runs the command with the recorded ones."""
+    settings = "[os.environ.get('MKL_CBWR'), os.environ.get('MKL_ENABLE_INSTRUCTIONS')]"
+    with (project / "train.py").open("a") as f:
+        f.write(f"with open('out/result.txt', 'a') as f:\n    f.write(repr({settings}))\n")
+    _git(project, "commit", "-qam", "write the math library's settings")
+    run_id = _record(project, MKL_CBWR="COMPATIBLE", MKL_ENABLE_INSTRUCTIONS="AVX2")
+    # Another value in the shell, then none (the tests' own environment sets neither).
+    for shell in ({"MKL_CBWR": "AUTO", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}, {}):
+        r = run_ledger("replay", run_id, "--json", cwd=project, **shell)
+        verdict = json.loads(r.stdout[r.stdout.index("{\n") :])
+        assert r.returncode == 0 and verdict["outcome"] == "reproduced", (shell, verdict)
+        assert "different-environment" not in verdict["labels"], verdict["environment_drift"]
+
+
 def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
     """Every file outside .git and .ledger: content hash and mtime."""
     out = {}
