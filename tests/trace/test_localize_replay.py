@@ -78,9 +78,11 @@ def test_a_replay_that_reproduces_has_no_culprit(recorded: tuple[Path, str]) -> 
     the first 1,600 of the 3,200 values came out otherwise (rows 0-24: 1,303 values, one ulp
     near 1.0), the same alternative every time. Of the update's ops on 3,200 values, only `sqrt`
     (of the second moment) runs on both of torch's threads, the first half on the calling
-    thread. Not seen with one thread (0 of 16), without `ledger record` (0 of 20), with each
-    tensor op wrapped in Python (0 of 24), or for the same step repeated alone under load (0 of
-    300); the SSE control word was the same. The cause was not found (7 December)."""
+    thread, and torch computes it with Intel MKL, whose roots are not correctly rounded and
+    change with MKL_CBWR (unset, COMPATIBLE, AVX2: 20, 530, 0 of 3,200 one ulp off). Recorded
+    with MKL_CBWR=COMPATIBLE, none of 30 first steps differed. Not seen with one thread (0 of
+    16) or without `ledger record` (0 of 20); why MKL's path changes from one process to the
+    next was not found (7 December)."""
     root, run_id = recorded
     code, verdict = _replay(root, run_id)
     assert code == 0 and verdict["outcome"] == "reproduced", verdict["summary"]
