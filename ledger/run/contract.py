@@ -41,8 +41,9 @@ REPLAY_ENV_PREFIXES = (
     "MKL_NUM_THREADS",
     # Intel MKL's code path for its vector math (torch's CPU sqrt of float32, for one): left
     # to MKL, it is not correctly rounded and can change from one process to the next
-    # (issue 38's notes, 7 December: AdamW's update of a 3,200-value parameter came out
-    # otherwise in 3 of 40 recordings under load; with MKL_CBWR=COMPATIBLE in none of 30).
+    # (tests/trace/test_localize_replay.py, 7 December: AdamW's update of a 3,200-value
+    # parameter came out otherwise in 3 of 40 recordings under load; with
+    # MKL_CBWR=COMPATIBLE in none of 30).
     "MKL_CBWR",
     "MKL_ENABLE_INSTRUCTIONS",
     "OPENBLAS_NUM_THREADS",
