@@ -236,11 +236,9 @@ class _Floor:
         self.maps[name] = (mm, int(np.frombuffer(mm, dtype=np.uint8).ctypes.data))
 
     def _fsync_folder(self) -> None:
-        fd = os.open(self.folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        from ledger.store.atomic import fsync_dir
+
+        fsync_dir(self.folder)
 
     def _publish(self, files: dict[str, str], pool: Any) -> None:
         """The data's names durable while the manifest's content is, then its name."""
