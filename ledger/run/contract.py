@@ -42,8 +42,8 @@ REPLAY_ENV_PREFIXES = (
     # Intel MKL's code path for its vector math (torch's CPU sqrt of float32, for one): left
     # to MKL, it is not correctly rounded and can change from one process to the next
     # (tests/trace/test_localize_replay.py, 7 December: AdamW's update of a 3,200-value
-    # parameter came out otherwise in 3 of 40 recordings under load; with
-    # MKL_CBWR=COMPATIBLE in none of 30).
+    # parameter came out otherwise in 4 of 80 recordings under load; with
+    # MKL_CBWR=COMPATIBLE in none of 70).
     "MKL_CBWR",
     "MKL_ENABLE_INSTRUCTIONS",
     "OPENBLAS_NUM_THREADS",

@@ -73,14 +73,14 @@ def test_a_replay_that_reproduces_has_no_culprit(recorded: tuple[Path, str]) -> 
     and every later step differed while the logged loss kept its bits (7 December: the verdict
     was right, and this test, which expected no difference, failed in a clean-clone CI run).
     Under CPU load it happens from a shell too (two busy loops on the two cores: 2 of 17
-    replays; a driver under `ledger record`: 3 of 40 first steps). In each, the update's inputs
+    replays; a driver under `ledger record`: 4 of 80 first steps). In each, the update's inputs
     (the parameter, its gradient, AdamW's two moments as updated) were the same bits and only
     the first 1,600 of the 3,200 values came out otherwise (rows 0-24: 1,303 values, one ulp
     near 1.0), the same alternative every time. Of the update's ops on 3,200 values, only `sqrt`
     (of the second moment) runs on both of torch's threads, the first half on the calling
     thread, and torch computes it with Intel MKL, whose roots are not correctly rounded and
     change with MKL_CBWR (unset, COMPATIBLE, AVX2: 20, 530, 0 of 3,200 one ulp off). Recorded
-    with MKL_CBWR=COMPATIBLE, none of 30 first steps differed. Not seen with one thread (0 of
+    with MKL_CBWR=COMPATIBLE, none of 70 first steps differed. Not seen with one thread (0 of
     16) or without `ledger record` (0 of 20); why MKL's path changes from one process to the
     next was not found (7 December)."""
     root, run_id = recorded
