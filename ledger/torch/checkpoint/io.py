@@ -254,7 +254,7 @@ def write_tensors(
         changed = before is not None  # compared with the last save's bytes, and not equal
 
         def then(oid: str, written: bool) -> None:  # the object has its name now
-            remember(objects, key, j, oid, data, written, changed)
+            remember(objects, key, j, oid, data, written, changed, cached=before is not True)
 
         pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
         # A chunk that changed at this save and at the one before goes around the page cache
