@@ -889,8 +889,10 @@ def run(quick: bool) -> list[Row]:
                 "(memcmp) with the object file the previous save of that tensor wrote, mapped "
                 "read-only, and reuses its id when equal, so only changed chunks are hashed; "
                 "the cost is that the last save's bytes stay mapped from the page cache "
-                "(ledger-save-again row: they count in RSS as file-backed pages the kernel "
-                "may reclaim; at most a quarter of RAM or of the cgroup limit is mapped)"
+                "(ledger-save and ledger-save-again rows: they count in RSS as file-backed "
+                "pages the kernel may reclaim, from the first save on since 6d69704 fills the "
+                "page tables of a chunk written through the page cache at once; at most a "
+                "quarter of RAM or of the cgroup limit is mapped)"
             ),
         )
     )
