@@ -147,6 +147,9 @@ def test_an_object_found_stored_is_trusted_only_after_comparing(store: Store) ->
     assert found.bytes_new == 0  # deduplicated by id, as before
     _, again = write_tensors(store.objects, [("t", t)])
     assert again.bytes_reused == 0  # the damaged file vouches for nothing: hashed again
+    if os.path.exists("/proc/self/maps"):  # and the mapping that compared it was closed
+        with open("/proc/self/maps") as f:
+            assert str(path) not in f.read()
 
 
 def test_a_ledger_does_not_reuse_another_ledgers_objects(tmp_path: Any) -> None:
@@ -222,6 +225,32 @@ def test_chunks_beyond_the_budget_are_hashed(store: Store, monkeypatch: Any) -> 
     write_tensors(store.objects, tensors)
     _, stats = write_tensors(store.objects, tensors)
     assert stats.bytes_reused == N * 4 and stats.bytes_new == 0
+
+
+def test_the_budget_counts_every_mapped_chunk(store: Store, monkeypatch: Any) -> None:
+    ckpt_reuse.forget()
+    monkeypatch.setattr(ckpt_reuse, "BUDGET", 2 * N * 4)  # room for two chunks of three
+    tensors = [(k, torch.randn(N)) for k in "abc"]
+    write_tensors(store.objects, tensors)
+    _, stats = write_tensors(store.objects, tensors)
+    assert stats.bytes_reused == 2 * N * 4 and stats.bytes_new == 0
+
+
+def test_a_replaced_mapping_is_closed(store: Store) -> None:
+    """The mapping of a chunk's earlier object is closed (on the unmapping thread) once a
+    save maps the new one: kept, every save of a changing tensor would map 4 MiB more."""
+    import time
+
+    t = torch.randn(N)
+    write_tensors(store.objects, [("t", t)])
+    first = ckpt_reuse._maps[str(store.objects.root)][("t", 0)]
+    t.add_(1.0)
+    write_tensors(store.objects, [("t", t)])
+    assert ckpt_reuse._maps[str(store.objects.root)][("t", 0)] is not first
+    deadline = time.monotonic() + 10
+    while not first.mm.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert first.mm.closed
 
 
 def test_a_reused_object_is_touched_for_gc(store: Store) -> None:

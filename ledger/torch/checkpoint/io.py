@@ -263,8 +263,9 @@ def write_tensors(
         # first time, or one that changed after a save that found it unchanged (the save
         # after replacing every tensor, whose next save compares the 90% left alone).
         oid, written = writer.put(data, pays, then, direct=before is True)
-        if written is None:  # found stored: vouched for only after a comparison
-            remember(objects, key, j, oid, data, False, changed)
+        if written is None:  # found stored: vouched for only after a comparison (which
+            # reads every page of the mapping: none to fill first)
+            remember(objects, key, j, oid, data, False, changed, cached=False)
         return oid, written, False
 
     # Chunks that will be written go first, so their disk writes overlap with comparing the rest.

@@ -184,7 +184,7 @@ def remember(
     data: memoryview,
     written: bool,
     changed: bool,
-    cached: bool = False,
+    cached: bool,
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping;
@@ -228,7 +228,7 @@ def remember(
 
 
 def _map(
-    objects: ObjectStore, oid: str, size: int, changed: bool, populate: bool = False
+    objects: ObjectStore, oid: str, size: int, changed: bool, populate: bool
 ) -> _Mapped | None:
     try:
         with open_regular(objects.path_of(oid)) as f:
