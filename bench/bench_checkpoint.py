@@ -229,10 +229,11 @@ class _Floor:
         import numpy as np
 
         with open(self.folder / self.files[name], "rb") as f:
-            # Not MAP_POPULATE, as a save maps a chunk it wrote through the page cache
-            # (``reuse.remember``): filled at once, this floor's save after a replacing one
-            # took 0.6-1.1 ms longer (paired medians of 20-30 rounds, three runs), so the
-            # floor keeps the faster way, its page faults counted in its timed comparison.
+            # Not MAP_POPULATE, as a save maps the new object of a chunk that changed after
+            # a save found it unchanged (``reuse.remember``): filled at once, this floor's
+            # save after a replacing one took 0.6-1.1 ms longer (paired medians of 20-30
+            # rounds, three runs), so the floor keeps the faster way, its page faults
+            # counted in its timed comparison.
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         old = self.maps.pop(name, None)
         if old is not None:
@@ -889,10 +890,8 @@ def run(quick: bool) -> list[Row]:
                 "(memcmp) with the object file the previous save of that tensor wrote, mapped "
                 "read-only, and reuses its id when equal, so only changed chunks are hashed; "
                 "the cost is that the last save's bytes stay mapped from the page cache "
-                "(ledger-save and ledger-save-again rows: they count in RSS as file-backed "
-                "pages the kernel may reclaim, from the first save on since 6d69704 fills the "
-                "page tables of a chunk written through the page cache at once; at most a "
-                "quarter of RAM or of the cgroup limit is mapped)"
+                "(ledger-save-again row: they count in RSS as file-backed pages the kernel "
+                "may reclaim; at most a quarter of RAM or of the cgroup limit is mapped)"
             ),
         )
     )

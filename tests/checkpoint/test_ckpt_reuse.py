@@ -288,22 +288,27 @@ def _resident(addr: int) -> int:
     not os.path.exists("/proc/self/smaps") or not hasattr(mmap, "MAP_POPULATE"),
     reason="needs Linux's MAP_POPULATE and /proc/self/smaps",
 )
-def test_a_chunk_written_through_the_page_cache_is_mapped_with_its_pages_in_place(
+def test_a_changed_chunk_is_mapped_with_its_pages_in_place_where_the_last_ones_were(
     store: Store,
 ) -> None:
-    """Its next comparison takes no page faults (a save after one that replaced every tensor
-    took 500 of them comparing 180 MB); a chunk written around the page cache (changed at two
-    saves in a row) is mapped without: filling its page tables would read it from the disk."""
+    """A chunk that changed after a save found it unchanged replaces a mapping whose pages
+    were resident: its new one is mapped with them in place, so the next comparison takes no
+    page faults (a save after one that replaced every tensor took 500 of them comparing 180
+    MB) and RSS stays as it was. A first save maps lazily (it adds no RSS until the next save
+    compares), and so does a chunk written around the page cache (changed at two saves in a
+    row: filling its mapping would read it from the disk)."""
     t = torch.randn(N)
 
     def mapping() -> Any:
         return ckpt_reuse._maps[str(store.objects.root)][("t", 0)]
 
-    write_tensors(store.objects, [("t", t)])  # saved for the first time: through the cache
+    write_tensors(store.objects, [("t", t)])  # saved for the first time
+    assert _resident(mapping().addr) == 0
+    write_tensors(store.objects, [("t", t)])  # unchanged: compared, every page read
     assert _resident(mapping().addr) >= N * 4
     t.add_(1.0)
-    write_tensors(store.objects, [("t", t)])  # changed after a first save: through it again
+    write_tensors(store.objects, [("t", t)])  # changed after a save found it unchanged
     assert _resident(mapping().addr) >= N * 4
     t.add_(1.0)
-    write_tensors(store.objects, [("t", t)])  # changed twice in a row: around it
+    write_tensors(store.objects, [("t", t)])  # changed twice in a row: around the cache
     assert _resident(mapping().addr) == 0

@@ -11,9 +11,10 @@ Cost: the mapped files are in the page cache, not the process's heap; the kernel
 them under memory pressure (the next comparison then reads them back from disk), and once
 compared they count in RSS as file-backed pages. At most ``BUDGET`` bytes are mapped per
 process (a quarter of physical memory, or of the cgroup's memory limit); chunks beyond it,
-compressed chunks and chunks under ``MIN_BYTES`` are hashed at every save. A chunk written
-through the page cache is mapped with its page tables filled (``MAP_POPULATE``): the save after
-one that replaced every tensor took 500 page faults comparing through fresh mappings.
+compressed chunks and chunks under ``MIN_BYTES`` are hashed at every save. A chunk's new
+object that replaces a mapping whose pages were resident is mapped with its page tables filled
+(``MAP_POPULATE``, ``remember(fill=True)``): the save after one that replaced every tensor took
+500 page faults comparing through fresh mappings.
 """
 
 from __future__ import annotations
@@ -184,13 +185,13 @@ def remember(
     data: memoryview,
     written: bool,
     changed: bool,
-    cached: bool,
+    fill: bool,
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping;
-    ``cached``: it was written through the page cache, so its pages are mapped now (no page
-    faults when the next save compares them), not one written around it (that would read it
-    back from the disk).
+    ``fill``: map its pages now (no page faults when the next save compares them), for an
+    object written through the page cache (filling one written around it would read it
+    from the disk).
 
     An object this call did not write (it was already stored) is kept only if its file holds
     exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
@@ -213,7 +214,7 @@ def remember(
         _retire([old])
     if not fits:
         return
-    m = _map(objects, oid, len(data), changed, cached)
+    m = _map(objects, oid, len(data), changed, fill)
     if m is None or (not written and not m.equals(_address(data), len(data))):
         if m is not None:
             m.close()
