@@ -295,14 +295,18 @@ def test_a_changed_chunk_is_mapped_with_its_pages_in_place_where_the_last_ones_w
     were resident: its new one is mapped with them in place, so the next comparison takes no
     page faults (a save after one that replaced every tensor took 500 of them comparing 180
     MB) and RSS stays as it was. A first save maps lazily (it adds no RSS until the next save
-    compares), and so does a chunk written around the page cache (changed at two saves in a
-    row: filling its mapping would read it from the disk)."""
+    compares), and so does a change that replaces a mapping never compared, or a chunk
+    written around the page cache (changed at two saves in a row: filling its mapping would
+    read it from the disk)."""
     t = torch.randn(N)
 
     def mapping() -> Any:
         return ckpt_reuse._maps[str(store.objects.root)][("t", 0)]
 
     write_tensors(store.objects, [("t", t)])  # saved for the first time
+    assert _resident(mapping().addr) == 0
+    t.add_(1.0)
+    write_tensors(store.objects, [("t", t)])  # changed: the mapping it replaces had no pages
     assert _resident(mapping().addr) == 0
     write_tensors(store.objects, [("t", t)])  # unchanged: compared, every page read
     assert _resident(mapping().addr) >= N * 4

@@ -255,8 +255,8 @@ def write_tensors(
 
         def then(oid: str, written: bool) -> None:  # the object has its name now
             # Its pages mapped at once if it replaces a mapping whose pages were resident
-            # (the last save compared them: ``before is False``): the next save compares it
-            # without page faults, and the process's RSS stays as it was. Not at a first save
+            # (compared in full at a save: ``remember``), so the next save compares it
+            # without page faults and the process's RSS stays as it was; not at a first save
             # in this process (it adds no RSS until the next save compares), nor for a chunk
             # written around the page cache (filling that would read it from the disk).
             remember(objects, key, j, oid, data, written, changed, fill=before is False)

@@ -96,6 +96,7 @@ class _Mapped:
         import numpy as np
 
         self.oid, self.mm, self.at, self.size, self.changed = oid, mm, at, size, changed
+        self.compared = False  # found equal at a save: every page was read, all resident
         self.addr = int(np.frombuffer(mm, dtype=np.uint8).ctypes.data) + at
 
     def readable(self, size: int) -> bool:
@@ -174,6 +175,7 @@ def reused(objects: ObjectStore, key: str, index: int, data: memoryview) -> str 
     if not objects.touch(m.oid):
         return None
     m.changed = False  # found unchanged: a run of changes ends here
+    m.compared = True
     return m.oid
 
 
@@ -189,9 +191,10 @@ def remember(
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping;
-    ``fill``: map its pages now (no page faults when the next save compares them), for an
-    object written through the page cache (filling one written around it would read it
-    from the disk).
+    ``fill``: map its pages now (no page faults when the next save compares them) if the
+    mapping it replaces had its pages in (compared in full at a save: RSS stays as it was),
+    for an object written through the page cache (filling one written around it would read
+    it from the disk).
 
     An object this call did not write (it was already stored) is kept only if its file holds
     exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
@@ -214,7 +217,7 @@ def remember(
         _retire([old])
     if not fits:
         return
-    m = _map(objects, oid, len(data), changed, fill)
+    m = _map(objects, oid, len(data), changed, fill and old is not None and old.compared)
     if m is None or (not written and not m.equals(_address(data), len(data))):
         if m is not None:
             m.close()
