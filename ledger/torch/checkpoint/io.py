@@ -270,7 +270,7 @@ def write_tensors(
         oid, written = writer.put(data, pays, then, direct=before is True)
         if written is None:  # found stored: vouched for only after a comparison (which
             # reads every page of the mapping: none to fill first)
-            remember(objects, key, j, oid, data, False, changed, fill=before is False)
+            remember(objects, key, j, oid, data, False, changed, fill=False)
         return oid, written, False
 
     # Chunks that will be written go first, so their disk writes overlap with comparing the rest.
