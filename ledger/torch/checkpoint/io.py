@@ -254,12 +254,7 @@ def write_tensors(
         changed = before is not None  # compared with the last save's bytes, and not equal
 
         def then(oid: str, written: bool) -> None:  # the object has its name now
-            # Its pages mapped at once if it replaces a mapping whose pages were resident
-            # (compared in full at a save: ``remember``), so the next save compares it
-            # without page faults and the process's RSS stays as it was; not at a first save
-            # in this process (it adds no RSS until the next save compares), nor for a chunk
-            # written around the page cache (filling that would read it from the disk).
-            remember(objects, key, j, oid, data, written, changed, fill=before is False)
+            remember(objects, key, j, oid, data, written, changed, cached=before is not True)
 
         pays = saving is not None and compression_pays(data[:_SAMPLE], saving)
         # A chunk that changed at this save and at the one before goes around the page cache
@@ -270,7 +265,7 @@ def write_tensors(
         oid, written = writer.put(data, pays, then, direct=before is True)
         if written is None:  # found stored: vouched for only after a comparison (which
             # reads every page of the mapping: none to fill first)
-            remember(objects, key, j, oid, data, False, changed, fill=False)
+            remember(objects, key, j, oid, data, False, changed, cached=False)
         return oid, written, False
 
     # Chunks that will be written go first, so their disk writes overlap with comparing the rest.

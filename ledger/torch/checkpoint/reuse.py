@@ -13,8 +13,8 @@ compared they count in RSS as file-backed pages. At most ``BUDGET`` bytes are ma
 process (a quarter of physical memory, or of the cgroup's memory limit); chunks beyond it,
 compressed chunks and chunks under ``MIN_BYTES`` are hashed at every save. A chunk's new
 object that replaces a mapping whose pages were resident is mapped with its page tables filled
-(``MAP_POPULATE``, ``remember(fill=True)``): the save after one that replaced every tensor took
-500 page faults comparing through fresh mappings.
+(``MAP_POPULATE``, ``remember``): the save after one that replaced every tensor took 500 page
+faults comparing through fresh mappings.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ __all__ = [
 
 MIN_BYTES = 64 << 10  # smaller chunks hash in microseconds; not worth a mapping each
 _STORES = 4  # ledgers remembered per process (least recently saved to is dropped first)
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux's: a mapping's page tables filled at once
 
 
 def _budget() -> int:
@@ -187,14 +188,15 @@ def remember(
     data: memoryview,
     written: bool,
     changed: bool,
-    fill: bool,
+    cached: bool,
 ) -> None:
     """Map the object ``oid`` just stored for chunk ``index`` of ``key``, for the next save;
     ``changed``: this save found the chunk different from the earlier save's mapping;
-    ``fill``: map its pages now (no page faults when the next save compares them) if the
-    mapping it replaces had its pages in (compared in full at a save: RSS stays as it was),
-    for an object written through the page cache (filling one written around it would read
-    it from the disk).
+    ``cached``: it was written through the page cache. Its pages are then mapped at once if
+    the mapping it replaces had its pages in (compared in full at a save), so the next save
+    compares it without page faults and RSS stays as it was; not after a first save (no RSS
+    until the next save compares), nor for an object written around the page cache (that
+    would read it from the disk).
 
     An object this call did not write (it was already stored) is kept only if its file holds
     exactly ``data``, which hashed to ``oid``: the mapping must never vouch for bytes that
@@ -217,7 +219,7 @@ def remember(
         _retire([old])
     if not fits:
         return
-    m = _map(objects, oid, len(data), changed, fill and old is not None and old.compared)
+    m = _map(objects, oid, len(data), changed, cached and old is not None and old.compared)
     if m is None or (not written and not m.equals(_address(data), len(data))):
         if m is not None:
             m.close()
@@ -244,9 +246,6 @@ def _map(
     except (OSError, ValueError, NotRegularError, CorruptObjectError):
         return None
     return _Mapped(oid, mm, at, size, changed)
-
-
-_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 
 def _drop(maps: Any) -> None:
